@@ -1,0 +1,107 @@
+"""k-ary randomized response: the one place where the mechanism's parameters are defined.
+
+Ideal parameters (DESIGN.md, "The mechanism"): ``p = e^ε / (e^ε + k − 1)`` and
+``q = (1 − p) / (k − 1)``, so that ``ε = ln(p / q)``.  Every sampler keeps the true option
+iff a uniform 32-bit integer ``u < threshold`` with ``threshold = floor(p · 2^32)``, so the
+*realized* keep probability is exactly ``threshold / 2^32``.  Rounding down makes the realized
+ε never exceed the declared one; estimators use the realized ``p`` and ``q``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+
+TWO_32 = 2**32
+MAX_EPSILON = 20.0
+
+
+class MechanismError(ValueError):
+    """A mechanism parameter (k or ε) is out of its domain."""
+
+
+def check_k(k) -> int:
+    """Return ``k`` as an int, or raise MechanismError naming the problem."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise MechanismError(f"k must be an integer >= 2, got {k!r}")
+    if k < 2:
+        raise MechanismError(f"k must be an integer >= 2, got {k}")
+    return int(k)
+
+
+def check_epsilon(epsilon) -> float:
+    """Return ε as a float, or raise MechanismError naming the problem."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise MechanismError(f"epsilon must be a number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+    value = float(epsilon)
+    if not math.isfinite(value) or not 0 < value <= MAX_EPSILON:
+        raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+    return value
+
+
+def threshold_for(k: int, epsilon: float) -> int:
+    """Return ``floor(p · 2^32)`` for ``p = e^ε / (e^ε + k − 1)``, computed without float rounding.
+
+    ``Decimal.exp`` is correctly rounded, and 60 significant digits leave no room for the
+    floor to land on the wrong integer (``p · 2^32`` is below 2^32 < 10^10).
+    """
+    with localcontext() as ctx:
+        ctx.prec = 60
+        e = Decimal(epsilon).exp()
+        return int((e * TWO_32) / (e + (k - 1)))  # int() truncates toward zero = floor here
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """Realized parameters of k-ary randomized response for one question."""
+
+    k: int
+    threshold: int
+    declared_epsilon: float
+
+    @property
+    def p(self) -> float:
+        """Realized probability of reporting the true option."""
+        return self.threshold / TWO_32
+
+    @property
+    def q(self) -> float:
+        """Realized probability of reporting one given other option."""
+        return (TWO_32 - self.threshold) / ((self.k - 1) * TWO_32)
+
+    @property
+    def epsilon(self) -> float:
+        """Realized ε = ln(p / q) (never above the declared ε)."""
+        return math.log(self.threshold * (self.k - 1) / (TWO_32 - self.threshold))
+
+    def as_dict(self) -> dict:
+        return {
+            "k": self.k,
+            "threshold": self.threshold,
+            "p": self.p,
+            "q": self.q,
+            "epsilon": self.epsilon,
+            "declared_epsilon": self.declared_epsilon,
+        }
+
+
+def mechanism(k, epsilon) -> Mechanism:
+    """Return the realized k-ary randomized-response parameters for ``(k, ε)``.
+
+    Examples
+    --------
+    >>> m = mechanism(2, math.log(3))
+    >>> m.threshold, m.p
+    (3221225472, 0.75)
+    """
+    k = check_k(k)
+    epsilon = check_epsilon(epsilon)
+    threshold = threshold_for(k, epsilon)
+    if threshold * k <= TWO_32:
+        # p would not exceed q once rounded to 32 bits: no usable mechanism at this ε.
+        raise MechanismError(
+            f"epsilon {epsilon!r} is too small to realize with 32-bit thresholds for k={k}"
+        )
+    return Mechanism(k=k, threshold=threshold, declared_epsilon=epsilon)

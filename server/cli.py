@@ -1,0 +1,18 @@
+"""The ``deniable`` command: a thin click shell over the Python API.
+
+Every command's docstring ends with an example, and ``tests/test_readme.py`` fails if a
+command is missing from the README's command reference.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="deniable")
+def cli() -> None:
+    """deniable: surveys for sensitive questions under local differential privacy."""
+
+
+# Commands live in modules with one concern each; register them here.

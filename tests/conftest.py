@@ -1,0 +1,81 @@
+"""Fixtures: an app on a real temporary SQLite file, its test client and CLI runner, a live
+server on a free loopback port, and Debian's chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from server import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CHROMIUM = os.environ.get("DENIABLE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def pytest_report_header(config):
+    return f"SQLite {sqlite3.sqlite_version}; chromium: {CHROMIUM if shutil.which(CHROMIUM) else 'MISSING'}"
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return str(tmp_path / "deniable.db")
+
+
+@pytest.fixture
+def app(db_path):
+    return create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "test-secret"})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def live_server(app):
+    """Serve ``app`` over real HTTP on a free 127.0.0.1 port; yields the base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium under Playwright. Missing chromium is a failure, never a skip."""
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    yield page
+    context.close()
