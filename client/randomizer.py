@@ -22,23 +22,30 @@ from .mechanism import TWO_32, Mechanism, mechanism
 
 
 def _os_uint32(size: int) -> np.ndarray:
-    return np.frombuffer(os.urandom(4 * size), dtype=np.uint32).astype(np.uint64)
+    return np.frombuffer(os.urandom(4 * size), dtype=np.uint32)
 
 
 def _uint32_source(rng: np.random.Generator | None):
+    """Return ``draw(size) -> uint32 array``: the OS CSPRNG, or a seeded generator for simulation.
+
+    ``rng.integers(0, 2^32, dtype=uint32)`` yields the same stream as ``dtype=uint64`` (both take
+    one ``next_uint32`` per value), so switching to uint32 kept every seeded result unchanged.
+    """
     if rng is None:
         return _os_uint32
-    return lambda size: rng.integers(0, TWO_32, size=size, dtype=np.uint64)
+    return lambda size: rng.integers(0, TWO_32, size=size, dtype=np.uint32)
 
 
 def _check_values(values, k: int) -> np.ndarray:
     array = np.asarray(values)
+    if array.size == 0:
+        return array.astype(np.int64)  # [] parses as float64; nothing to randomize either way
     if array.dtype.kind not in "iu":
         raise ValueError(f"values must be integer option indices 0..{k - 1}, got dtype {array.dtype}")
-    if array.size and (array.min() < 0 or array.max() >= k):
+    if (array.min() < 0 or array.max() >= k):
         bad = array[(array < 0) | (array >= k)].flat[0]
         raise ValueError(f"values must be option indices 0..{k - 1}, got {bad}")
-    return array.astype(np.int64)
+    return array
 
 
 def rejection_limit(k: int) -> int:
@@ -51,28 +58,33 @@ def randomize(values, k, epsilon, rng: np.random.Generator | None = None) -> np.
 
     Vectorized: the keep decisions are drawn at once, then the other option for every report
     that is not kept, redrawing only the rare draws rejected for being ``>= limit``.
-    With ``rng=None`` the draws come from ``os.urandom``.
+    With ``rng=None`` the draws come from ``os.urandom``.  Returns an int64 array shaped like
+    ``values``.
     """
     mech = mechanism(k, epsilon)
     values = _check_values(values, mech.k)
     draw = _uint32_source(rng)
-    out = values.copy()
+    out = values.astype(np.int64)  # a fresh copy: the caller's array is never written to
     flat = out.reshape(-1)
+    # uint32 draws compared with a threshold < 2^32 directly: no widening copy of n values.
     moved = np.flatnonzero(draw(flat.size) >= mech.threshold)
     m = mech.k - 1
     if m == 1:
-        flat[moved] = 1 - flat[moved]
+        flat[moved] ^= 1
         return out
+    r = draw(moved.size)  # only the moved reports draw their other option
     limit = rejection_limit(mech.k)
-    r = np.empty(moved.size, dtype=np.int64)
-    pending = np.arange(moved.size)
-    while pending.size:
-        u = draw(pending.size)
-        ok = u < limit
-        r[pending[ok]] = (u[ok] % m).astype(np.int64)
-        pending = pending[~ok]
-    original = flat[moved]
-    flat[moved] = r + (r >= original)
+    if limit < TWO_32:  # m a power of two: every draw is accepted
+        r = r.copy()  # frombuffer arrays are read-only
+        pending = np.flatnonzero(r >= limit)
+        while pending.size:  # redraw rejected ones, in order, as the loop over all of them did
+            u = draw(pending.size)
+            ok = u < limit
+            r[pending[ok]] = u[ok]
+            pending = pending[~ok]
+    r = (r % m).astype(np.int64)
+    r += r >= flat[moved]
+    flat[moved] = r
     return out
 
 

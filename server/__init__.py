@@ -59,5 +59,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     security.init_app(app)
 
     # Blueprints: each module exposes `bp` (and `init_app(app)` where it needs wiring).
+    from . import api, errors, respond
+    app.register_blueprint(respond.bp)
+    app.register_blueprint(api.bp)
+    errors.init_app(app)
+    from . import dashboard; dashboard.init_app(app)  # noqa: E702  login, dashboard, results API
 
     return app

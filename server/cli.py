@@ -16,3 +16,7 @@ def cli() -> None:
 
 
 # Commands live in modules with one concern each; register them here.
+from . import cli_dashboard, cli_offline, cli_server  # noqa: E402
+
+for _command in (*cli_offline.COMMANDS, *cli_server.COMMANDS, cli_dashboard.create_researcher):
+    cli.add_command(_command)

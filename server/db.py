@@ -88,6 +88,16 @@ def m001_surveys_questions_responses_counts(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m002_researchers(db: sqlite_utils.Database) -> None:
+    db["researchers"].create(
+        {"id": int, "email": str, "password_hash": str, "created_on": str},  # created_on: YYYY-MM-DD
+        pk="id",
+        not_null={"email", "password_hash"},
+    )
+    db["researchers"].create_index(["email"], unique=True)
+
+
 def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
     """Open the database at ``path`` in autocommit mode with WAL, a busy timeout and foreign keys."""
     if readonly:

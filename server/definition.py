@@ -23,6 +23,8 @@ MAX_TEXT = 2000
 MAX_LABEL = 200
 SURVEY_KEYS = {"slug", "title", "description", "questions"}
 QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"}
+# Names the survey page's form uses for itself; a question with such an id would shadow them.
+RESERVED_IDS = {"csrf_token"}
 
 
 class DefinitionError(ValueError):
@@ -116,6 +118,8 @@ def parse_question(data, field: str) -> Question:
         raise DefinitionError(
             f"{field}.id: must be a letter or _ followed by letters, digits or _ (at most 63), got {qid!r}"
         )
+    if qid in RESERVED_IDS:
+        raise DefinitionError(f"{field}.id: {qid!r} is reserved for the survey form; choose another id")
     text = _text(data["text"], f"{field}.text", max_len=MAX_TEXT)
     options = data["options"]
     if not isinstance(options, list):

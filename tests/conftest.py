@@ -79,3 +79,34 @@ def page(browser):
     page = context.new_page()
     yield page
     context.close()
+
+
+@pytest.fixture
+def open_demo(app):
+    """The demo survey (two protected questions, one direct), open, in the app's database."""
+    from server.db import connect
+    from server.demo import ensure_demo
+
+    db = connect(app.config["DATABASE"])
+    try:
+        return ensure_demo(db)
+    finally:
+        db.conn.close()
+
+
+@pytest.fixture
+def stored_state(db_path):
+    """A function returning ``(responses rows, counts rows)`` of the test database, for
+    asserting that a rejected submission stored nothing."""
+    from server.db import connect
+
+    def state():
+        db = connect(db_path)
+        try:
+            rows = [dict(r) for r in db["responses"].rows]
+            counts = [dict(r) for r in db["counts"].rows_where(order_by="survey_id, qid, option")]
+            return rows, counts
+        finally:
+            db.conn.close()
+
+    return state

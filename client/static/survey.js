@@ -1,0 +1,165 @@
+// The survey page: randomize each protected answer once, in the browser, then submit.
+//
+// The visible radio buttons of a protected question have no name, so the browser never sends
+// them; at submit the checked option is randomized (rr.js) and only the REPORT goes into the
+// question's hidden field.  The report is memoized in localStorage per (survey, question), so a
+// retry or reload re-sends it instead of drawing again (averaging fresh draws would reveal the
+// true answer).  The true answer is never stored; nothing else is saved or logged.
+
+import { hasSecureRandom, randomize } from "./rr.js";
+
+const form = document.getElementById("survey-form");
+const status = document.getElementById("js-status");
+
+function memoKey(slug, qid) {
+  return `deniable:report:${slug}:${qid}`;
+}
+
+function storageWorks() {
+  try {
+    const key = "deniable:probe";
+    window.localStorage.setItem(key, "1");
+    window.localStorage.removeItem(key);
+    return true;
+  } catch (error) {
+    return false;
+  }
+}
+
+function showStatus(message) {
+  status.textContent = message;
+  status.hidden = false;
+}
+
+function setError(fieldset, message) {
+  const box = fieldset.querySelector(".field-error");
+  box.textContent = message;
+  box.hidden = !message;
+  fieldset.classList.toggle("has-error", Boolean(message));
+}
+
+function protectedRadios(fieldset) {
+  return Array.from(fieldset.querySelectorAll("input[type=radio][data-option]"));
+}
+
+// Unnamed radios do not form a group by themselves: keep one checked per question and
+// let the arrow keys move between options, as in a native radio group.
+function wireRadioGroup(fieldset) {
+  const radios = protectedRadios(fieldset);
+  radios.forEach((radio, index) => {
+    radio.addEventListener("change", () => {
+      if (radio.checked) {
+        radios.forEach((other) => { if (other !== radio) other.checked = false; });
+        setError(fieldset, "");
+      }
+    });
+    radio.addEventListener("keydown", (event) => {
+      const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      const next = radios[(index + step + radios.length) % radios.length];
+      next.focus();
+      next.checked = true;
+      next.dispatchEvent(new Event("change"));
+    });
+  });
+}
+
+function readMemo(key, k) {
+  const text = window.localStorage.getItem(key);
+  if (text === null || !/^[0-9]+$/.test(text)) return null;
+  const report = Number(text);
+  return report < k ? report : null;
+}
+
+function prepareSubmission(slug) {
+  let firstMissing = null;
+  const reports = [];
+  for (const fieldset of form.querySelectorAll("fieldset.question")) {
+    const required = fieldset.dataset.required === "true";
+    let answered;
+    if (fieldset.classList.contains("protected")) {
+      answered = protectedRadios(fieldset).find((radio) => radio.checked);
+    } else {
+      answered = fieldset.querySelector("input[type=radio]:checked");
+    }
+    if (!answered && required) {
+      setError(fieldset, "Please answer this question: it is required.");
+      firstMissing = firstMissing || fieldset;
+    } else {
+      setError(fieldset, "");
+    }
+    if (fieldset.classList.contains("protected")) {
+      reports.push({ fieldset, answered });
+    }
+  }
+  if (firstMissing) {
+    const first = firstMissing.querySelector("input[type=radio]");
+    if (first) first.focus();
+    return false;
+  }
+  for (const { fieldset, answered } of reports) {
+    const hidden = fieldset.querySelector("input[type=hidden][data-report]");
+    if (!answered) {
+      hidden.value = "";
+      continue;
+    }
+    const k = Number(fieldset.dataset.k);
+    const threshold = Number(fieldset.dataset.threshold);
+    const key = memoKey(slug, fieldset.dataset.qid);
+    let report = readMemo(key, k);
+    if (report === null) {
+      report = randomize(Number(answered.value), k, threshold);
+      window.localStorage.setItem(key, String(report));
+    }
+    hidden.value = String(report);
+  }
+  return true;
+}
+
+function init() {
+  if (!form) return;
+  const button = form.querySelector("button[type=submit]");
+  if (!hasSecureRandom()) {
+    showStatus("Your browser has no secure random number generator (crypto.getRandomValues), "
+      + "so it cannot protect your answers. Please use a current browser. Nothing has been sent.");
+    return;
+  }
+  if (!storageWorks()) {
+    showStatus("Your browser blocks local storage, which this survey needs so that a retry "
+      + "cannot reveal your answer. Please allow site data for this page. Nothing has been sent.");
+    return;
+  }
+  const slug = form.dataset.slug;
+  form.querySelectorAll("fieldset.protected").forEach(wireRadioGroup);
+  form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
+    radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
+  });
+  let sending = false;
+  form.addEventListener("submit", (event) => {
+    if (sending) {
+      event.preventDefault();
+      return;
+    }
+    let ok = false;
+    try {
+      ok = prepareSubmission(slug);
+    } catch (error) {
+      showStatus(`Your answers could not be protected, so nothing was sent (${error.message}).`);
+    }
+    if (!ok) {
+      event.preventDefault();
+      return;
+    }
+    sending = true;
+    button.disabled = true;
+  });
+  // Coming back through the history cache: allow sending again (the memo keeps the reports).
+  window.addEventListener("pageshow", () => {
+    sending = false;
+    button.disabled = false;
+  });
+  button.disabled = false;
+}
+
+init();

@@ -1,0 +1,84 @@
+"""Answer a survey from Python: randomize protected answers locally, then POST the reports.
+
+Only the randomized reports leave this process (DESIGN.md, invariant 1); they are drawn from
+the operating system's CSPRNG by :func:`client.randomize`.  To retry after a network error,
+re-send the *same* reports with :func:`post_reports` rather than calling :func:`submit` again:
+fresh draws for the same answer would, averaged, reveal it (invariant 3).
+
+>>> submit("http://127.0.0.1:8000", "demo", {"drug_use": 1, "cheating": 0})   # doctest: +SKIP
+17
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from .randomizer import randomize
+
+TIMEOUT = 10.0
+
+
+class SubmitError(RuntimeError):
+    """The server refused the request or could not be reached; the message says why."""
+
+    def __init__(self, message: str, status: int | None = None, field: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.field = field
+
+
+def _request(req: urllib.request.Request, timeout: float) -> dict:
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            body = json.loads(exc.read())
+        except ValueError:
+            body = {}
+        raise SubmitError(f"HTTP {exc.code}: {body.get('error', exc.reason)}", exc.code, body.get("field")) from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise SubmitError(f"cannot reach the server: {getattr(exc, 'reason', exc)}") from None
+
+
+def fetch_mechanisms(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict[str, tuple[int, float | None]]:
+    """Return ``{qid: (k, epsilon)}`` from the survey's published design (ε None = asked directly)."""
+    url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}"
+    design = _request(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
+    return {q["id"]: (q["k"], q.get("epsilon")) for q in design["questions"]}
+
+
+def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float | None]]) -> dict[str, int]:
+    """Randomize each protected answer once (OS CSPRNG); direct answers are passed through."""
+    reports = {}
+    for qid, value in answers.items():
+        if qid not in mechanisms:
+            raise ValueError(f"{qid}: not a question of this survey")
+        k, epsilon = mechanisms[qid]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < k:
+            raise ValueError(f"{qid}: answer must be an option index 0..{k - 1}, got {value!r}")
+        reports[qid] = value if epsilon is None else int(randomize([value], k, epsilon)[0])
+    return reports
+
+
+def post_reports(base_url: str, slug: str, reports: dict[str, int], *, timeout: float = TIMEOUT) -> int:
+    """POST already-randomized ``reports`` to the JSON API; return the stored response's id."""
+    url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}/responses"
+    body = json.dumps({"reports": reports}).encode()
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "Accept": "application/json"})
+    return int(_request(req, timeout)["id"])
+
+
+def submit(base_url: str, slug: str, answers: dict[str, int],
+           mechanisms: dict[str, tuple[int, float | None]] | None = None, *, timeout: float = TIMEOUT) -> int:
+    """Randomize ``answers`` ``{qid: option index}`` and submit them; return the response id.
+
+    ``mechanisms`` ``{qid: (k, epsilon)}`` must be the survey's own; by default it is fetched
+    from ``/api/v1/surveys/<slug>``.
+    """
+    if mechanisms is None:
+        mechanisms = fetch_mechanisms(base_url, slug, timeout=timeout)
+    return post_reports(base_url, slug, make_reports(answers, mechanisms), timeout=timeout)

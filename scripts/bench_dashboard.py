@@ -1,0 +1,103 @@
+"""Time the dashboard's results page with many stored responses; print a table.
+
+    python scripts/bench_dashboard.py               # 1,000,000 responses
+    python scripts/bench_dashboard.py --n 100000 --repeat 9
+
+Creates a database in a temporary folder with an open three-question survey, stores ``--n``
+randomized responses through ``server.responses.insert_many`` (counts kept current as it goes),
+logs in with the Flask test client and renders the results page: the first render (which
+computes the exact belts, then cached) is reported apart from the median of ``--repeat`` more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from client.randomizer import randomize  # noqa: E402
+from server import create_app  # noqa: E402
+from server.auth import set_researcher  # noqa: E402
+from server.db import connect  # noqa: E402
+from server.definition import parse_definition  # noqa: E402
+from server.responses import insert_many  # noqa: E402
+from server.surveys import insert_survey  # noqa: E402
+
+DEFINITION = {
+    "slug": "bench", "title": "Benchmark", "description": "",
+    "questions": [
+        {"id": "drugs", "text": "Used drugs this year?", "options": ["Yes", "No"], "epsilon": 1.0},
+        {"id": "cheat", "text": "How often cheated?", "options": ["Never", "Once", "Sometimes", "Often"],
+         "epsilon": 2.0},
+        {"id": "age", "text": "Age group", "options": ["<30", "30-49", "50+"]},
+    ],
+}
+EMAIL, PASSWORD = "bench@example.org", "benchmark password"
+
+
+def timed(client, url: str) -> tuple[float, int]:
+    start = time.perf_counter()
+    response = client.get(url)
+    elapsed = time.perf_counter() - start
+    if response.status_code != 200:
+        raise SystemExit(f"{url}: HTTP {response.status_code}")
+    return elapsed * 1000, len(response.data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="responses to store (default 10^6)")
+    parser.add_argument("--repeat", type=int, default=7, help="renders after the first (default 7)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "bench.db")
+        app = create_app({"DATABASE": path, "SECRET_KEY": "bench", "TESTING": True})
+        db = connect(path)
+        stored = insert_survey(db, parse_definition(DEFINITION), status="open", target_n=args.n)
+        set_researcher(db, EMAIL, PASSWORD)
+        rng = np.random.default_rng(2024)
+        truth = {"drugs": rng.choice(2, args.n, p=[0.2, 0.8]), "cheat": rng.choice(4, args.n, p=[0.6, 0.2, 0.15, 0.05])}
+        columns = {qid: randomize(values, stored.survey.question(qid).k, stored.survey.question(qid).epsilon, rng)
+                   for qid, values in truth.items()}
+        columns["age"] = rng.choice(3, args.n)
+        start = time.perf_counter()
+        insert_many(db, stored, columns)
+        load_s = time.perf_counter() - start
+        db.conn.close()
+
+        client = app.test_client()
+        page = client.get("/auth/login").get_data(as_text=True)
+        token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+        assert client.post("/auth/login", data={"csrf_token": token, "email": EMAIL, "password": PASSWORD}).status_code == 302
+
+        rows = []
+        for label, url in [
+            ("results, exact 95%", "/dashboard/bench/results"),
+            ("results, exact 99% simultaneous", "/dashboard/bench/results?confidence=0.99&simultaneous=y"),
+            ("results, wilson 95%", "/dashboard/bench/results?method=wilson"),
+            ("results, likelihood 95%", "/dashboard/bench/results?method=likelihood"),
+            ("estimates API, exact 95%", "/api/v1/surveys/bench/estimates"),
+            ("survey list", "/dashboard/"),
+        ]:
+            first, size = timed(client, url)
+            times = [timed(client, url)[0] for _ in range(args.repeat)]
+            rows.append((label, first, statistics.median(times), max(times), size))
+
+    print(f"deniable dashboard benchmark: {args.n:,} stored responses (loaded in {load_s:.1f} s), "
+          f"median of {args.repeat} renders after the first")
+    print(f"{'page':<34} {'first ms':>9} {'median ms':>10} {'max ms':>8} {'bytes':>8}")
+    for label, first, median, worst, size in rows:
+        print(f"{label:<34} {first:>9.1f} {median:>10.1f} {worst:>8.1f} {size:>8,}")
+
+
+if __name__ == "__main__":
+    main()

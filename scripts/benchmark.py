@@ -1,0 +1,128 @@
+"""Time the hot paths and print a table (quoted in the README, "Benchmarks").
+
+Run from the repository root:
+
+    python scripts/benchmark.py            # about a minute; writes a 200 MB CSV to a temp dir
+    python scripts/benchmark.py --rows 1000000
+
+Benchmarks are a script, never timed tests: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import estimators  # noqa: E402
+from client import randomize  # noqa: E402
+from server.csvio import write_responses_csv  # noqa: E402
+from server.dataset import Dataset  # noqa: E402
+from server.definition import load_definition  # noqa: E402
+
+
+def best_of(fn, repeat: int = 5) -> float:
+    """The fastest of ``repeat`` runs, in seconds (the least disturbed by other load)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def deniable_command() -> list[str]:
+    script = Path(sys.executable).parent / "deniable"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from server.cli import cli; cli(prog_name='deniable')"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000, help="size of the large inputs")
+    args = parser.parse_args()
+    n = args.rows
+    rows: list[tuple[str, str]] = []
+
+    # Estimation from counts (sufficient statistics): the cost does not depend on n... except
+    # the exact belt, which is built once per (n, p, q, confidence) and then cached.
+    counts = np.array([2_013, 4_987, 3_000])
+    fresh = iter(range(10_000, 10_000 + 1000))
+
+    def exact_cold():
+        c = counts.copy()
+        c[0] += next(fresh) - 10_000 + 1  # a new n each time: nothing cached
+        estimators.estimate(c, 1.0, method="exact")
+
+    rows.append(("estimate, k=3, n≈10^4, exact (first call for this n)", fmt(best_of(exact_cold, 3))))
+    for method in estimators.METHODS:
+        estimators.estimate(counts, 1.0, method=method)  # warm any cache
+        t = best_of(lambda: estimators.estimate(counts, 1.0, method=method), 20)
+        label = "exact (cached)" if method == "exact" else method
+        rows.append((f"estimate, k=3, n=10^4, {label}", fmt(t)))
+
+    survey = load_definition(ROOT / "examples" / "survey.json")
+    rng = np.random.default_rng(1)
+    column = rng.integers(0, 3, n).astype(np.int16)
+    dataset = Dataset(survey, {q.id: rng.integers(0, q.k, n).astype(np.int16) for q in survey.questions})
+    rows.append((f"aggregate {n:,} reports (Dataset.counts, int16)", fmt(best_of(lambda: dataset.counts("cheated")))))
+    rows.append((f"aggregate {n:,} × 3 questions (all_counts)", fmt(best_of(dataset.all_counts))))
+    rows.append((f"joint counts {n:,} rows (2 × 3 cross-tab)",
+                 fmt(best_of(lambda: dataset.joint_counts("drugs", "cheated")))))
+    del column
+
+    values = rng.integers(0, 5, n)
+    rows.append((f"client.randomize {n:,} values, k=5, ε=1, OS CSPRNG", fmt(best_of(lambda: randomize(values, 5, 1.0), 3))))
+    rows.append((f"client.randomize {n:,} values, k=5, ε=1, seeded",
+                 fmt(best_of(lambda: randomize(values, 5, 1.0, rng=np.random.default_rng(2)), 3))))
+    del values
+
+    tmp = Path(tempfile.mkdtemp(prefix="deniable-bench-"))
+    try:
+        csv_path = tmp / "responses.csv"
+        start = time.perf_counter()
+        write_responses_csv(csv_path, dataset)
+        rows.append((f"write the responses CSV ({n:,} rows × 3, {csv_path.stat().st_size / 1e6:.0f} MB)",
+                     fmt(time.perf_counter() - start)))
+        command = deniable_command() + ["estimate", str(ROOT / "examples" / "survey.json"), str(csv_path)]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+        def run_estimate():
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+        rows.append((f"`deniable estimate` on that CSV (whole process)", fmt(best_of(run_estimate, 3))))
+    finally:
+        shutil.rmtree(tmp)
+
+    width = max(len(what) for what, _ in rows)
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"{platform.machine()}; best of several runs")
+    print()
+    print(f"| {'what'.ljust(width)} | time |")
+    print(f"| {'-' * width} | ---: |")
+    for what, t in rows:
+        print(f"| {what.ljust(width)} | {t} |")
+
+
+if __name__ == "__main__":
+    main()

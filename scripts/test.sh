@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The one test command for a fresh Debian machine (README, "Quick start"); CI runs it via .ci/run.
+# Creates .venv if absent, installs the project with its test extras, installs Debian's chromium
+# for the browser tests when it is missing, then runs pytest (extra arguments are passed on).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+install_project -e '.[test]'
+if [ ! -x /usr/bin/chromium ]; then
+    apt_install chromium
+fi
+
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,104 @@
+"""The JSON API: ``/api/v1/surveys/<slug>`` (the design) and ``…/responses`` (submit reports).
+
+The API carries no CSRF token, so it is exempt from CSRF and instead refuses what a
+cross-site page could send: a body that is not ``application/json`` (a cross-site form cannot
+set it without a CORS preflight, which this app never grants), an ``Origin`` other than its
+own, or ``Sec-Fetch-Site: cross-site``.  Every failure is a 4xx ``{"error", "field"}``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, jsonify, request
+
+from . import csrf
+from .db import get_db
+from .responses import ReportError, SurveyClosedError, store_response
+from .surveys import get_survey
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+csrf.exempt(bp)
+
+
+def error(message: str, status: int, field: str | None = None):
+    return jsonify(error=message, field=field), status
+
+
+def _no_duplicate_keys(pairs):
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise ReportError(f"{key}: appears more than once", key)
+        data[key] = value
+    return data
+
+
+def _published(slug):
+    stored = get_survey(get_db(), slug)
+    if stored is None or stored.status == "draft":
+        return None
+    return stored
+
+
+def _cross_site() -> str | None:
+    """Why the request looks cross-site, or None."""
+    origin = request.headers.get("Origin")
+    if origin is not None and origin.rstrip("/") != request.host_url.rstrip("/"):
+        return f"cross-origin requests are refused (Origin {origin[:100]!r})"
+    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+        return "cross-site requests are refused (Sec-Fetch-Site: cross-site)"
+    return None
+
+
+@bp.get("/surveys/<slug>")
+def survey(slug):
+    """The published design: questions, options and each protected question's mechanism."""
+    stored = _published(slug)
+    if stored is None:
+        return error(f"no survey {slug!r}", 404, "slug")
+    questions = []
+    for q in stored.survey.questions:
+        item = {"id": q.id, "text": q.text, "options": list(q.options), "required": q.required,
+                "protected": q.protected, "k": q.k}
+        if q.protected:
+            mech = q.mechanism
+            item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q,
+                        realized_epsilon=mech.epsilon)
+        questions.append(item)
+    return jsonify(slug=stored.slug, title=stored.survey.title, description=stored.survey.description,
+                   status=stored.status, questions=questions)
+
+
+@bp.post("/surveys/<slug>/responses")
+def submit(slug):
+    """Store one response ``{"reports": {qid: option index}}``; 201 ``{"id": …}``."""
+    why = _cross_site()
+    if why:
+        return error(why, 403, "Origin")
+    if request.mimetype != "application/json":
+        return error(f"Content-Type must be application/json, got {request.mimetype or 'none'!r}",
+                     415, "Content-Type")
+    stored = _published(slug)
+    if stored is None:
+        return error(f"no survey {slug!r}", 404, "slug")
+    try:
+        try:
+            body = json.loads(request.get_data(), object_pairs_hook=_no_duplicate_keys)
+        except (ValueError, RecursionError) as exc:
+            if isinstance(exc, ReportError):
+                raise
+            raise ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body") from None
+        if not isinstance(body, dict):
+            raise ReportError('body: must be a JSON object {"reports": {...}}', "body")
+        extra = sorted(set(body) - {"reports"})
+        if extra:
+            raise ReportError(f"{extra[0][:64]}: unknown key (the body holds only \"reports\")", extra[0][:64])
+        if "reports" not in body:
+            raise ReportError('reports: is required ({"reports": {"<question id>": <option index>}})', "reports")
+        response_id = store_response(get_db(), stored, body["reports"])
+    except SurveyClosedError as exc:
+        return error(str(exc), 409, "slug")
+    except ReportError as exc:
+        return error(str(exc), 400, exc.field)
+    return jsonify(id=response_id), 201

@@ -1,0 +1,323 @@
+"""``deniable estimate``, ``simulate`` and ``plan``: the analyst's offline commands.
+
+A thin click shell over :mod:`server.csvio`, :mod:`server.dataset`, :mod:`server.report`
+and :mod:`estimators`.  Every problem a person can act on ends the command with a non-zero
+exit status and one line naming the file, the line and the problem; never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+
+import estimators
+from client import randomize
+from client.mechanism import MechanismError, check_k
+
+from . import report
+from .csvio import CSVError, read_responses_csv, write_responses_csv
+from .dataset import Dataset
+from .definition import DefinitionError, Survey, load_definition
+
+FORMATS = ("table", "json", "csv")
+PROGRESS_ROWS = 200_000  # show a progress bar from this many simulated rows on
+
+
+def _load_survey(path: str) -> Survey:
+    try:
+        return load_definition(path)
+    except DefinitionError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _confidence_option(f):
+    return click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                        default=0.95, show_default=True, help="Confidence level of the intervals.")(f)
+
+
+def _echo_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+# ---------------------------------------------------------------- estimate
+
+
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None) -> Dataset:
+    if db_path is not None:
+        if len(inputs) != 1:
+            raise click.UsageError("with --db, give exactly one argument: the survey's SLUG")
+        if not Path(db_path).is_file():
+            raise click.ClickException(f"{db_path}: no such database file")
+        from .db import connect
+        from .responses import load_db_dataset
+
+        try:
+            db = connect(db_path, readonly=True)
+            try:
+                return load_db_dataset(db, inputs[0])
+            finally:
+                db.conn.close()
+        except LookupError as exc:
+            raise click.ClickException(f"{db_path}: {exc.args[0] if exc.args else exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise click.ClickException(f"{db_path}: cannot read the database: {exc}") from None
+    if len(inputs) != 2:
+        raise click.UsageError("give SURVEY.json and RESPONSES.csv (or --db FILE SLUG)")
+    survey = _load_survey(inputs[0])
+    try:
+        return read_responses_csv(inputs[1], survey, progress=True)
+    except CSVError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _question(survey: Survey, qid: str, option: str):
+    try:
+        return survey.question(qid)
+    except KeyError:
+        ids = ", ".join(q.id for q in survey.questions)
+        raise click.UsageError(f"{option}: unknown question id {qid!r} (expected one of: {ids})") from None
+
+
+@click.command("estimate")
+@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv | --db FILE SLUG")
+@click.option("--db", "db_path", metavar="FILE", help="Read the reports of survey SLUG from this database.")
+@_confidence_option
+@click.option("--method", type=click.Choice(estimators.METHODS), default="exact", show_default=True,
+              help="Interval method.")
+@click.option("--simultaneous", is_flag=True, help="Bonferroni intervals for all options of a question together.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--crosstab", nargs=2, metavar="Q1 Q2", help="Joint and conditional estimates of two questions.")
+@click.option("--by", "by_qid", metavar="QUESTION",
+              help="Estimate every other question within each option of this directly asked question.")
+def estimate(inputs, db_path, confidence, method, simultaneous, fmt, crosstab, by_qid) -> None:
+    """Estimate the true answer distribution of every question, with confidence intervals.
+
+    Reads a survey definition and its responses export (or, with --db, a survey stored in a
+    database) and prints, per question and option, the unbiased and consistent estimates,
+    the standard error and the interval, with n, the realized ε and the method.
+
+    \b
+    Example:
+        deniable estimate examples/survey.json responses.csv --method wilson
+        deniable estimate examples/survey.json responses.csv --crosstab drugs cheated --format json
+        deniable estimate --db deniable.db student-life --by year
+    """
+    if crosstab and by_qid:
+        raise click.UsageError("use --crosstab or --by, not both")
+    dataset = _load_dataset(inputs, db_path)
+    survey = dataset.survey
+    try:
+        if crosstab:
+            row, col = (_question(survey, qid, "--crosstab").id for qid in crosstab)
+            if row == col:
+                raise click.UsageError("--crosstab: give two different questions")
+            ct = report.crosstab_estimates(survey, row, col, dataset.joint_counts(row, col),
+                                           confidence=confidence)
+            render = {"table": report.crosstab_table, "csv": report.crosstab_csv}
+            if fmt == "json":
+                _echo_json(report.crosstab_json(ct))
+            else:
+                click.echo(render[fmt](ct), nl=False)
+            return
+        if by_qid:
+            by = _question(survey, by_qid, "--by")
+            if by.protected:
+                raise click.UsageError(f"--by: question {by.id!r} is randomized (ε = {by.epsilon:g}); "
+                                       "subgroups need a question asked directly")
+            groups = [
+                report.subgroup_estimates(survey, q.id, by.id, dataset.counts_by(q.id, by.id),
+                                          method=method, confidence=confidence, simultaneous=simultaneous)
+                for q in survey.questions if q.id != by.id
+            ]
+            if fmt == "json":
+                _echo_json({"survey": survey.slug, "by": by.id,
+                            "questions": [report.subgroups_json(sg) for sg in groups]})
+            elif fmt == "csv":
+                click.echo(report.subgroups_csv(groups), nl=False)
+            else:
+                click.echo("\n".join(report.subgroups_table(sg) for sg in groups), nl=False)
+            return
+        results = report.survey_estimates(survey, dataset.all_counts(), method=method,
+                                          confidence=confidence, simultaneous=simultaneous)
+    except ValueError as exc:  # an estimator refusing its input
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        _echo_json({"survey": survey.slug, "n_responses": dataset.n_rows, **report.to_json(results)})
+    elif fmt == "csv":
+        click.echo(report.to_csv(results), nl=False)
+    else:
+        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_rows:,} responses\n")
+        click.echo(report.to_table(results), nl=False)
+
+
+# ---------------------------------------------------------------- simulate
+
+
+def _json_line(text: str, key: str) -> int:
+    """The line where ``"key":`` first appears in ``text`` (1 if it does not)."""
+    match = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def load_truth(path: str, survey: Survey) -> dict[str, np.ndarray]:
+    """Read TRUTH.json (question id → true probability of each option); one-line errors."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise click.ClickException(f"{path}:1: must be a JSON object mapping question ids to probabilities")
+    ids = [q.id for q in survey.questions]
+    for key in data:
+        if key not in ids:
+            raise click.ClickException(f"{path}:{_json_line(text, key)}: unknown question id {key!r} "
+                                       f"(expected: {', '.join(ids)})")
+    truth = {}
+    for q in survey.questions:
+        if q.id not in data:
+            raise click.ClickException(f"{path}:1: question {q.id!r} is missing: give its {q.k} true probabilities")
+        where = f"{path}:{_json_line(text, q.id)}: question {q.id!r}"
+        values = data[q.id]
+        if (not isinstance(values, list)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)):
+            raise click.ClickException(f"{where}: must be a list of {q.k} numbers (one per option)")
+        if len(values) != q.k:
+            raise click.ClickException(f"{where}: has {len(values)} probabilities, "
+                                       f"but the question has {q.k} options ({', '.join(q.options)})")
+        probs = np.asarray(values, dtype=np.float64)
+        if not np.isfinite(probs).all() or (probs < 0).any():
+            raise click.ClickException(f"{where}: probabilities must be finite and non-negative")
+        if abs(math.fsum(values) - 1) > 1e-9:
+            raise click.ClickException(f"{where}: probabilities sum to {math.fsum(values)!r}, not 1")
+        truth[q.id] = probs
+    return truth
+
+
+def simulate_dataset(survey: Survey, truth: dict[str, np.ndarray], n: int,
+                     rng: np.random.Generator) -> Dataset:
+    """Draw ``n`` true answers per question and randomize the protected ones with the real randomizer."""
+    columns = {}
+    for q in survey.questions:
+        true = rng.choice(q.k, size=n, p=truth[q.id] / truth[q.id].sum())
+        reported = randomize(true, q.k, q.epsilon, rng=rng) if q.protected else true
+        columns[q.id] = reported.astype(np.int16)
+    return Dataset(survey, columns)
+
+
+def _store(db_path: str, dataset: Dataset) -> int:
+    from .db import init_db
+    from .responses import insert_many
+    from .surveys import get_survey
+
+    try:
+        db = init_db(db_path)
+    except (OSError, sqlite3.DatabaseError) as exc:
+        raise click.ClickException(f"{db_path}: cannot open the database: {exc}") from None
+    try:
+        stored = get_survey(db, dataset.survey.slug)
+        if stored is None:
+            raise click.ClickException(f"{db_path}: no survey {dataset.survey.slug!r} in the database "
+                                       "(create and open it first)")
+        if stored.status != "open":
+            raise click.ClickException(f"{db_path}: survey {stored.slug!r} is {stored.status}, not open")
+        if stored.survey.questions != dataset.survey.questions:
+            raise click.ClickException(f"{db_path}: survey {stored.slug!r} has a different design "
+                                       "(questions, options or ε) from the definition file")
+        n = dataset.n_rows
+        with click.progressbar(length=n, label="storing reports", file=sys.stderr) as bar:
+            last = [0]
+
+            def progress(done, total):
+                bar.update(done - last[0])
+                last[0] = done
+
+            return insert_many(db, stored, dataset.columns, progress=progress if n >= PROGRESS_ROWS else None)
+    finally:
+        db.conn.close()
+
+
+@click.command("simulate")
+@click.argument("survey_path", metavar="SURVEY.json")
+@click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Number of respondents.")
+@click.option("--truth", "truth_path", required=True, metavar="TRUTH.json",
+              help="Question id → list of the true probability of each option.")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the simulation (default: fresh entropy).")
+@click.option("-o", "--output", metavar="OUT.csv", help="Write the responses CSV here (default: stdout).")
+@click.option("--db", "db_path", metavar="FILE",
+              help="Store the reports in this database instead (the survey must exist there and be open).")
+def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
+    """Simulate N respondents: draw true answers, randomize them, write the responses CSV.
+
+    True answers are drawn from TRUTH.json with a seeded generator, and every protected
+    question is randomized with the same randomizer as real reports (client.randomize).
+    With --db the reports are stored in the database (CSV only if -o is given too).
+
+    \b
+    Example:
+        deniable simulate examples/survey.json --n 10000 --truth examples/truth.json --seed 1 -o responses.csv
+    """
+    survey = _load_survey(survey_path)
+    truth = load_truth(truth_path, survey)
+    dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
+    if db_path is not None:
+        stored = _store(db_path, dataset)
+        click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)
+        if output is None:
+            return
+    target = output if output is not None else sys.stdout.buffer
+    try:
+        if n >= PROGRESS_ROWS and output is not None:
+            with click.progressbar(length=n, label=f"writing {output}", file=sys.stderr) as bar:
+                write_responses_csv(target, dataset, progress=bar.update)
+        else:
+            write_responses_csv(target, dataset)
+    except CSVError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+# ---------------------------------------------------------------- plan
+
+
+@click.command("plan")
+@click.option("--k", "k", type=int, required=True, help="Number of options of the question.")
+@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), required=True,
+              help="Wanted half-width of the interval, as a proportion (0.03 = ±3 points).")
+@click.option("--epsilon", "epsilons", type=float, multiple=True, metavar="E",
+              help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
+@_confidence_option
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+def plan(k, margin, epsilons, confidence, fmt) -> None:
+    """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
+
+    \b
+    Example:
+        deniable plan --k 2 --margin 0.03
+        deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
+    """
+    try:
+        k = check_k(k)
+    except MechanismError as exc:
+        raise click.UsageError(f"--k: {exc}") from None
+    epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
+    try:
+        rows = report.plan_rows(k, margin, epsilons, confidence=confidence)
+    except (MechanismError, ValueError) as exc:
+        raise click.UsageError(f"--epsilon: {exc}") from None
+    if fmt == "json":
+        _echo_json({"k": k, "margin": margin, "confidence": confidence, "plans": rows})
+    else:
+        click.echo(report.plan_table(k, margin, confidence, rows), nl=False)
+
+
+COMMANDS = (estimate, simulate, plan)
