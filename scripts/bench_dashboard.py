@@ -87,6 +87,8 @@ def main() -> None:
             ("results, likelihood 95%", "/dashboard/bench/results?method=likelihood"),
             ("estimates API, exact 95%", "/api/v1/surveys/bench/estimates"),
             ("survey list", "/dashboard/"),
+            ("cross-tab drugs × cheat (reads rows)", "/dashboard/bench/crosstab?row=drugs&col=cheat"),
+            ("subgroups cheat by age (reads rows)", "/dashboard/bench/subgroups?question=cheat&by=age"),
         ]:
             first, size = timed(client, url)
             times = [timed(client, url)[0] for _ in range(args.repeat)]
@@ -94,9 +96,9 @@ def main() -> None:
 
     print(f"deniable dashboard benchmark: {args.n:,} stored responses (loaded in {load_s:.1f} s), "
           f"median of {args.repeat} renders after the first")
-    print(f"{'page':<34} {'first ms':>9} {'median ms':>10} {'max ms':>8} {'bytes':>8}")
+    print(f"{'page':<38} {'first ms':>9} {'median ms':>10} {'max ms':>8} {'bytes':>8}")
     for label, first, median, worst, size in rows:
-        print(f"{label:<34} {first:>9.1f} {median:>10.1f} {worst:>8.1f} {size:>8,}")
+        print(f"{label:<38} {first:>9.1f} {median:>10.1f} {worst:>8.1f} {size:>8,}")
 
 
 if __name__ == "__main__":
