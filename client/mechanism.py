@@ -9,6 +9,7 @@ iff a uniform 32-bit integer ``u < threshold`` with ``threshold = floor(p · 2^3
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -35,12 +36,17 @@ def check_epsilon(epsilon) -> float:
     """Return ε as a float, or raise MechanismError naming the problem."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise MechanismError(f"epsilon must be a number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
-    value = float(epsilon)
+    try:
+        value = float(epsilon)
+    except OverflowError:  # an integer beyond float range (JSON allows any size)
+        raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], "
+                             "got an integer too large for a float") from None
     if not math.isfinite(value) or not 0 < value <= MAX_EPSILON:
         raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
     return value
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function, asked on every submission
 def threshold_for(k: int, epsilon: float) -> int:
     """Return ``floor(p · 2^32)`` for ``p = e^ε / (e^ε + k − 1)``, computed without float rounding.
 

@@ -56,9 +56,11 @@ def run_gunicorn(options: dict) -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Number of gunicorn worker processes.")
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
+              help="Threads per worker (gthread workers, keep-alive); 1 = sync workers.")
 @db_option
 @click.option("--demo", is_flag=True, help="Create (if absent) and open the demo survey 'demo'.")
-def serve(host, port, workers, db_path, demo) -> None:
+def serve(host, port, workers, threads, db_path, demo) -> None:
     """Serve the survey pages, the JSON API and the dashboard with gunicorn.
 
     The database schema is created or upgraded before the workers start; the app is loaded
@@ -91,6 +93,8 @@ def serve(host, port, workers, db_path, demo) -> None:
     run_gunicorn({
         "bind": bind,
         "workers": workers,
+        "threads": threads,
+        "worker_class": "gthread" if threads > 1 else "sync",
         "preload_app": True,
         "accesslog": None,
         "errorlog": "-",

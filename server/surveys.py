@@ -135,11 +135,19 @@ def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
 
 def get_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | None:
     """Return the stored survey with this slug, or None."""
-    rows = list(db["surveys"].rows_where("slug = ?", [slug]))
-    if not rows:
+    # Plain SQL: sqlite-utils' table objects introspect the schema first, and this runs on
+    # every submission.
+    row = _dict_rows(db.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
+    if not row:
         return None
-    questions = list(db["questions"].rows_where("survey_id = ?", [rows[0]["id"]], order_by="position"))
-    return _survey_from_rows(rows[0], questions)
+    questions = _dict_rows(db.execute(
+        "SELECT * FROM questions WHERE survey_id = ? ORDER BY position", [row[0]["id"]]))
+    return _survey_from_rows(row[0], questions)
+
+
+def _dict_rows(cursor) -> list[dict]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, values)) for values in cursor.fetchall()]
 
 
 def list_surveys(db: sqlite_utils.Database) -> list[StoredSurvey]:
