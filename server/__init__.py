@@ -52,7 +52,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
-    from . import db, security
+    from . import db, limits, security
 
     db.init_app(app)
     csrf.init_app(app)
@@ -64,5 +64,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(api.bp)
     errors.init_app(app)
     from . import dashboard; dashboard.init_app(app)  # noqa: E702  login, dashboard, results API
+    limits.init_app(app)  # wraps the login and submission views registered above
 
     return app

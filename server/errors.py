@@ -7,12 +7,14 @@ CSRF check on the survey form re-renders the form (with a fresh token) and says 
 from __future__ import annotations
 
 from flask import current_app, jsonify, render_template, request
+from flask_limiter.errors import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, SecurityError
 
 TITLES = {400: "Something in the request was wrong", 403: "Not allowed", 404: "Not found",
           405: "Method not allowed", 409: "Not accepted now", 410: "Gone",
-          413: "Too much data", 415: "Unsupported content type", 500: "Something went wrong"}
+          413: "Too much data", 415: "Unsupported content type", 429: "Too many requests",
+          500: "Something went wrong"}
 
 
 def _wants_json() -> bool:
@@ -48,6 +50,19 @@ def csrf_error(exc: CSRFError):
     return _respond(400, message, "csrf_token")
 
 
+def untrusted_host(exc: SecurityError):
+    """A ``Host`` outside ``TRUSTED_HOSTS``: no URL can be built for it, so no page template."""
+    message = f"{exc.description} Use the survey's own address."
+    if _wants_json():
+        return jsonify(error=message, field="Host"), 400
+    return message, 400, {"Content-Type": "text/plain; charset=utf-8"}
+
+
+def rate_limited(exc: RateLimitExceeded):
+    return _respond(429, f"Too many requests from this address: at most {exc.limit.limit}. "
+                         "Please wait a little and try again.")
+
+
 def server_error(exc: InternalServerError):
     return _respond(500, "An unexpected error happened on the server. Nothing was stored.")
 
@@ -56,4 +71,6 @@ def init_app(app) -> None:
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(RequestEntityTooLarge, too_large)
     app.register_error_handler(CSRFError, csrf_error)
+    app.register_error_handler(RateLimitExceeded, rate_limited)
+    app.register_error_handler(SecurityError, untrusted_host)
     app.register_error_handler(InternalServerError, server_error)

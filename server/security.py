@@ -1,6 +1,21 @@
-"""Security headers on every response; a strict Content-Security-Policy (no inline script)."""
+"""Security headers, cookies, proxies and hosts.
+
+- A strict Content-Security-Policy on every response (no inline script or style anywhere:
+  ``tests/test_browser_csp.py`` visits every page in chromium and fails on any violation),
+  ``X-Content-Type-Options``, ``Referrer-Policy: no-referrer`` and ``X-Frame-Options``.
+- The session cookie is HttpOnly and SameSite=Lax, and Secure whenever the request came over
+  HTTPS (or ``SESSION_COOKIE_SECURE`` is set).
+- ``PROXY_FIX_X_FOR`` / ``PROXY_FIX_X_PROTO`` (default 0): how many reverse proxies in front
+  of the app to trust for ``X-Forwarded-For`` / ``X-Forwarded-Proto`` (werkzeug's ProxyFix),
+  so the rate limits see the client and HTTPS is recognised behind a TLS proxy.
+- ``TRUSTED_HOSTS`` (Flask): the host names the app answers to; another ``Host`` gets a 400.
+"""
 
 from __future__ import annotations
+
+from flask import request
+from flask.sessions import SecureCookieSessionInterface
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 CSP = (
     "default-src 'self'; object-src 'none'; base-uri 'self'; "
@@ -16,5 +31,17 @@ def _headers(response):
     return response
 
 
+class SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, with the cookie marked Secure on HTTPS requests."""
+
+    def get_cookie_secure(self, app) -> bool:
+        return bool(app.config["SESSION_COOKIE_SECURE"]) or request.is_secure
+
+
 def init_app(app) -> None:
+    x_for = int(app.config.get("PROXY_FIX_X_FOR", 0))
+    x_proto = int(app.config.get("PROXY_FIX_X_PROTO", 0))
+    if x_for or x_proto:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=x_for, x_proto=x_proto)
+    app.session_interface = SessionInterface()
     app.after_request(_headers)

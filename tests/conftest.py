@@ -33,7 +33,9 @@ def db_path(tmp_path):
 
 @pytest.fixture
 def app(db_path):
-    return create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "test-secret"})
+    # Rate limits off: tests submit far faster than any person; tests/test_security.py turns them on.
+    return create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "test-secret",
+                       "RATELIMIT_ENABLED": False})
 
 
 @pytest.fixture

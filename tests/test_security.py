@@ -1,0 +1,129 @@
+"""Security headers, cookie flags, trusted hosts, body size and rate limits, on the real app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server import create_app
+from server.auth import set_researcher
+from server.db import connect, init_db
+from server.demo import ensure_demo
+from server.security import CSP
+from test_dashboard_helpers import EMAIL, PASSWORD, csrf_token, login
+
+GOOD = {"reports": {"drug_use": 0, "cheating": 1, "age_group": 2}}
+
+
+def make_app(db_path, **config):
+    return create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "shared-secret", **config})
+
+
+@pytest.fixture
+def demo_db(db_path):
+    db = init_db(db_path)
+    try:
+        stored = ensure_demo(db)
+        set_researcher(db, EMAIL, PASSWORD)
+    finally:
+        db.conn.close()
+    return stored
+
+
+def assert_security_headers(response):
+    assert response.headers["Content-Security-Policy"] == CSP
+    assert "unsafe-inline" not in CSP
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+@pytest.mark.parametrize("method,url,kwargs,status", [
+    ("get", "/s/demo", {}, 200),
+    ("get", "/auth/login", {}, 200),
+    ("get", "/static/rr.js", {}, 200),
+    ("get", "/api/v1/surveys/demo", {}, 200),
+    ("get", "/s/no-such-survey", {}, 404),
+    ("get", "/dashboard/", {}, 302),
+    ("post", "/api/v1/surveys/demo/responses", {"data": "x" * 70_000, "content_type": "application/json"}, 413),
+    ("post", "/api/v1/surveys/demo/responses", {"data": "{", "content_type": "application/json"}, 400),
+])
+def test_every_kind_of_response_carries_the_headers(app, client, demo_db, method, url, kwargs, status):
+    response = getattr(client, method)(url, **kwargs)
+    response.close()  # static files are streamed
+    assert response.status_code == status
+    assert_security_headers(response)
+
+
+def test_oversized_body_is_a_clear_413(client, demo_db):
+    api = client.post("/api/v1/surveys/demo/responses", data="x" * 70_000, content_type="application/json")
+    assert api.status_code == 413 and "larger than the limit" in api.get_json()["error"]
+    page = client.post("/s/demo", data={"drug_use": "0" * 70_000})
+    assert page.status_code == 413 and b"larger than the limit" in page.data
+
+
+def session_cookie(response) -> str:
+    cookies = [c for c in response.headers.getlist("Set-Cookie") if c.startswith("session=")]
+    assert cookies, "no session cookie set"
+    return cookies[-1]
+
+
+def test_session_cookie_is_httponly_lax_and_not_secure_over_http(client, demo_db):
+    cookie = session_cookie(login(client))
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+
+
+def test_session_cookie_is_secure_over_https(db_path, demo_db):
+    client = make_app(db_path, RATELIMIT_ENABLED=False).test_client()
+    url = "https://localhost/auth/login"
+    token = csrf_token(client, url)
+    response = client.post(url, data={"csrf_token": token, "email": EMAIL, "password": PASSWORD},
+                           headers={"Referer": url})  # Flask-WTF checks it over HTTPS
+    assert response.status_code == 302
+    assert "Secure" in session_cookie(response)
+
+
+def test_behind_a_tls_proxy_the_cookie_is_secure_only_when_trusted(db_path, demo_db):
+    forwarded = {"X-Forwarded-Proto": "https"}
+    for proxies, secure in ((0, False), (1, True)):
+        client = make_app(db_path, RATELIMIT_ENABLED=False, PROXY_FIX_X_PROTO=proxies).test_client()
+        response = client.get("/auth/login", headers=forwarded)
+        assert ("Secure" in session_cookie(response)) is secure
+
+
+def test_untrusted_host_is_a_400_with_a_message(db_path, demo_db):
+    client = make_app(db_path, TRUSTED_HOSTS=["survey.example.org"]).test_client()
+    page = client.get("/s/demo", headers={"Host": "evil.example"})
+    assert page.status_code == 400 and b"not trusted" in page.data
+    api = client.get("/api/v1/surveys/demo", headers={"Host": "evil.example"})
+    assert api.status_code == 400 and api.get_json()["field"] == "Host"
+    assert client.get("/s/demo", headers={"Host": "survey.example.org"}).status_code == 200
+
+
+def test_submission_limit_counts_across_workers_sharing_the_database(db_path, demo_db):
+    """Two app instances on one database are what two gunicorn workers are."""
+    first, second = (make_app(db_path, RATELIMIT_SUBMIT="3 per minute").test_client() for _ in range(2))
+    answers = [c.post("/api/v1/surveys/demo/responses", json=GOOD).status_code
+               for c in (first, second, first, second)]
+    assert answers == [201, 201, 201, 429]
+    refused = second.post("/api/v1/surveys/demo/responses", json=GOOD)
+    assert "Too many requests" in refused.get_json()["error"] and refused.headers["Retry-After"]
+    db = connect(db_path)
+    try:
+        assert db["responses"].count == 3  # the refused ones stored nothing
+    finally:
+        db.conn.close()
+
+
+def test_login_limit_and_the_html_429(db_path, demo_db):
+    client = make_app(db_path, RATELIMIT_LOGIN="2 per minute").test_client()
+    codes = [login(client, password="wrong").status_code for _ in range(3)]
+    assert codes[:2] == [401, 401] and codes[2] == 429
+    assert b"Too many requests" in login(client).data  # even the right password waits
+
+
+def test_the_limit_counters_hold_no_address(db_path, demo_db):
+    client = make_app(db_path, RATELIMIT_SUBMIT="100 per minute").test_client()
+    client.post("/api/v1/surveys/demo/responses", json=GOOD, environ_base={"REMOTE_ADDR": "203.0.113.77"})
+    stored = b"".join(p.read_bytes() for p in Path(db_path).parent.glob("*.limits*"))
+    assert stored and b"203.0.113.77" not in stored
