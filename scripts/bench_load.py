@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loadgen import ServerProcess, drive, run_deniable  # noqa: E402
+from loadgen import LOAD_ENV, ServerProcess, drive, run_deniable  # noqa: E402
 
 from client import randomize  # noqa: E402
 from server.demo import DEMO_DEFINITION  # noqa: E402
@@ -111,7 +111,8 @@ def main() -> int:
     ms = [1000 * x for x in latencies] or [float("nan")]
     print(f"deniable load benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{args.workers} gunicorn workers × {args.threads} threads, {args.clients} keep-alive clients, "
-          "SQLite WAL synchronous=NORMAL, loopback")
+          "SQLite WAL synchronous=NORMAL, loopback,\n"
+          f"rate limiter on with {LOAD_ENV['DENIABLE_RATELIMIT_SUBMIT']} (one address sends everything)")
     print(f"{'submissions':>12} {'seconds':>8} {'per second':>11} {'p50 ms':>7} {'p99 ms':>7} "
           f"{'max ms':>7} {'errors':>7}")
     print(f"{len(tally.acked):>12,} {elapsed:>8.1f} {len(tally.acked) / elapsed:>11,.0f} "

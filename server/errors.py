@@ -59,8 +59,11 @@ def untrusted_host(exc: SecurityError):
 
 
 def rate_limited(exc: RateLimitExceeded):
-    return _respond(429, f"Too many requests from this address: at most {exc.limit.limit}. "
-                         "Please wait a little and try again.")
+    from .limits import retry_after
+
+    response, code = _respond(429, f"Too many requests from this address: at most {exc.limit.limit}. "
+                                   "Please wait a little and try again.")
+    return response, code, {"Retry-After": str(retry_after())}
 
 
 def server_error(exc: InternalServerError):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
+import time
 
 from flask import current_app, request
 from flask_limiter import Limiter
@@ -27,7 +29,9 @@ DEFAULTS = {
     "RATELIMIT_LOGIN": "10 per minute",
     "RATELIMIT_SUBMIT": "30 per minute",
     "RATELIMIT_STRATEGY": "fixed-window",
-    "RATELIMIT_HEADERS_ENABLED": True,
+    # X-RateLimit-* headers on every response cost two more counter reads per request; a refused
+    # request gets Retry-After from server.errors instead.
+    "RATELIMIT_HEADERS_ENABLED": False,
 }
 
 
@@ -36,6 +40,12 @@ def client_key() -> str:
     secret = current_app.config["SECRET_KEY"].encode()
     address = (request.remote_addr or "unknown").encode()
     return hmac.new(secret, address, hashlib.sha256).hexdigest()[:24]
+
+
+def retry_after() -> int:
+    """Seconds until the limit that refused this request resets (inside a 429 handler)."""
+    current = current_app.extensions["deniable.limiter"].current_limit
+    return max(1, math.ceil(current.reset_at - time.time())) if current else 60
 
 
 def login_limit() -> str:
