@@ -55,8 +55,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import db, limits, security
 
     db.init_app(app)
-    csrf.init_app(app)
     security.init_app(app)
+    csrf.init_app(app)
 
     # Blueprints: each module exposes `bp` (and `init_app(app)` where it needs wiring).
     from . import api, errors, respond

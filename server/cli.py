@@ -16,7 +16,8 @@ def cli() -> None:
 
 
 # Commands live in modules with one concern each; register them here.
-from . import cli_dashboard, cli_offline, cli_server  # noqa: E402
+from . import cli_audit, cli_dashboard, cli_offline, cli_server  # noqa: E402
 
-for _command in (*cli_offline.COMMANDS, *cli_server.COMMANDS, cli_dashboard.create_researcher):
+for _command in (*cli_offline.COMMANDS, *cli_server.COMMANDS, cli_dashboard.create_researcher,
+                 cli_audit.audit):
     cli.add_command(_command)

@@ -28,6 +28,7 @@ from .definition import DefinitionError, Survey, load_definition
 
 FORMATS = ("table", "json", "csv")
 PROGRESS_ROWS = 200_000  # show a progress bar from this many simulated rows on
+MAX_SIMULATED = 2**50  # beyond any memory; above 2^60 numpy refuses the array size with a ValueError
 
 
 def _load_survey(path: str) -> Survey:
@@ -249,7 +250,8 @@ def _store(db_path: str, dataset: Dataset) -> int:
 
 @click.command("simulate")
 @click.argument("survey_path", metavar="SURVEY.json")
-@click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Number of respondents.")
+@click.option("--n", "n", type=click.IntRange(min=1, max=MAX_SIMULATED), required=True,
+              help="Number of respondents.")
 @click.option("--truth", "truth_path", required=True, metavar="TRUTH.json",
               help="Question id → list of the true probability of each option.")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the simulation (default: fresh entropy).")
@@ -269,7 +271,10 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
     """
     survey = _load_survey(survey_path)
     truth = load_truth(truth_path, survey)
-    dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
+    try:
+        dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
+    except MemoryError:
+        raise click.ClickException(f"--n {n}: not enough memory to simulate that many respondents at once") from None
     if db_path is not None:
         stored = _store(db_path, dataset)
         click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)

@@ -55,7 +55,11 @@ def _read_header(path: Path, survey: Survey) -> list[str]:
     ids = [q.id for q in survey.questions]
     if not text.strip():
         raise CSVError(f"{path}:1: no header: expected the question ids {_labels_list(ids)}")
-    header = next(csv.reader([text]))
+    # Only the first physical line: a file may end its lines with a bare CR, as pyarrow accepts.
+    try:
+        header = next(csv.reader([text.split("\r", 1)[0]]))
+    except csv.Error as exc:
+        raise CSVError(f"{path}:1: cannot parse the header: {exc}") from None
     seen = set()
     for name in header:
         if name not in ids:
@@ -75,9 +79,12 @@ def _records(path: Path):
         reader = csv.reader(fh)
         next(reader, None)
         start = reader.line_num + 1
-        for fields in reader:
-            yield start, fields
-            start = reader.line_num + 1
+        try:
+            for fields in reader:
+                yield start, fields
+                start = reader.line_num + 1
+        except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
+            raise CSVError(f"{path}:{start}: cannot parse as CSV: {exc}") from None
 
 
 def _line_of_row(path: Path, row: int) -> int:

@@ -177,6 +177,9 @@ def loads_definition(text: str, source: str = "definition") -> Survey:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DefinitionError(f"{source}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:100]
+        raise DefinitionError(f"{source}: not valid JSON: {why}") from None
     try:
         return parse_definition(data)
     except DefinitionError as exc:

@@ -12,11 +12,12 @@ import re
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import (BooleanField, FieldList, FloatField, Form, FormField, IntegerField,
+from wtforms import (BooleanField, FieldList, FloatField, Form, FormField,
                      RadioField, SelectField, StringField, SubmitField, TextAreaField)
 from wtforms.validators import InputRequired, NumberRange, Optional
 
 from .definition import DefinitionError, Survey, parse_definition, parse_question
+from .fields import BoundedIntegerField
 
 FIELD_RE = re.compile(r"^(?P<field>[a-z_]+)(?:\[(?P<index>\d+)\])?(?:\.(?P<sub>[a-z_]+))?(?:\[\d+\])?:\s*(?P<msg>.*)$",
                       re.DOTALL)
@@ -42,7 +43,7 @@ class DesignForm(FlaskForm):
     slug = StringField("Slug (the survey's address: /s/<slug>)")
     title = StringField("Title")
     description = TextAreaField("Description")
-    target_n = IntegerField("Target respondents", default=1000,
+    target_n = BoundedIntegerField("Target respondents", default=1000,
                             validators=[InputRequired(), NumberRange(min=1, max=MAX_TARGET)])
     questions = FieldList(FormField(QuestionForm), min_entries=1)
     save = SubmitField("Save draft")
@@ -51,7 +52,7 @@ class DesignForm(FlaskForm):
 
 class ImportForm(FlaskForm):
     definition = FileField("Survey definition (JSON)", validators=[FileRequired()])
-    target_n = IntegerField("Target respondents", default=1000,
+    target_n = BoundedIntegerField("Target respondents", default=1000,
                             validators=[InputRequired(), NumberRange(min=1, max=MAX_TARGET)])
     submit = SubmitField("Import as a draft")
 

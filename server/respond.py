@@ -73,9 +73,9 @@ def submit(slug):
 def thanks(slug):
     stored = load_published(slug)
     sent = session.get("sent")
-    reports = sent["reports"] if isinstance(sent, dict) and sent.get("slug") == slug else None
+    reports = sent.get("reports") if isinstance(sent, dict) and sent.get("slug") == slug else None
     rows = []
-    if reports:
+    if isinstance(reports, dict):  # a session from another version may hold anything here
         for q in stored.survey.questions:
             if q.id in reports and isinstance(reports[q.id], int) and 0 <= reports[q.id] < q.k:
                 rows.append({"question": q, "label": q.options[reports[q.id]]})

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from flask import Blueprint, Response, jsonify
 from werkzeug.exceptions import HTTPException
-from wtforms import BooleanField, Form, IntegerField, SelectField
+from wtforms import BooleanField, Form, SelectField
 from wtforms.validators import NumberRange, Optional
 
 import estimators
@@ -23,6 +23,7 @@ from . import charts
 from .auth import require_login
 from .db import get_readonly_db
 from .explain import explain, explain_survey
+from .fields import BoundedIntegerField
 from .surveys import get_survey, option_counts, respondent_count
 
 bp = Blueprint("results_api", __name__, url_prefix="/api/v1")
@@ -36,7 +37,7 @@ class ResultsForm(Form):
     method = SelectField("Interval method", choices=lambda: list(estimators.METHODS), default="exact")
     confidence = SelectField("Confidence", choices=CONFIDENCES, default="0.95")
     simultaneous = BooleanField("Simultaneous (all options of a question at once, Bonferroni)")
-    fake = IntegerField("Fake respondents m", default=10,
+    fake = BoundedIntegerField("Fake respondents m", default=10,
                         validators=[Optional(), NumberRange(min=0, max=10**9)])
 
     @property

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from flask import request
+from flask import abort, request
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -31,6 +31,15 @@ def _headers(response):
     return response
 
 
+def _reject_unnamed_form_fields():
+    """A multipart part whose name werkzeug cannot read comes back as a ``None`` key, which
+    Flask-WTF's CSRF check (and our forms) cannot handle: refuse it first, as a 400."""
+    if request.method in ("POST", "PUT", "PATCH", "DELETE") and request.mimetype in (
+            "multipart/form-data", "application/x-www-form-urlencoded"):
+        if any(not isinstance(key, str) for key in request.form):
+            abort(400, "form: a field has no readable name")
+
+
 class SessionInterface(SecureCookieSessionInterface):
     """Flask's signed-cookie sessions, with the cookie marked Secure on HTTPS requests."""
 
@@ -44,4 +53,5 @@ def init_app(app) -> None:
     if x_for or x_proto:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=x_for, x_proto=x_proto)
     app.session_interface = SessionInterface()
+    app.before_request(_reject_unnamed_form_fields)  # registered before CSRFProtect's check
     app.after_request(_headers)
