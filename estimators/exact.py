@@ -88,10 +88,24 @@ class Belt:
         if not todo.size:
             return result
         x = x[todo]
-        lam_mid = min(max(0.5, self.q), self.p)
-        # a count more than (z + 1.5) sd below nλ is never accepted: swaps further out are moot
-        z = float(ndtri(1 - (1 - cl) / 2))
-        span = 2 * int(np.ceil((z + 1.5) * np.sqrt(n * lam_mid * (1 - lam_mid)) + 5)) + 10
+        # A count below nq has its λ̂ clipped to q, so just above q it ranks high however far
+        # in the tail it is; its swaps with every count above matter (span n).
+        clipped = self._lam_hat[x] <= self.q
+        if clipped.any() and not clipped.all():
+            result[todo[clipped]] = self._search(x[clipped], n)
+            result[todo[~clipped]] = self._search(x[~clipped], None)
+        else:
+            result[todo] = self._search(x, n if clipped.all() else None)
+        return result
+
+    def _search(self, x: np.ndarray, span: int | None) -> np.ndarray:
+        """The upper ends of counts not accepted at p (see :meth:`upper_ends`)."""
+        n, cl = self.n, self.confidence
+        if span is None:
+            lam_mid = min(max(0.5, self.q), self.p)
+            # a count more than (z + 1.5) sd below nλ is never accepted: swaps further out are moot
+            z = float(ndtri(1 - (1 - cl) / 2))
+            span = 2 * int(np.ceil((z + 1.5) * np.sqrt(n * lam_mid * (1 - lam_mid)) + 5)) + 10
         ys = x[:, None] + np.arange(1, span + 1)
         valid = ys <= n
         ys = np.minimum(ys, n)
@@ -129,8 +143,7 @@ class Belt:
             inside = np.where(open_ & ok, mid, inside)
             outside = np.where(open_ & ~ok, mid, outside)
         ends = np.where(best_before > start, best_before + _TOLERANCE, outside)
-        result[todo] = np.minimum(ends, self.p)
-        return result
+        return np.minimum(ends, self.p)
 
     def _fill(self, x: np.ndarray) -> None:
         if self._mirror is None:

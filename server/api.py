@@ -14,6 +14,7 @@ from flask import Blueprint, jsonify, request
 
 from . import csrf
 from .db import get_db
+from .invitations import InvitationError
 from .responses import ReportError, SurveyClosedError, store_response
 from .surveys import get_survey
 
@@ -91,12 +92,15 @@ def submit(slug):
             raise ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body") from None
         if not isinstance(body, dict):
             raise ReportError('body: must be a JSON object {"reports": {...}}', "body")
-        extra = sorted(set(body) - {"reports"})
+        extra = sorted(set(body) - {"reports", "invitation"})
         if extra:
-            raise ReportError(f"{extra[0][:64]}: unknown key (the body holds only \"reports\")", extra[0][:64])
+            raise ReportError(f"{extra[0][:64]}: unknown key (the body holds \"reports\" and, "
+                              "for an invitation-only survey, \"invitation\")", extra[0][:64])
         if "reports" not in body:
             raise ReportError('reports: is required ({"reports": {"<question id>": <option index>}})', "reports")
-        response_id = store_response(get_db(), stored, body["reports"])
+        response_id = store_response(get_db(), stored, body["reports"], body.get("invitation"))
+    except InvitationError as exc:
+        return error(str(exc), 403, exc.field)
     except SurveyClosedError as exc:
         return error(str(exc), 409, "slug")
     except ReportError as exc:

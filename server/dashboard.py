@@ -7,6 +7,7 @@ Cross-tabs and subgroups need joint counts, which come from the responses.
 
 from __future__ import annotations
 
+import csv
 import io
 import tempfile
 from pathlib import Path
@@ -14,10 +15,12 @@ from pathlib import Path
 from flask import (Blueprint, Response, abort, flash, redirect, render_template, request,
                    send_file, url_for)
 
+from . import invitations
 from .auth import require_login
 from .db import get_db, get_readonly_db
 from .definition import DefinitionError, dumps_definition, loads_definition
-from .design_forms import DesignForm, ImportForm, PlanningForm, StatusForm, fill_from_survey, validated_survey
+from .design_forms import (DesignForm, ImportForm, InvitationForm, PlanningForm, StatusForm, fill_from_survey,
+                           validated_survey)
 from .results_api import (ResultsForm, crosstab_view, estimates_json, planning, question_results,
                           respondents_from_counts, subgroup_view)
 from .surveys import (LifecycleError, get_survey, insert_survey, list_surveys, option_counts,
@@ -131,7 +134,41 @@ def edit(slug: str):
     return render_template(
         "dashboard/edit.html", form=form, stored=stored, status_form=StatusForm(),
         plan=planning(stored.survey, stored.target_n, margin), plan_form=plan_form,
+        invitation_form=InvitationForm(),
+        unused_invitations=invitations.unused(get_readonly_db(), stored.id),
     ), status
+
+
+@bp.route("/<slug>/invitations", methods=["POST"])
+def manage_invitations(slug: str):
+    """Generate N single-use links (a CSV of token and URL) or switch invitation-only on/off."""
+    stored = _stored_or_404(slug)
+    form = InvitationForm()
+    if not form.validate_on_submit():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        abort(400, description=problems or "invitations: nothing to do")
+    if stored.status == "closed":
+        abort(409, description=f"survey {slug!r} is closed: invitations no longer matter")
+    if form.generate.data:
+        if form.count.data is None:
+            abort(400, description="count: how many links? (1 to 100,000)")
+        tokens = invitations.generate(get_db(), stored.id, form.count.data)
+        base = url_for("respond.survey", slug=slug, _external=True)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["token", "url"])
+        writer.writerows((t, f"{base}?t={t}") for t in tokens)
+        return Response(out.getvalue(), mimetype="text/csv", headers={
+            "Content-Disposition": f'attachment; filename="{slug}-invitations.csv"',
+            "Cache-Control": "no-store"})
+    if form.set_mode.data:
+        if form.mode.data not in ("invited", "anyone"):
+            abort(400, description="mode: must be 'invited' or 'anyone'")
+        invitations.set_invitation_only(get_db(), stored.id, form.mode.data == "invited")
+        flash("Only people with an invitation link can respond now." if form.mode.data == "invited"
+              else "Anyone with the survey address can respond now.", "info")
+        return redirect(url_for("dashboard.edit", slug=slug))
+    abort(400, description="invitations: choose Generate or Save")
 
 
 @bp.route("/<slug>/status", methods=["POST"])

@@ -100,6 +100,15 @@ def m002_researchers(db: sqlite_utils.Database) -> None:
     db["researchers"].create_index(["email"], unique=True)
 
 
+@migrations()
+def m003_invitations(db: sqlite_utils.Database) -> None:
+    # Only SHA-256 hashes of unused tokens, and no rowid: nothing records when a token was
+    # made or used, so nothing can be lined up with the order of the responses.
+    db.execute("CREATE TABLE invitations (token_hash TEXT PRIMARY KEY, "
+               "survey_id INTEGER NOT NULL REFERENCES surveys(id)) WITHOUT ROWID")
+    db["surveys"].add_column("invitation_only", int, not_null_default=0)
+
+
 def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
     """Open the database at ``path`` in autocommit mode with WAL, a busy timeout and foreign keys."""
     if readonly:

@@ -24,7 +24,7 @@ MAX_LABEL = 200
 SURVEY_KEYS = {"slug", "title", "description", "questions"}
 QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"}
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
-RESERVED_IDS = {"csrf_token"}
+RESERVED_IDS = {"csrf_token", "invitation"}
 
 
 class DefinitionError(ValueError):

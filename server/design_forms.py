@@ -14,7 +14,7 @@ from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import (BooleanField, FieldList, FloatField, Form, FormField,
                      RadioField, SelectField, StringField, SubmitField, TextAreaField)
-from wtforms.validators import InputRequired, NumberRange, Optional
+from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional
 
 from .definition import DefinitionError, Survey, parse_definition, parse_question
 from .fields import BoundedIntegerField
@@ -55,6 +55,16 @@ class ImportForm(FlaskForm):
     target_n = BoundedIntegerField("Target respondents", default=1000,
                             validators=[InputRequired(), NumberRange(min=1, max=MAX_TARGET)])
     submit = SubmitField("Import as a draft")
+
+
+class InvitationForm(FlaskForm):
+    """Invitation links: generate a batch (a CSV download) or switch invitation-only on or off."""
+
+    count = BoundedIntegerField("Number of links", default=100,
+                                validators=[Optional(), NumberRange(min=1, max=100_000)])
+    generate = SubmitField("Generate links (CSV)")
+    mode = StringField("Who may respond", validators=[Optional(), AnyOf(["invited", "anyone"])])
+    set_mode = SubmitField("Switch")
 
 
 class StatusForm(FlaskForm):

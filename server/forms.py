@@ -54,7 +54,7 @@ def build_form(survey: Survey, formdata=None) -> BaseForm:
 
 def unknown_fields(survey: Survey, formdata) -> list[str]:
     """Submitted field names that are neither a question id nor the CSRF token."""
-    known = {q.id for q in survey.questions} | {"csrf_token"}
+    known = {q.id for q in survey.questions} | {"csrf_token", "invitation"}
     return [name for name in formdata.keys() if name not in known]
 
 

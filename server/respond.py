@@ -13,10 +13,12 @@ from flask import Blueprint, abort, redirect, render_template, request, session,
 from .db import get_db
 from .explain import explain_survey
 from .forms import build_form, form_reports, unknown_fields
+from .invitations import InvitationError
 from .responses import ReportError, SurveyClosedError, store_response
 from .surveys import StoredSurvey, get_survey
 
 bp = Blueprint("respond", __name__)
+MAX_TOKEN_LENGTH = 64  # invitation tokens are 24 characters
 
 
 def load_published(slug: str) -> StoredSurvey:
@@ -32,9 +34,16 @@ def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
     if stored.status != "open":
         return render_template("error.html", code=410, title="This survey is closed",
                                message=f"“{stored.survey.title}” no longer accepts answers. Thank you for your interest."), 410
+    invitation = request.form.get("invitation") or request.args.get("t") or None
+    if invitation is not None and len(invitation) > MAX_TOKEN_LENGTH:
+        invitation = None  # not one of ours: never echo arbitrary data back into the page
+    if stored.invitation_only and invitation is None and error is None:
+        error = ("This survey is by invitation only: please open it through the invitation link "
+                 "you received.")
     return render_template(
         "survey.html", stored=stored, survey=stored.survey, form=form or build_form(stored.survey),
         privacy=explain_survey(stored.survey), error=error, error_field=error_field,
+        invitation=invitation,
     ), status
 
 
@@ -60,7 +69,9 @@ def submit(slug):
             reports = form_reports(stored.survey, form)
         except ValueError as exc:
             raise ReportError(str(exc), str(exc).split(":", 1)[0]) from None
-        store_response(get_db(), stored, reports)
+        store_response(get_db(), stored, reports, request.form.get("invitation"))
+    except InvitationError as exc:
+        return render_survey(stored, form, error=str(exc), error_field=exc.field, status=403)
     except SurveyClosedError as exc:
         return render_template("error.html", code=409, title="This survey is closed", message=str(exc)), 409
     except ReportError as exc:

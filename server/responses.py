@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
+from . import invitations
 from .csvio import write_responses_csv
 from .dataset import Dataset
 from .db import write_transaction
@@ -84,19 +85,24 @@ def design_of(survey: Survey) -> dict[str, list]:
     return {q.id: [q.k, q.mechanism.threshold if q.protected else None] for q in survey.questions}
 
 
-def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping) -> int:
+def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping,
+                   invitation: str | None = None) -> int:
     """Validate and store one response in one ``BEGIN IMMEDIATE`` transaction; return its id.
 
     The survey's status is checked again inside the transaction, so a survey closed between
-    the page load and the submit refuses the response.
+    the page load and the submit refuses the response.  For an invitation-only survey the
+    ``invitation`` token is consumed in the same transaction (:mod:`server.invitations`):
+    :class:`~server.invitations.InvitationError` if it is missing, unknown or used.
     """
     check_open(stored)
     clean = validate_reports(stored, reports)
     design = design_of(stored.survey)
     with write_transaction(db):
-        row = db.execute("SELECT status FROM surveys WHERE id = ?", [stored.id]).fetchone()
+        row = db.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
         if row is None or row[0] != "open":
             raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
+        if row[1]:
+            invitations.consume(db, stored.id, invitation)
         cursor = db.execute(
             "INSERT INTO responses (survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?)",
             [stored.id, today(), _compact(clean), _compact({qid: design[qid] for qid in clean})],

@@ -33,9 +33,10 @@ def _headers(response):
 
 def _reject_unnamed_form_fields():
     """A multipart part whose name werkzeug cannot read comes back as a ``None`` key, which
-    Flask-WTF's CSRF check (and our forms) cannot handle: refuse it first, as a 400."""
-    if request.method in ("POST", "PUT", "PATCH", "DELETE") and request.mimetype in (
-            "multipart/form-data", "application/x-www-form-urlencoded"):
+    Flask-WTF's CSRF check (and our forms) cannot handle: refuse it first, as a 400.  The JSON
+    API reads no forms (it answers 415 to them)."""
+    if request.method in ("POST", "PUT", "PATCH", "DELETE") and not request.path.startswith("/api/") \
+            and request.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         if any(not isinstance(key, str) for key in request.form):
             abort(400, "form: a field has no readable name")
 

@@ -34,6 +34,7 @@ class StoredSurvey:
     created_on: str | None
     opened_on: str | None
     closed_on: str | None
+    invitation_only: bool = False  # responses need a single-use invitation token (server.invitations)
 
     @property
     def slug(self) -> str:
@@ -130,6 +131,7 @@ def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
     return StoredSurvey(
         id=row["id"], survey=survey, status=row["status"], target_n=row["target_n"],
         created_on=row["created_on"], opened_on=row["opened_on"], closed_on=row["closed_on"],
+        invitation_only=bool(row.get("invitation_only")),
     )
 
 

@@ -24,6 +24,7 @@ URLS = [
     ("GET", "/dashboard/habits/edit"),
     ("POST", "/dashboard/habits/edit"),
     ("POST", "/dashboard/habits/status"),
+    ("POST", "/dashboard/habits/invitations"),
     ("GET", "/dashboard/habits/definition.json"),
     ("GET", "/dashboard/habits/results"),
     ("GET", "/dashboard/habits/crosstab"),

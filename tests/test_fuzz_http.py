@@ -596,6 +596,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.edit", "GET", "/dashboard/<slug>/edit"),
     ("dashboard.edit", "POST", "/dashboard/<slug>/edit"),
     ("dashboard.change_status", "POST", "/dashboard/<slug>/status"),
+    ("dashboard.manage_invitations", "POST", "/dashboard/<slug>/invitations"),
     ("dashboard.export_definition", "GET", "/dashboard/<slug>/definition.json"),
     ("dashboard.results", "GET", "/dashboard/<slug>/results"),
     ("dashboard.crosstab", "GET", "/dashboard/<slug>/crosstab"),
@@ -796,6 +797,33 @@ def test_dashboard_lifecycle(tmp_path):
 
     run()
     world.assert_reached(test_dashboard_lifecycle)
+
+
+@covers(("dashboard.manage_invitations", "POST"))
+def test_dashboard_invitations(tmp_path):
+    """Generate links or switch the mode: a CSV or a redirect when valid, else 4xx and nothing changed."""
+    world = World(tmp_path)
+    client, valid = world.researcher()
+
+    @FUZZ
+    @given(slug=st.one_of(st.sampled_from(["drafty", "demo", "closed", "nope"]), SLUG),
+           fields=st.lists(st.tuples(st.sampled_from(["count", "generate", "mode", "set_mode"]),
+                                     st.one_of(st.sampled_from(["1", "3", "0", "100001", "invited", "anyone",
+                                                                str(10**400), ""]), FIELD_VALUE)), max_size=4),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage", "foreign"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    def run(slug, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(path("/dashboard/<slug>/invitations", slug), **kwargs)
+        check(world, response, before, client=client)
+        if slug in SLUGS and not token_ok:
+            assert response.status_code == 400
+        if response.status_code == 200:
+            assert response.mimetype == "text/csv"
+
+    run()
+    world.assert_reached(test_dashboard_invitations)
 
 
 @covers(("dashboard.import_definition", "POST"))

@@ -6,7 +6,7 @@ never another exception.  Every ``deniable`` command given random files and opti
 exits 0, or exits non-zero through ``SystemExit`` with exactly one ``Error: …`` line on stderr
 and no traceback; a refused ``deniable import`` leaves the database as it was.
 
-Run with more examples: ``HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest
+Run with more examples: ``DENIABLE_FUZZ_PROFILE=fuzz-thorough .venv/bin/python -m pytest
 tests/test_fuzz_inputs.py`` (profiles are registered in ``fuzz_strategies``).
 """
 
