@@ -1,6 +1,6 @@
 """Load benchmark: submissions per second through the JSON API of a real ``deniable serve``.
 
-    python scripts/bench_load.py                        # 2 workers × 4 threads, 64 clients, 15 s
+    python scripts/bench_load.py                        # 3 workers × 2 threads, 24 clients, 15 s
     python scripts/bench_load.py --workers 3 --threads 1 --clients 32 --seconds 10
 
 Starts ``deniable serve`` on a fresh SQLite file in a temporary folder with the demo survey
@@ -73,9 +73,9 @@ def check_database(path: Path, survey, acked: list[dict]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker (default 4)")
-    parser.add_argument("--clients", type=int, default=64, help="concurrent connections (default 64)")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (default 3)")
+    parser.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
+    parser.add_argument("--clients", type=int, default=24, help="concurrent connections (default 24)")
     parser.add_argument("--seconds", type=float, default=15.0, help="duration bound (default 15)")
     parser.add_argument("--max-requests", type=int, default=100_000, help="request bound (default 100,000)")
     parser.add_argument("--seed", type=int, default=1)
