@@ -3,13 +3,16 @@
 The browser side is the real thing: the app is served on a loopback port and headless
 chromium imports ``/static/rr.js`` from it (or, with ``--script``, another file served at that
 same address, which is how a broken randomizer is shown to fail).  The Python side is
-:func:`client.randomize`.  The statistics are in :mod:`estimators.audit`.
+:func:`client.randomize` drawing from the OS CSPRNG.  The settings audited are a grid of
+(k, ε) and, with ``--db``, the mechanisms of the protected questions stored in a database.  The
+statistics are in :mod:`estimators.audit`.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -20,7 +23,7 @@ import click
 import numpy as np
 
 from client import randomize
-from client.mechanism import MechanismError, mechanism
+from client.mechanism import Mechanism, MechanismError, mechanism
 from estimators.audit import epsilon_lower_bound
 
 CHROMIUM = "/usr/bin/chromium"
@@ -92,6 +95,33 @@ def browser_counts(page, k: int, threshold: int, samples: int, advance) -> np.nd
     return counts
 
 
+def stored_mechanisms(db_path: str) -> list[tuple[Mechanism, list[str]]]:
+    """The distinct mechanisms of the protected questions stored in a database (opened read-only).
+
+    Read through :func:`server.surveys.list_surveys`, the code the survey page renders from, so
+    each is the (k, threshold) the page hands to ``rr.js``; each comes with the ``slug/qid`` of
+    the questions asked under it.
+    """
+    from .db import connect
+    from .surveys import list_surveys
+
+    found: dict[Mechanism, list[str]] = {}
+    try:
+        db = connect(db_path, readonly=True)
+        try:
+            for stored in list_surveys(db):
+                for q in stored.survey.questions:
+                    if q.protected:
+                        found.setdefault(q.mechanism, []).append(f"{stored.survey.slug}/{q.id}")
+        finally:
+            db.conn.close()
+    except (sqlite3.Error, MechanismError) as exc:
+        raise click.ClickException(f"{db_path}: cannot read the surveys: {exc}") from None
+    if not found:
+        raise click.ClickException(f"{db_path}: no protected questions to audit")
+    return sorted(found.items(), key=lambda item: (item[0].k, item[0].declared_epsilon))
+
+
 def python_counts(k: int, epsilon: float, samples: int, advance) -> np.ndarray:
     counts = np.zeros((k, k), dtype=np.int64)
     for value in range(k):
@@ -112,54 +142,67 @@ def python_counts(k: int, epsilon: float, samples: int, advance) -> np.ndarray:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Audit this file served as /static/rr.js instead of the shipped one.")
+@click.option("--db", "db_path", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="Audit the mechanism of every protected question stored in this database "
+                   "(read-only), instead of the default grid.")
 @click.option("--chromium", default=CHROMIUM, show_default=True, help="The chromium executable.")
-def audit(ks, epsilons, samples, confidence, fmt, script, chromium) -> None:
+def audit(ks, epsilons, samples, confidence, fmt, script, db_path, chromium) -> None:
     """Check that the randomizers give no more than the declared ε.
 
     Runs the browser randomizer (/static/rr.js in headless chromium) and the Python one
     SAMPLES times for every true value and reports a lower bound on the ε they really give
-    (Clopper–Pearson, Bonferroni over all bounds), beside the declared and realized ε.  Exit
-    status 1 if a lower bound exceeds the declared ε.
+    (Clopper–Pearson, Bonferroni over all bounds of all rows), beside the declared and
+    realized ε.  Exit status 1 if a lower bound exceeds the declared ε.  With --db the
+    settings are those of the protected questions stored in FILE, plus any --k/--epsilon grid
+    asked for.
 
     \b
     Example:
         deniable audit --k 2 --k 5 --epsilon 1 --samples 1000000
+        deniable audit --db deniable.db
     """
-    ks, epsilons = ks or (2, 4), epsilons or (0.5, 1.0, 2.0)
-    configs = []
-    for k in ks:
-        for eps in epsilons:
-            try:
-                configs.append((k, eps, mechanism(k, eps)))
-            except MechanismError as exc:
-                raise click.BadParameter(str(exc), param_hint="--epsilon") from None
+    configs: list[tuple[Mechanism, list[str]]] = stored_mechanisms(db_path) if db_path else []
+    if not db_path or ks or epsilons:
+        for k in ks or (2, 4):
+            for eps in epsilons or (0.5, 1.0, 2.0):
+                try:
+                    configs.append((mechanism(k, eps), []))
+                except MechanismError as exc:
+                    raise click.BadParameter(str(exc), param_hint="--epsilon") from None
+    # Bonferroni across the table too: every bound of every row holds together with `confidence`,
+    # so a correct pair of randomizers fails the command with probability at most 1 − confidence.
+    each = 1 - (1 - confidence) / (2 * len(configs))
     rows = []
-    total = 2 * samples * sum(k for k, _, _ in configs)
+    total = 2 * samples * sum(mech.k for mech, _ in configs)
     with browser_page(script, chromium) as page, click.progressbar(
             length=total, label="sampling the randomizers", file=sys.stderr) as bar:
-        for k, eps, mech in configs:
+        for mech, questions in configs:
+            k, eps = mech.k, mech.declared_epsilon
             found = {
-                "browser": epsilon_lower_bound(browser_counts(page, k, mech.threshold, samples, bar.update),
-                                               confidence),
-                "python": epsilon_lower_bound(python_counts(k, eps, samples, bar.update), confidence),
+                "browser": epsilon_lower_bound(browser_counts(page, k, mech.threshold, samples, bar.update), each),
+                "python": epsilon_lower_bound(python_counts(k, eps, samples, bar.update), each),
             }
             rows.append({
-                "k": k, "declared_epsilon": eps, "realized_epsilon": mech.epsilon,
+                "k": k, "declared_epsilon": eps, "threshold": mech.threshold, "realized_epsilon": mech.epsilon,
                 **{f"{side}_lower_bound": b.lower_bound for side, b in found.items()},
                 **{f"{side}_point": b.point for side, b in found.items()},
                 "ok": all(b.lower_bound <= eps for b in found.values()),
+                "questions": questions,
             })
     if fmt == "json":
-        click.echo(json.dumps({"samples": samples, "confidence": confidence,
+        click.echo(json.dumps({"samples": samples, "confidence": confidence, "confidence_each": each,
                                "script": str(script) if script else "/static/rr.js", "results": rows}, indent=2))
     else:
-        click.echo(f"{samples:,} runs per true value; lower bounds hold together with confidence {confidence}")
+        click.echo(f"{samples:,} runs per true value; all {2 * len(rows)} lower bounds (ε ≥) hold together "
+                   f"with confidence {confidence}")
         click.echo(f"{'k':>3} {'declared ε':>11} {'realized ε':>11} {'browser ≥':>10} {'python ≥':>9} "
-                   f"{'browser obs.':>13} {'python obs.':>12}  verdict")
+                   f"{'browser obs.':>13} {'python obs.':>12}  verdict"
+                   f"{'  questions' if any(r['questions'] for r in rows) else ''}")
         for r in rows:
             click.echo(f"{r['k']:>3} {r['declared_epsilon']:>11.4f} {r['realized_epsilon']:>11.4f} "
                        f"{r['browser_lower_bound']:>10.4f} {r['python_lower_bound']:>9.4f} "
                        f"{r['browser_point']:>13.4f} {r['python_point']:>12.4f}  "
-                       f"{'ok' if r['ok'] else 'VIOLATION: more than the declared ε'}")
+                       f"{'ok' if r['ok'] else 'VIOLATION: more than the declared ε'}"
+                       f"{'  ' + ', '.join(r['questions']) if r['questions'] else ''}")
     if not all(r["ok"] for r in rows):
         sys.exit(1)
