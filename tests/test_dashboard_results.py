@@ -185,3 +185,21 @@ def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):
         for i in range(3):
             assert f"[{result.ci_low[i]:.4f}, {result.ci_high[i]:.4f}]" in page
     assert np.asarray(table).sum() == 400
+
+
+@pytest.mark.parametrize("url", [
+    "/dashboard/habits/results",
+    "/dashboard/habits/results?method=likelihood&confidence=0.99&simultaneous=y",
+    "/dashboard/habits/crosstab?row=drugs&col=cheat",
+    "/dashboard/habits/subgroups?question=cheat&by=age",
+])
+def test_invariant_5_every_estimate_shows_n_epsilon_method_and_interval(auth_client, survey_with_reports, url):
+    """DESIGN.md invariant 5, on every page that shows estimates."""
+    page = html.unescape(auth_client.get(url).get_data(as_text=True))
+    metas = re.findall(r'<p class="meta">(.*?)</p>', page, re.S)
+    assert metas
+    for meta in metas:
+        text = re.sub(r"<[^>]+>", "", meta)
+        assert "n = " in text and "method" in text and "% " in text and "intervals" in text, text
+        assert "ε = " in text or "asked directly" in text, text
+    assert "ci-low" in page or re.search(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", page)
