@@ -20,6 +20,7 @@ import time
 from limits.storage import Storage
 
 PRUNE_EVERY = 1000  # increments between deletions of expired counters
+OPEN_TIMEOUT = 10  # seconds to wait for another writer (busy timeout)
 
 
 class SQLiteStorage(Storage):
@@ -42,13 +43,37 @@ class SQLiteStorage(Storage):
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None or self._local.pid != os.getpid():  # never reuse a connection across fork
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = OFF")
-            conn.execute("CREATE TABLE IF NOT EXISTS counters "
-                         "(key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
+            conn = sqlite3.connect(self.path, timeout=OPEN_TIMEOUT, isolation_level=None,
+                                   check_same_thread=False)
+            try:
+                self._setup(conn)
+            except sqlite3.Error:
+                conn.close()
+                raise
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
+
+    @staticmethod
+    def _setup(conn: sqlite3.Connection) -> None:
+        """WAL and the table, retried while another process does the same.
+
+        Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at
+        once, without its busy handler, when two connections race for it (workers that start
+        together and take their first request at the same moment).
+        """
+        deadline = time.monotonic() + OPEN_TIMEOUT
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = OFF")
+                conn.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, "
+                             "count INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     def incr(self, key: str, expiry: float, amount: int = 1) -> int:
         now = time.time()
