@@ -111,14 +111,14 @@ def _first_bad_utf8_line(path: Path) -> int | None:
     return None
 
 
-def _arrow_error(path: Path, exc: Exception, width: int, bad_rows: list) -> CSVError:
+def _arrow_error(path: Path, exc: Exception, width: int) -> CSVError:
     """Turn a pyarrow parse error into one line naming the file and, where it can, the line."""
-    if bad_rows:
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "columns, got" in message:  # pyarrow: "CSV parse error: Expected 3 columns, got 2: …"
         found = _first_bad_width(path, width)
         if found:
             line, actual = found
             return CSVError(f"{path}:{line}: expected {width} fields (one per question), found {actual}")
-    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "UTF8" in message or "UTF-8" in message:
         line = _first_bad_utf8_line(path)
         return CSVError(f"{path}:{line or '?'}: not UTF-8 text")
@@ -135,19 +135,15 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     header = _read_header(path, survey)
     questions = {q.id: q for q in survey.questions}
     width = len(header)
-    bad_rows: list = []
-
-    def on_invalid_row(row) -> str:
-        bad_rows.append(row)
-        return "error"
-
     # Every cell is a string (dictionary-encoded); none is ever null: "" means not answered,
     # and labels like "NA" or "null" stay labels.
     text = pa.dictionary(pa.int32(), pa.string())
     convert = pcsv.ConvertOptions(column_types={name: text for name in header},
                                   strings_can_be_null=False, null_values=[])
     read = pcsv.ReadOptions(skip_rows=1, column_names=header, block_size=BLOCK_SIZE)
-    parse = pcsv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=on_invalid_row)
+    # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
+    # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
+    parse = pcsv.ParseOptions(ignore_empty_lines=False)
     value_sets = {qid: pa.array(list(q.options) + [""], pa.string()) for qid, q in questions.items()}
     parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header}
     rows_before = 0
@@ -174,7 +170,7 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
                         update(position - done)
                         done = position
             except pa.ArrowInvalid as exc:
-                raise _arrow_error(path, exc, width, bad_rows) from None
+                raise _arrow_error(path, exc, width) from None
     except OSError as exc:
         raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:

@@ -76,7 +76,8 @@ class PlanningForm(Form):
     """GET parameters of the planning panel (no CSRF: it changes nothing)."""
 
     margin = FloatField("Wanted margin of error (±)", default=0.05,
-                        validators=[Optional(), NumberRange(min=0.001, max=0.5)])
+                        # estimators.sample_size needs margin < 0.5 (NumberRange is inclusive)
+                        validators=[Optional(), NumberRange(min=0.001, max=0.499)])
 
 
 def split_options(text: str | None) -> list[str]:

@@ -36,6 +36,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from werkzeug.datastructures import MultiDict
 from werkzeug.http import parse_options_header
+from werkzeug.test import EnvironBuilder
 
 from fuzz_strategies import FUZZ, FUZZ_SLOW, json_values, near_valid_definition, table_snapshot
 from server import create_app
@@ -384,7 +385,11 @@ def encode_form(fields: list, encoding: str, pad: int) -> tuple[dict, list]:
     if pad:
         fields = [*fields, ("padding", "x" * pad)]
     if encoding == "multipart":
-        return {"data": MultiDict(fields), "content_type": "multipart/form-data"}, fields
+        kwargs = {"data": MultiDict(fields), "content_type": "multipart/form-data"}
+        # Names with CR, LF or a backslash do not survive multipart (werkzeug reads ``None``),
+        # '"' is dropped: the fields as the server parses them.
+        parsed = EnvironBuilder(method="POST", **kwargs).get_request().form
+        return kwargs, list(parsed.items(multi=True))
     if encoding == "json":
         return {"data": json.dumps(dict(fields)), "content_type": "application/json"}, []
     content_type = {"urlencoded": "application/x-www-form-urlencoded", "text": "text/plain", "none": None}[encoding]
@@ -394,8 +399,15 @@ def encode_form(fields: list, encoding: str, pad: int) -> tuple[dict, list]:
     return kwargs, fields if encoding == "urlencoded" else []
 
 
+def unreadable(form_fields: list) -> bool:
+    """A multipart part without a readable name: refused (400) before the CSRF check."""
+    return any(not isinstance(name, str) for name, _ in form_fields)
+
+
 def csrf_passes(form_fields: list, header_token: str | None, valid: str) -> bool:
     """Flask-WTF's rule: the first ``csrf_token`` form value if non-empty, else the X-CSRFToken header."""
+    if unreadable(form_fields):
+        return False  # the request is refused before the check
     sent = [value for name, value in form_fields if name == "csrf_token"]
     token = sent[0] if sent and sent[0] else header_token
     return token == valid
@@ -438,6 +450,10 @@ def test_survey_form_submit(tmp_path):
            pad=st.sampled_from([0, 0, 0, 0, 70_000]), headers=HEADERS)
     @example(slug="demo", fields=[("a", "1")] * 3000, token="valid", header_token=None, encoding="urlencoded",
              pad=0, headers={})
+    @example(slug="closed", fields=[("drug_use", "0"), ("\\", "1")], token="valid", header_token=None,
+             encoding="multipart", pad=0, headers={})  # bug: AttributeError in Flask-WTF's CSRF check
+    @example(slug="demo", fields=[('"', "1")], token="valid", header_token=None, encoding="multipart", pad=0,
+             headers={})
     def run(slug, fields, token, header_token, encoding, pad, headers):
         kwargs, seen = encode_form(with_token(fields, token, valid, world), encoding, pad)
         header_value = token_value(world, header_token, valid)
@@ -450,6 +466,9 @@ def test_survey_form_submit(tmp_path):
             return
         if pad:  # beyond MAX_CONTENT_LENGTH, whatever the content type
             assert response.status_code == 413
+            return
+        if unreadable(seen):
+            assert response.status_code == 400
             return
         expected, reports = form_expected(slug, seen, csrf_passes(seen, header_value, valid))
         assert response.status_code == expected, (response.status_code, expected, seen)
@@ -697,6 +716,7 @@ def test_dashboard_reads_logged_in(tmp_path):
            query=QUERY, headers=HEADERS)
     @example(route=READS[2], slug="drafty", query="margin=nan", headers={})
     @example(route=READS[2], slug="demo", query="margin=1e999", headers={})
+    @example(route=READS[2], slug="drafty", query="margin=0.5", headers={})  # bug: ValueError in sample_size
     @example(route=READS[4], slug="habits", query="fake=" + "9" * 400, headers={})  # bug: OverflowError
     @example(route=READS[-1], slug="habits", query="fake=" + "9" * 400, headers={})  # bug: OverflowError
     def run(route, slug, query, headers):
@@ -729,6 +749,7 @@ def test_dashboard_design(tmp_path):
            fields=design_fields(), token=st.sampled_from(["valid", "valid", "valid", "valid", "missing",
                                                           "garbage", "foreign"]),
            encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]), query=QUERY)
+    @example(target="demo", fields=[("slug", "a"), ("\n", "0")], token="valid", encoding="multipart", query="")
     def run(target, fields, token, encoding, query):
         url = "/dashboard/new" if target == "new" else f"/dashboard/{target}/edit"
         kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
@@ -990,4 +1011,29 @@ def test_bad_protection_choice_is_shown_on_its_field(tmp_path):
         "questions-0-epsilon": "1"})
     assert response.status_code == 422
     assert re.search(r'<ul class="errors" id="questions-0-protection-errors"><li>Not a valid choice',
+                     response.get_data(as_text=True))
+
+
+def test_multipart_part_without_a_readable_name_is_a_400(tmp_path):
+    """A part whose name werkzeug cannot read came back as a ``None`` key and Flask-WTF's
+    CSRF check raised AttributeError (a 500) on every form POST."""
+    world = World(tmp_path)
+    client, token = world.researcher()
+    body = (b"--x\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n" + token.encode()
+            + b"\r\n--x\r\nContent-Disposition: form-data\r\n\r\n0\r\n--x--\r\n")
+    before = world.snapshot()
+    for url in ("/s/demo", "/auth/logout", "/dashboard/new", "/dashboard/drafty/status"):
+        response = client.post(url, data=body, content_type="multipart/form-data; boundary=x")
+        check(world, response, before, refused=True)
+        assert response.status_code == 400
+        assert "form: a field has no readable name" in response.get_data(as_text=True)
+
+
+def test_planning_margin_of_one_half_is_refused_on_its_field(tmp_path):
+    """``?margin=0.5`` passed the form's inclusive NumberRange and sample_size raised ValueError (a 500)."""
+    world = World(tmp_path)
+    client, _ = world.researcher()
+    response = client.get("/dashboard/drafty/edit", query_string={"margin": "0.5"})
+    assert response.status_code == 200  # the panel falls back to ±0.05 and says why on the field
+    assert re.search(r'<ul class="errors" id="margin-errors"><li>Number must be between 0.001 and 0.499',
                      response.get_data(as_text=True))
