@@ -13,7 +13,8 @@ Rows, each on a fresh ``deniable+sqlite://`` file in a temporary folder:
 - ``memory://`` for reference (per process, so useless across workers);
 - a whole JSON API submission through the Flask test client with the limiter on and off: the
   difference is what the limiter adds to a request (key function with its HMAC, limit lookup,
-  one hit).
+  one hit); and the same for a request that is not limited (``GET`` of the survey as JSON),
+  which should cost nothing more.
 
 The load benchmark (``scripts/bench_load.py``) needs ≥ 1000 submissions/s on 2 cores, a budget
 of about 2 ms of CPU per submission; the limiter's share should be a small fraction of it.
@@ -76,25 +77,39 @@ def _parallel(uri: str, hits: int, keys: int, processes: int) -> float:
             return time.perf_counter() - start
 
 
-def _requests(db: str, n: int, enabled: bool) -> float:
-    """Seconds for ``n`` JSON API submissions through the Flask test client."""
-    app = create_app({"DATABASE": db, "SECRET_KEY": "bench", "RATELIMIT_ENABLED": enabled,
-                      "RATELIMIT_SUBMIT": "100000000 per minute"})
-    client = app.test_client()
+def _requests(db: str, n: int, rounds: int) -> dict[tuple[bool, bool], float]:
+    """Median seconds per request, keyed by (submission?, limiter on?).
+
+    Two apps on one database, limiter off and on, take turns in ``rounds`` rounds of ``n``
+    requests each, so a busy machine slows both alike.
+    """
     body = {"reports": {"drug_use": 0, "cheating": 1, "age_group": 2}}
-    url = "/api/v1/surveys/demo/responses"
-    assert client.post(url, json=body).status_code == 201
-    start = time.perf_counter()
-    for _ in range(n):
-        client.post(url, json=body)
-    return time.perf_counter() - start
+    submit_url, read_url = "/api/v1/surveys/demo/responses", "/api/v1/surveys/demo"
+    clients = {enabled: create_app({"DATABASE": db, "SECRET_KEY": "bench", "RATELIMIT_ENABLED": enabled,
+                                    "RATELIMIT_SUBMIT": "100000000 per minute"}).test_client()
+               for enabled in (False, True)}
+    for client in clients.values():
+        assert client.post(submit_url, json=body).status_code == 201
+        assert client.get(read_url).status_code == 200
+    times: dict[tuple[bool, bool], list[float]] = {}
+    for _ in range(rounds):
+        for submit in (True, False):
+            for enabled, client in clients.items():
+                start = time.perf_counter()
+                for _ in range(n):
+                    if submit:
+                        client.post(submit_url, json=body)
+                    else:
+                        client.get(read_url)
+                times.setdefault((submit, enabled), []).append((time.perf_counter() - start) / n)
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hits", type=int, default=20_000, help="hits per row (per process)")
     parser.add_argument("--processes", type=int, default=2, help="concurrent processes")
-    parser.add_argument("--requests", type=int, default=2_000, help="submissions per request row")
+    parser.add_argument("--requests", type=int, default=500, help="requests per round (request rows)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median reported)")
     args = parser.parse_args()
 
@@ -123,8 +138,7 @@ def main() -> None:
         db = f"{tmp}/deniable.db"
         ensure_demo(init_db(db))
         n = args.requests
-        off = median(lambda: _requests(db, n, False))
-        on = median(lambda: _requests(db, n, True))
+        per_request = _requests(db, n, rounds=3 * args.repeat)
 
     print(f"Rate-limit storage cost (median of {args.repeat}; SQLite file in a temporary folder)\n")
     print(f"| {'what':<42} | processes | {'hits':>7} | µs per hit | hits/s |")
@@ -132,13 +146,14 @@ def main() -> None:
     for what, procs, hits, seconds in rows:
         print(f"| {what:<42} | {procs:>9} | {hits:>7,} | {seconds / hits * 1e6:10.1f} | "
               f"{hits / seconds:6,.0f} |")
-    print(f"\nWhole JSON API submission through the Flask test client ({n:,} requests, one process):\n")
-    print("| limiter | µs per submission |")
-    print("| ------- | ----------------: |")
-    print(f"| off     | {off / n * 1e6:17.0f} |")
-    print(f"| on      | {on / n * 1e6:17.0f} |")
-    print(f"\nThe limiter adds {(on - off) / n * 1e6:.0f} µs per submission "
-          f"({(on - off) / off * 100:.0f}% of the request).")
+    print(f"\nWhole requests through the Flask test client (median of {3 * args.repeat} rounds of {n:,}, "
+          "limiter off and on taking turns; one process), µs per request:\n")
+    print("| request                                        | limiter off | limiter on | added |")
+    print("| ---------------------------------------------- | ----------: | ---------: | ----: |")
+    for what, submit in (("POST /api/v1/surveys/demo/responses (limited)", True),
+                         ("GET /api/v1/surveys/demo (not limited)", False)):
+        a, b = per_request[submit, False] * 1e6, per_request[submit, True] * 1e6
+        print(f"| {what:<46} | {a:11.0f} | {b:10.0f} | {b - a:5.0f} |")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,12 @@ def test_every_page_runs_under_the_policy(app, browser, live_server, researcher,
         page.goto(f"{live_server}/auth/login")
         check("login")
         page.fill("#email", EMAIL)
+        page.fill("#password", "not the password")
+        with page.expect_navigation():
+            page.click("#submit")
+        assert page.locator("#password").count() == 1  # the login page again, with its message
+        check("login, refused")
+        page.fill("#email", EMAIL)
         page.fill("#password", PASSWORD)
         with page.expect_navigation():
             page.click("#submit")
@@ -76,7 +82,12 @@ def test_every_page_runs_under_the_policy(app, browser, live_server, researcher,
             response = page.goto(live_server + path)
             assert response.status == 200, (label, response.status)
             check(label)
+        page.goto(f"{live_server}/dashboard/new")
+        with page.expect_navigation():
+            page.click("#save")  # nothing filled in: the form comes back with its messages
+        assert "/dashboard/new" in page.url
+        check("new survey, refused")
     finally:
         context.close()
-    assert len(visited) == 11
+    assert len(visited) == 13
     assert problems == []

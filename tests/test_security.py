@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
+import socket
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -48,6 +56,8 @@ def assert_security_headers(response):
     ("get", "/api/v1/surveys/demo", {}, 200),
     ("get", "/s/no-such-survey", {}, 404),
     ("get", "/dashboard/", {}, 302),
+    ("get", "/api/v1/surveys/demo/responses", {}, 405),
+    ("post", "/s/demo", {"data": {"drug_use": "0"}}, 400),  # no CSRF token
     ("post", "/api/v1/surveys/demo/responses", {"data": "x" * 70_000, "content_type": "application/json"}, 413),
     ("post", "/api/v1/surveys/demo/responses", {"data": "{", "content_type": "application/json"}, 400),
 ])
@@ -215,3 +225,142 @@ def test_the_limit_counts_per_client_address_only_through_a_trusted_proxy(db_pat
                          headers={"X-Forwarded-For": address}).status_code
              for address in ("198.51.100.1", "198.51.100.2", "198.51.100.1")]
     assert codes == expected
+
+
+def test_the_survey_page_and_the_api_share_one_submission_count(db_path, demo_db):
+    """Alternating between the form and the JSON API gains a script nothing."""
+    client = make_app(db_path, RATELIMIT_SUBMIT="2 per minute", WTF_CSRF_ENABLED=False).test_client()
+    answers = {"drug_use": "0", "cheating": "1", "age_group": "2"}
+    codes = [client.post("/s/demo", data=answers).status_code,
+             client.post("/api/v1/surveys/demo/responses", json=GOOD).status_code,
+             client.post("/s/demo", data=answers).status_code,
+             client.post("/api/v1/surveys/demo/responses", json=GOOD).status_code]
+    assert codes == [303, 201, 429, 429]
+
+
+def test_the_default_limits(db_path):
+    config = make_app(db_path).config
+    assert config["RATELIMIT_LOGIN"] == "10 per minute"
+    assert config["RATELIMIT_SUBMIT"] == "300 per minute"  # 5 a second; a classroom behind one NAT at once
+    assert config["RATELIMIT_ENABLED"] is True
+    assert config["RATELIMIT_STORAGE_URI"] == f"deniable+sqlite://{db_path}.limits"
+
+
+def test_settings_come_from_deniable_environment_variables(db_path, demo_db, monkeypatch):
+    """``create_app()`` without a test config reads ``DENIABLE_*`` (JSON values where they parse)."""
+    for key in [k for k in os.environ if k.startswith("DENIABLE_")]:
+        monkeypatch.delenv(key)
+    settings = {"DATABASE": db_path, "SECRET_KEY": "from-the-environment",
+                "TRUSTED_HOSTS": '["survey.example.org"]', "PROXY_FIX_X_PROTO": "1",
+                "MAX_CONTENT_LENGTH": "1000", "RATELIMIT_SUBMIT": "1 per minute"}
+    for key, value in settings.items():
+        monkeypatch.setenv(f"DENIABLE_{key}", value)
+    client = create_app().test_client()
+    host = {"Host": "survey.example.org"}
+    assert client.get("/s/demo", headers={"Host": "evil.example"}).status_code == 400
+    page = client.get("/s/demo", headers={**host, "X-Forwarded-Proto": "https"})
+    assert page.status_code == 200 and "Secure" in session_cookie(page)
+    big = client.post("/auth/login", headers=host, data={"email": "x" * 2000})
+    assert big.status_code == 413 and b"limit of 1000 bytes" in big.data
+    url = "/api/v1/surveys/demo/responses"
+    assert [client.post(url, json=GOOD, headers=host).status_code for _ in range(2)] == [201, 429]
+
+    monkeypatch.setenv("DENIABLE_RATELIMIT_ENABLED", "false")
+    client = create_app().test_client()
+    assert [client.post(url, json=GOOD, headers=host).status_code for _ in range(2)] == [201, 201]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _holds_open(pid: int, suffix: str) -> bool:
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}").endswith(suffix) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def _post(url: str) -> int:
+    request = urllib.request.Request(url, data=json.dumps(GOOD).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        body = json.loads(exc.read())
+        assert exc.code != 429 or "Too many requests" in body["error"], body
+        return exc.code
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the workers through /proc")
+def test_the_limit_holds_across_the_workers_of_deniable_serve(tmp_path):
+    """A real ``deniable serve --workers 2`` (sync workers, one request at a time each): requests
+    are sent in parallel until both workers have used the counters file, and then some more;
+    exactly the limit's worth is accepted overall.  Counting per worker would accept up to twice
+    as many."""
+    limit, port = 5, _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DENIABLE_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent),
+               DENIABLE_RATELIMIT_SUBMIT=f"{limit} per minute")
+    process = subprocess.Popen([sys.executable, "-c", "from server.cli import cli; cli()", "serve",
+                                "--port", str(port), "--workers", "2", "--threads", "1", "--demo"],
+                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)  # gunicorn's few log lines fit the pipe's buffer
+    url = f"{base}/api/v1/surveys/demo/responses"
+    codes: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/v1/surveys/demo", timeout=2).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline, "deniable serve did not answer within 60 s"
+                time.sleep(0.2)
+        while len(workers := _children(process.pid)) < 2:  # the second worker may still be booting
+            assert time.monotonic() < deadline, f"gunicorn started {len(workers)} worker(s), not 2"
+            time.sleep(0.2)
+        with ThreadPoolExecutor(8) as pool:
+            for _ in range(40):
+                codes += pool.map(_post, [url] * 8)
+                if all(_holds_open(pid, "deniable.db.limits") for pid in workers):
+                    break
+            assert all(_holds_open(pid, "deniable.db.limits") for pid in workers), "a worker took no submission"
+            for _ in range(5):
+                codes += pool.map(_post, [url] * 8)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert codes.count(201) == limit and codes.count(429) == len(codes) - limit
+    db = connect(str(tmp_path / "deniable.db"))
+    try:
+        assert db["responses"].count == limit
+    finally:
+        db.conn.close()
+
+
+@pytest.mark.parametrize("setting,value", [("RATELIMIT_SUBMIT", "lots"), ("RATELIMIT_LOGIN", 10),
+                                           ("RATELIMIT_SUBMIT", "")])
+def test_a_limit_that_does_not_parse_stops_the_app_from_starting(db_path, setting, value):
+    """Flask-Limiter alone would log the error on every request and limit nothing."""
+    with pytest.raises(ValueError, match=f"{setting} \\(DENIABLE_{setting}\\): .* is not a rate limit"):
+        make_app(db_path, **{setting: value})
