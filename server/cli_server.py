@@ -89,6 +89,12 @@ def serve(host, port, workers, threads, db_path, demo) -> None:
     finally:
         db.conn.close()
     os.environ["DENIABLE_DATABASE"] = db_path
+    try:  # the configuration is checked here, so a bad setting is one line, not a worker traceback
+        from . import create_app
+
+        create_app()
+    except ValueError as exc:
+        _fail(f"configuration: {exc}")
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     run_gunicorn({
         "bind": bind,

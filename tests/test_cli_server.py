@@ -159,3 +159,13 @@ def test_serve_runs_gunicorn_with_the_demo(tmp_path):
     assert "Booting worker" in err and err.count("Booting worker") >= 2
     assert "SecretAgent" not in err and "127.0.0.1 -" not in err  # no access log
     assert (tmp_path / "deniable.db").exists() and (tmp_path / "deniable.db.secret").exists()
+
+
+def test_serve_with_a_bad_setting_is_one_line_before_any_worker_starts(tmp_path, monkeypatch):
+    monkeypatch.setenv("DENIABLE_RATELIMIT_SUBMIT", "lots")
+    monkeypatch.setenv("DENIABLE_DATABASE", str(tmp_path / "x.db"))  # serve sets it; restored after
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "x.db"), "--port", "0"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: configuration: RATELIMIT_SUBMIT (DENIABLE_RATELIMIT_SUBMIT): 'lots' is not a rate limit; "
+        "write e.g. '10 per minute' or '5/second;300/minute'"]
