@@ -6,9 +6,14 @@
 Starts ``deniable serve`` on a fresh SQLite file in a temporary folder with the demo survey
 open, submits randomized reports (made with the real Python randomizer) from concurrent
 keep-alive connections on loopback, bounded by ``--seconds`` and ``--max-requests``, and prints
-sustained submissions per second, latency percentiles and errors.  Afterwards it checks the
-database: the rows are exactly the acknowledged submissions, per-question counts agree with
-the rows, and ``PRAGMA integrity_check`` is ok.  Exit status 1 if any check fails.
+its environment (CPUs, load average, workers, clients, SQLite settings), sustained
+submissions per second, latency percentiles, errors and the server's CPU time per submission
+(which, unlike the rate, hardly depends on what else runs on the machine).  Afterwards it
+checks the database: the rows are exactly the acknowledged submissions, per-question counts
+agree with the rows, and ``PRAGMA integrity_check`` is ok.  Exit status 1 if any check fails.
+
+The per-address submission limit stays on (its cost is part of what is measured) but is raised
+through ``DENIABLE_RATELIMIT_SUBMIT``, since all the load comes from one loopback address.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from loadgen import LOAD_ENV, ServerProcess, drive, run_deniable  # noqa: E402
 
 from client import randomize  # noqa: E402
+from server.db import connect  # noqa: E402
 from server.demo import DEMO_DEFINITION  # noqa: E402
 from server.definition import dumps_definition, parse_definition  # noqa: E402
 
@@ -71,6 +77,17 @@ def check_database(path: Path, survey, acked: list[dict]) -> list[str]:
     return problems
 
 
+def durability(path: Path) -> str:
+    """The journal mode and synchronous setting the server's own ``connect`` gives a connection."""
+    db = connect(path)
+    try:
+        journal = db.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = db.execute("PRAGMA synchronous").fetchone()[0]
+    finally:
+        db.conn.close()
+    return f"journal_mode={journal.upper()} synchronous={ {0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA'}[sync]}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (default 3)")
@@ -80,6 +97,7 @@ def main() -> int:
     parser.add_argument("--max-requests", type=int, default=100_000, help="request bound (default 100,000)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     survey = parse_definition(DEMO_DEFINITION)
     reports = make_reports(survey, args.max_requests, args.seed)
@@ -99,25 +117,33 @@ def main() -> int:
             # warm up every worker (imports, first connection) before timing
             warm = iter(make_reports(survey, 200, args.seed + 1))
             warm_tally, _ = drive(server.port, survey.slug, lambda: next(warm, None), clients=8, seconds=10)
+            cpu_before = server.cpu_seconds()
             tally, elapsed = drive(server.port, survey.slug, next_report, clients=args.clients,
                                    seconds=args.seconds)
+            cpu_after = server.cpu_seconds()
         finally:
             server.stop()
+        sqlite_setting = durability(db)
         problems = check_database(db, survey, warm_tally.acked + tally.acked)
         if warm_tally.errors:
             problems.append(f"{warm_tally.errors} errors while warming up")
 
     latencies = sorted(tally.latencies)
     ms = [1000 * x for x in latencies] or [float("nan")]
-    print(f"deniable load benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"{args.workers} gunicorn workers × {args.threads} threads, {args.clients} keep-alive clients, "
-          "SQLite WAL synchronous=NORMAL, loopback,\n"
-          f"rate limiter on with {LOAD_ENV['DENIABLE_RATELIMIT_SUBMIT']} (one address sends everything)")
+    worker_class = "gthread" if args.threads > 1 else "sync"
+    server_cpu = (f"{1e6 * (cpu_after - cpu_before) / len(tally.acked):,.0f}"
+                  if cpu_before is not None and tally.acked else "n/a")
+    print(f"deniable load benchmark — {os.cpu_count()} CPUs (load average {load_before:.1f} before the run), "
+          f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version} {sqlite_setting}, loopback\n"
+          f"deniable serve: {args.workers} gunicorn {worker_class} workers × {args.threads} threads; "
+          f"load: {args.clients} keep-alive clients for at most {args.seconds:g} s / {args.max_requests:,} requests\n"
+          f"rate limiter on, with DENIABLE_RATELIMIT_SUBMIT={LOAD_ENV['DENIABLE_RATELIMIT_SUBMIT']!r} "
+          "(the default, 30 per minute per address, would stop one loopback address at once)")
     print(f"{'submissions':>12} {'seconds':>8} {'per second':>11} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'errors':>7}")
+          f"{'max ms':>7} {'errors':>7} {'server CPU µs/submission':>25}")
     print(f"{len(tally.acked):>12,} {elapsed:>8.1f} {len(tally.acked) / elapsed:>11,.0f} "
           f"{statistics.median(ms):>7.1f} {ms[int(0.99 * (len(ms) - 1))]:>7.1f} {ms[-1]:>7.1f} "
-          f"{tally.errors:>7}")
+          f"{tally.errors:>7} {server_cpu:>25}")
     if tally.statuses:
         print("non-2xx answers: " + ", ".join(f"{s}×{n}" for s, n in sorted(tally.statuses.items())))
     print("database check: " + ("ok — rows = acknowledged submissions, counts agree, integrity ok"

@@ -92,6 +92,27 @@ class ServerProcess:
         self.kill()
         raise RuntimeError(f"deniable serve did not answer {ready_path} within {timeout} s")
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system) used so far by the live processes of the server's group.
+
+        Read from ``/proc`` (Linux); None elsewhere.  Less sensitive than throughput to other
+        work on the machine, so it says what a submission costs the server.
+        """
+        if self.proc is None or not os.path.isdir("/proc"):
+            return None
+        ticks = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.proc.pid:  # process group id
+                ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         """SIGKILL the master and every worker at once (no graceful shutdown)."""
         if self.proc is not None and self.proc.poll() is None:

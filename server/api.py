@@ -16,7 +16,7 @@ from . import csrf
 from .db import get_db
 from .invitations import InvitationError
 from .responses import ReportError, SurveyClosedError, store_response
-from .surveys import get_survey
+from .surveys import get_launched_survey
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
@@ -36,10 +36,8 @@ def _no_duplicate_keys(pairs):
 
 
 def _published(slug):
-    stored = get_survey(get_db(), slug)
-    if stored is None or stored.status == "draft":
-        return None
-    return stored
+    """The survey unless unknown or a draft; its design is parsed once per worker thread."""
+    return get_launched_survey(get_db(), slug)
 
 
 def _cross_site() -> str | None:

@@ -108,11 +108,10 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
             [stored.id, today(), _compact(clean), _compact({qid: design[qid] for qid in clean})],
         )
         response_id = cursor.lastrowid
-        for qid, option in clean.items():
-            db.execute(
-                "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
-                [stored.id, qid, option],
-            )
+        db.conn.executemany(
+            "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
+            [(stored.id, qid, option) for qid, option in clean.items()],
+        )
     return response_id
 
 

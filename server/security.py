@@ -47,6 +47,13 @@ class SessionInterface(SecureCookieSessionInterface):
     def get_cookie_secure(self, app) -> bool:
         return bool(app.config["SESSION_COOKIE_SECURE"]) or request.is_secure
 
+    def open_session(self, app, request):
+        # Without a session cookie there is nothing to verify: skip building the itsdangerous
+        # serializer, which every cookie-less JSON API submission would otherwise pay for.
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()
+        return super().open_session(app, request)
+
 
 def init_app(app) -> None:
     x_for = int(app.config.get("PROXY_FIX_X_FOR", 0))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime
 import json
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sqlite_utils
@@ -145,6 +146,38 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | None:
     questions = _dict_rows(db.execute(
         "SELECT * FROM questions WHERE survey_id = ? ORDER BY position", [row[0]["id"]]))
     return _survey_from_rows(row[0], questions)
+
+
+# Per connection (so per worker thread, and never across a replaced database file, since
+# server.db opens a new connection then): survey id → the StoredSurvey read when it had left
+# draft.  Entries die with their connection.
+_launched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | None:
+    """The survey with this slug unless it is unknown or a draft (None); for the submission path.
+
+    A launched survey's questions, options and ε never change (invariant 4, enforced by
+    triggers), a survey never returns to draft and is never deleted, and slugs are unique; so
+    after the first request each connection reads only the survey's own row (status,
+    invitation-only, dates) and reuses the parsed questions.  The status read here is a
+    snapshot: :func:`server.responses.store_response` reads it again inside its write
+    transaction, so a survey closed in between accepts nothing.
+    """
+    rows = _dict_rows(db.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
+    if not rows or rows[0]["status"] == "draft":
+        return None
+    row = rows[0]
+    cache = _launched.setdefault(db, {})
+    known = cache.get(row["id"])
+    if known is None or known.slug != row["slug"]:
+        known = get_survey(db, slug)
+        if known is None:
+            return None
+        cache[row["id"]] = known
+    return replace(known, status=row["status"], target_n=row["target_n"],
+                   opened_on=row["opened_on"], closed_on=row["closed_on"],
+                   invitation_only=bool(row.get("invitation_only")))
 
 
 def _dict_rows(cursor) -> list[dict]:
