@@ -39,6 +39,7 @@ from loadgen import LOAD_ENV, ServerProcess, drive, run_deniable  # noqa: E402
 from client import randomize  # noqa: E402
 from server.db import connect  # noqa: E402
 from server.demo import DEMO_DEFINITION  # noqa: E402
+from server.limits import DEFAULTS as LIMIT_DEFAULTS  # noqa: E402
 from server.definition import dumps_definition, parse_definition  # noqa: E402
 
 
@@ -138,7 +139,7 @@ def main() -> int:
           f"deniable serve: {args.workers} gunicorn {worker_class} workers × {args.threads} threads; "
           f"load: {args.clients} keep-alive clients for at most {args.seconds:g} s / {args.max_requests:,} requests\n"
           f"rate limiter on, with DENIABLE_RATELIMIT_SUBMIT={LOAD_ENV['DENIABLE_RATELIMIT_SUBMIT']!r} "
-          "(the default, 30 per minute per address, would stop one loopback address at once)")
+          f"(the default, {LIMIT_DEFAULTS['RATELIMIT_SUBMIT']} per address, would stop one loopback address at once)")
     print(f"{'submissions':>12} {'seconds':>8} {'per second':>11} {'p50 ms':>7} {'p99 ms':>7} "
           f"{'max ms':>7} {'errors':>7} {'server CPU µs/submission':>25}")
     print(f"{len(tally.acked):>12,} {elapsed:>8.1f} {len(tally.acked) / elapsed:>11,.0f} "
