@@ -117,8 +117,18 @@ function prepareSubmission(slug) {
   return true;
 }
 
+// The invitation token now sits in the form's hidden field: take it out of the address bar so it
+// is not copied along with the survey address, shown in screenshots or kept in this history entry.
+function hideInvitationFromAddress() {
+  const url = new URL(window.location.href);
+  if (!url.searchParams.has("t") || !form.querySelector("input[name=invitation]")) return;
+  url.searchParams.delete("t");
+  window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
+}
+
 function init() {
   if (!form) return;
+  hideInvitationFromAddress();
   const button = form.querySelector("button[type=submit]");
   if (!hasSecureRandom()) {
     showStatus("Your browser has no secure random number generator (crypto.getRandomValues), "
