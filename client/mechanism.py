@@ -1,10 +1,14 @@
 """k-ary randomized response: the one place where the mechanism's parameters are defined.
 
-Ideal parameters (DESIGN.md, "The mechanism"): ``p = e^ε / (e^ε + k − 1)`` and
+Ideal parameters (docs/design.md, "The mechanism"): ``p = e^ε / (e^ε + k − 1)`` and
 ``q = (1 − p) / (k − 1)``, so that ``ε = ln(p / q)``.  Every sampler keeps the true option
 iff a uniform 32-bit integer ``u < threshold`` with ``threshold = floor(p · 2^32)``, so the
 *realized* keep probability is exactly ``threshold / 2^32``.  Rounding down makes the realized
 ε never exceed the declared one; estimators use the realized ``p`` and ``q``.
+
+A question asked directly (no ε) is the ``p = 1`` case: :func:`direct` gives its
+:class:`Mechanism` (``threshold = 2^32``, ``q = 0``, ε infinite), and :func:`resolve` picks one or
+the other from ``(k, ε or None)``.  Option indices are checked in one place, :func:`check_option`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import math
 import numbers
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
+
+import numpy as np
 
 TWO_32 = 2**32
 MAX_EPSILON = 20.0
@@ -59,13 +65,50 @@ def threshold_for(k: int, epsilon: float) -> int:
         return int((e * TWO_32) / (e + (k - 1)))  # int() truncates toward zero = floor here
 
 
+def check_option(value, k: int) -> int:
+    """Return ``value`` as an option index ``0..k−1``, or raise MechanismError saying why.
+
+    Booleans, floats and strings are refused: an option index is an integer on the wire.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise MechanismError(f"must be an integer option index 0..{k - 1}, got {type(value).__name__}")
+    if not 0 <= value < k:
+        shown = value if abs(value) < 10**6 else "a number out of range"
+        raise MechanismError(f"must be an option index 0..{k - 1}, got {shown}")
+    return int(value)
+
+
+def check_options(values, k: int, *, missing: bool = False) -> np.ndarray:
+    """Return ``values`` as an integer array of option indices ``0..k−1`` (and ``−1`` = not answered
+    when ``missing``), or raise MechanismError naming the first value out of range."""
+    array = np.asarray(values)
+    if array.size == 0:
+        return array.astype(np.int64)  # [] parses as float64; nothing to check either way
+    if array.dtype.kind not in "iu":
+        raise MechanismError(f"must be integer option indices, got dtype {array.dtype}")
+    low = -1 if missing else 0
+    if array.min() < low or array.max() >= k:
+        bad = array[(array < low) | (array >= k)].flat[0]
+        raise MechanismError(f"must be option indices {low}..{k - 1}"
+                             f"{' (−1 = not answered)' if missing else ''}, got {bad}")
+    return array
+
+
 @dataclass(frozen=True)
 class Mechanism:
-    """Realized parameters of k-ary randomized response for one question."""
+    """Realized parameters of k-ary randomized response for one question.
+
+    ``threshold = 2^32`` is a question asked directly: ``p = 1``, ``q = 0``, ε infinite.
+    """
 
     k: int
     threshold: int
     declared_epsilon: float
+
+    @property
+    def protected(self) -> bool:
+        """Whether reports are randomized (``p < 1``)."""
+        return self.threshold < TWO_32
 
     @property
     def p(self) -> float:
@@ -79,7 +122,9 @@ class Mechanism:
 
     @property
     def epsilon(self) -> float:
-        """Realized ε = ln(p / q) (never above the declared ε)."""
+        """Realized ε = ln(p / q) (never above the declared ε; infinite when asked directly)."""
+        if not self.protected:
+            return math.inf
         return math.log(self.threshold * (self.k - 1) / (TWO_32 - self.threshold))
 
     def as_dict(self) -> dict:
@@ -111,3 +156,17 @@ def mechanism(k, epsilon) -> Mechanism:
             f"epsilon {epsilon!r} is too small to realize with 32-bit thresholds for k={k}"
         )
     return Mechanism(k=k, threshold=threshold, declared_epsilon=epsilon)
+
+
+def direct(k) -> Mechanism:
+    """Return the "mechanism" of a question with ``k`` options asked directly: every report is kept."""
+    return Mechanism(k=check_k(k), threshold=TWO_32, declared_epsilon=math.inf)
+
+
+def resolve(k, epsilon) -> Mechanism:
+    """Return :func:`mechanism` for a protected question, :func:`direct` when ``epsilon`` is None.
+
+    >>> resolve(3, None).p, resolve(3, None).q
+    (1.0, 0.0)
+    """
+    return direct(k) if epsilon is None else mechanism(k, epsilon)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .mechanism import TWO_32, Mechanism, mechanism
+from .mechanism import TWO_32, Mechanism, MechanismError, check_option, check_options, mechanism
 
 
 def _os_uint32(size: int) -> np.ndarray:
@@ -36,18 +36,6 @@ def _uint32_source(rng: np.random.Generator | None):
     return lambda size: rng.integers(0, TWO_32, size=size, dtype=np.uint32)
 
 
-def _check_values(values, k: int) -> np.ndarray:
-    array = np.asarray(values)
-    if array.size == 0:
-        return array.astype(np.int64)  # [] parses as float64; nothing to randomize either way
-    if array.dtype.kind not in "iu":
-        raise ValueError(f"values must be integer option indices 0..{k - 1}, got dtype {array.dtype}")
-    if (array.min() < 0 or array.max() >= k):
-        bad = array[(array < 0) | (array >= k)].flat[0]
-        raise ValueError(f"values must be option indices 0..{k - 1}, got {bad}")
-    return array
-
-
 def rejection_limit(k: int) -> int:
     """Return the bound below which a uint32 draw is accepted when choosing among k − 1 options."""
     return TWO_32 - TWO_32 % (k - 1)
@@ -62,7 +50,10 @@ def randomize(values, k, epsilon, rng: np.random.Generator | None = None) -> np.
     ``values``.
     """
     mech = mechanism(k, epsilon)
-    values = _check_values(values, mech.k)
+    try:
+        values = check_options(values, mech.k)
+    except MechanismError as exc:
+        raise MechanismError(f"values {exc}") from None
     draw = _uint32_source(rng)
     out = values.astype(np.int64)  # a fresh copy: the caller's array is never written to
     flat = out.reshape(-1)
@@ -91,8 +82,10 @@ def randomize(values, k, epsilon, rng: np.random.Generator | None = None) -> np.
 def randomize_one(value: int, mech: Mechanism, draws: Iterable[int]) -> int:
     """Randomize one option index from an explicit iterator of uint32 draws (test vectors)."""
     draws = iter(draws)
-    if not 0 <= value < mech.k:
-        raise ValueError(f"value must be an option index 0..{mech.k - 1}, got {value}")
+    try:
+        value = check_option(value, mech.k)
+    except MechanismError as exc:
+        raise MechanismError(f"value {exc}") from None
     if next(draws) < mech.threshold:
         return value
     m = mech.k - 1

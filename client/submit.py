@@ -1,7 +1,7 @@
 """Answer a survey from Python: randomize protected answers locally, then POST the reports.
 
-Only the randomized reports leave this process (DESIGN.md, invariant 1); they are drawn from
-the operating system's CSPRNG by :func:`client.randomize`.  To retry after a network error,
+Only the randomized reports leave this process (docs/design.md, invariant 1); they are drawn from
+the operating system's CSPRNG by :func:`deniable.client.randomize`.  To retry after a network error,
 re-send the *same* reports with :func:`post_reports` rather than calling :func:`submit` again:
 fresh draws for the same answer would, averaged, reveal it (invariant 3).
 
@@ -15,6 +15,7 @@ import json
 import urllib.error
 import urllib.request
 
+from .mechanism import MechanismError, check_option
 from .randomizer import randomize
 
 TIMEOUT = 10.0
@@ -57,8 +58,10 @@ def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float
         if qid not in mechanisms:
             raise ValueError(f"{qid}: not a question of this survey")
         k, epsilon = mechanisms[qid]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < k:
-            raise ValueError(f"{qid}: answer must be an option index 0..{k - 1}, got {value!r}")
+        try:
+            value = check_option(value, k)
+        except MechanismError as exc:
+            raise ValueError(f"{qid}: answer {exc}") from None
         reports[qid] = value if epsilon is None else int(randomize([value], k, epsilon)[0])
     return reports
 

@@ -1,16 +1,21 @@
 """Estimators for k-ary randomized response: counts in, estimates with honest intervals out.
 
-Pure numpy/scipy functions on sufficient statistics (counts); no web code.  The mechanism's
-realized parameters come from :mod:`client.mechanism`.
+Pure numpy/scipy functions on sufficient statistics (counts); no web code and nothing from
+``deniable.server``.  The mechanism's realized parameters come from :mod:`deniable.client.mechanism`.
+
+>>> from deniable.estimators import estimate
+>>> estimate([700, 300], epsilon=1.0).method
+'exact'
 """
 
 from .evaluation import coverage, expected_width
-from .intervals import EXACT_MAX_N
+from .intervals import EXACT_MAX_N, METHODS as _METHODS
 from .joint import crosstab
 from .marginal import estimate, subgroups
 from .planning import margin_of_error, sample_size
 from .result import CrosstabResult, EstimateResult
-from .validate import METHODS
+
+METHODS = tuple(_METHODS)  # the names of the interval methods, in the registry's order
 
 __all__ = [
     "EXACT_MAX_N",

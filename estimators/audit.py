@@ -25,23 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
-
-def cp_lower(x, n, alpha: float) -> np.ndarray:
-    """One-sided Clopper–Pearson lower bound: the π with ``P(X ≥ x | n, π) = α`` (0 when x = 0)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(invalid="ignore"):
-        bound = beta.ppf(alpha, x, n - x + 1)
-    return np.where(x > 0, bound, 0.0)
-
-
-def cp_upper(x, n, alpha: float) -> np.ndarray:
-    """One-sided Clopper–Pearson upper bound: the π with ``P(X ≤ x | n, π) = α`` (1 when x = n)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(invalid="ignore"):
-        bound = beta.ppf(1 - alpha, x + 1, n - x)
-    return np.where(x < n, bound, 1.0)
+from .binomial import cp_lower, cp_upper
 
 
 @dataclass(frozen=True)

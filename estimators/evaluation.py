@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binom
 
-from .intervals import interval
-from .params import resolve
-from .validate import check_confidence, check_method
+from deniable.client.mechanism import resolve
+
+from .intervals import check_method, interval
+from .validate import check_confidence
 
 
 def _setup(method, n, k, epsilon, pi, confidence):
@@ -15,13 +16,13 @@ def _setup(method, n, k, epsilon, pi, confidence):
     confidence = check_confidence(confidence)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    params = resolve(k, epsilon)
+    mech = resolve(k, epsilon)
     pi = np.atleast_1d(np.asarray(pi, dtype=float))
     if pi.size and (np.any(~np.isfinite(pi)) or pi.min() < 0 or pi.max() > 1):
         raise ValueError("pi must lie in [0, 1]")
     x = np.arange(int(n) + 1)
-    low, high = interval(method, x, int(n), params.p, params.q, confidence)
-    lam = params.q + (params.p - params.q) * pi
+    low, high = interval(method, x, int(n), mech.p, mech.q, confidence)
+    lam = mech.q + (mech.p - mech.q) * pi
     pmf = binom.pmf(x[None, :], int(n), lam[:, None])
     return pi, low, high, pmf
 

@@ -18,7 +18,9 @@ import functools
 import threading
 
 import numpy as np
-from scipy.special import bdtr, expit, gammaln, ndtri, xlogy
+from scipy.special import bdtr, expit, gammaln, xlogy
+
+from .binomial import z
 
 _TOLERANCE = 1e-13  # bisection stops when the λ bracket is this narrow
 _CHUNK_CELLS = 4_000_000  # pairs × window cells evaluated per numpy batch
@@ -104,8 +106,7 @@ class Belt:
         if span is None:
             lam_mid = min(max(0.5, self.q), self.p)
             # a count more than (z + 1.5) sd below nλ is never accepted: swaps further out are moot
-            z = float(ndtri(1 - (1 - cl) / 2))
-            span = 2 * int(np.ceil((z + 1.5) * np.sqrt(n * lam_mid * (1 - lam_mid)) + 5)) + 10
+            span = 2 * int(np.ceil((z(cl) + 1.5) * np.sqrt(n * lam_mid * (1 - lam_mid)) + 5)) + 10
         ys = x[:, None] + np.arange(1, span + 1)
         valid = ys <= n
         ys = np.minimum(ys, n)

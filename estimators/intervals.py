@@ -7,9 +7,10 @@ Every function takes an array of counts ``x`` (each Binomial(n, λ) with
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri, xlogy
-from scipy.stats import beta, chi2
+from scipy.special import xlogy
+from scipy.stats import chi2
 
+from .binomial import cp_lower, cp_upper, z
 from .exact import belt
 
 EXACT_MAX_N = 100_000  # above this many respondents "exact" switches to "likelihood"
@@ -20,7 +21,7 @@ def _to_pi(lam, p: float, q: float) -> np.ndarray:
 
 
 def exact(x, n: int, p: float, q: float, confidence: float):
-    """Feldman–Cousins interval for λ on [q, p] (see :mod:`estimators.exact`)."""
+    """Feldman–Cousins interval for λ on [q, p] (see :mod:`.exact`)."""
     low, high = belt(n, q, p, confidence).interval(x)
     return _to_pi(low, p, q), _to_pi(high, p, q)
 
@@ -56,10 +57,6 @@ def likelihood(x, n: int, p: float, q: float, confidence: float, one_sided: bool
     return _to_pi(end(q), p, q), _to_pi(end(p), p, q)
 
 
-def _z(confidence: float) -> float:
-    return float(ndtri(1 - (1 - confidence) / 2))
-
-
 def _unstick(x, n, p, q, confidence, low, high):
     """Keep an interval from collapsing to [0, 0] or [1, 1] when x/n falls outside [q, p].
 
@@ -82,9 +79,9 @@ def _unstick(x, n, p, q, confidence, low, high):
 def wilson(x, n: int, p: float, q: float, confidence: float):
     """Wilson score interval for λ, mapped to π and truncated, never collapsing to a point.    """
     x = np.asarray(x, dtype=float)
-    z = _z(confidence)
-    center = (x + z * z / 2) / (n + z * z)
-    half = z / (n + z * z) * np.sqrt(x * (n - x) / n + z * z / 4)
+    z_ = z(confidence)
+    center = (x + z_ * z_ / 2) / (n + z_ * z_)
+    half = z_ / (n + z_ * z_) * np.sqrt(x * (n - x) / n + z_ * z_ / 4)
     low, high = _to_pi(center - half, p, q), _to_pi(center + half, p, q)
     return _unstick(x, n, p, q, confidence, low, high)
 
@@ -93,10 +90,7 @@ def clopper_pearson(x, n: int, p: float, q: float, confidence: float):
     """Clopper–Pearson (equal-tailed, beta quantile) interval for λ, mapped to π."""
     x = np.asarray(x, dtype=float)
     alpha = 1 - confidence
-    with np.errstate(invalid="ignore"):
-        lam_low = np.where(x > 0, beta.ppf(alpha / 2, np.maximum(x, 1), n - x + 1), 0.0)
-        lam_high = np.where(x < n, beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1)), 1.0)
-    low, high = _to_pi(lam_low, p, q), _to_pi(lam_high, p, q)
+    low, high = _to_pi(cp_lower(x, n, alpha / 2), p, q), _to_pi(cp_upper(x, n, alpha / 2), p, q)
     return _unstick(x, n, p, q, confidence, low, high)
 
 
@@ -108,11 +102,13 @@ def wald(x, n: int, p: float, q: float, confidence: float):
     """
     x = np.asarray(x, dtype=float)
     lam = x / n
-    half = _z(confidence) * np.sqrt(lam * (1 - lam) / n)
+    half = z(confidence) * np.sqrt(lam * (1 - lam) / n)
     return _to_pi(lam - half, p, q), _to_pi(lam + half, p, q)
 
 
-FUNCTIONS = {
+# The registry of interval methods: it owns their names (the CLI, the dashboard and the
+# validation all read it).
+METHODS = {
     "exact": exact,
     "likelihood": likelihood,
     "wilson": wilson,
@@ -121,9 +117,16 @@ FUNCTIONS = {
 }
 
 
+def check_method(method) -> str:
+    """Return the interval method name, or raise ValueError listing the valid ones."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return method
+
+
 def interval(method: str, x, n: int, p: float, q: float, confidence: float):
     """Return ``(ci_low, ci_high)`` for π for each count ``x`` with the named method."""
     x = np.asarray(x, dtype=np.int64)
     if n == 0:
         return np.zeros(x.shape), np.ones(x.shape)
-    return FUNCTIONS[method](x, n, p, q, confidence)
+    return METHODS[method](x, n, p, q, confidence)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri
 
+from deniable.client.mechanism import resolve
+
+from .binomial import z
 from .marginal import estimate
-from .params import resolve
 from .result import CrosstabResult, frozen
 from .validate import check_confidence, check_counts
 
@@ -92,8 +93,8 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, confidence=0.95) -> Crossta
     counts = check_counts(joint_counts, name="joint_counts", ndim=2)
     confidence = check_confidence(confidence)
     k1, k2 = counts.shape
-    row_params = resolve(k1, epsilon_row)
-    col_params = resolve(k2, epsilon_col)
+    row_mech = resolve(k1, epsilon_row)
+    col_mech = resolve(k2, epsilon_col)
     row = estimate(counts.sum(axis=1), epsilon_row, confidence)
     col = estimate(counts.sum(axis=0), epsilon_col, confidence)
     n = int(counts.sum())
@@ -102,24 +103,24 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, confidence=0.95) -> Crossta
     if n == 0:
         zeros, ones = np.zeros(shape), np.ones(shape)
         return CrosstabResult(
-            n=0, k_row=k1, k_col=k2, epsilon=row_params.epsilon + col_params.epsilon,
+            n=0, k_row=k1, k_col=k2, epsilon=row_mech.epsilon + col_mech.epsilon,
             confidence=confidence, joint_estimate=frozen(nan), joint_consistent=frozen(nan),
             joint_std_error=frozen(nan), joint_ci_low=frozen(zeros), joint_ci_high=frozen(ones),
             conditional_estimate=frozen(nan), conditional_std_error=frozen(nan),
             conditional_ci_low=frozen(zeros), conditional_ci_high=frozen(ones), row=row, col=col,
         )
-    p1 = mechanism_matrix(k1, row_params.p, row_params.q)
-    p2 = mechanism_matrix(k2, col_params.p, col_params.q)
-    inv1 = mechanism_inverse(k1, row_params.p, row_params.q)
-    inv2 = mechanism_inverse(k2, col_params.p, col_params.q)
+    p1 = mechanism_matrix(k1, row_mech.p, row_mech.q)
+    p2 = mechanism_matrix(k2, col_mech.p, col_mech.q)
+    inv1 = mechanism_inverse(k1, row_mech.p, row_mech.q)
+    inv2 = mechanism_inverse(k2, col_mech.p, col_mech.q)
     unbiased = inv1 @ (counts / n) @ inv2.T
     fitted = em_joint(counts.astype(float), p1, p2)
     lam = (p1 @ fitted @ p2.T).ravel()
     a = np.kron(inv1, inv2)
     cov = a @ (np.diag(lam) - np.outer(lam, lam)) @ a.T / n
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(shape)
-    z = float(ndtri(1 - (1 - confidence) / 2))
-    low, high = _clipped(unbiased, z * se)
+    z_ = z(confidence)
+    low, high = _clipped(unbiased, z_ * se)
 
     # conditional of column given row: θ_ij = Π_ij / R_i, R_i = Σ_j Π_ij
     row_mass = fitted.sum(axis=1)
@@ -133,10 +134,10 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, confidence=0.95) -> Crossta
                 grad[i * k2 + j, i * k2 + b] = ((j == b) - theta[i, j]) / mass[i]
     cov_theta = grad @ cov @ grad.T
     se_theta = np.sqrt(np.clip(np.diag(cov_theta), 0.0, None)).reshape(shape)
-    cond_low, cond_high = _clipped(theta, z * se_theta)
+    cond_low, cond_high = _clipped(theta, z_ * se_theta)
     theta[empty], se_theta[empty], cond_low[empty], cond_high[empty] = np.nan, np.nan, 0.0, 1.0
     return CrosstabResult(
-        n=n, k_row=k1, k_col=k2, epsilon=row_params.epsilon + col_params.epsilon,
+        n=n, k_row=k1, k_col=k2, epsilon=row_mech.epsilon + col_mech.epsilon,
         confidence=confidence, joint_estimate=frozen(unbiased), joint_consistent=frozen(fitted),
         joint_std_error=frozen(se), joint_ci_low=frozen(low), joint_ci_high=frozen(high),
         conditional_estimate=frozen(theta), conditional_std_error=frozen(se_theta),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from deniable.client.mechanism import resolve
+
 from . import point
-from .intervals import EXACT_MAX_N, interval
-from .params import resolve
+from .intervals import EXACT_MAX_N, check_method, interval
 from .result import EstimateResult, frozen
-from .validate import check_confidence, check_counts, check_method
+from .validate import check_confidence, check_counts
 
 
 def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=False) -> EstimateResult:
@@ -20,7 +21,7 @@ def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=Fals
         ``counts[i]`` is the number of randomized reports of option ``i``; ``k = len(counts) ≥ 2``.
     epsilon : float or None
         The question's *declared* ε.  The realized ``p`` and ``q`` come from
-        :func:`client.mechanism.mechanism`.  None means asked directly (``p = 1, q = 0``).
+        :func:`deniable.client.mechanism.resolve`.  None means asked directly (``p = 1, q = 0``).
     confidence : float, default 0.95
         Confidence level of each interval, in (0, 1).
     method : {"exact", "likelihood", "wilson", "clopper-pearson", "wald"}, default "exact"
@@ -91,24 +92,24 @@ def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=Fals
     method = check_method(method)
     if not isinstance(simultaneous, (bool, np.bool_)):
         raise ValueError(f"simultaneous must be True or False, got {simultaneous!r}")
-    params = resolve(noisy.size, epsilon)
+    mech = resolve(noisy.size, epsilon)
     n = int(noisy.sum())
-    level = 1 - (1 - confidence) / params.k if simultaneous else confidence
+    level = 1 - (1 - confidence) / mech.k if simultaneous else confidence
     note = ""
     if method == "exact" and n > EXACT_MAX_N:
         method = "likelihood"
         note = f"exact intervals above n={EXACT_MAX_N} use the profile likelihood"
     elif n == 0:
         note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]"
-    low, high = interval(method, noisy, n, params.p, params.q, level)
+    low, high = interval(method, noisy, n, mech.p, mech.q, level)
     return EstimateResult(
-        n=n, k=params.k, epsilon=params.epsilon, declared_epsilon=params.declared_epsilon,
-        p=params.p, q=params.q, method=method, confidence=confidence,
+        n=n, k=mech.k, epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
+        p=mech.p, q=mech.q, method=method, confidence=confidence,
         simultaneous=bool(simultaneous),
         noisy_counts=frozen(noisy, dtype=np.int64),
-        estimate=frozen(point.unbiased(noisy, params.p, params.q)),
-        consistent=frozen(point.consistent(noisy, params.p, params.q)),
-        std_error=frozen(point.std_error(noisy, params.p, params.q)),
+        estimate=frozen(point.unbiased(noisy, mech.p, mech.q)),
+        consistent=frozen(point.consistent(noisy, mech.p, mech.q)),
+        std_error=frozen(point.std_error(noisy, mech.p, mech.q)),
         ci_low=frozen(low), ci_high=frozen(high), note=note,
     )
 

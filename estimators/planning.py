@@ -7,12 +7,13 @@ import math
 import numbers
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr
 from scipy.stats import binom
 
-from . import intervals
+from deniable.client.mechanism import resolve
 
-from .params import resolve
+from . import intervals
+from .binomial import z
 from .validate import check_confidence
 
 _GRID = 401  # λ points on [q, p] searched for the worst case
@@ -33,7 +34,7 @@ def _exact_half_width(n: int, p: float, q: float, confidence: float) -> float:
 def _half_width(n: int, p: float, q: float, confidence: float) -> float:
     if n <= EXACT_PLANNING_N:
         return _exact_half_width(n, p, q, confidence)
-    return _expected_half_width(n, p, q, float(ndtri(1 - (1 - confidence) / 2)))
+    return _expected_half_width(n, p, q, z(confidence))
 
 
 def _expected_half_width(n: float, p: float, q: float, z: float) -> float:
@@ -92,9 +93,9 @@ def margin_of_error(epsilon, k, n, confidence=0.95) -> float:
     >>> round(margin_of_error(None, 2, 1000), 3)
     0.031
     """
-    params = resolve(k, epsilon)
+    mech = resolve(k, epsilon)
     n = _check_n(n)
-    return _half_width(n, params.p, params.q, check_confidence(confidence))
+    return _half_width(n, mech.p, mech.q, check_confidence(confidence))
 
 
 def sample_size(epsilon, k, margin, confidence=0.95) -> int:
@@ -120,19 +121,19 @@ def sample_size(epsilon, k, margin, confidence=0.95) -> int:
     >>> sample_size(None, 2, 0.05)
     392
     """
-    params = resolve(k, epsilon)
+    mech = resolve(k, epsilon)
     if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
         raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
     confidence = check_confidence(confidence)
     margin = float(margin)
-    if _half_width(MAX_N, params.p, params.q, confidence) > margin:
+    if _half_width(MAX_N, mech.p, mech.q, confidence) > margin:
         raise ValueError(f"margin {margin} needs more than {MAX_N} respondents at this epsilon")
     low, high = 1, 1
-    while _half_width(high, params.p, params.q, confidence) > margin:
+    while _half_width(high, mech.p, mech.q, confidence) > margin:
         low, high = high, high * 2
     while high - low > 1:
         mid = (low + high) // 2
-        if _half_width(mid, params.p, params.q, confidence) > margin:
+        if _half_width(mid, mech.p, mech.q, confidence) > margin:
             low = mid
         else:
             high = mid

@@ -42,7 +42,7 @@ class EstimateResult:
     note: str = field(default="")
 
     def as_dict(self, labels=None) -> dict:
-        """Return the estimates in the JSON shape of DESIGN.md ("Formats"); NaN becomes None."""
+        """Return the estimates in the JSON shape of docs/design.md ("Formats"); NaN becomes None."""
         labels = list(labels) if labels is not None else [str(i) for i in range(self.k)]
         if len(labels) != self.k:
             raise ValueError(f"labels must have k={self.k} entries, got {len(labels)}")

@@ -7,9 +7,6 @@ import numbers
 
 import numpy as np
 
-METHODS = ("exact", "likelihood", "wilson", "clopper-pearson", "wald")
-
-
 def check_counts(counts, name: str = "counts", ndim: int = 1) -> np.ndarray:
     """Return ``counts`` as an int64 array of the given rank, or raise ValueError."""
     try:
@@ -39,9 +36,3 @@ def check_confidence(confidence) -> float:
         raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
     return value
 
-
-def check_method(method) -> str:
-    """Return the interval method name, or raise ValueError listing the valid ones."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    return method

@@ -23,13 +23,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from client.randomizer import randomize  # noqa: E402
-from server import create_app  # noqa: E402
-from server.auth import set_researcher  # noqa: E402
-from server.db import connect  # noqa: E402
-from server.definition import parse_definition  # noqa: E402
-from server.responses import insert_many  # noqa: E402
-from server.surveys import insert_survey  # noqa: E402
+from deniable.client.randomizer import randomize  # noqa: E402
+from deniable.server.web.app import create_app  # noqa: E402
+from deniable.server.store.accounts import set_researcher  # noqa: E402
+from deniable.server.store.db import connect  # noqa: E402
+from deniable.server.survey.definition import parse_definition  # noqa: E402
+from deniable.server.store.responses import insert_many  # noqa: E402
+from deniable.server.store.surveys import insert_survey  # noqa: E402
 
 DEFINITION = {
     "slug": "bench", "title": "Benchmark", "description": "",

@@ -6,7 +6,7 @@
 Rows, each on a fresh ``deniable+sqlite://`` file in a temporary folder:
 
 - ``storage.incr``: the bare upsert (one statement, autocommit, WAL, ``synchronous = OFF``);
-- ``FixedWindowRateLimiter.hit``: what Flask-Limiter calls once per limited request
+- ``FixedWindowRateLimiter.hit``: what ``@limited`` calls once per limited request
   (the ``limits`` key building plus one ``incr``), one key, and 10,000 keys (addresses);
 - the same from ``--processes`` processes at once on one file (gunicorn workers): wall time per
   hit over all processes, so writer contention on the one file is included;
@@ -36,9 +36,10 @@ from limits import parse  # noqa: E402
 from limits.storage import storage_from_string  # noqa: E402
 from limits.strategies import FixedWindowRateLimiter  # noqa: E402
 
-from server import create_app, limits_sqlite  # noqa: E402,F401  (registers deniable+sqlite://)
-from server.db import init_db  # noqa: E402
-from server.demo import ensure_demo  # noqa: E402
+from deniable.server.web import ratelimit_storage  # noqa: F401  (registers deniable+sqlite://)
+from deniable.server.web.app import create_app
+from deniable.server.store.db import init_db  # noqa: E402
+from deniable.server.store.demo import ensure_demo  # noqa: E402
 
 LIMIT = parse("100000000 per minute")  # never reached: every hit is counted, none refused
 

@@ -36,11 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loadgen import LOAD_ENV, ServerProcess, drive, run_deniable  # noqa: E402
 
-from client import randomize  # noqa: E402
-from server.db import connect  # noqa: E402
-from server.demo import DEMO_DEFINITION  # noqa: E402
-from server.limits import DEFAULTS as LIMIT_DEFAULTS  # noqa: E402
-from server.definition import dumps_definition, parse_definition  # noqa: E402
+from deniable.client import randomize  # noqa: E402
+from deniable.server.store.db import connect  # noqa: E402
+from deniable.server.store.demo import DEMO_DEFINITION  # noqa: E402
+from deniable.server.web.ratelimit import DEFAULTS as LIMIT_DEFAULTS  # noqa: E402
+from deniable.server.survey.definition import dumps_definition, parse_definition  # noqa: E402
 
 
 def make_reports(survey, count: int, seed: int) -> list[dict]:

@@ -25,11 +25,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import estimators  # noqa: E402
-from client import randomize  # noqa: E402
-from server.csvio import write_responses_csv  # noqa: E402
-from server.dataset import Dataset  # noqa: E402
-from server.definition import load_definition  # noqa: E402
+from deniable import estimators  # noqa: E402
+from deniable.client import randomize  # noqa: E402
+from deniable.server.survey.responses_csv import write_responses_csv  # noqa: E402
+from deniable.server.survey.dataset import Dataset  # noqa: E402
+from deniable.server.survey.definition import load_definition  # noqa: E402
 
 
 def best_of(fn, repeat: int = 5) -> float:
@@ -54,7 +54,7 @@ def deniable_command() -> list[str]:
     script = Path(sys.executable).parent / "deniable"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from server.cli import cli; cli(prog_name='deniable')"]
+    return [sys.executable, "-c", "from deniable.server.cli import cli; cli(prog_name='deniable')"]
 
 
 def main() -> None:

@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from estimators import METHODS, coverage, expected_width  # noqa: E402
-from estimators.intervals import interval  # noqa: E402
-from estimators.params import resolve  # noqa: E402
+from deniable.estimators import METHODS, coverage, expected_width  # noqa: E402
+from deniable.estimators.intervals import interval  # noqa: E402
+from deniable.client.mechanism import resolve  # noqa: E402
 
 NS = (30, 100, 1000)
 EPSILONS = (0.5, 1.0, 2.0, 4.0)

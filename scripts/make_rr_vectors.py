@@ -23,8 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from client.mechanism import TWO_32, mechanism  # noqa: E402
-from client.randomizer import randomize_draws, rejection_limit  # noqa: E402
+from deniable.client.mechanism import TWO_32, mechanism  # noqa: E402
+from deniable.client.randomizer import randomize_draws, rejection_limit  # noqa: E402
 
 OUT = ROOT / "tests" / "rr_vectors.json"
 KS = (2, 3, 4, 5, 7, 12)

@@ -1,8 +1,10 @@
 """Fixtures: an app on a real temporary SQLite file, its test client and CLI runner, a live
-server on a free loopback port, and Debian's chromium driven by Playwright."""
+server on a free loopback port, Debian's chromium driven by Playwright, and a researcher
+logged in to the dashboard.  Helpers that are not fixtures live in ``tests/support``."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sqlite3
@@ -10,12 +12,16 @@ import threading
 from pathlib import Path
 
 import pytest
+from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from server import create_app
+from deniable.server.store.accounts import set_researcher
+from deniable.server.web.app import create_app
+from support.dashboard import EMAIL, PASSWORD, login, open_db
+
+from deniable.server.web.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 CHROMIUM = os.environ.get("DENIABLE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
@@ -86,8 +92,8 @@ def page(browser):
 @pytest.fixture
 def open_demo(app):
     """The demo survey (two protected questions, one direct), open, in the app's database."""
-    from server.db import connect
-    from server.demo import ensure_demo
+    from deniable.server.store.db import connect
+    from deniable.server.store.demo import ensure_demo
 
     db = connect(app.config["DATABASE"])
     try:
@@ -100,7 +106,7 @@ def open_demo(app):
 def stored_state(db_path):
     """A function returning ``(responses rows, counts rows)`` of the test database, for
     asserting that a rejected submission stored nothing."""
-    from server.db import connect
+    from deniable.server.store.db import connect
 
     def state():
         db = connect(db_path)
@@ -112,3 +118,29 @@ def stored_state(db_path):
             db.conn.close()
 
     return state
+
+
+@pytest.fixture
+def researcher(app):
+    """The researcher EMAIL / PASSWORD.  Its hash is a cheap PBKDF2 one made once per session:
+    logging in still runs the real ``check_password_hash`` (which reads the method from the
+    hash), without 0.2 s of scrypt per test; ``tests/web/test_auth.py`` covers the scrypt path."""
+    db = open_db(app)
+    try:
+        set_researcher(db, EMAIL, "a placeholder, replaced below")
+        db.execute("UPDATE researchers SET password_hash = ? WHERE email = ?", [_cheap_hash(), EMAIL])
+    finally:
+        db.conn.close()
+    return EMAIL
+
+
+@functools.cache
+def _cheap_hash() -> str:
+    return generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
+
+
+@pytest.fixture
+def auth_client(client, researcher):
+    response = login(client)
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return client

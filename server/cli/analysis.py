@@ -1,0 +1,246 @@
+"""``deniable estimate``, ``simulate`` and ``plan``: the analyst's offline commands.
+
+A thin click shell over the offline path in :mod:`deniable.server.survey` (definition →
+responses CSV → dataset → estimates → output) and :mod:`deniable.estimators`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import numpy as np
+
+from deniable import estimators
+from deniable.client.mechanism import MechanismError, check_k
+from deniable.server.survey import estimates
+from deniable.server.survey import planning
+from deniable.server.survey.dataset import Dataset
+from deniable.server.survey.definition import DefinitionError, Survey, load_definition
+from deniable.server.survey.responses_csv import CSVError, read_responses_csv, write_responses_csv
+from deniable.server.survey.simulate import TruthError, load_truth, simulate_dataset
+
+from .common import confidence_option, database, db_option, echo_json, fail
+
+FORMATS = ("table", "json", "csv")
+PROGRESS_ROWS = 200_000  # show a progress bar from this many simulated rows on
+MAX_SIMULATED = 2**50  # beyond any memory; above 2^60 numpy refuses the array size with a ValueError
+
+
+def _load_survey(path: str) -> Survey:
+    try:
+        return load_definition(path)
+    except DefinitionError as exc:
+        fail(str(exc))
+
+
+# ---------------------------------------------------------------- estimate
+
+
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None) -> Dataset:
+    if db_path is not None:
+        if len(inputs) != 1:
+            raise click.UsageError("with --db, give exactly one argument: the survey's SLUG")
+        from deniable.server.store.responses import load_db_dataset
+
+        with database(db_path, readonly=True) as db:
+            try:
+                return load_db_dataset(db, inputs[0])
+            except LookupError as exc:
+                fail(f"{db_path}: {exc.args[0] if exc.args else exc}")
+    if len(inputs) != 2:
+        raise click.UsageError("give SURVEY.json and RESPONSES.csv (or --db FILE SLUG)")
+    survey = _load_survey(inputs[0])
+    try:
+        return read_responses_csv(inputs[1], survey, progress=True)
+    except CSVError as exc:
+        fail(str(exc))
+
+
+def _question(survey: Survey, qid: str, option: str):
+    try:
+        return survey.question(qid)
+    except KeyError:
+        ids = ", ".join(q.id for q in survey.questions)
+        raise click.UsageError(f"{option}: unknown question id {qid!r} (expected one of: {ids})") from None
+
+
+@click.command("estimate")
+@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv | --db FILE SLUG")
+@db_option(None, "Read the reports of survey SLUG from this database.")
+@confidence_option
+@click.option("--method", type=click.Choice(estimators.METHODS), default="exact", show_default=True,
+              help="Interval method.")
+@click.option("--simultaneous", is_flag=True, help="Bonferroni intervals for all options of a question together.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--crosstab", nargs=2, metavar="Q1 Q2", help="Joint and conditional estimates of two questions.")
+@click.option("--by", "by_qid", metavar="QUESTION",
+              help="Estimate every other question within each option of this directly asked question.")
+def estimate(inputs, db_path, confidence, method, simultaneous, fmt, crosstab, by_qid) -> None:
+    """Estimate the true answer distribution of every question, with confidence intervals.
+
+    Reads a survey definition and its responses export (or, with --db, a survey stored in a
+    database) and prints, per question and option, the unbiased and consistent estimates,
+    the standard error and the interval, with n, the realized ε and the method.
+
+    \b
+    Example:
+        deniable estimate examples/survey.json responses.csv --method wilson
+        deniable estimate examples/survey.json responses.csv --crosstab drugs cheated --format json
+        deniable estimate --db deniable.db student-life --by year
+    """
+    if crosstab and by_qid:
+        raise click.UsageError("use --crosstab or --by, not both")
+    dataset = _load_dataset(inputs, db_path)
+    survey = dataset.survey
+    try:
+        if crosstab:
+            row, col = (_question(survey, qid, "--crosstab").id for qid in crosstab)
+            if row == col:
+                raise click.UsageError("--crosstab: give two different questions")
+            ct = estimates.crosstab_estimates(survey, row, col, dataset.joint_counts(row, col),
+                                           confidence=confidence)
+            render = {"table": estimates.crosstab_table, "csv": estimates.crosstab_csv}
+            if fmt == "json":
+                echo_json(estimates.crosstab_json(ct))
+            else:
+                click.echo(render[fmt](ct), nl=False)
+            return
+        if by_qid:
+            by = _question(survey, by_qid, "--by")
+            if by.protected:
+                raise click.UsageError(f"--by: question {by.id!r} is randomized (ε = {by.epsilon:g}); "
+                                       "subgroups need a question asked directly")
+            groups = [
+                estimates.subgroup_estimates(survey, q.id, by.id, dataset.counts_by(q.id, by.id),
+                                          method=method, confidence=confidence, simultaneous=simultaneous)
+                for q in survey.questions if q.id != by.id
+            ]
+            if fmt == "json":
+                echo_json({"survey": survey.slug, "by": by.id,
+                            "questions": [estimates.subgroups_json(sg) for sg in groups]})
+            elif fmt == "csv":
+                click.echo(estimates.subgroups_csv(groups), nl=False)
+            else:
+                click.echo("\n".join(estimates.subgroups_table(sg) for sg in groups), nl=False)
+            return
+        results = estimates.survey_estimates(survey, dataset.all_counts(), method=method,
+                                          confidence=confidence, simultaneous=simultaneous)
+    except ValueError as exc:  # an estimator refusing its input
+        fail(str(exc))
+    if fmt == "json":
+        echo_json(estimates.estimates_document(survey.slug, dataset.n_rows, results))
+    elif fmt == "csv":
+        click.echo(estimates.to_csv(results), nl=False)
+    else:
+        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_rows:,} responses\n")
+        click.echo(estimates.to_table(results), nl=False)
+
+
+# ---------------------------------------------------------------- simulate
+
+
+def _store(db_path: str, dataset: Dataset) -> int:
+    from deniable.server.store.responses import insert_many
+    from deniable.server.store.surveys import get_survey
+
+    with database(db_path, create=True) as db:
+        stored = get_survey(db, dataset.survey.slug)
+        if stored is None:
+            fail(f"{db_path}: no survey {dataset.survey.slug!r} in the database (create and open it first)")
+        if stored.status != "open":
+            fail(f"{db_path}: survey {stored.slug!r} is {stored.status}, not open")
+        if stored.survey.questions != dataset.survey.questions:
+            fail(f"{db_path}: survey {stored.slug!r} has a different design "
+                 "(questions, options or ε) from the definition file")
+        n = dataset.n_rows
+        with click.progressbar(length=n, label="storing reports", file=sys.stderr) as bar:
+            last = [0]
+
+            def progress(done, total):
+                bar.update(done - last[0])
+                last[0] = done
+
+            return insert_many(db, stored, dataset.columns, progress=progress if n >= PROGRESS_ROWS else None)
+
+
+@click.command("simulate")
+@click.argument("survey_path", metavar="SURVEY.json")
+@click.option("--n", "n", type=click.IntRange(min=1, max=MAX_SIMULATED), required=True,
+              help="Number of respondents.")
+@click.option("--truth", "truth_path", required=True, metavar="TRUTH.json",
+              help="Question id → list of the true probability of each option.")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the simulation (default: fresh entropy).")
+@click.option("-o", "--output", metavar="OUT.csv", help="Write the responses CSV here (default: stdout).")
+@db_option(None, "Store the reports in this database instead (the survey must exist there and be open).")
+def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
+    """Simulate N respondents: draw true answers, randomize them, write the responses CSV.
+
+    True answers are drawn from TRUTH.json with a seeded generator, and every protected
+    question is randomized with the same randomizer as real reports (client.randomize).
+    With --db the reports are stored in the database (CSV only if -o is given too).
+
+    \b
+    Example:
+        deniable simulate examples/survey.json --n 10000 --truth examples/truth.json --seed 1 -o responses.csv
+    """
+    survey = _load_survey(survey_path)
+    try:
+        truth = load_truth(truth_path, survey)
+    except TruthError as exc:
+        fail(str(exc))
+    try:
+        dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
+    except MemoryError:
+        fail(f"--n {n}: not enough memory to simulate that many respondents at once")
+    if db_path is not None:
+        stored = _store(db_path, dataset)
+        click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)
+        if output is None:
+            return
+    target = output if output is not None else sys.stdout.buffer
+    try:
+        if n >= PROGRESS_ROWS and output is not None:
+            with click.progressbar(length=n, label=f"writing {output}", file=sys.stderr) as bar:
+                write_responses_csv(target, dataset, progress=bar.update)
+        else:
+            write_responses_csv(target, dataset)
+    except CSVError as exc:
+        fail(str(exc))
+
+
+# ---------------------------------------------------------------- plan
+
+
+@click.command("plan")
+@click.option("--k", "k", type=int, required=True, help="Number of options of the question.")
+@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), required=True,
+              help="Wanted half-width of the interval, as a proportion (0.03 = ±3 points).")
+@click.option("--epsilon", "epsilons", type=float, multiple=True, metavar="E",
+              help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
+@confidence_option
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+def plan(k, margin, epsilons, confidence, fmt) -> None:
+    """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
+
+    \b
+    Example:
+        deniable plan --k 2 --margin 0.03
+        deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
+    """
+    try:
+        k = check_k(k)
+    except MechanismError as exc:
+        raise click.UsageError(f"--k: {exc}") from None
+    epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
+    try:
+        rows = planning.plan_rows(k, margin, epsilons, confidence=confidence)
+    except (MechanismError, ValueError) as exc:
+        raise click.UsageError(f"--epsilon: {exc}") from None
+    if fmt == "json":
+        echo_json({"k": k, "margin": margin, "confidence": confidence, "plans": rows})
+    else:
+        click.echo(planning.plan_table(k, margin, confidence, rows), nl=False)
+
+
+COMMANDS = (estimate, simulate, plan)

@@ -1,0 +1,60 @@
+"""What every command shares: the ``--db`` option, opening the database, one-line errors.
+
+Every problem a person can act on ends a command with exit status 1 and one line
+``Error: …`` naming the file and the problem, never a traceback: :func:`fail` raises it, and
+:func:`database` turns any SQLite error on the way into one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+DEFAULT_DB = "deniable.db"
+
+
+def fail(message: str):
+    """End the command with ``Error: message`` and exit status 1."""
+    raise click.ClickException(message)
+
+
+def db_option(default: str | None = DEFAULT_DB, help: str = "The SQLite database file."):
+    """The ``--db FILE`` option (``db_path`` in the command), the same in every command."""
+    return click.option("--db", "db_path", default=default, show_default=default is not None, metavar="FILE",
+                        help=help)
+
+
+def confidence_option(f):
+    return click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                        default=0.95, show_default=True, help="Confidence level of the intervals.")(f)
+
+
+@contextmanager
+def database(path: str, *, create: bool = False, readonly: bool = False):
+    """Open the database at ``path`` for the block and close it after.
+
+    ``create`` makes the file (and its schema) if needed; otherwise a missing file is an error.
+    ``readonly`` opens it read-only.  Any SQLite or OS error is one line naming the file.
+    """
+    from deniable.server.store.db import connect, init_db
+
+    if not create and not Path(path).is_file():
+        fail(f"{path}: no such database file")
+    try:
+        db = init_db(path) if create else connect(path, readonly=readonly)
+    except (OSError, sqlite3.Error) as exc:
+        fail(f"{path}: cannot open the database: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        yield db
+    except sqlite3.Error as exc:
+        fail(f"{path}: cannot use the database: {exc}")
+    finally:
+        db.conn.close()
+
+
+def echo_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))

@@ -1,0 +1,54 @@
+"""The demo (``deniable serve --demo``): a survey with two protected questions and one direct
+one, and a researcher to log in with."""
+
+from __future__ import annotations
+
+import math
+import secrets
+
+import sqlite_utils
+
+from deniable.server.survey.definition import parse_definition
+
+from .accounts import set_researcher
+from .surveys import StoredSurvey, get_survey, insert_survey
+
+DEMO_SLUG = "demo"
+DEMO_EMAIL = "demo@deniable.invalid"
+
+DEMO_DEFINITION = {
+    "slug": DEMO_SLUG,
+    "title": "A short survey on sensitive habits (demo)",
+    "description": ("Your device randomizes each protected answer before it is sent, "
+                    "so nobody, not even the researchers, can know your true answer."),
+    "questions": [
+        {"id": "drug_use", "text": "In the past 12 months, have you used an illegal drug?",
+         "options": ["No", "Yes"], "epsilon": math.log(3)},
+        {"id": "cheating", "text": "How often have you cheated on a test or exam?",
+         "options": ["Never", "Once", "A few times", "Often"], "epsilon": 2.0},
+        {"id": "age_group", "text": "What is your age group?",
+         "options": ["Under 30", "30 to 44", "45 to 64", "65 or older"], "required": False},
+    ],
+}
+
+
+def demo_survey():
+    return parse_definition(DEMO_DEFINITION)
+
+
+def ensure_demo(db: sqlite_utils.Database) -> StoredSurvey:
+    """Create the demo survey, open, unless a survey called ``demo`` already exists."""
+    stored = get_survey(db, DEMO_SLUG)
+    if stored is None:
+        stored = insert_survey(db, demo_survey(), status="open")
+    return stored
+
+
+def ensure_demo_researcher(db: sqlite_utils.Database) -> tuple[str, str]:
+    """Create (or reset) the demo researcher with a fresh random password; return (email, password).
+
+    The password is never stored in clear, so each call sets a new one for the caller to print.
+    """
+    password = secrets.token_urlsafe(12)
+    set_researcher(db, DEMO_EMAIL, password)
+    return DEMO_EMAIL, password

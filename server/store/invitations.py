@@ -1,0 +1,62 @@
+"""Invitation links: single-use tokens that let one person respond to an invitation-only survey.
+
+A token is 144 random bits (``secrets.token_urlsafe(18)``); the database keeps only its SHA-256.
+A slow password hash is not needed: nobody can search a 2^144 space, so the hash only has to
+be one-way.  A token is consumed by deleting its hash in the same ``BEGIN IMMEDIATE``
+transaction that inserts the response (:func:`.responses.store_response`): the response
+is stored iff the token was valid and unused, and a refused response leaves the token usable.
+The response row holds nothing about the token, and the ``invitations`` table has no rowid, no
+time and no "used" flag, so neither table can be joined to the other, not even by order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+import sqlite_utils
+
+from .db import write_transaction
+
+MAX_BATCH = 100_000
+TOKEN_BYTES = 18
+
+
+class InvitationError(ValueError):
+    """A missing, unknown or already used invitation token (field ``invitation``)."""
+
+    field = "invitation"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def generate(db: sqlite_utils.Database, survey_id: int, n: int) -> list[str]:
+    """Create ``n`` new tokens for the survey (one transaction) and return them; only hashes are stored."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_BATCH:
+        raise ValueError(f"count: must be a whole number from 1 to {MAX_BATCH:,}, got {n!r}")
+    tokens = [secrets.token_urlsafe(TOKEN_BYTES) for _ in range(n)]
+    with write_transaction(db):
+        db.conn.executemany("INSERT INTO invitations (token_hash, survey_id) VALUES (?, ?)",
+                            [(token_hash(t), survey_id) for t in tokens])
+    return tokens
+
+
+def consume(db: sqlite_utils.Database, survey_id: int, token) -> None:
+    """Use up ``token`` for this survey; call inside the response's write transaction."""
+    if not isinstance(token, str) or not token:
+        raise InvitationError("invitation: this survey takes responses only through an invitation link")
+    deleted = db.execute("DELETE FROM invitations WHERE token_hash = ? AND survey_id = ?",
+                         [token_hash(token), survey_id]).rowcount
+    if deleted != 1:
+        raise InvitationError("invitation: this invitation link is not valid for this survey, "
+                              "or it has been used already")
+
+
+def unused(db: sqlite_utils.Database, survey_id: int) -> int:
+    return db.execute("SELECT count(*) FROM invitations WHERE survey_id = ?", [survey_id]).fetchone()[0]
+
+
+def set_invitation_only(db: sqlite_utils.Database, survey_id: int, flag: bool) -> None:
+    db.execute("UPDATE surveys SET invitation_only = ? WHERE id = ?", [int(flag), survey_id])

@@ -1,0 +1,204 @@
+"""Stored surveys: insert a definition, read it back, the draft → open → closed lifecycle, counts.
+
+The design (options, ε, and so each question's ``threshold``) is frozen once a survey opens
+(docs/design.md, invariant 4): :func:`replace_design` refuses anything but a draft, and triggers
+in the schema refuse it as well.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import weakref
+from dataclasses import dataclass, replace
+
+import numpy as np
+import sqlite_utils
+
+from deniable.server.survey.definition import DefinitionError, Question, Survey
+
+from .db import write_transaction
+
+STATUSES = ("draft", "open", "closed")
+TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": set()}
+
+
+class LifecycleError(ValueError):
+    """A change the survey's status does not allow."""
+
+
+@dataclass(frozen=True)
+class StoredSurvey:
+    id: int
+    survey: Survey
+    status: str
+    target_n: int
+    created_on: str | None
+    opened_on: str | None
+    closed_on: str | None
+    invitation_only: bool = False  # responses need a single-use invitation token (store.invitations)
+
+    @property
+    def slug(self) -> str:
+        return self.survey.slug
+
+
+def today() -> str:
+    """The date at day granularity, the finest time the database keeps."""
+    return datetime.date.today().isoformat()
+
+
+def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
+    rows = []
+    for position, q in enumerate(survey.questions):
+        rows.append({
+            "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
+            "options": json.dumps(list(q.options), ensure_ascii=False), "required": int(q.required),
+            "epsilon": q.epsilon, "k": q.k, "threshold": q.mechanism.threshold if q.protected else None,
+        })
+    return rows
+
+
+def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
+    return [
+        {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0}
+        for q in survey.questions for i in range(q.k)
+    ]
+
+
+def insert_survey(db: sqlite_utils.Database, survey: Survey, *, status: str = "draft",
+                  target_n: int = 1000) -> StoredSurvey:
+    """Store a new survey (as a draft unless ``status`` says otherwise) with zeroed counts."""
+    if status not in STATUSES:
+        raise LifecycleError(f"status: must be one of {', '.join(STATUSES)}, got {status!r}")
+    with write_transaction(db):
+        if db.execute("SELECT 1 FROM surveys WHERE slug = ?", [survey.slug]).fetchone():
+            raise DefinitionError(("slug",), f"a survey {survey.slug!r} already exists")
+        survey_id = db["surveys"].insert({
+            "slug": survey.slug, "title": survey.title, "description": survey.description,
+            "status": "draft", "target_n": target_n, "created_on": today(),
+        }).last_pk
+        db["questions"].insert_all(_question_rows(survey_id, survey))
+        db["counts"].insert_all(_count_rows(survey_id, survey))
+        if status != "draft":
+            db["surveys"].update(survey_id, {"status": status, "opened_on": today()})
+    return get_survey(db, survey.slug)
+
+
+def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
+                   target_n: int | None = None) -> StoredSurvey:
+    """Replace a draft's title, description and questions (the slug stays)."""
+    with write_transaction(db):
+        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise LookupError(f"no survey {slug!r}")
+        survey_id, status = row
+        if status != "draft":
+            raise LifecycleError(f"survey {slug!r} is {status}: its options and epsilon are frozen")
+        changes = {"title": survey.title, "description": survey.description}
+        if target_n is not None:
+            changes["target_n"] = target_n
+        db["surveys"].update(survey_id, changes)
+        db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
+        db["questions"].insert_all(_question_rows(survey_id, survey))
+        db["counts"].insert_all(_count_rows(survey_id, survey))
+    return get_survey(db, slug)
+
+
+def set_status(db: sqlite_utils.Database, slug: str, status: str) -> StoredSurvey:
+    """Move a survey along draft → open → closed; any other move raises LifecycleError."""
+    with write_transaction(db):
+        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise LookupError(f"no survey {slug!r}")
+        survey_id, current = row
+        if status not in TRANSITIONS.get(current, set()):
+            raise LifecycleError(f"survey {slug!r} is {current}: it cannot become {status!r}")
+        stamp = {"open": "opened_on", "closed": "closed_on"}[status]
+        db["surveys"].update(survey_id, {"status": status, stamp: today()})
+    return get_survey(db, slug)
+
+
+def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
+    survey = Survey(
+        slug=row["slug"], title=row["title"], description=row["description"] or "",
+        questions=tuple(
+            Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])),
+                     epsilon=q["epsilon"], required=bool(q["required"]))
+            for q in questions
+        ),
+    )
+    return StoredSurvey(
+        id=row["id"], survey=survey, status=row["status"], target_n=row["target_n"],
+        created_on=row["created_on"], opened_on=row["opened_on"], closed_on=row["closed_on"],
+        invitation_only=bool(row.get("invitation_only")),
+    )
+
+
+def get_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | None:
+    """Return the stored survey with this slug, or None."""
+    # Plain SQL: sqlite-utils' table objects introspect the schema first, and this runs on
+    # every submission.
+    row = _dict_rows(db.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
+    if not row:
+        return None
+    questions = _dict_rows(db.execute(
+        "SELECT * FROM questions WHERE survey_id = ? ORDER BY position", [row[0]["id"]]))
+    return _survey_from_rows(row[0], questions)
+
+
+# Per connection (so per worker thread, and never across a replaced database file, since
+# web.connections opens a new connection then): survey id → the StoredSurvey read when it had left
+# draft.  Entries die with their connection.
+_launched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | None:
+    """The survey with this slug unless it is unknown or a draft (None); for the submission path.
+
+    A launched survey's questions, options and ε never change (invariant 4, enforced by
+    triggers), a survey never returns to draft and is never deleted, and slugs are unique; so
+    after the first request each connection reads only the survey's own row (status,
+    invitation-only, dates) and reuses the parsed questions.  The status read here is a
+    snapshot: :func:`deniable.server.store.responses.store_response` reads it again inside its write
+    transaction, so a survey closed in between accepts nothing.
+    """
+    rows = _dict_rows(db.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
+    if not rows or rows[0]["status"] == "draft":
+        return None
+    row = rows[0]
+    cache = _launched.setdefault(db, {})
+    known = cache.get(row["id"])
+    if known is None or known.slug != row["slug"]:
+        known = get_survey(db, slug)
+        if known is None:
+            return None
+        cache[row["id"]] = known
+    return replace(known, status=row["status"], target_n=row["target_n"],
+                   opened_on=row["opened_on"], closed_on=row["closed_on"],
+                   invitation_only=bool(row.get("invitation_only")))
+
+
+def _dict_rows(cursor) -> list[dict]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, values)) for values in cursor.fetchall()]
+
+
+def list_surveys(db: sqlite_utils.Database) -> list[StoredSurvey]:
+    slugs = [r["slug"] for r in db["surveys"].rows_where(order_by="id desc", select="slug")]
+    return [get_survey(db, slug) for slug in slugs]
+
+
+def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.ndarray]:
+    """Per question, the number of reports of each option (kept current on every insert): O(total k)."""
+    counts: dict[str, list[int]] = {}
+    for qid, option, count in db.execute(
+        "SELECT qid, option, count FROM counts WHERE survey_id = ? ORDER BY qid, option", [survey_id]
+    ):
+        counts.setdefault(qid, []).append(count)
+    return {qid: np.asarray(values, dtype=np.int64) for qid, values in counts.items()}
+
+
+def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:
+    return db.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [survey_id]).fetchone()[0]

@@ -1,0 +1,1 @@
+"""The offline analyst path (no database, no Flask): definition → responses CSV → dataset → estimates → output."""

@@ -1,0 +1,237 @@
+"""Survey definitions (docs/design.md, "Formats"): parse, validate, and serialize.
+
+A definition is ``{"slug", "title", "description", "questions": [{"id", "text", "options",
+"epsilon", "required"}]}``.  A question without ``epsilon`` (or with ``null``) is asked
+directly and is not protected.  ``required`` defaults to true.  Every problem raises
+:class:`DefinitionError`, which carries the field it is about as a path
+(``("questions", 1, "epsilon")``) and reads ``questions[1].epsilon: …``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from deniable.client.mechanism import Mechanism, MechanismError, mechanism, resolve
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+QUESTION_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+MAX_QUESTIONS = 100
+MAX_OPTIONS = 64
+MAX_TEXT = 2000
+MAX_LABEL = 200
+SURVEY_KEYS = {"slug", "title", "description", "questions"}
+QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"}
+# Names the survey page's form uses for itself; a question with such an id would shadow them.
+RESERVED_IDS = {"csrf_token", "invitation"}
+
+
+def field_name(path: tuple) -> str:
+    """Render a field path: ``("questions", 1, "epsilon") → "questions[1].epsilon"``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+class DefinitionError(ValueError):
+    """A survey definition is malformed.
+
+    ``path`` is the field as a tuple (``("questions", 1, "epsilon")``; empty for the whole
+    text), ``problem`` what is wrong with it, ``source`` the file it came from (if any);
+    ``str()`` is one line ``[source: ]field: problem``.
+    """
+
+    def __init__(self, path: tuple, problem: str, *, source: str | None = None):
+        self.path, self.problem, self.source = tuple(path), problem, source
+        parts = [p for p in (source, field_name(self.path), problem) if p]
+        super().__init__(": ".join(parts))
+
+    @property
+    def field(self) -> str:
+        return field_name(self.path)
+
+    def from_source(self, source: str) -> DefinitionError:
+        """The same error, said of the file ``source``."""
+        return DefinitionError(self.path, self.problem, source=source)
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+    options: tuple[str, ...]
+    epsilon: float | None = None
+    required: bool = True
+
+    @property
+    def k(self) -> int:
+        return len(self.options)
+
+    @property
+    def protected(self) -> bool:
+        return self.epsilon is not None
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The realized parameters (for a direct question, ``p = 1``: :func:`~deniable.client.mechanism.direct`)."""
+        return resolve(self.k, self.epsilon)
+
+    def to_dict(self) -> dict:
+        data = {"id": self.id, "text": self.text, "options": list(self.options)}
+        if self.protected:
+            data["epsilon"] = self.epsilon
+        if not self.required:
+            data["required"] = False
+        return data
+
+
+@dataclass(frozen=True)
+class Survey:
+    slug: str
+    title: str
+    description: str
+    questions: tuple[Question, ...]
+
+    @property
+    def total_epsilon(self) -> float:
+        """Privacy cost per respondent by basic composition: the sum of the protected questions'
+        *realized* ε (never above the declared sum)."""
+        return sum(q.mechanism.epsilon for q in self.questions if q.protected)
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(question_id)
+
+    def to_dict(self) -> dict:
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "description": self.description,
+            "questions": [q.to_dict() for q in self.questions],
+        }
+
+
+def _text(value, path: tuple, *, max_len: int, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise DefinitionError(path, f"must be a string, got {type(value).__name__}")
+    value = value.strip()
+    if not value and not allow_empty:
+        raise DefinitionError(path, "must not be empty")
+    if len(value) > max_len:
+        raise DefinitionError(path, f"must be at most {max_len} characters")
+    return value
+
+
+def _unknown_keys(data: dict, allowed: set[str], path: tuple) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise DefinitionError(path, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def parse_epsilon(value, k: int, path: tuple) -> float:
+    """Return a protected question's declared ε, or raise DefinitionError (``path`` is its field)."""
+    try:
+        return mechanism(k, value).declared_epsilon
+    except MechanismError as exc:
+        raise DefinitionError(path, str(exc)) from None
+
+
+def parse_question(data, where: tuple = ()) -> Question:
+    """Validate one question object; ``where`` is its place (``("questions", 0)``) in error paths."""
+    if not isinstance(data, dict):
+        raise DefinitionError(where, "must be an object")
+    _unknown_keys(data, QUESTION_KEYS, where)
+    for key in ("id", "text", "options"):
+        if key not in data:
+            raise DefinitionError((*where, key), "is required")
+    qid = data["id"]
+    if not isinstance(qid, str) or not QUESTION_ID_RE.match(qid):
+        raise DefinitionError((*where, "id"),
+                              f"must be a letter or _ followed by letters, digits or _ (at most 63), got {qid!r}")
+    if qid in RESERVED_IDS:
+        raise DefinitionError((*where, "id"), f"{qid!r} is reserved for the survey form; choose another id")
+    text = _text(data["text"], (*where, "text"), max_len=MAX_TEXT)
+    options = data["options"]
+    if not isinstance(options, list):
+        raise DefinitionError((*where, "options"), "must be a list of option labels")
+    if not 2 <= len(options) <= MAX_OPTIONS:
+        raise DefinitionError((*where, "options"), f"needs between 2 and {MAX_OPTIONS} options, got {len(options)}")
+    labels = tuple(_text(o, (*where, "options", i), max_len=MAX_LABEL) for i, o in enumerate(options))
+    seen = set()
+    for i, label in enumerate(labels):
+        if label in seen:
+            raise DefinitionError((*where, "options", i), f"duplicate label {label!r}")
+        seen.add(label)
+    epsilon = data.get("epsilon")
+    if epsilon is not None:
+        epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
+    required = data.get("required", True)
+    if not isinstance(required, bool):
+        raise DefinitionError((*where, "required"), "must be true or false")
+    return Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required)
+
+
+def parse_definition(data) -> Survey:
+    """Validate a decoded survey definition and return a :class:`Survey`."""
+    if not isinstance(data, dict):
+        raise DefinitionError(("definition",), "must be a JSON object")
+    _unknown_keys(data, SURVEY_KEYS, ("definition",))
+    for key in ("slug", "title", "questions"):
+        if key not in data:
+            raise DefinitionError((key,), "is required")
+    slug = data["slug"]
+    if not isinstance(slug, str) or not SLUG_RE.match(slug):
+        raise DefinitionError(("slug",), f"must be lowercase letters, digits and '-' (at most 63), got {slug!r}")
+    title = _text(data["title"], ("title",), max_len=200)
+    description = _text(data.get("description", ""), ("description",), max_len=MAX_TEXT, allow_empty=True)
+    questions = data["questions"]
+    if not isinstance(questions, list) or not questions:
+        raise DefinitionError(("questions",), "must be a non-empty list")
+    if len(questions) > MAX_QUESTIONS:
+        raise DefinitionError(("questions",), f"at most {MAX_QUESTIONS} questions, got {len(questions)}")
+    parsed = tuple(parse_question(q, ("questions", i)) for i, q in enumerate(questions))
+    check_unique_ids(parsed)
+    return Survey(slug=slug, title=title, description=description, questions=parsed)
+
+
+def check_unique_ids(questions) -> None:
+    """Raise DefinitionError at the first question whose id repeats an earlier one."""
+    ids = set()
+    for i, q in enumerate(questions):
+        if q.id in ids:
+            raise DefinitionError(("questions", i, "id"), f"duplicate question id {q.id!r}")
+        ids.add(q.id)
+
+
+def loads_definition(text: str, source: str = "definition") -> Survey:
+    """Parse JSON text; errors are said of ``source`` (a file name) and carry the JSON line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DefinitionError((), f"line {exc.lineno}: not valid JSON: {exc.msg}", source=source) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:100]
+        raise DefinitionError((), f"not valid JSON: {why}", source=source) from None
+    try:
+        return parse_definition(data)
+    except DefinitionError as exc:
+        raise exc.from_source(source) from None
+
+
+def load_definition(path) -> Survey:
+    """Read and validate a survey definition file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DefinitionError((), f"cannot read: {exc}", source=str(path)) from None
+    return loads_definition(text, str(path))
+
+
+def dumps_definition(survey: Survey) -> str:
+    return json.dumps(survey.to_dict(), indent=2, ensure_ascii=False) + "\n"

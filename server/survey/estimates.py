@@ -1,0 +1,292 @@
+"""Estimates for people and files: counts → estimates → JSON, CSV and terminal tables.
+
+Shared by ``deniable estimate``, the dashboard's results page, its exports and the results API:
+:func:`question_json` is the one per-option estimate record all of them show.
+
+Every function here is pure: it takes the survey, counts (sufficient statistics, never rows)
+and options, and returns numbers or text.  The JSON follows docs/design.md, "Formats": per question
+``n``, the realized ``epsilon`` (``null`` for a question asked directly), ``declared_epsilon``,
+the realized ``p`` and ``q``, ``method``, ``confidence``, ``simultaneous``, and per option
+``label``, ``noisy_count``, ``estimate``, ``consistent``, ``std_error``, ``ci_low``, ``ci_high``.
+Non-finite numbers (an interval with no data) become ``null``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from deniable import estimators
+
+from .definition import Question, Survey
+
+CSV_COLUMNS = (
+    "question", "option", "label", "n", "epsilon", "declared_epsilon", "p", "q", "method",
+    "confidence", "simultaneous", "noisy_count", "estimate", "consistent", "std_error",
+    "ci_low", "ci_high",
+)
+
+
+def _number(value):
+    """A JSON-safe number: a Python float or int, or None when not finite."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# ---------------------------------------------------------------- marginal estimates
+
+
+def survey_estimates(survey: Survey, counts: dict, *, method: str = "exact", confidence: float = 0.95,
+                     simultaneous: bool = False) -> list:
+    """Return ``[(question, EstimateResult)]`` for every question of ``survey`` from its counts.
+
+    A question asked directly is estimated with ``epsilon=None`` (no randomization: p = 1, q = 0).
+    """
+    return [
+        (q, estimators.estimate(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
+                                method=method, simultaneous=simultaneous))
+        for q in survey.questions
+    ]
+
+
+def question_json(question: Question, result) -> dict:
+    """One question's estimates in the docs/design.md format: the per-option record everywhere.
+
+    :meth:`deniable.estimators.EstimateResult.as_dict` with the question's id, text and option
+    labels; ε is ``null`` for a question asked directly, and an empty note is ``null``.
+    """
+    data = {"id": question.id, "text": question.text, **result.as_dict(question.options),
+            "note": result.note or None}
+    if not question.protected:
+        data.update(epsilon=None, declared_epsilon=None)
+    return data
+
+
+def to_json(results) -> dict:
+    """Return ``{"questions": [...]}`` for the ``(question, result)`` pairs of :func:`survey_estimates`."""
+    return {"questions": [question_json(q, r) for q, r in results]}
+
+
+def estimates_document(slug: str, n_responses: int, results) -> dict:
+    """The estimates JSON of ``deniable estimate --format json``, the export and the results API."""
+    return {"survey": slug, "n_responses": int(n_responses), **to_json(results)}
+
+
+def to_csv(results) -> str:
+    """Return a CSV with one row per question × option (columns :data:`CSV_COLUMNS`)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for q, r in results:
+        data = question_json(q, r)
+        for i, option in enumerate(data["options"]):
+            row = {"question": q.id, "option": i, **{k: data[k] for k in CSV_COLUMNS if k in data}, **option}
+            writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def _pct(value) -> str:
+    value = _number(value)
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _interval(low, high) -> str:
+    return f"[{_pct(low)}, {_pct(high)}]"
+
+
+def _design_line(question: Question, result) -> str:
+    if question.protected:
+        return (f"n = {int(result.n):,} · ε = {result.epsilon:.4f} (declared {question.epsilon:g}) · "
+                f"p = {result.p:.4f}, q = {result.q:.4f}")
+    return f"n = {int(result.n):,} · asked directly (not randomized)"
+
+
+def _method_line(result) -> str:
+    level = f"{100 * result.confidence:g}%"
+    which = "simultaneous (Bonferroni) " if result.simultaneous else ""
+    return f"{level} {which}intervals, method: {result.method}"
+
+
+def grid(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """Align columns: the first left-aligned, the others right-aligned."""
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
+
+    def line(cells):
+        parts = [str(cells[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return indent + "  ".join(parts).rstrip()
+
+    return [line(headers)] + [line(r) for r in rows]
+
+
+def _estimate_rows(question: Question, result, labels=None) -> list[list[str]]:
+    labels = labels or question.options
+    return [
+        [label, f"{int(result.noisy_counts[i]):,}", _pct(result.estimate[i]), _pct(result.consistent[i]),
+         _pct(result.std_error[i]), _interval(result.ci_low[i], result.ci_high[i])]
+        for i, label in enumerate(labels)
+    ]
+
+
+ESTIMATE_HEADERS = ["option", "reported", "estimate", "consistent", "std.err", "interval"]
+
+
+def question_table(question: Question, result) -> str:
+    lines = [f"{question.id}: {question.text}",
+             f"  {_design_line(question, result)}",
+             f"  {_method_line(result)}"]
+    lines += grid(ESTIMATE_HEADERS, _estimate_rows(question, result))
+    if result.note:
+        lines.append(f"  note: {result.note}")
+    return "\n".join(lines)
+
+
+def to_table(results) -> str:
+    """Render estimates for a terminal: one block per question with n, ε, the method and intervals."""
+    return "\n\n".join(question_table(q, r) for q, r in results) + "\n"
+
+
+# ---------------------------------------------------------------- cross-tabs
+
+
+@dataclass(frozen=True)
+class Crosstab:
+    """Joint and conditional estimates of two questions, with the questions they are about."""
+
+    row: Question
+    col: Question
+    noisy_counts: np.ndarray
+    result: object  # estimators.CrosstabResult
+
+
+def crosstab_estimates(survey: Survey, row_qid: str, col_qid: str, joint_counts, *,
+                       confidence: float = 0.95) -> Crosstab:
+    """Estimate the joint distribution of two questions from their ``k_row × k_col`` report counts."""
+    row, col = survey.question(row_qid), survey.question(col_qid)
+    joint = np.asarray(joint_counts)
+    result = estimators.crosstab(joint, row.epsilon, col.epsilon, confidence)
+    return Crosstab(row=row, col=col, noisy_counts=joint, result=result)
+
+
+def crosstab_json(ct: Crosstab) -> dict:
+    r = ct.result
+    cells = []
+    for i, row_label in enumerate(ct.row.options):
+        for j, col_label in enumerate(ct.col.options):
+            cells.append({
+                "row_label": row_label,
+                "col_label": col_label,
+                "noisy_count": int(ct.noisy_counts[i, j]),
+                "estimate": _number(r.joint_estimate[i, j]),
+                "consistent": _number(r.joint_consistent[i, j]),
+                "std_error": _number(r.joint_std_error[i, j]),
+                "ci_low": _number(r.joint_ci_low[i, j]),
+                "ci_high": _number(r.joint_ci_high[i, j]),
+                "conditional_estimate": _number(r.conditional_estimate[i, j]),
+                "conditional_std_error": _number(r.conditional_std_error[i, j]),
+                "conditional_ci_low": _number(r.conditional_ci_low[i, j]),
+                "conditional_ci_high": _number(r.conditional_ci_high[i, j]),
+            })
+    total_epsilon = sum(q.epsilon for q in (ct.row, ct.col) if q.protected)
+    return {
+        "row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
+        "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
+        "n": int(r.n),
+        "declared_epsilon": total_epsilon if total_epsilon else None,
+        "epsilon": _number(r.epsilon) if total_epsilon else None,
+        "confidence": _number(r.confidence),
+        "cells": cells,
+    }
+
+
+def crosstab_table(ct: Crosstab) -> str:
+    r = ct.result
+    data = crosstab_json(ct)
+    eps = f"ε = {data['epsilon']:.4f} (ε₁ + ε₂)" if data["epsilon"] is not None else "no randomization"
+    lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
+             f"  n = {int(r.n):,} answered both · {eps} · {100 * r.confidence:g}% intervals"]
+    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported", "joint", "interval",
+               f"{ct.col.id} | {ct.row.id}", "interval"]
+    rows = [
+        [f"{c['row_label']} · {c['col_label']}", f"{c['noisy_count']:,}", _pct(c["estimate"]),
+         _interval(c["ci_low"], c["ci_high"]), _pct(c["conditional_estimate"]),
+         _interval(c["conditional_ci_low"], c["conditional_ci_high"])]
+        for c in data["cells"]
+    ]
+    return "\n".join(lines + grid(headers, rows)) + "\n"
+
+
+def crosstab_csv(ct: Crosstab) -> str:
+    data = crosstab_json(ct)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    keys = list(data["cells"][0])
+    writer.writerow(["row", "col", "n", "epsilon", "confidence", *keys])
+    for cell in data["cells"]:
+        writer.writerow([ct.row.id, ct.col.id, data["n"], data["epsilon"] or "", data["confidence"],
+                         *("" if cell[k] is None else cell[k] for k in keys)])
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- subgroups
+
+
+@dataclass(frozen=True)
+class Subgroups:
+    """A question's estimates within each option of a question asked directly."""
+
+    question: Question
+    by: Question
+    results: list  # one EstimateResult per option of `by`
+
+
+def subgroup_estimates(survey: Survey, qid: str, by_qid: str, counts_by_group, *, method: str = "exact",
+                       confidence: float = 0.95, simultaneous: bool = False) -> Subgroups:
+    """Estimate ``qid`` within each group (option) of the direct question ``by_qid``."""
+    question, by = survey.question(qid), survey.question(by_qid)
+    results = estimators.subgroups(np.asarray(counts_by_group), question.epsilon, confidence=confidence,
+                                   method=method, simultaneous=simultaneous)
+    return Subgroups(question=question, by=by, results=list(results))
+
+
+def subgroups_json(sg: Subgroups) -> dict:
+    return {
+        "id": sg.question.id,
+        "by": sg.by.id,
+        "groups": [{"group": label, **question_json(sg.question, r)} for label, r in zip(sg.by.options, sg.results)],
+    }
+
+
+def subgroups_table(sg: Subgroups) -> str:
+    lines = [f"{sg.question.id} by {sg.by.id}: {sg.question.text}"]
+    first = sg.results[0]
+    if sg.question.protected:
+        lines.append(f"  ε = {first.epsilon:.4f} (declared {sg.question.epsilon:g}) · {_method_line(first)}")
+    else:
+        lines.append(f"  asked directly · {_method_line(first)}")
+    rows = []
+    for label, r in zip(sg.by.options, sg.results):
+        for i, row in enumerate(_estimate_rows(sg.question, r)):
+            rows.append([f"{sg.by.id}={label} (n={int(r.n):,})" if i == 0 else "", *row])
+    lines += grid(["group", *ESTIMATE_HEADERS], rows)
+    notes = sorted({r.note for r in sg.results if r.note})
+    lines += [f"  note: {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def subgroups_csv(sgs: list[Subgroups]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["by", "group", *CSV_COLUMNS])
+    for sg in sgs:
+        for label, r in zip(sg.by.options, sg.results):
+            for line in to_csv([(sg.question, r)]).splitlines()[1:]:
+                writer.writerow([sg.by.id, label, *next(csv.reader([line]))])
+    return out.getvalue()

@@ -1,0 +1,257 @@
+"""The responses CSV (docs/design.md, "Formats"), read and written at C speed with pyarrow.
+
+One row per response, one column per question id (the header is exactly a permutation of the
+survey's question ids), each cell the reported option label exactly as in the definition, an
+empty cell = not answered.  A blank line is a response with no answers.
+
+Reading streams the file in blocks: each column is parsed as a dictionary array, so mapping the
+labels to option indices (``pyarrow.compute.index_in``) touches only the few distinct values
+of a block, and the strings never pile up in memory.  Every problem raises :class:`CSVError`
+with one line ``FILE:LINE: problem``, where the header is line 1.  The exact line of a bad row
+is found by re-scanning the file with the ``csv`` module, only when there is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import itertools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from .dataset import NOT_ANSWERED, Dataset
+from .definition import Survey
+
+BLOCK_SIZE = 1 << 24  # bytes per parsed block: 13 blocks for a 10^7-row, 3-question file
+WRITE_CHUNK = 1_000_000  # rows per written batch
+NEEDS_QUOTES = (",", '"', "\n", "\r")
+
+
+class CSVError(ValueError):
+    """A responses CSV cannot be read; the message is one line ``FILE:LINE: problem``."""
+
+
+def _labels_list(labels) -> str:
+    return ", ".join(labels)
+
+
+def _read_header(path: Path, survey: Survey) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = first.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise CSVError(f"{path}:1: not UTF-8 text") from None
+    ids = [q.id for q in survey.questions]
+    if not text.strip():
+        raise CSVError(f"{path}:1: no header: expected the question ids {_labels_list(ids)}")
+    # Only the first physical line: a file may end its lines with a bare CR, as pyarrow accepts.
+    try:
+        header = next(csv.reader([text.split("\r", 1)[0]]))
+    except csv.Error as exc:
+        raise CSVError(f"{path}:1: cannot parse the header: {exc}") from None
+    seen = set()
+    for name in header:
+        if name not in ids:
+            raise CSVError(f"{path}:1: unknown column {name!r} (expected the question ids: {_labels_list(ids)})")
+        if name in seen:
+            raise CSVError(f"{path}:1: duplicate column {name!r}")
+        seen.add(name)
+    missing = [qid for qid in ids if qid not in seen]
+    if missing:
+        raise CSVError(f"{path}:1: missing column {missing[0]!r} (expected the question ids: {_labels_list(ids)})")
+    return header
+
+
+def _records(path: Path):
+    """Yield ``(line_number, fields)`` for each data record, as pyarrow counts them."""
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        reader = csv.reader(fh)
+        next(reader, None)
+        start = reader.line_num + 1
+        try:
+            for fields in reader:
+                yield start, fields
+                start = reader.line_num + 1
+        except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
+            raise CSVError(f"{path}:{start}: cannot parse as CSV: {exc}") from None
+
+
+def _line_of_row(path: Path, row: int) -> int:
+    """Return the physical line (header = 1) where data row ``row`` (0-based) starts."""
+    for line, _ in itertools.islice(_records(path), row, row + 1):
+        return line
+    return row + 2
+
+
+def _first_bad_width(path: Path, width: int) -> tuple[int, int] | None:
+    for line, fields in _records(path):
+        if fields and len(fields) != width:
+            return line, len(fields)
+    return None
+
+
+def _first_bad_utf8_line(path: Path) -> int | None:
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return None
+
+
+def _arrow_error(path: Path, exc: Exception, width: int) -> CSVError:
+    """Turn a pyarrow parse error into one line naming the file and, where it can, the line."""
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "columns, got" in message:  # pyarrow: "CSV parse error: Expected 3 columns, got 2: …"
+        found = _first_bad_width(path, width)
+        if found:
+            line, actual = found
+            return CSVError(f"{path}:{line}: expected {width} fields (one per question), found {actual}")
+    if "UTF8" in message or "UTF-8" in message:
+        line = _first_bad_utf8_line(path)
+        return CSVError(f"{path}:{line or '?'}: not UTF-8 text")
+    return CSVError(f"{path}: cannot parse as CSV: {message}")
+
+
+def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
+    """Read a responses CSV into a :class:`Dataset` of option indices (``-1`` = not answered).
+
+    ``progress`` may be a callable that receives the number of bytes consumed after each block
+    (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.
+    """
+    path = Path(path)
+    header = _read_header(path, survey)
+    questions = {q.id: q for q in survey.questions}
+    width = len(header)
+    # Every cell is a string (dictionary-encoded); none is ever null: "" means not answered,
+    # and labels like "NA" or "null" stay labels.
+    text = pa.dictionary(pa.int32(), pa.string())
+    convert = pcsv.ConvertOptions(column_types={name: text for name in header},
+                                  strings_can_be_null=False, null_values=[])
+    read = pcsv.ReadOptions(skip_rows=1, column_names=header, block_size=BLOCK_SIZE)
+    # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
+    # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
+    parse = pcsv.ParseOptions(ignore_empty_lines=False)
+    value_sets = {qid: pa.array(list(q.options) + [""], pa.string()) for qid, q in questions.items()}
+    parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header}
+    rows_before = 0
+    total = path.stat().st_size
+    bar = None
+    update = progress if callable(progress) else None
+    if progress is True and total > BLOCK_SIZE:
+        import click
+
+        bar = click.progressbar(length=total, label=f"reading {path.name}", file=sys.stderr)
+        bar.__enter__()
+        update = bar.update
+    try:
+        with open(path, "rb") as fh:
+            try:
+                reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
+                done = 0
+                for batch in reader:
+                    for qid, column in zip(header, batch.columns):
+                        parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before))
+                    rows_before += batch.num_rows
+                    if update is not None:
+                        position = min(fh.tell(), total)
+                        update(position - done)
+                        done = position
+            except pa.ArrowInvalid as exc:
+                raise _arrow_error(path, exc, width) from None
+    except OSError as exc:
+        raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    columns = {}
+    for q in survey.questions:
+        chunks = parts[q.id]
+        column = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int16)
+        if q.required and column.size:
+            empty = np.flatnonzero(column == NOT_ANSWERED)
+            if empty.size:
+                line = _line_of_row(path, int(empty[0]))
+                raise CSVError(f"{path}:{line}: column {q.id!r}: empty, but the question is required")
+        columns[q.id] = column
+    return Dataset(survey, columns)
+
+
+def _to_indices(path: Path, question, column: pa.DictionaryArray, value_set: pa.Array,
+                rows_before: int) -> np.ndarray:
+    """Map one block's dictionary-encoded labels to option indices (the empty label to −1)."""
+    # index_in on the block's dictionary (its distinct values), then one take on the indices.
+    positions = pc.index_in(column.dictionary, value_set=value_set)
+    unknown = positions.is_null().to_numpy(zero_copy_only=False)
+    if unknown.any():
+        # The first row of the block holding any unknown label (not only the first distinct one).
+        bad_entries = np.flatnonzero(unknown)
+        row = int(np.flatnonzero(np.isin(column.indices.to_numpy(zero_copy_only=False), bad_entries))[0])
+        label = column.dictionary[int(column.indices[row].as_py())].as_py()
+        line = _line_of_row(path, rows_before + row)
+        raise CSVError(f"{path}:{line}: column {question.id!r}: unknown option label {label!r} "
+                       f"(expected one of: {_labels_list(question.options)})")
+    mapping = positions.to_numpy(zero_copy_only=False).astype(np.int16)
+    mapping[mapping == question.k] = NOT_ANSWERED  # the "" entry appended to the value set
+    return mapping[column.indices.to_numpy(zero_copy_only=False)]
+
+
+def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] | None = None) -> None:
+    """Write ``dataset`` as a responses CSV to ``path`` (a path, or a binary stream such as stdout).
+
+    ``progress``, if given, receives the number of rows written after each chunk.
+    """
+    survey = dataset.survey
+    labels = {q.id: pa.array(list(q.options) + [""], pa.string()) for q in survey.questions}
+    texts = [q.id for q in survey.questions] + [o for q in survey.questions for o in q.options]
+    quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
+    schema = pa.schema([(q.id, pa.dictionary(pa.int16(), pa.string())) for q in survey.questions])
+    n = dataset.n_rows
+
+    def chunk(start: int) -> pa.RecordBatch:
+        arrays = []
+        for q in survey.questions:
+            indices = dataset.columns[q.id][start:start + WRITE_CHUNK].astype(np.int16)
+            indices[indices == NOT_ANSWERED] = q.k  # the "" label
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    # The header is written here so that it is unquoted like the cells (pyarrow quotes names).
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow([q.id for q in survey.questions])
+    options = pcsv.WriteOptions(quoting_style=quoting, include_header=False)
+    try:
+        with _open_sink(path) as sink:
+            sink.write(header.getvalue().encode("utf-8"))
+            with pcsv.CSVWriter(sink, schema, write_options=options) as writer:
+                for start in range(0, n, WRITE_CHUNK):
+                    writer.write_batch(chunk(start))
+                    if progress is not None:
+                        progress(min(WRITE_CHUNK, n - start))
+    except (OSError, pa.ArrowException) as exc:
+        raise CSVError(f"{path}: cannot write: {exc}") from None
+
+
+def _open_sink(path):
+    if hasattr(path, "write"):
+        return contextlib.nullcontext(path)
+    return open(path, "wb")
+
+
+def dumps_responses_csv(dataset: Dataset) -> str:
+    """Return the responses CSV as text (small datasets, tests)."""
+    buffer = io.BytesIO()
+    write_responses_csv(buffer, dataset)
+    return buffer.getvalue().decode("utf-8")

@@ -1,0 +1,80 @@
+"""Simulated respondents: true answers drawn from a stated truth, randomized by the real randomizer.
+
+``deniable simulate`` and the benchmarks use this; the reports come from
+:func:`deniable.client.randomize`, exactly as real reports do (seeded here, for reproducibility).
+A truth file (TRUTH.json) maps each question id to the true probability of each option; every
+problem with it raises :class:`TruthError` with one line ``FILE:LINE: problem``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from deniable.client import randomize
+
+from .dataset import Dataset
+from .definition import Survey
+
+
+class TruthError(ValueError):
+    """A truth file cannot be used; the message is one line ``FILE:LINE: problem``."""
+
+
+def _json_line(text: str, key: str) -> int:
+    """The line where ``"key":`` first appears in ``text`` (1 if it does not)."""
+    match = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def load_truth(path: str, survey: Survey) -> dict[str, np.ndarray]:
+    """Read TRUTH.json (question id → true probability of each option); one-line errors."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TruthError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TruthError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise TruthError(f"{path}:1: must be a JSON object mapping question ids to probabilities")
+    ids = [q.id for q in survey.questions]
+    for key in data:
+        if key not in ids:
+            raise TruthError(f"{path}:{_json_line(text, key)}: unknown question id {key!r} "
+                                       f"(expected: {', '.join(ids)})")
+    truth = {}
+    for q in survey.questions:
+        if q.id not in data:
+            raise TruthError(f"{path}:1: question {q.id!r} is missing: give its {q.k} true probabilities")
+        where = f"{path}:{_json_line(text, q.id)}: question {q.id!r}"
+        values = data[q.id]
+        if (not isinstance(values, list)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)):
+            raise TruthError(f"{where}: must be a list of {q.k} numbers (one per option)")
+        if len(values) != q.k:
+            raise TruthError(f"{where}: has {len(values)} probabilities, "
+                                       f"but the question has {q.k} options ({', '.join(q.options)})")
+        probs = np.asarray(values, dtype=np.float64)
+        if not np.isfinite(probs).all() or (probs < 0).any():
+            raise TruthError(f"{where}: probabilities must be finite and non-negative")
+        if abs(math.fsum(values) - 1) > 1e-9:
+            raise TruthError(f"{where}: probabilities sum to {math.fsum(values)!r}, not 1")
+        truth[q.id] = probs
+    return truth
+
+
+def simulate_dataset(survey: Survey, truth: dict[str, np.ndarray], n: int,
+                     rng: np.random.Generator) -> Dataset:
+    """Draw ``n`` true answers per question and randomize the protected ones with the real randomizer."""
+    columns = {}
+    for q in survey.questions:
+        true = rng.choice(q.k, size=n, p=truth[q.id] / truth[q.id].sum())
+        reported = randomize(true, q.k, q.epsilon, rng=rng) if q.protected else true
+        columns[q.id] = reported.astype(np.int16)
+    return Dataset(survey, columns)

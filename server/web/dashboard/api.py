@@ -1,0 +1,52 @@
+"""``GET /api/v1/surveys/<slug>/estimates`` (login required): the estimates of ``deniable estimate``."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, request
+from werkzeug.exceptions import HTTPException
+
+from deniable.server.store.surveys import get_survey, option_counts
+from deniable.server.survey import estimates as report
+
+from ..connections import get_readonly_db
+from ..errors import api_error
+from .auth import require_login
+from .results import ResultsForm, respondents_from_counts
+
+bp = Blueprint("results_api", __name__, url_prefix="/api/v1")
+
+
+@bp.before_request
+def _login():
+    return require_login(api=True)
+
+
+@bp.errorhandler(HTTPException)
+def _json_errors(exc: HTTPException):
+    return api_error(exc.code or 500, exc.description)
+
+
+@bp.route("/surveys/<slug>/estimates")
+def estimates(slug: str):
+    """Every question's estimates, in the docs/design.md estimates format (the same JSON as the export)."""
+    db = get_readonly_db()
+    stored = get_survey(db, slug)
+    if stored is None:
+        return api_error(404, f"no survey {slug!r}", "slug")
+    form = ResultsForm(request.args)
+    if not form.validate():
+        field, problems = next(iter(form.errors.items()))
+        return api_error(400, f"{field}: {' '.join(problems)}", field)
+    counts = option_counts(db, stored.id)
+    results = report.survey_estimates(stored.survey, counts, method=form.method.data,
+                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data)
+    return Response(estimates_json(stored, results, respondents_from_counts(db, stored, counts)),
+                    mimetype="application/json")
+
+
+def estimates_json(stored, results, respondents: int) -> str:
+    """The JSON of ``deniable estimate --format json``: the survey, its respondents, every question."""
+    data = report.estimates_document(stored.slug, respondents, results)
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

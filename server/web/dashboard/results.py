@@ -1,0 +1,175 @@
+"""What the dashboard's results pages show: per-question estimates, cross-tabs, subgroups, planning.
+
+Numbers come from :mod:`deniable.estimators` on the stored counts, and each option's row is
+:func:`deniable.server.survey.estimates.question_json`, the same record as the exports, the
+results API and ``deniable estimate``, so an export reproduces the page.  Every estimate
+travels with n, ε, the method and its interval (docs/design.md, invariant 5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from wtforms import BooleanField, Form, SelectField
+from wtforms.validators import NumberRange, Optional
+
+from deniable import estimators
+from deniable.server.store.surveys import option_counts, respondent_count
+from deniable.server.survey.estimates import question_json
+from deniable.server.survey.planning import survey_plan
+
+from ..fields import BoundedIntegerField
+from . import charts
+
+CONFIDENCES = ["0.90", "0.95", "0.99"]
+
+
+class ResultsForm(Form):
+    """The GET selectors of the results page and the API (no CSRF: reads only)."""
+
+    method = SelectField("Interval method", choices=lambda: list(estimators.METHODS), default="exact")
+    confidence = SelectField("Confidence", choices=CONFIDENCES, default="0.95")
+    simultaneous = BooleanField("Simultaneous (all options of a question at once, Bonferroni)")
+    fake = BoundedIntegerField("Fake respondents m", default=10,
+                        validators=[Optional(), NumberRange(min=0, max=10**9)])
+
+    @property
+    def confidence_value(self) -> float:
+        return float(self.confidence.data)
+
+
+def fake_shift(m: int, p: float, q: float, n: int) -> float:
+    """How far ``m`` fake respondents could move one option's estimate: ``m(1 − q)/((p − q)n)``."""
+    return m * (1 - q) / ((p - q) * n) if n else math.inf
+
+
+def question_results(survey, counts: dict, *, method: str, confidence: float, simultaneous: bool,
+                     fake: int | None = None) -> list[dict]:
+    """Per question: its estimate (None before any answer), the table rows, the SVG chart."""
+    items = []
+    for position, q in enumerate(survey.questions):
+        observed = np.asarray(counts.get(q.id, np.zeros(q.k, dtype=np.int64)), dtype=np.int64)
+        item = {"question": q, "n": int(observed.sum()), "result": None, "rows": [], "chart": None,
+                "shift": None, "mechanism": q.mechanism}
+        if item["n"]:
+            result = estimators.estimate(observed, q.epsilon, confidence=confidence, method=method,
+                                         simultaneous=simultaneous)
+            item["result"] = result
+            item["rows"] = question_json(q, result)["options"]
+            if fake is not None:
+                item["shift"] = fake_shift(fake, result.p, result.q, result.n)
+            item["chart"] = charts.estimate_bars(
+                q.options, [r["estimate"] for r in item["rows"]], [r["ci_low"] for r in item["rows"]],
+                [r["ci_high"] for r in item["rows"]], chart_id=f"q{position}",
+                title=(f"{q.text} — estimates with {confidence:.0%} "
+                       f"{'simultaneous ' if simultaneous else ''}{method} intervals, n = {result.n}"),
+            )
+        items.append(item)
+    return items
+
+
+def planning(survey, target_n: int, margin: float) -> dict:
+    """The builder's planning panel: :func:`survey_plan` with the ε-DP error region of each question."""
+    plan = survey_plan(survey, target_n, margin)
+    for position, row in enumerate(plan["rows"]):
+        if "mechanism" in row:
+            row["region"] = charts.dp_region(row["mechanism"].epsilon, chart_id=f"region{position}")
+    return plan
+
+
+def _protected(stored) -> list:
+    return [q for q in stored.survey.questions if q.protected]
+
+
+def crosstab_view(db, stored, args) -> dict:
+    """The cross-tab of two protected questions, with the single-question intervals to compare."""
+    from deniable.server.store.responses import load_db_dataset
+
+    protected = _protected(stored)
+    view = {"protected": protected, "error": None, "result": None, "confidences": CONFIDENCES}
+    if len(protected) < 2:
+        view["error"] = "A cross-tab needs two protected questions; this survey has fewer."
+        return view
+    ids = [q.id for q in protected]
+    row_id = args.get("row", ids[0])
+    col_id = args.get("col", ids[1])
+    confidence = args.get("confidence", "0.95")
+    view.update(row_id=row_id, col_id=col_id, confidence=confidence)
+    if row_id not in ids or col_id not in ids:
+        view["error"] = "Choose two protected questions of this survey."
+        return view
+    if row_id == col_id:
+        view["error"] = "Choose two different questions."
+        return view
+    if confidence not in CONFIDENCES:
+        view["error"] = "confidence: choose 0.90, 0.95 or 0.99."
+        return view
+    level = float(confidence)
+    q_row, q_col = stored.survey.question(row_id), stored.survey.question(col_id)
+    joint = load_db_dataset(db, stored.slug).joint_counts(row_id, col_id)
+    view.update(q_row=q_row, q_col=q_col, joint=joint, cost=q_row.mechanism.epsilon + q_col.mechanism.epsilon)
+    if joint.sum() == 0:
+        view["error"] = "No respondent has answered both questions yet."
+        return view
+    result = estimators.crosstab(joint, q_row.epsilon, q_col.epsilon, level)
+    view["result"] = result
+    # The same confidence, the Wald intervals of each question alone: how much wider is the joint?
+    singles = {}
+    counts = option_counts(db, stored.id)
+    for q in (q_row, q_col):
+        single = estimators.estimate(counts[q.id], q.epsilon, confidence=level, method="wald")
+        singles[q.id] = float(np.mean(single.ci_high - single.ci_low))
+    joint_width = float(np.mean(np.asarray(result.joint_ci_high) - np.asarray(result.joint_ci_low)))
+    view.update(single_widths=singles, joint_width=joint_width,
+                width_ratio={qid: joint_width / w if w else math.inf for qid, w in singles.items()})
+    return view
+
+
+def subgroup_view(db, stored, args) -> dict:
+    """A protected question's estimates within each option of a direct question."""
+    from deniable.server.store.responses import load_db_dataset
+
+    protected = _protected(stored)
+    direct = [q for q in stored.survey.questions if not q.protected]
+    form = ResultsForm(args)
+    view = {"protected": protected, "direct": direct, "form": form, "error": None, "groups": []}
+    if not protected or not direct:
+        view["error"] = "Subgroups need a protected question and a question asked directly."
+        return view
+    qid = args.get("question", protected[0].id)
+    by = args.get("by", direct[0].id)
+    view.update(qid=qid, by=by)
+    if qid not in {q.id for q in protected} or by not in {q.id for q in direct}:
+        view["error"] = "Choose a protected question and a direct question of this survey."
+        return view
+    if not form.validate():
+        view["error"] = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        return view
+    q, q_by = stored.survey.question(qid), stored.survey.question(by)
+    table = load_db_dataset(db, stored.slug).counts_by(qid, by)
+    nonempty = [g for g in range(q_by.k) if table[g].sum() > 0]
+    results = estimators.subgroups([table[g] for g in nonempty], q.epsilon, confidence=form.confidence_value,
+                                   method=form.method.data, simultaneous=form.simultaneous.data) if nonempty else []
+    for position, (g, result) in enumerate(zip(nonempty, results)):
+        view["groups"].append({
+            "label": q_by.options[g], "result": result, "question": q,
+            "chart": charts.estimate_bars(q.options, list(result.estimate), list(result.ci_low),
+                                          list(result.ci_high), chart_id=f"g{position}",
+                                          title=f"{q.text} — {q_by.text}: {q_by.options[g]} (n = {result.n})"),
+        })
+    view["empty"] = [q_by.options[g] for g in range(q_by.k) if g not in nonempty]
+    view.update(q=q, q_by=q_by)
+    return view
+
+
+def respondents_from_counts(db, stored, counts) -> int:
+    """Respondents so far, from the counts table when possible (no scan of the responses).
+
+    Every stored response answers every required question, so a required question's counts
+    add up to the number of responses; with no required question, count the rows.
+    """
+    for q in stored.survey.questions:
+        if q.required and q.id in counts:
+            return int(counts[q.id].sum())
+    return respondent_count(db, stored.id)

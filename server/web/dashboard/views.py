@@ -1,0 +1,258 @@
+"""The researchers' dashboard: design, launch, watch and export surveys (login required).
+
+Reads go through the read-only connection; the main results page reads only the ``counts``
+table (kept current on every insert), never the responses, so it stays fast at any size.
+Cross-tabs and subgroups need joint counts, which come from the responses.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
+
+from deniable.server.store import invitations
+from deniable.server.store.responses import load_db_dataset
+from deniable.server.store.surveys import (LifecycleError, get_survey, insert_survey, list_surveys, option_counts,
+                                           replace_design, set_status)
+from deniable.server.survey import estimates as report
+from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
+from deniable.server.survey.responses_csv import dumps_responses_csv
+
+from ..connections import get_db, get_readonly_db
+from .api import estimates_json
+from .auth import require_login
+from .forms import (DesignForm, ImportForm, InvitationForm, PlanningForm, StatusForm, fill_from_survey,
+                    validated_survey)
+from .results import (ResultsForm, crosstab_view, planning, question_results, respondents_from_counts,
+                      subgroup_view)
+
+# The dashboard's own stylesheet is served by this blueprint (/dashboard/static/dashboard.css).
+bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", static_folder="static")
+
+
+@bp.before_request
+def _login():
+    # Every dashboard page, present and future, needs a logged-in researcher (not its stylesheet,
+    # which the login page uses too).
+    if request.endpoint == "dashboard.static":
+        return None
+    return require_login()
+
+
+def _stored_or_404(slug: str, db=None):
+    stored = get_survey(db or get_readonly_db(), slug)
+    if stored is None:
+        abort(404)
+    return stored
+
+
+@bp.route("/")
+def index():
+    db = get_readonly_db()
+    surveys = [(s, respondents_from_counts(db, s, option_counts(db, s.id))) for s in list_surveys(db)]
+    return render_template("dashboard/index.html", surveys=surveys, import_form=ImportForm())
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def create():
+    form = DesignForm()
+    if request.method == "GET":
+        return render_template("dashboard/edit.html", form=form, stored=None, plan=None)
+    if form.add_question.data:
+        form.questions.append_entry()
+        return render_template("dashboard/edit.html", form=form, stored=None, plan=None)
+    survey = validated_survey(form)
+    if survey is not None:
+        try:
+            insert_survey(get_db(), survey, target_n=form.target_n.data)
+        except DefinitionError as exc:
+            form.slug.errors.append(exc.problem)
+        else:
+            flash(f"Draft {survey.slug!r} saved.", "info")
+            return redirect(url_for("dashboard.edit", slug=survey.slug))
+    return render_template("dashboard/edit.html", form=form, stored=None, plan=None), 422
+
+
+@bp.route("/import", methods=["POST"])
+def import_definition():
+    form = ImportForm()
+    db = get_readonly_db()
+    if form.validate_on_submit():
+        upload = form.definition.data
+        name = Path(upload.filename or "definition.json").name
+        try:
+            survey = loads_definition(upload.read().decode("utf-8"), name)
+            insert_survey(get_db(), survey, target_n=form.target_n.data)
+        except UnicodeDecodeError:
+            form.definition.errors.append(f"{name}: not UTF-8 text")
+        except DefinitionError as exc:
+            form.definition.errors.append(str(exc))
+        else:
+            flash(f"Imported {survey.slug!r} as a draft.", "info")
+            return redirect(url_for("dashboard.edit", slug=survey.slug))
+    surveys = [(s, respondents_from_counts(db, s, option_counts(db, s.id))) for s in list_surveys(db)]
+    return render_template("dashboard/index.html", surveys=surveys, import_form=form), 422
+
+
+@bp.route("/<slug>/edit", methods=["GET", "POST"])
+def edit(slug: str):
+    stored = _stored_or_404(slug)
+    plan_form = PlanningForm(request.args)
+    margin = plan_form.margin.data if plan_form.validate() and plan_form.margin.data else 0.05
+    form = DesignForm()
+    status = 200
+    if request.method == "POST":
+        form.slug.data = slug  # the slug names the survey; it does not change
+        if stored.status != "draft":
+            # The server refuses, whatever the page showed (docs/design.md, invariant 4).
+            form.form_errors.append(
+                f"Survey {slug!r} is {stored.status}: its questions, options and ε are frozen. "
+                "Import its definition under a new slug to change the design.")
+            status = 409
+        elif form.add_question.data:
+            form.questions.append_entry()
+        else:
+            survey = validated_survey(form)
+            if survey is not None:
+                try:
+                    replace_design(get_db(), slug, survey, target_n=form.target_n.data)
+                except LifecycleError as exc:
+                    form.form_errors.append(str(exc))
+                    status = 409
+                else:
+                    flash("Draft saved.", "info")
+                    return redirect(url_for("dashboard.edit", slug=slug))
+            else:
+                status = 422
+    else:
+        fill_from_survey(form, stored.survey, stored.target_n)
+    return render_template(
+        "dashboard/edit.html", form=form, stored=stored, status_form=StatusForm(),
+        plan=planning(stored.survey, stored.target_n, margin), plan_form=plan_form,
+        invitation_form=InvitationForm(),
+        unused_invitations=invitations.unused(get_readonly_db(), stored.id),
+    ), status
+
+
+@bp.route("/<slug>/invitations", methods=["POST"])
+def manage_invitations(slug: str):
+    """Generate N single-use links (a CSV of token and URL) or switch invitation-only on/off."""
+    stored = _stored_or_404(slug)
+    form = InvitationForm()
+    if not form.validate_on_submit():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        abort(400, description=problems or "invitations: nothing to do")
+    if stored.status == "closed":
+        abort(409, description=f"survey {slug!r} is closed: invitations no longer matter")
+    if form.generate.data:
+        if form.count.data is None:
+            abort(400, description="count: how many links? (1 to 100,000)")
+        tokens = invitations.generate(get_db(), stored.id, form.count.data)
+        base = url_for("respond.survey", slug=slug, _external=True)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["token", "url"])
+        writer.writerows((t, f"{base}?t={t}") for t in tokens)
+        return Response(out.getvalue(), mimetype="text/csv", headers={
+            "Content-Disposition": f'attachment; filename="{slug}-invitations.csv"',
+            "Cache-Control": "no-store"})
+    if form.set_mode.data:
+        if form.mode.data not in ("invited", "anyone"):
+            abort(400, description="mode: must be 'invited' or 'anyone'")
+        invitations.set_invitation_only(get_db(), stored.id, form.mode.data == "invited")
+        flash("Only people with an invitation link can respond now." if form.mode.data == "invited"
+              else "Anyone with the survey address can respond now.", "info")
+        return redirect(url_for("dashboard.edit", slug=slug))
+    abort(400, description="invitations: choose Generate or Save")
+
+
+@bp.route("/<slug>/status", methods=["POST"])
+def change_status(slug: str):
+    _stored_or_404(slug)
+    form = StatusForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        set_status(get_db(), slug, form.status.data)
+    except LifecycleError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("dashboard.edit", slug=slug)), 409
+    flash(f"Survey {slug!r} is now {form.status.data}.", "info")
+    return redirect(url_for("dashboard.results" if form.status.data != "draft" else "dashboard.edit", slug=slug))
+
+
+def _attachment(body: str, mimetype: str, filename: str) -> Response:
+    """A download: ``body`` saved as ``filename`` by the browser."""
+    return Response(body, mimetype=mimetype, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@bp.route("/<slug>/definition.json")
+def export_definition(slug: str):
+    stored = _stored_or_404(slug)
+    return _attachment(dumps_definition(stored.survey), "application/json", f"{slug}.json")
+
+
+def _results_form():
+    form = ResultsForm(request.args)
+    if not form.validate():
+        abort(400, description="; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    return form
+
+
+@bp.route("/<slug>/results")
+def results(slug: str):
+    db = get_readonly_db()
+    stored = _stored_or_404(slug, db)
+    form = _results_form()
+    counts = option_counts(db, stored.id)
+    respondents = respondents_from_counts(db, stored, counts)
+    items = question_results(stored.survey, counts, method=form.method.data,
+                             confidence=form.confidence_value, simultaneous=form.simultaneous.data,
+                             fake=form.fake.data)
+    return render_template("dashboard/results.html", stored=stored, form=form, items=items,
+                           respondents=respondents, status_form=StatusForm())
+
+
+@bp.route("/<slug>/crosstab")
+def crosstab(slug: str):
+    db = get_readonly_db()
+    stored = _stored_or_404(slug, db)
+    view = crosstab_view(db, stored, request.args)
+    return render_template("dashboard/crosstab.html", stored=stored, view=view)
+
+
+@bp.route("/<slug>/subgroups")
+def subgroups(slug: str):
+    db = get_readonly_db()
+    stored = _stored_or_404(slug, db)
+    view = subgroup_view(db, stored, request.args)
+    return render_template("dashboard/subgroups.html", stored=stored, view=view)
+
+
+@bp.route("/<slug>/export/<any('responses.csv', 'codebook.json'):name>")
+def export_responses(slug: str, name: str):
+    stored = _stored_or_404(slug)
+    if name == "responses.csv":
+        body, mimetype = dumps_responses_csv(load_db_dataset(get_readonly_db(), slug)), "text/csv"
+    else:
+        body, mimetype = dumps_definition(stored.survey), "application/json"
+    return _attachment(body, mimetype, f"{slug}-{name}")
+
+
+@bp.route("/<slug>/export/<any('estimates.json', 'estimates.csv'):name>")
+def export_estimates(slug: str, name: str):
+    db = get_readonly_db()
+    stored = _stored_or_404(slug, db)
+    form = _results_form()
+    counts = option_counts(db, stored.id)
+    results = report.survey_estimates(stored.survey, counts, method=form.method.data,
+                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data)
+    if name.endswith(".json"):
+        body = estimates_json(stored, results, respondents_from_counts(db, stored, counts))
+        mimetype = "application/json"
+    else:
+        body, mimetype = report.to_csv(results), "text/csv"
+    return _attachment(body, mimetype, f"{slug}-{name}")

@@ -1,0 +1,83 @@
+"""Error responses: JSON ``{"error", "field"}`` under ``/api/`` (one shape for every API
+error, :func:`api_error`), an HTML page elsewhere.
+
+Bad input is always a 4xx with a message a person can act on, never a 500 page.  A failed
+CSRF check on the survey form re-renders the form (with a fresh token) and says why.
+"""
+
+from __future__ import annotations
+
+from flask import current_app, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, SecurityError
+
+from .ratelimit import RateLimited
+
+TITLES = {400: "Something in the request was wrong", 403: "Not allowed", 404: "Not found",
+          405: "Method not allowed", 409: "Not accepted now", 410: "Gone",
+          413: "Too much data", 415: "Unsupported content type", 429: "Too many requests",
+          500: "Something went wrong"}
+
+
+def _wants_json() -> bool:
+    return request.path.startswith("/api/")
+
+
+def api_error(status: int, message: str, field: str | None = None):
+    """The one JSON error of ``/api/v1``: ``{"error": message, "field": what it is about or null}``."""
+    return jsonify(error=message, field=field), status
+
+
+def _respond(code: int, message: str, field: str | None = None):
+    if _wants_json():
+        return api_error(code, message, field)
+    title = TITLES.get(code, "Error")
+    return render_template("error.html", code=code, title=title, message=message), code
+
+
+def http_error(exc: HTTPException):
+    return _respond(exc.code or 500, exc.description or exc.name)
+
+
+def too_large(exc: RequestEntityTooLarge):
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    return _respond(413, f"request body: larger than the limit of {limit} bytes", "body")
+
+
+def csrf_error(exc: CSRFError):
+    message = (f"The form's security token was not accepted ({exc.description.rstrip('.')}). "
+               "Please submit again; if this repeats, allow cookies for this site.")
+    if request.blueprint == "respond" and request.view_args and "slug" in request.view_args:
+        from .respondent.pages import render_with_error
+
+        try:
+            return render_with_error(request.view_args["slug"], message, 400)
+        except HTTPException as inner:
+            return http_error(inner)
+    return _respond(400, message, "csrf_token")
+
+
+def untrusted_host(exc: SecurityError):
+    """A ``Host`` outside ``TRUSTED_HOSTS``: no URL can be built for it, so no page template."""
+    message = f"{exc.description} Use the survey's own address."
+    if _wants_json():
+        return api_error(400, message, "Host")
+    return message, 400, {"Content-Type": "text/plain; charset=utf-8"}
+
+
+def rate_limited(exc: RateLimited):
+    response, code = _respond(429, exc.description)
+    return response, code, {"Retry-After": str(exc.retry_after)}
+
+
+def server_error(exc: InternalServerError):
+    return _respond(500, "An unexpected error happened on the server. Nothing was stored.")
+
+
+def init_app(app) -> None:
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(RequestEntityTooLarge, too_large)
+    app.register_error_handler(CSRFError, csrf_error)
+    app.register_error_handler(RateLimited, rate_limited)
+    app.register_error_handler(SecurityError, untrusted_host)
+    app.register_error_handler(InternalServerError, server_error)

@@ -1,0 +1,74 @@
+"""In chromium: log in, design a survey, open it, answer it on the survey page, read the chart."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ARTIFACTS
+from support.dashboard import EMAIL, PASSWORD
+
+pytestmark = pytest.mark.browser
+
+
+def respond(browser, base: str, slug: str, option: int) -> None:
+    """One respondent on a fresh device (its own browser context)."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/s/{slug}")
+        page.check(f"#secret-option-{option}")
+        page.locator("#submit-answers:not([disabled])").wait_for()
+        with page.expect_navigation():
+            page.click("#submit-answers")
+        assert page.url.startswith(f"{base}/s/{slug}")
+    finally:
+        context.close()
+
+
+def test_design_open_answer_and_read_the_chart(browser, page, live_server, researcher):
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.goto(f"{live_server}/dashboard/")
+    assert "/auth/login" in page.url
+    page.fill("#email", EMAIL)
+    page.fill("#password", PASSWORD)
+    with page.expect_navigation():
+        page.click("#submit")
+    assert page.url.endswith("/dashboard/")
+
+    page.goto(f"{live_server}/dashboard/new")
+    page.fill("#slug", "secrets")
+    page.fill("#title", "Secrets")
+    page.fill("#target_n", "10")
+    page.fill("#questions-0-qid", "secret")
+    page.fill("#questions-0-text", "Have you ever kept a secret?")
+    page.fill("#questions-0-options", "Yes\nNo")
+    page.fill("#questions-0-epsilon", "1.5")
+    with page.expect_navigation():
+        page.click("#save")
+    assert page.url.endswith("/dashboard/secrets/edit")
+    assert page.locator("svg.dp-region").count() == 1  # the ε-DP region beside the question's ε
+    assert "Total ε per respondent" in page.inner_text(".planning")
+
+    with page.expect_navigation():
+        page.click("form.lifecycle button")
+    assert page.url.endswith("/dashboard/secrets/results")
+
+    for option in (0, 1, 0):
+        respond(browser, live_server, "secrets", option)
+
+    page.goto(f"{live_server}/dashboard/secrets/results?method=wilson")
+    assert page.inner_text("#respondents") == "3"
+    chart = page.locator("#q-secret svg.estimate-bars")
+    chart.wait_for()
+    assert chart.locator("g.whisker").count() == 2
+    assert chart.locator("rect.bar").count() == 2
+    values = chart.locator("text.value").all_text_contents()
+    table = page.locator("#q-secret table.estimates")
+    for row, value in zip(table.locator("tbody tr").all(), values, strict=True):
+        low, high = row.locator(".ci-low").inner_text(), row.locator(".ci-high").inner_text()
+        assert value.endswith(f"[{float(low):.3f}, {float(high):.3f}]")
+    assert page.locator("#q-secret .meta").inner_text().startswith("n = 3")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "results.png"), full_page=True)
+    assert not [e for e in errors if "Content Security Policy" in e], errors

@@ -1,0 +1,70 @@
+"""Helpers shared by the dashboard tests: a test survey, logging in, storing reports (the
+``researcher`` and ``auth_client`` fixtures that use them are in ``tests/conftest.py``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from deniable.server.store.db import connect
+from deniable.server.survey.definition import parse_definition
+from deniable.server.store.surveys import get_survey, insert_survey
+
+EMAIL = "ada@example.org"
+PASSWORD = "correct horse battery"
+
+DEFINITION = {
+    "slug": "habits",
+    "title": "Habits",
+    "description": "A test survey.",
+    "questions": [
+        {"id": "drugs", "text": "Used drugs this year?", "options": ["Yes", "No"], "epsilon": 1.0},
+        {"id": "cheat", "text": "Cheated on an exam?", "options": ["Never", "Once", "Often"], "epsilon": 2.0},
+        {"id": "age", "text": "Age group", "options": ["<30", "30+"]},
+    ],
+}
+
+CSRF_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
+
+
+def csrf_token(client, url: str = "/auth/login") -> str:
+    """The CSRF token of the client's session, read from a page with a form."""
+    html = client.get(url).get_data(as_text=True)
+    match = CSRF_RE.search(html)
+    assert match, f"no CSRF token on {url}"
+    return match.group(1)
+
+
+def login(client, email: str = EMAIL, password: str = PASSWORD, next_url: str | None = None):
+    url = "/auth/login" + (f"?next={next_url}" if next_url else "")
+    token = csrf_token(client, url)
+    return client.post(url, data={"csrf_token": token, "email": email, "password": password})
+
+
+def open_db(app):
+    return connect(app.config["DATABASE"])
+
+
+def make_survey(app, definition=None, *, status: str = "draft", target_n: int = 1000):
+    db = open_db(app)
+    try:
+        return insert_survey(db, parse_definition(definition or DEFINITION), status=status, target_n=target_n)
+    finally:
+        db.conn.close()
+
+
+def store_reports(app, slug: str, columns: dict):
+    """Store already-randomized reports through the respondent engineer's bulk insert."""
+    from deniable.server.store.responses import insert_many
+
+    db = open_db(app)
+    try:
+        return insert_many(db, get_survey(db, slug), {k: np.asarray(v) for k, v in columns.items()})
+    finally:
+        db.conn.close()
+
+
+def sample_columns(n: int = 400, seed: int = 7) -> dict:
+    rng = np.random.default_rng(seed)
+    return {"drugs": rng.integers(0, 2, n), "cheat": rng.integers(0, 3, n), "age": rng.integers(0, 2, n)}

@@ -1,0 +1,85 @@
+"""Server-rendered SVG: well-formed, whiskers where the numbers say, the ε-DP region's vertices."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from deniable.server.web.dashboard import charts
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse(markup) -> ET.Element:
+    return ET.fromstring(str(markup))
+
+
+def test_estimate_bars_is_well_formed_svg_with_a_title_and_text_values():
+    svg = parse(charts.estimate_bars(["Yes", "No <&>"], [0.3, 0.7], [0.25, 0.62], [0.36, 0.75],
+                                     title="Q1 & friends", chart_id="c1"))
+    assert svg.tag == f"{SVG}svg"
+    assert svg.get("role") == "img"
+    assert svg.find(f"{SVG}title").text == "Q1 & friends"
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "No <&>" in texts  # escaped in the markup, the label intact once parsed
+    assert "0.300 [0.250, 0.360]" in texts and "0.700 [0.620, 0.750]" in texts
+    # Legible without colour: every bar is hatched by a pattern, not only coloured.
+    assert all(r.get("fill") == "url(#c1-hatch)" for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar")
+    assert svg.find(f".//{SVG}pattern").get("id") == "c1-hatch"
+
+
+def test_whiskers_sit_at_the_interval_ends_for_known_numbers():
+    # Domain [0, 0.8] (0.75 rounds up to 0.8): x = 150 + value / 0.8 * 360.
+    svg = parse(charts.estimate_bars(["a", "b"], [0.3, 0.7], [0.2, 0.6], [0.4, 0.75], title="t"))
+    assert charts.axis_domain([0.3, 0.7], [0.2, 0.6], [0.4, 0.75]) == (0.0, 0.8)
+    whiskers = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "whisker"]
+    assert len(whiskers) == 2
+    expected = [(0.2, 0.4), (0.6, 0.75)]
+    for row, (g, (low, high)) in enumerate(zip(whiskers, expected)):
+        span = next(line for line in g if line.get("class") == "whisker-span")
+        y = charts.BAR_TOP + row * charts.BAR_ROW_H + charts.BAR_ROW_H / 2
+        assert float(span.get("x1")) == pytest.approx(150 + low / 0.8 * 360, abs=0.01)
+        assert float(span.get("x2")) == pytest.approx(150 + high / 0.8 * 360, abs=0.01)
+        assert float(span.get("y1")) == float(span.get("y2")) == pytest.approx(y)
+        caps = [line for line in g if line.get("class") == "whisker-cap"]
+        assert sorted(float(c.get("x1")) for c in caps) == pytest.approx(
+            [150 + low / 0.8 * 360, 150 + high / 0.8 * 360], abs=0.01)
+    bars = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar"]
+    assert float(bars[0].get("x")) == pytest.approx(150)
+    assert float(bars[0].get("width")) == pytest.approx(0.3 / 0.8 * 360, abs=0.01)
+
+
+def test_a_negative_unbiased_estimate_extends_the_axis_below_zero():
+    domain = charts.axis_domain([-0.03, 1.03], [0.0, 0.9], [0.1, 1.0])
+    assert domain == (-0.1, 1.1)
+    svg = parse(charts.estimate_bars(["a", "b"], [-0.03, 1.03], [0.0, 0.9], [0.1, 1.0], title="t"))
+    bar = next(r for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar")
+    zero = charts.bar_x(0.0, domain)
+    assert float(bar.get("x")) + float(bar.get("width")) == pytest.approx(zero, abs=0.02)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, math.log(3), 1.0, 2.5])
+def test_dp_region_vertices_for_a_given_epsilon(epsilon):
+    corner = 1 / (1 + math.exp(epsilon))
+    vertices = charts.dp_region_vertices(epsilon)
+    assert vertices == [(0.0, 1.0), pytest.approx((corner, corner)), (1.0, 0.0), (1.0, 1.0)]
+    a, b = vertices[1]
+    # The corner lies on both boundary lines α + e^ε β = 1 and e^ε α + β = 1.
+    assert a + math.exp(epsilon) * b == pytest.approx(1)
+    assert math.exp(epsilon) * a + b == pytest.approx(1)
+
+    svg = parse(charts.dp_region(epsilon))
+    polygon = next(p for p in svg.iter(f"{SVG}polygon") if p.get("class") == "dp-feasible")
+    points = [tuple(map(float, pair.split(","))) for pair in polygon.get("points").split()]
+    # Map SVG coordinates back to (α, β).
+    back = [((x - charts.REGION_MARGIN) / charts.REGION_SIDE,
+             1 - (y - charts.REGION_MARGIN / 2) / charts.REGION_SIDE) for x, y in points]
+    for got, want in zip(back, vertices):
+        assert got == pytest.approx(want, abs=0.01 / charts.REGION_SIDE * 100)
+    assert f"{corner:.3f}" in [t.text for t in svg.iter(f"{SVG}text")]
+
+
+def test_log3_corner_is_one_quarter():
+    assert charts.dp_region_vertices(math.log(3))[1] == pytest.approx((0.25, 0.25))

@@ -1,0 +1,25 @@
+"""Planning: respondents needed per ε beside the no-privacy baseline (``deniable plan``, the builder)."""
+
+from __future__ import annotations
+
+from deniable import estimators
+from deniable.server.survey import planning
+
+
+def test_plan_rows_against_the_estimators():
+    rows = planning.plan_rows(2, 0.05, [1.0, 2.0], confidence=0.95)
+    assert rows[0]["n"] == estimators.sample_size(1.0, 2, 0.05, confidence=0.95)
+    assert rows[0]["n_without_privacy"] == estimators.sample_size(None, 2, 0.05, confidence=0.95)
+    assert rows[0]["n"] > rows[1]["n"] and rows[0]["epsilon"] <= 1.0
+    assert "without privacy" in planning.plan_table(2, 0.05, 0.95, rows)
+
+
+def test_survey_plan_has_a_row_per_question_and_the_realized_total():
+    from deniable.server.store.demo import demo_survey
+
+    survey = demo_survey()
+    plan = planning.survey_plan(survey, 1000, 0.05)
+    assert [row["question"].id for row in plan["rows"]] == [q.id for q in survey.questions]
+    protected = [row for row in plan["rows"] if "mechanism" in row]
+    assert len(protected) == 2 and all(row["moe"] > row["baseline_moe"] for row in protected)
+    assert plan["total"]["epsilon"] == survey.total_epsilon

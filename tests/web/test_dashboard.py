@@ -1,0 +1,329 @@
+"""The dashboard: access control on every URL, designing (with the definition's messages on the
+fields), import/export of definitions, and the draft → open → closed lifecycle enforced by the server."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+
+import pytest
+
+from deniable.server.survey.definition import DefinitionError, parse_definition
+from deniable.server.store.surveys import get_survey
+from support.dashboard import DEFINITION, csrf_token, make_survey, open_db
+
+# Every dashboard URL and the results API, with the methods each accepts.
+URLS = [
+    ("GET", "/dashboard/"),
+    ("GET", "/dashboard/new"),
+    ("POST", "/dashboard/new"),
+    ("POST", "/dashboard/import"),
+    ("GET", "/dashboard/habits/edit"),
+    ("POST", "/dashboard/habits/edit"),
+    ("POST", "/dashboard/habits/status"),
+    ("POST", "/dashboard/habits/invitations"),
+    ("GET", "/dashboard/habits/definition.json"),
+    ("GET", "/dashboard/habits/results"),
+    ("GET", "/dashboard/habits/crosstab"),
+    ("GET", "/dashboard/habits/subgroups"),
+    ("GET", "/dashboard/habits/export/responses.csv"),
+    ("GET", "/dashboard/habits/export/codebook.json"),
+    ("GET", "/dashboard/habits/export/estimates.json"),
+    ("GET", "/dashboard/habits/export/estimates.csv"),
+    ("GET", "/api/v1/surveys/habits/estimates"),
+]
+
+
+def test_the_access_table_covers_every_route(app):
+    """A new dashboard route must be added to URLS (and so to the access-control test)."""
+    covered = set()
+    for method, url in URLS:
+        adapter = app.url_map.bind("localhost")
+        endpoint, _ = adapter.match(url, method=method)
+        covered.add((endpoint, method))
+    routes = {(rule.endpoint, method) for rule in app.url_map.iter_rules()
+              if rule.endpoint.split(".")[0] in ("dashboard", "results_api")
+              for method in rule.methods - {"HEAD", "OPTIONS"}}
+    public = {("dashboard.static", "GET")}  # the stylesheet, which the login page uses too
+    assert routes - public <= covered, sorted(routes - public - covered)
+
+
+def test_the_dashboard_stylesheet_needs_no_login(client):
+    response = client.get("/dashboard/static/dashboard.css")
+    assert response.status_code == 200 and response.mimetype == "text/css"
+    response.close()
+
+
+@pytest.mark.parametrize("method, url", URLS)
+def test_logged_out_is_sent_to_login_or_gets_401(app, client, method, url):
+    make_survey(app, status="open")
+    token = csrf_token(client)  # a valid CSRF token, so the login check itself is what refuses
+    response = client.open(url, method=method, data={"csrf_token": token} if method == "POST" else None)
+    if url.startswith("/api/"):
+        assert response.status_code == 401
+        assert response.get_json() == {"error": "login required", "field": None}
+    else:
+        assert response.status_code == 302
+        assert response.headers["Location"].startswith("/auth/login?next=")
+    db = open_db(app)
+    assert get_survey(db, "habits").status == "open"  # nothing changed
+    assert db.execute("SELECT count(*) FROM surveys").fetchone()[0] == 1
+    db.conn.close()
+
+
+@pytest.mark.parametrize("method, url", URLS)
+def test_logged_in_reaches_every_url(app, auth_client, method, url):
+    make_survey(app, status="draft")
+    token = csrf_token(auth_client, "/dashboard/")
+    response = auth_client.open(url, method=method, data={"csrf_token": token} if method == "POST" else None)
+    assert response.status_code not in (302, 401, 403, 404, 500) or (
+        response.status_code == 302 and not response.headers["Location"].startswith("/auth/")), response.status_code
+
+
+# ---------------------------------------------------------------- designing
+
+
+def form_data(token, *, slug="habits", title="Habits", target_n="500", questions=None, **extra):
+    data = {"csrf_token": token, "slug": slug, "title": title, "description": "About habits",
+            "target_n": target_n, "save": "Save draft"}
+    for i, q in enumerate(questions if questions is not None else [
+            {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"},
+            {"qid": "age", "text": "Age group", "options": "<30\n30+", "protection": "direct", "epsilon": ""}]):
+        for key, value in q.items():
+            data[f"questions-{i}-{key}"] = value
+        if q.get("required", True):
+            data[f"questions-{i}-required"] = "y"
+    data.update(extra)
+    return data
+
+
+def field_errors(page: str, field_id: str) -> str:
+    match = re.search(rf'<ul class="errors" id="{re.escape(field_id)}-errors">(.*?)</ul>', page, re.S)
+    return html.unescape(match.group(1)) if match else ""
+
+
+def test_create_a_draft_in_the_browser_form(app, auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    response = auth_client.post("/dashboard/new", data=form_data(token))
+    assert response.status_code == 302 and response.headers["Location"] == "/dashboard/habits/edit"
+    stored = get_survey(open_db(app), "habits")
+    assert stored.status == "draft" and stored.target_n == 500
+    drugs, age = stored.survey.questions
+    assert (drugs.id, drugs.options, drugs.epsilon, drugs.required) == ("drugs", ("Yes", "No"), 1.0, True)
+    assert (age.id, age.options, age.protected) == ("age", ("<30", "30+"), False)
+    page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
+    assert "Draft &#39;habits&#39; saved." in page
+
+
+def test_add_question_without_javascript(app, auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    data = form_data(token, add_question="Add a question")
+    del data["save"]
+    response = auth_client.post("/dashboard/new", data=data)
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert 'name="questions-2-qid"' in page and 'name="questions-3-qid"' not in page
+    assert get_survey(open_db(app), "habits") is None  # nothing saved yet
+
+
+def test_blank_question_slots_are_ignored(app, auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    questions = [{"qid": "", "text": "", "options": "", "protection": "protected", "epsilon": "1"},
+                 {"qid": "drugs", "text": "Used drugs?", "options": "\nYes\nNo\n\n", "protection": "protected",
+                  "epsilon": "0.5"}]
+    response = auth_client.post("/dashboard/new", data=form_data(token, questions=questions))
+    assert response.status_code == 302
+    [q] = get_survey(open_db(app), "habits").survey.questions
+    assert q.options == ("Yes", "No") and q.epsilon == 0.5
+
+
+Q = {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"}
+D = {"id": "drugs", "text": "Used drugs?", "options": ["Yes", "No"], "epsilon": 1.0}
+
+# (form overrides, the field whose errors list shows it, the message, the equivalent definition or None)
+INVALID = [
+    ({"slug": "Bad Slug"}, "slug", "must be lowercase letters, digits and '-'", {"slug": "Bad Slug"}),
+    ({"title": "  "}, "title", "must not be empty", {"title": "  "}),
+    ({"questions": [{**Q, "options": "Yes"}]}, "questions-0-options",
+     "questions[0].options: needs between 2 and 64 options, got 1", {"questions": [{**D, "options": ["Yes"]}]}),
+    ({"questions": [{**Q, "options": "Yes\nYes"}]}, "questions-0-options",
+     "questions[0].options[1]: duplicate label 'Yes'", {"questions": [{**D, "options": ["Yes", "Yes"]}]}),
+    ({"questions": [{**Q, "options": "Yes\n\nNo"}]}, "questions-0-options",
+     "questions[0].options[1]: must not be empty", {"questions": [{**D, "options": ["Yes", "", "No"]}]}),
+    ({"questions": [{**Q, "epsilon": "25"}]}, "questions-0-epsilon",
+     "questions[0].epsilon: epsilon must be a finite number in (0, 20], got 25.0", {"questions": [{**D, "epsilon": 25.0}]}),
+    ({"questions": [{**Q, "epsilon": "0"}]}, "questions-0-epsilon",
+     "questions[0].epsilon: epsilon must be a finite number in (0, 20], got 0.0", {"questions": [{**D, "epsilon": 0.0}]}),
+    ({"questions": [{**Q, "epsilon": "abc"}]}, "questions-0-epsilon", "questions[0].epsilon: must be a number, got 'abc'", None),
+    ({"questions": [{**Q, "epsilon": ""}]}, "questions-0-epsilon", "questions[0].epsilon: a protected question needs ε", None),
+    ({"questions": [{**Q, "qid": "1st"}]}, "questions-0-qid", "questions[0].id: must be a letter or _",
+     {"questions": [{**D, "id": "1st"}]}),
+    ({"questions": [Q, {**Q, "text": "Again?"}]}, "questions-1-qid", "questions[1].id: duplicate question id 'drugs'",
+     {"questions": [D, {**D, "text": "Again?"}]}),
+    ({"questions": [{**Q, "text": ""}]}, "questions-0-text", "questions[0].text: must not be empty",
+     {"questions": [{**D, "text": ""}]}),
+]
+
+
+@pytest.mark.parametrize("overrides, field_id, message, definition", INVALID)
+def test_invalid_designs_show_the_definition_message_on_the_field(app, auth_client, overrides, field_id, message,
+                                                                  definition):
+    token = csrf_token(auth_client, "/dashboard/new")
+    response = auth_client.post("/dashboard/new", data=form_data(token, **overrides))
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert message in field_errors(page, field_id), field_errors(page, field_id) or page[-3000:]
+    assert get_survey(open_db(app), overrides.get("slug", "habits")) is None
+    if definition is not None:  # the same words as for a definition file
+        with pytest.raises(DefinitionError) as exc:
+            parse_definition({"slug": "habits", "title": "Habits", "questions": [D], **definition})
+        assert message in str(exc.value)
+
+
+def test_both_bad_questions_are_reported_at_once(auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    questions = [{**Q, "options": "Yes"}, {**Q, "qid": "other", "epsilon": "99"}]
+    page = auth_client.post("/dashboard/new", data=form_data(token, questions=questions)).get_data(as_text=True)
+    assert "needs between 2 and 64 options" in field_errors(page, "questions-0-options")
+    assert "(0, 20]" in field_errors(page, "questions-1-epsilon")
+
+
+def test_no_questions_at_all(auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    response = auth_client.post("/dashboard/new", data=form_data(token, questions=[]))
+    assert response.status_code == 422
+    assert "questions: must be a non-empty list" in html.unescape(response.get_data(as_text=True))
+
+
+def test_an_existing_slug_is_refused(app, auth_client):
+    make_survey(app)
+    token = csrf_token(auth_client, "/dashboard/new")
+    page = auth_client.post("/dashboard/new", data=form_data(token)).get_data(as_text=True)
+    assert "a survey 'habits' already exists" in field_errors(page, "slug")
+
+
+def test_form_without_csrf_token_is_refused(app, auth_client):
+    data = form_data("")
+    del data["csrf_token"]
+    assert auth_client.post("/dashboard/new", data=data).status_code == 400
+    assert get_survey(open_db(app), "habits") is None
+
+
+def test_editing_a_draft_replaces_its_design(app, auth_client):
+    make_survey(app)
+    page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
+    assert "Yes\nNo" in page or "Yes&#10;No" in page or "Yes\r\nNo" in page
+    token = csrf_token(auth_client, "/dashboard/habits/edit")
+    questions = [{**Q, "options": "Yes\nNo\nRather not say", "epsilon": "1.5"}]
+    response = auth_client.post("/dashboard/habits/edit", data=form_data(token, slug="ignored", title="Renamed",
+                                                                           questions=questions))
+    assert response.status_code == 302
+    stored = get_survey(open_db(app), "habits")
+    assert stored.survey.title == "Renamed"
+    assert stored.survey.questions[0].options == ("Yes", "No", "Rather not say")
+    assert stored.survey.questions[0].epsilon == 1.5
+    assert get_survey(open_db(app), "ignored") is None
+
+
+def test_the_planning_panel_shows_p_explain_margins_and_the_region(app, auth_client):
+    from deniable import estimators
+    from deniable.server.survey.explain import explain
+
+    make_survey(app, target_n=800)
+    response = auth_client.get("/dashboard/habits/edit?margin=0.04")
+    assert response.status_code == 200
+    page = html.unescape(response.get_data(as_text=True))
+    q = get_survey(open_db(app), "habits").survey.question("cheat")
+    assert f"realized p = {q.mechanism.p:.6f}" in page
+    assert explain(q.epsilon, q.k)["coin"] in page
+    assert f"± {estimators.margin_of_error(q.epsilon, q.k, 800):.4f}" in page
+    assert f"± {estimators.margin_of_error(None, q.k, 800):.4f}" in page
+    assert "{:,}".format(estimators.sample_size(q.epsilon, q.k, 0.04)) in page
+    assert "{:,}".format(estimators.sample_size(None, q.k, 0.04)) in page
+    assert "Total ε per respondent: 3.000" in page or "Total ε per respondent: 2.99" in page
+    assert page.count('class="dp-region"') == 2  # one per protected question
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+def change_status(client, status):
+    token = csrf_token(client, "/dashboard/")
+    return client.post("/dashboard/habits/status", data={"csrf_token": token, "status": status})
+
+
+def test_lifecycle_draft_open_closed(app, auth_client):
+    make_survey(app)
+    assert change_status(auth_client, "open").status_code == 302
+    assert get_survey(open_db(app), "habits").status == "open"
+    change_status(auth_client, "open")  # again: refused, with the reason
+    assert "is open: it cannot become &#39;open&#39;" in auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
+    assert change_status(auth_client, "closed").status_code == 302
+    assert get_survey(open_db(app), "habits").status == "closed"
+    change_status(auth_client, "open")
+    assert get_survey(open_db(app), "habits").status == "closed"
+    assert change_status(auth_client, "draft").status_code == 400  # not a choice at all
+
+
+@pytest.mark.parametrize("status", ["open", "closed"])
+def test_the_server_refuses_to_change_a_launched_design(app, auth_client, status):
+    make_survey(app, status="open")
+    if status == "closed":
+        change_status(auth_client, "closed")
+    page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
+    assert f"This survey is {status}" in page and 'name="questions-0-options"' not in page
+    before = get_survey(open_db(app), "habits")
+    token = csrf_token(auth_client, "/dashboard/")
+    # A hand-made POST (the page offers no form): other options and another ε.
+    questions = [{**Q, "options": "Yes\nNo\nMaybe", "epsilon": "5"}]
+    response = auth_client.post("/dashboard/habits/edit", data=form_data(token, questions=questions))
+    assert response.status_code == 409
+    assert f"Survey &#39;habits&#39; is {status}: its questions, options and ε are frozen" in response.get_data(as_text=True)
+    assert get_survey(open_db(app), "habits") == before
+
+
+def test_responses_only_while_open(app, auth_client):
+    make_survey(app)
+    body = {"reports": {"drugs": 1, "cheat": 0, "age": 1}}
+    api = "/api/v1/surveys/habits/responses"
+    assert auth_client.post(api, json=body).status_code == 404  # a draft is not published
+    change_status(auth_client, "open")
+    assert auth_client.post(api, json=body).status_code == 201
+    change_status(auth_client, "closed")
+    assert auth_client.post(api, json=body).status_code in (403, 409, 410)
+    db = open_db(app)
+    assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 1
+
+
+# ---------------------------------------------------------------- import / export of definitions
+
+
+def test_import_a_definition_file_and_export_it_again(app, auth_client):
+    token = csrf_token(auth_client, "/dashboard/")
+    upload = (io.BytesIO(json.dumps(DEFINITION).encode()), "habits.json")
+    response = auth_client.post("/dashboard/import", data={"csrf_token": token, "definition": upload, "target_n": "250"},
+                                content_type="multipart/form-data")
+    assert response.status_code == 302
+    stored = get_survey(open_db(app), "habits")
+    assert stored.status == "draft" and stored.target_n == 250
+    exported = auth_client.get("/dashboard/habits/definition.json")
+    assert exported.headers["Content-Disposition"] == 'attachment; filename="habits.json"'
+    assert parse_definition(exported.get_json()) == parse_definition(DEFINITION)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "bad.json: line 1: not valid JSON"),
+    (json.dumps({**DEFINITION, "questions": [{**DEFINITION["questions"][0], "epsilon": 50}]}).encode(),
+     "bad.json: questions[0].epsilon: epsilon must be a finite number in (0, 20]"),
+    (b"\xff\xfe", "bad.json: not UTF-8 text"),
+])
+def test_import_errors_name_the_file_and_field(app, auth_client, content, message):
+    token = csrf_token(auth_client, "/dashboard/")
+    response = auth_client.post("/dashboard/import", data={"csrf_token": token, "target_n": "100",
+                                                            "definition": (io.BytesIO(content), "bad.json")},
+                                content_type="multipart/form-data")
+    assert response.status_code == 422
+    assert message in html.unescape(response.get_data(as_text=True))
+    assert open_db(app).execute("SELECT count(*) FROM surveys").fetchone()[0] == 0

@@ -1,0 +1,204 @@
+"""The results page, cross-tab and subgroups: the numbers shown are the estimators' on the stored
+counts, and an export run through ``deniable estimate`` reproduces every one of them."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from deniable import estimators
+from deniable.server.cli import cli
+from deniable.server.store.surveys import get_survey, option_counts
+from support.dashboard import make_survey, open_db, sample_columns, store_reports
+
+CELLS = ("estimate", "consistent", "std-error", "ci-low", "ci-high", "noisy-count")
+
+
+def page_numbers(page: str) -> dict:
+    """{qid: {"n", "rows": [{cell: text}]}} read from the results page's tables."""
+    out = {}
+    for qid, body in re.findall(r'<section class="question-results" id="q-([^"]+)".*?>(.*?)</section>', page, re.S):
+        rows = []
+        for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+            cells = dict(re.findall(r'class="(estimate|consistent|std-error|ci-low|ci-high|noisy-count|shift)">([^<]*)<',
+                                    tr))
+            if cells:
+                rows.append(cells)
+        n = re.search(r'n = <span class="n">(\d+)</span>', body)
+        out[qid] = {"n": int(n.group(1)) if n else 0, "rows": rows, "body": html.unescape(body)}
+    return out
+
+
+def expected_cells(result, i: int) -> dict:
+    return {"estimate": f"{result.estimate[i]:.4f}", "consistent": f"{result.consistent[i]:.4f}",
+            "std-error": f"{result.std_error[i]:.4f}", "ci-low": f"{result.ci_low[i]:.4f}",
+            "ci-high": f"{result.ci_high[i]:.4f}", "noisy-count": str(int(result.noisy_counts[i]))}
+
+
+@pytest.fixture
+def survey_with_reports(app):
+    make_survey(app, status="open", target_n=1000)
+    store_reports(app, "habits", sample_columns(400))
+    db = open_db(app)
+    stored = get_survey(db, "habits")
+    counts = option_counts(db, stored.id)
+    db.conn.close()
+    return stored, counts
+
+
+SETTINGS = [
+    {"method": "exact", "confidence": "0.95"},
+    {"method": "wilson", "confidence": "0.90", "simultaneous": "y"},
+    {"method": "wald", "confidence": "0.99", "fake": "25"},
+    {"method": "clopper-pearson", "confidence": "0.95"},
+    {"method": "likelihood", "confidence": "0.95"},
+]
+
+
+@pytest.mark.parametrize("args", SETTINGS)
+def test_results_page_numbers_equal_the_estimators_on_the_stored_counts(auth_client, survey_with_reports, args):
+    stored, counts = survey_with_reports
+    response = auth_client.get("/dashboard/habits/results", query_string=args)
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert 'Respondents so far: <strong id="respondents">400</strong> of a target of 1000' in page
+    shown = page_numbers(page)
+    assert set(shown) == {"drugs", "cheat", "age"}
+    for q in stored.survey.questions:
+        result = estimators.estimate(counts[q.id], q.epsilon, confidence=float(args["confidence"]),
+                                     method=args["method"], simultaneous="simultaneous" in args)
+        item = shown[q.id]
+        assert item["n"] == result.n == 400
+        # Invariant 5: n, ε, the method and the interval beside every estimate.
+        assert f"method {args['method']}" in item["body"]
+        assert f"{float(args['confidence']) * 100:g}%" in item["body"]
+        if q.protected:
+            assert f"ε = {result.epsilon:.4f}" in item["body"]
+        for i, row in enumerate(item["rows"]):
+            assert {k: row[k] for k in CELLS} == expected_cells(result, i)
+            m = int(args.get("fake", 10))
+            assert row["shift"] == f"{m * (1 - result.q) / ((result.p - result.q) * result.n):.4f}"
+        assert len(item["rows"]) == q.k
+        assert item["body"].count('class="whisker"') == q.k  # the chart, one whisker per option
+
+
+def test_a_survey_without_responses(app, auth_client):
+    make_survey(app, status="open")
+    page = auth_client.get("/dashboard/habits/results").get_data(as_text=True)
+    assert "n = 0: no answers yet" in page and "estimate-bars" not in page
+
+
+@pytest.mark.parametrize("args", [{"method": "bayes"}, {"confidence": "0.5"}, {"fake": "-1"}])
+def test_bad_selectors_are_refused(auth_client, survey_with_reports, args):
+    assert auth_client.get("/dashboard/habits/results", query_string=args).status_code == 400
+
+
+def test_unknown_survey_is_404(auth_client):
+    assert auth_client.get("/dashboard/nope/results").status_code == 404
+
+
+@pytest.mark.parametrize("args", [SETTINGS[0], SETTINGS[1], SETTINGS[2]])
+def test_export_then_deniable_estimate_reproduces_the_page(tmp_path, auth_client, survey_with_reports, args):
+    csv_response = auth_client.get("/dashboard/habits/export/responses.csv")
+    json_response = auth_client.get("/dashboard/habits/export/codebook.json")
+    assert csv_response.status_code == json_response.status_code == 200
+    assert "attachment" in csv_response.headers["Content-Disposition"]
+    (tmp_path / "habits.json").write_bytes(json_response.data)
+    (tmp_path / "habits-responses.csv").write_bytes(csv_response.data)
+    command = ["estimate", str(tmp_path / "habits.json"), str(tmp_path / "habits-responses.csv"),
+               "--format", "json", "--method", args["method"], "--confidence", args["confidence"]]
+    if "simultaneous" in args:
+        command.append("--simultaneous")
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 0, result.output
+    offline = json.loads(result.output)
+    page = page_numbers(auth_client.get("/dashboard/habits/results", query_string=args).get_data(as_text=True))
+    for question in offline["questions"]:
+        shown = page[question["id"]]
+        assert shown["n"] == question["n"]
+        for row, option in zip(shown["rows"], question["options"], strict=True):
+            assert row == {**row, **{
+                "estimate": f"{option['estimate']:.4f}", "consistent": f"{option['consistent']:.4f}",
+                "std-error": f"{option['std_error']:.4f}", "ci-low": f"{option['ci_low']:.4f}",
+                "ci-high": f"{option['ci_high']:.4f}", "noisy-count": str(option["noisy_count"])}}
+    # The estimates export is the offline command's JSON, number for number.
+    exported = auth_client.get("/dashboard/habits/export/estimates.json", query_string=args).get_json()
+    assert exported == offline
+
+
+def test_estimates_csv_export(auth_client, survey_with_reports):
+    from deniable.server.survey import estimates as report
+
+    stored, counts = survey_with_reports
+    response = auth_client.get("/dashboard/habits/export/estimates.csv?method=wilson&confidence=0.90")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    expected = report.to_csv(report.survey_estimates(stored.survey, counts, method="wilson", confidence=0.9))
+    assert response.get_data(as_text=True) == expected
+
+
+def test_crosstab_of_two_protected_questions(app, auth_client, survey_with_reports):
+    from deniable.server.store.responses import load_db_dataset
+
+    stored, _ = survey_with_reports
+    response = auth_client.get("/dashboard/habits/crosstab?row=drugs&col=cheat&confidence=0.95")
+    assert response.status_code == 200
+    page = html.unescape(re.sub(r"</?strong>", "", response.get_data(as_text=True)))
+    drugs, cheat = stored.survey.question("drugs"), stored.survey.question("cheat")
+    cost = drugs.mechanism.epsilon + cheat.mechanism.epsilon
+    assert f"ε1 + ε2 = {drugs.mechanism.epsilon:.4f} + {cheat.mechanism.epsilon:.4f} = {cost:.4f}" in page
+    joint = load_db_dataset(open_db(app), "habits").joint_counts("drugs", "cheat")
+    result = estimators.crosstab(joint, 1.0, 2.0, 0.95)
+    for i in range(2):
+        for j in range(3):
+            assert (f"{result.joint_estimate[i][j]:.4f} [{result.joint_ci_low[i][j]:.4f}, "
+                    f"{result.joint_ci_high[i][j]:.4f}]") in page
+            assert (f"{result.conditional_estimate[i][j]:.4f} [{result.conditional_ci_low[i][j]:.4f}, "
+                    f"{result.conditional_ci_high[i][j]:.4f}]") in page
+    assert "the joint ones are" in page and "× as wide" in page
+
+
+@pytest.mark.parametrize("query, message", [
+    ("row=drugs&col=drugs", "Choose two different questions."),
+    ("row=drugs&col=age", "Choose two protected questions of this survey."),
+])
+def test_crosstab_refusals(auth_client, survey_with_reports, query, message):
+    assert message in auth_client.get(f"/dashboard/habits/crosstab?{query}").get_data(as_text=True)
+
+
+def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):
+    from deniable.server.store.responses import load_db_dataset
+
+    response = auth_client.get("/dashboard/habits/subgroups?question=cheat&by=age&method=wilson&confidence=0.95")
+    assert response.status_code == 200
+    page = html.unescape(response.get_data(as_text=True))
+    table = load_db_dataset(open_db(app), "habits").counts_by("cheat", "age")
+    results = estimators.subgroups([table[0], table[1]], 2.0, confidence=0.95, method="wilson")
+    for label, result in zip(["<30", "30+"], results):
+        assert f"age = {label}" in page
+        assert f"n = {result.n} · ε = {result.epsilon:.4f} · method wilson" in page
+        for i in range(3):
+            assert f"[{result.ci_low[i]:.4f}, {result.ci_high[i]:.4f}]" in page
+    assert np.asarray(table).sum() == 400
+
+
+@pytest.mark.parametrize("url", [
+    "/dashboard/habits/results",
+    "/dashboard/habits/results?method=likelihood&confidence=0.99&simultaneous=y",
+    "/dashboard/habits/crosstab?row=drugs&col=cheat",
+    "/dashboard/habits/subgroups?question=cheat&by=age",
+])
+def test_invariant_5_every_estimate_shows_n_epsilon_method_and_interval(auth_client, survey_with_reports, url):
+    """docs/design.md invariant 5, on every page that shows estimates."""
+    page = html.unescape(auth_client.get(url).get_data(as_text=True))
+    metas = re.findall(r'<p class="meta">(.*?)</p>', page, re.S)
+    assert metas
+    for meta in metas:
+        text = re.sub(r"<[^>]+>", "", meta)
+        assert "n = " in text and "method" in text and "% " in text and "intervals" in text, text
+        assert "ε = " in text or "asked directly" in text, text
+    assert "ci-low" in page or re.search(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", page)
