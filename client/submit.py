@@ -6,7 +6,7 @@ re-send the *same* reports with :func:`post_reports` rather than calling :func:`
 fresh draws for the same answer would, averaged, reveal it (invariant 3).
 
 >>> submit("http://127.0.0.1:8000", "demo", {"drug_use": 1, "cheating": 0})   # doctest: +SKIP
-17
+'k3bq0Vw2mXJ9R1tA'
 """
 
 from __future__ import annotations
@@ -66,17 +66,17 @@ def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float
     return reports
 
 
-def post_reports(base_url: str, slug: str, reports: dict[str, int], *, timeout: float = TIMEOUT) -> int:
-    """POST already-randomized ``reports`` to the JSON API; return the stored response's id."""
+def post_reports(base_url: str, slug: str, reports: dict[str, int], *, timeout: float = TIMEOUT) -> str:
+    """POST already-randomized ``reports`` to the JSON API; return the stored response's (random) id."""
     url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}/responses"
     body = json.dumps({"reports": reports}).encode()
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json", "Accept": "application/json"})
-    return int(_request(req, timeout)["id"])
+    return str(_request(req, timeout)["id"])
 
 
 def submit(base_url: str, slug: str, answers: dict[str, int],
-           mechanisms: dict[str, tuple[int, float | None]] | None = None, *, timeout: float = TIMEOUT) -> int:
+           mechanisms: dict[str, tuple[int, float | None]] | None = None, *, timeout: float = TIMEOUT) -> str:
     """Randomize ``answers`` ``{qid: option index}`` and submit them; return the response id.
 
     ``mechanisms`` ``{qid: (k, epsilon)}`` must be the survey's own; by default it is fetched

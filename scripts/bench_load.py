@@ -1,7 +1,7 @@
 """Load benchmark: submissions per second through the JSON API of a real ``deniable serve``.
 
-    python scripts/bench_load.py                        # 3 workers × 2 threads, 24 clients, 15 s
-    python scripts/bench_load.py --workers 3 --threads 1 --clients 32 --seconds 10
+    python scripts/bench_load.py                        # 3 gevent workers, 24 clients, 15 s
+    python scripts/bench_load.py --workers 2 --clients 32 --seconds 10
 
 Starts ``deniable serve`` on a fresh SQLite file in a temporary folder with the demo survey
 open, submits randomized reports (made with the real Python randomizer) from concurrent
@@ -92,7 +92,6 @@ def durability(path: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (default 3)")
-    parser.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
     parser.add_argument("--clients", type=int, default=24, help="concurrent connections (default 24)")
     parser.add_argument("--seconds", type=float, default=15.0, help="duration bound (default 15)")
     parser.add_argument("--max-requests", type=int, default=100_000, help="request bound (default 100,000)")
@@ -112,7 +111,7 @@ def main() -> int:
         definition = Path(tmp) / "survey.json"
         definition.write_text(dumps_definition(survey))
         run_deniable("import", str(definition), "--db", str(db), "--open")
-        server = ServerProcess(db, workers=args.workers, threads=args.threads, log=Path(tmp) / "server.log")
+        server = ServerProcess(db, workers=args.workers, log=Path(tmp) / "server.log")
         server.start(f"/api/v1/surveys/{survey.slug}")
         try:
             # warm up every worker (imports, first connection) before timing
@@ -131,12 +130,11 @@ def main() -> int:
 
     latencies = sorted(tally.latencies)
     ms = [1000 * x for x in latencies] or [float("nan")]
-    worker_class = "gthread" if args.threads > 1 else "sync"
     server_cpu = (f"{1e6 * (cpu_after - cpu_before) / len(tally.acked):,.0f}"
                   if cpu_before is not None and tally.acked else "n/a")
     print(f"deniable load benchmark — {os.cpu_count()} CPUs (load average {load_before:.1f} before the run), "
           f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version} {sqlite_setting}, loopback\n"
-          f"deniable serve: {args.workers} gunicorn {worker_class} workers × {args.threads} threads; "
+          f"deniable serve: {args.workers} gunicorn gevent workers; "
           f"load: {args.clients} keep-alive clients for at most {args.seconds:g} s / {args.max_requests:,} requests\n"
           f"rate limiter on, with DENIABLE_RATELIMIT_SUBMIT={LOAD_ENV['DENIABLE_RATELIMIT_SUBMIT']!r} "
           f"(the default, {LIMIT_DEFAULTS['RATELIMIT_SUBMIT']} per address, would stop one loopback address at once)")

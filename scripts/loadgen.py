@@ -54,11 +54,11 @@ def run_deniable(*args: str, env: dict | None = None) -> str:
 
 
 class ServerProcess:
-    """``deniable serve --db DB --port PORT --workers W [--threads T]`` in its own process group."""
+    """``deniable serve --db DB --port PORT --workers W`` in its own process group."""
 
-    def __init__(self, db: Path, *, workers: int = 2, threads: int = 1, port: int | None = None,
+    def __init__(self, db: Path, *, workers: int = 2, port: int | None = None,
                  env: dict | None = None, log: Path | None = None):
-        self.db, self.workers, self.threads = Path(db), workers, threads
+        self.db, self.workers = Path(db), workers
         self.port = port or free_port()
         self.env = {**os.environ, **LOAD_ENV, **(env or {})}
         self.log = log
@@ -73,7 +73,7 @@ class ServerProcess:
         try:
             self.proc = subprocess.Popen(
                 [*deniable_command(), "serve", "--db", str(self.db), "--port", str(self.port),
-                 "--workers", str(self.workers), "--threads", str(self.threads)],
+                 "--workers", str(self.workers)],
                 stdout=out, stderr=out, env=self.env, start_new_session=True,
             )
         finally:

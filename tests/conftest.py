@@ -4,7 +4,6 @@ logged in to the dashboard.  Helpers that are not fixtures live in ``tests/suppo
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import sqlite3
@@ -12,14 +11,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from deniable.server.store.accounts import set_researcher
 from deniable.server.web.app import create_app
-from support.dashboard import EMAIL, PASSWORD, login, open_db
-
-from deniable.server.web.app import create_app
+from support.dashboard import EMAIL, ensure_researcher, login
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DENIABLE_CHROMIUM", "/usr/bin/chromium")
@@ -122,21 +117,9 @@ def stored_state(db_path):
 
 @pytest.fixture
 def researcher(app):
-    """The researcher EMAIL / PASSWORD.  Its hash is a cheap PBKDF2 one made once per session:
-    logging in still runs the real ``check_password_hash`` (which reads the method from the
-    hash), without 0.2 s of scrypt per test; ``tests/web/test_auth.py`` covers the scrypt path."""
-    db = open_db(app)
-    try:
-        set_researcher(db, EMAIL, "a placeholder, replaced below")
-        db.execute("UPDATE researchers SET password_hash = ? WHERE email = ?", [_cheap_hash(), EMAIL])
-    finally:
-        db.conn.close()
+    """The researcher EMAIL / PASSWORD (see ``support.dashboard.ensure_researcher``)."""
+    ensure_researcher(app)
     return EMAIL
-
-
-@functools.cache
-def _cheap_hash() -> str:
-    return generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
 
 
 @pytest.fixture

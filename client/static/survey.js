@@ -4,7 +4,12 @@
 // them; at submit the checked option is randomized (rr.js) and only the REPORT goes into the
 // question's hidden field.  The report is memoized in localStorage per (survey, question), so a
 // retry or reload re-sends it instead of drawing again (averaging fresh draws would reveal the
-// true answer).  The true answer is never stored; nothing else is saved or logged.
+// true answer).  The true answer is never stored.
+//
+// Shared devices: once a submission went through (the thank-you page, thanks.js, marks it),
+// opening the survey again says so and offers "I am a different person", which forgets the
+// previous person's memoized reports; only then are new ones drawn.  What was sent is kept for
+// the thank-you page in sessionStorage (this tab only), never in a cookie.
 
 import { hasSecureRandom, randomize } from "./rr.js";
 
@@ -13,6 +18,24 @@ const status = document.getElementById("js-status");
 
 function memoKey(slug, qid) {
   return `deniable:report:${slug}:${qid}`;
+}
+
+export function sentKey(slug) {
+  return `deniable:sent:${slug}`; // localStorage "1": a submission from this device went through
+}
+
+export function lastSentKey(slug) {
+  return `deniable:last:${slug}`; // sessionStorage: {qid: option index sent}, for the thank-you page
+}
+
+function questionIds() {
+  return Array.from(form.querySelectorAll("fieldset.question"), (fieldset) => fieldset.dataset.qid);
+}
+
+function forgetPreviousPerson(slug) {
+  for (const qid of questionIds()) window.localStorage.removeItem(memoKey(slug, qid));
+  window.localStorage.removeItem(sentKey(slug));
+  window.sessionStorage.removeItem(lastSentKey(slug));
 }
 
 function storageWorks() {
@@ -75,6 +98,7 @@ function readMemo(key, k) {
 function prepareSubmission(slug) {
   let firstMissing = null;
   const reports = [];
+  const sent = {};
   for (const fieldset of form.querySelectorAll("fieldset.question")) {
     const required = fieldset.dataset.required === "true";
     let answered;
@@ -91,6 +115,8 @@ function prepareSubmission(slug) {
     }
     if (fieldset.classList.contains("protected")) {
       reports.push({ fieldset, answered });
+    } else if (answered) {
+      sent[fieldset.dataset.qid] = Number(answered.value);
     }
   }
   if (firstMissing) {
@@ -113,8 +139,26 @@ function prepareSubmission(slug) {
       window.localStorage.setItem(key, String(report));
     }
     hidden.value = String(report);
+    sent[fieldset.dataset.qid] = report;
   }
+  window.sessionStorage.setItem(lastSentKey(slug), JSON.stringify(sent));
   return true;
+}
+
+// Someone already sent answers from this device: say so, and answer only after "I am a different
+// person" (the same person has nothing more to do; sending again would count them twice).
+function guardSharedDevice(slug) {
+  const notice = document.getElementById("already-sent");
+  if (!notice || window.localStorage.getItem(sentKey(slug)) !== "1") return;
+  notice.hidden = false;
+  form.hidden = true;
+  document.getElementById("different-person").addEventListener("click", () => {
+    forgetPreviousPerson(slug);
+    notice.hidden = true;
+    form.hidden = false;
+    const first = form.querySelector("input[type=radio]");
+    if (first) first.focus();
+  });
 }
 
 // The invitation token now sits in the form's hidden field: take it out of the address bar so it
@@ -141,6 +185,7 @@ function init() {
     return;
   }
   const slug = form.dataset.slug;
+  guardSharedDevice(slug);
   form.querySelectorAll("fieldset.protected").forEach(wireRadioGroup);
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));

@@ -38,9 +38,12 @@ def database(path: str, *, create: bool = False, readonly: bool = False):
     """Open the database at ``path`` for the block and close it after.
 
     ``create`` makes the file (and its schema) if needed; otherwise a missing file is an error.
-    ``readonly`` opens it read-only.  Any SQLite or OS error is one line naming the file.
+    ``readonly`` opens it read-only.  Any SQLite or OS error is one line naming the file.  After a
+    command that may have written (``create``), the WAL is scrubbed (:mod:`deniable.server.store.scrub`)
+    unless a running server is reading; its own scrubber then does it.
     """
     from deniable.server.store.db import connect, init_db
+    from deniable.server.store.scrub import scrub
 
     if not create and not Path(path).is_file():
         fail(f"{path}: no such database file")
@@ -50,6 +53,8 @@ def database(path: str, *, create: bool = False, readonly: bool = False):
         fail(f"{path}: cannot open the database: {getattr(exc, 'strerror', None) or exc}")
     try:
         yield db
+        if create:
+            scrub(db)
     except sqlite3.Error as exc:
         fail(f"{path}: cannot use the database: {exc}")
     finally:

@@ -9,70 +9,75 @@ import click
 from .common import database, db_option, fail
 
 
-def run_gunicorn(options: dict) -> None:
-    """Run :func:`deniable.server.web.app.create_app` under gunicorn with ``options`` (gunicorn settings)."""
-    from gunicorn.app.base import BaseApplication
-
-    class Application(BaseApplication):
-        def load_config(self):
-            for key, value in options.items():
-                if key in self.cfg.settings:  # settings newer than the installed gunicorn are skipped
-                    self.cfg.set(key, value)
-
-        def load(self):
-            from deniable.server.web.app import create_app
-
-            return create_app()
-
-    Application().run()
-
-
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Number of gunicorn worker processes.")
-@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
-              help="Threads per worker (gthread workers, keep-alive); 1 = sync workers.")
+@click.option("--connections", default=1000, show_default=True, type=click.IntRange(10, 100_000),
+              help="Simultaneous connections per worker (gevent: a slow client costs a greenlet, not a thread).")
+@click.option("--public-host", "public_hosts", multiple=True, metavar="NAME",
+              help="A host name the server answers to besides localhost (repeatable), e.g. survey.example.org.")
+@click.option("--base-url", metavar="URL",
+              help="How links for people outside begin (invitation links), e.g. https://survey.example.org "
+                   "[default: http://HOST:PORT of the first public host, else of --host].")
 @db_option()
 @click.option("--demo", is_flag=True, help="Create (if absent) and open the demo survey 'demo'.")
-def serve(host, port, workers, threads, db_path, demo) -> None:
+def serve(host, port, workers, connections, public_hosts, base_url, db_path, demo) -> None:
     """Serve the survey pages, the JSON API and the dashboard with gunicorn.
 
     The database schema is created or upgraded before the workers start; the app is loaded
-    once and forked, so all workers share the same secret key (``FILE.secret``).  No access
-    log is written: the server logs no IP address and no user agent.
+    once and forked, so all workers share the same secret key (``FILE.secret``) and the same
+    rate-limit counters (in shared memory).  Workers are gevent workers that read every request
+    whole before the app sees it, so slow clients cannot stall the server.  The server answers
+    only to localhost and the --public-host names.  No access log is written, and gunicorn's
+    log has no timestamps and no addresses.  Files are created readable by their owner only.
 
     Example:
 
         deniable serve --port 8000 --workers 4 --db deniable.db --demo
+        deniable serve --host 0.0.0.0 --public-host survey.example.org --base-url https://survey.example.org
     """
+    import json
+
     from deniable.server.store.demo import ensure_demo, ensure_demo_researcher
 
+    os.umask(0o077)  # everything this process and its workers create: the owner's only
     db_path = os.path.abspath(db_path)
+    shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    shown_host = f"[{shown_host}]" if ":" in shown_host else shown_host
+    trusted = ["localhost", "127.0.0.1", *public_hosts]
+    if shown_host not in trusted and not shown_host.startswith("["):
+        trusted.append(shown_host)  # served by address: answer to it
+    base_url = (base_url or f"http://{public_hosts[0] if public_hosts else shown_host}:{port}").rstrip("/")
     with database(db_path, create=True) as db:
         if demo:
-            stored = ensure_demo(db)
-            shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-            shown_host = f"[{shown_host}]" if ":" in shown_host else shown_host
+            email, password, researcher_id = ensure_demo_researcher(db)
+            stored = ensure_demo(db, owner_id=researcher_id)
             note = "" if stored.status == "open" else f" (it is {stored.status})"
-            click.echo(f"Demo survey: http://{shown_host}:{port}/s/{stored.slug}{note}")
-            email, password = ensure_demo_researcher(db)
-            click.echo(f"Dashboard:   http://{shown_host}:{port}/dashboard/  "
-                       f"(log in as {email} with password {password})")
+            click.echo(f"Demo survey: {base_url}/s/{stored.slug}{note}")
+            click.echo(f"Dashboard:   {base_url}/dashboard/  (log in as {email} with password {password})")
+    if host in ("0.0.0.0", "::", "") and not public_hosts:
+        click.echo("Note: listening on every address but answering only to localhost and 127.0.0.1; "
+                   "give --public-host NAME for the name people will use.", err=True)
     os.environ["DENIABLE_DATABASE"] = db_path
+    os.environ["DENIABLE_TRUSTED_HOSTS"] = json.dumps(sorted(set(trusted) | _env_hosts()))
+    os.environ["DENIABLE_BASE_URL"] = base_url
     try:  # the configuration is checked here, so a bad setting is one line, not a worker traceback
         from deniable.server.web.app import create_app
 
         create_app()
     except ValueError as exc:
         fail(f"configuration: {exc}")
+    from .serving import Logger, Worker, run_gunicorn
+
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     run_gunicorn({
         "bind": bind,
         "workers": workers,
-        "threads": threads,
-        "worker_class": "gthread" if threads > 1 else "sync",
+        "worker_class": f"{Worker.__module__}.{Worker.__qualname__}",
+        "worker_connections": connections,
+        "logger_class": f"{Logger.__module__}.{Logger.__qualname__}",
         "preload_app": True,
         "accesslog": None,
         "errorlog": "-",
@@ -80,3 +85,17 @@ def serve(host, port, workers, threads, db_path, demo) -> None:
         "proc_name": "deniable",
         "control_socket_disable": True,  # gunicorn ≥ 27: no shared socket in the home directory
     })
+
+
+def _env_hosts() -> set[str]:
+    """Host names already given in ``DENIABLE_TRUSTED_HOSTS`` (a JSON list), kept beside --public-host."""
+    import json
+
+    try:
+        hosts = json.loads(os.environ.get("DENIABLE_TRUSTED_HOSTS", "[]"))
+    except ValueError:
+        fail("configuration: DENIABLE_TRUSTED_HOSTS must be a JSON list of host names, "
+             'e.g. \'["survey.example.org"]\'')
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        fail("configuration: DENIABLE_TRUSTED_HOSTS must be a JSON list of host names")
+    return set(hosts)

@@ -1,4 +1,5 @@
-"""``deniable import`` and ``export``: survey definitions into the database, responses out of it."""
+"""``deniable import``, ``export`` and ``invite``: survey definitions into the database, responses
+out of it, invitation links for it."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from .common import database, db_option, fail
 @click.argument("survey_path", metavar="SURVEY.json", type=click.Path(dir_okay=False))
 @db_option()
 @click.option("--open", "open_now", is_flag=True, help="Open the survey for responses right away.")
-def import_survey(survey_path, db_path, open_now) -> None:
+@click.option("--owner", metavar="EMAIL",
+              help="The researcher it belongs to [default: none, so only admins see it in the dashboard].")
+def import_survey(survey_path, db_path, open_now, owner) -> None:
     """Store a survey definition (as a draft, or open with --open).
 
+    \b
     Example:
-
-        deniable import student-life.json --db deniable.db --open
+        deniable import student-life.json --db deniable.db --open --owner ada@example.org
     """
+    from deniable.server.store.accounts import find_researcher
     from deniable.server.store.surveys import insert_survey
     from deniable.server.survey.definition import DefinitionError, load_definition
 
@@ -26,13 +30,20 @@ def import_survey(survey_path, db_path, open_now) -> None:
     except DefinitionError as exc:
         fail(str(exc))
     with database(db_path, create=True) as db:
+        owner_id = None
+        if owner is not None:
+            account = find_researcher(db, owner)
+            if account is None:
+                fail(f"--owner: no researcher {owner!r} in {db_path} (create one with `deniable create-researcher`)")
+            owner_id = account["id"]
         try:
-            stored = insert_survey(db, survey, status="open" if open_now else "draft")
+            stored = insert_survey(db, survey, status="open" if open_now else "draft", owner_id=owner_id)
         except DefinitionError as exc:
             fail(f"{db_path}: {exc}")
     n = len(stored.survey.questions)
+    whose = f"owned by {owner.strip().lower()}" if owner else "no owner: admins only, until one shares it"
     click.echo(f"Imported survey {stored.slug!r} ({n} question{'s' if n != 1 else ''}, "
-               f"{stored.status}) into {db_path}; survey page: /s/{stored.slug}")
+               f"{stored.status}, {whose}) into {db_path}; survey page: /s/{stored.slug}")
 
 
 @click.command("export")
@@ -62,4 +73,52 @@ def export(slug, db_path, out_dir) -> None:
     click.echo(f"Wrote {csv_path} and {json_path}")
 
 
-COMMANDS = (import_survey, export)
+@click.command("invite")
+@click.argument("slug")
+@click.option("--count", "n", type=click.IntRange(1, 100_000), required=True, help="How many links.")
+@db_option()
+@click.option("-o", "--output", metavar="FILE.csv", type=click.Path(dir_okay=False),
+              help="Write the CSV here (created readable by you only) [default: standard output].")
+@click.option("--base-url", envvar="DENIABLE_BASE_URL", default="http://127.0.0.1:8000", show_default=True,
+              metavar="URL", help="How the links begin: the server's public address (or DENIABLE_BASE_URL).")
+@click.option("--only-invited/--keep-mode", default=True, show_default=True,
+              help="Also switch the survey to invitation-only.")
+def invite(slug, n, db_path, output, base_url, only_invited) -> None:
+    """Make N single-use invitation links for survey SLUG: a CSV of token,url.
+
+    The same tokens as the dashboard's: 144 random bits each, of which the database keeps only a
+    hash; each link works once.  Hand each person their own link.
+
+    \b
+    Example:
+        deniable invite student-life --count 200 --db deniable.db -o links.csv --base-url https://survey.example.org
+    """
+    import os
+
+    from deniable.server.store import invitations
+    from deniable.server.store.surveys import get_survey
+
+    with database(db_path, create=True) as db:
+        stored = get_survey(db, slug)
+        if stored is None:
+            fail(f"{db_path}: no survey {slug!r}")
+        if stored.status == "closed":
+            fail(f"{db_path}: survey {slug!r} is closed: it takes no more responses")
+        tokens = invitations.generate(db, stored.id, n)
+        if only_invited:
+            invitations.set_invitation_only(db, stored.id, True)
+    body = invitations.links_csv(tokens, f"{base_url.rstrip('/')}/s/{slug}")
+    if output is None:
+        click.echo(body, nl=False)
+    else:
+        try:
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(body)
+        except OSError as exc:
+            fail(f"{output}: cannot write: {exc.strerror or exc}")
+        click.echo(f"Wrote {n:,} invitation link{'s' if n != 1 else ''} for {slug!r} to {output}"
+                   f"{' (the survey now takes invited responses only)' if only_invited else ''}", err=True)
+
+
+COMMANDS = (import_survey, export, invite)

@@ -9,7 +9,9 @@ app's per-request handles are :mod:`deniable.server.web.connections`.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,7 +23,14 @@ BUSY_TIMEOUT_MS = 10_000
 
 
 def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
-    """Open the database at ``path`` in autocommit mode with WAL, a busy timeout and foreign keys."""
+    """Open the database at ``path`` in autocommit mode with WAL, a busy timeout and foreign keys.
+
+    A new file is created readable by its owner only (SQLite gives its ``-wal`` and ``-shm`` the
+    same permissions), and write connections zero deleted content (``secure_delete``), so a
+    consumed invitation token is not left in a page's free space.
+    """
+    if not readonly:
+        _create_private(Path(path))
     if readonly:
         conn = sqlite3.connect(
             f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
@@ -37,21 +46,60 @@ def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
         conn.execute("PRAGMA journal_mode = WAL")
         # WAL + NORMAL survives a killed process (not a power cut) and keeps commits cheap.
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA secure_delete = ON")
     return sqlite_utils.Database(conn)
+
+
+def _create_private(path: Path) -> None:
+    """Create an empty database file with mode 0600 unless it exists (umask cannot widen it)."""
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process made it first
+        pass
 
 
 def init_db(path) -> sqlite_utils.Database:
     """Create or upgrade the schema at ``path`` and return a read-write handle."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     db = connect(path)
     migrations.apply(db)
+    # sqlite-utils records when each migration ran, to the microsecond: keep the day only, like
+    # every other date in the file (docs/design.md, invariant 6).
+    db.execute("UPDATE _sqlite_migrations SET applied_at = substr(applied_at, 1, 10) WHERE length(applied_at) > 10")
     return db
+
+
+def begin_immediate(db: sqlite_utils.Database) -> None:
+    """``BEGIN IMMEDIATE``, waiting for another process's write in Python, not in SQLite.
+
+    SQLite's busy handler sleeps inside C: under gunicorn's gevent workers that would stall every
+    connection of the worker while it waits for another worker's short write.  Here the wait is
+    ``time.sleep`` (cooperative once gevent has patched it), from 0.1 ms doubling to 5 ms, up
+    to the connection's own busy timeout.
+    """
+    timeout_ms = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline, delay = time.monotonic() + timeout_ms / 1000, 0.0001
+        while True:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.005)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {timeout_ms}")
 
 
 @contextmanager
 def write_transaction(db: sqlite_utils.Database):
     """Run the block in one ``BEGIN IMMEDIATE`` transaction; roll back on any exception."""
-    db.execute("BEGIN IMMEDIATE")
+    begin_immediate(db)
     try:
         yield db
     except BaseException:

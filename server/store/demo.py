@@ -36,19 +36,19 @@ def demo_survey():
     return parse_definition(DEMO_DEFINITION)
 
 
-def ensure_demo(db: sqlite_utils.Database) -> StoredSurvey:
-    """Create the demo survey, open, unless a survey called ``demo`` already exists."""
+def ensure_demo(db: sqlite_utils.Database, owner_id: int | None = None) -> StoredSurvey:
+    """Create the demo survey, open and owned by ``owner_id``, unless a survey called ``demo`` exists."""
     stored = get_survey(db, DEMO_SLUG)
     if stored is None:
-        stored = insert_survey(db, demo_survey(), status="open")
+        stored = insert_survey(db, demo_survey(), status="open", owner_id=owner_id)
     return stored
 
 
-def ensure_demo_researcher(db: sqlite_utils.Database) -> tuple[str, str]:
-    """Create (or reset) the demo researcher with a fresh random password; return (email, password).
+def ensure_demo_researcher(db: sqlite_utils.Database) -> tuple[str, str, int]:
+    """Create (or reset) the demo researcher with a fresh random password; return (email, password, id).
 
-    The password is never stored in clear, so each call sets a new one for the caller to print.
+    The password is never stored in clear, so each call sets a new one for the caller to print;
+    a reset ends the sessions made with the old one.
     """
     password = secrets.token_urlsafe(12)
-    set_researcher(db, DEMO_EMAIL, password)
-    return DEMO_EMAIL, password
+    return DEMO_EMAIL, password, set_researcher(db, DEMO_EMAIL, password)

@@ -12,9 +12,12 @@ time and no "used" flag, so neither table can be joined to the other, not even b
 from __future__ import annotations
 
 import hashlib
+import io
 import secrets
 
 import sqlite_utils
+
+from deniable.server.survey.spreadsheet import SafeWriter
 
 from .db import write_transaction
 
@@ -52,6 +55,15 @@ def consume(db: sqlite_utils.Database, survey_id: int, token) -> None:
     if deleted != 1:
         raise InvitationError("invitation: this invitation link is not valid for this survey, "
                               "or it has been used already")
+
+
+def links_csv(tokens: list[str], survey_url: str) -> str:
+    """The CSV ``token,url`` for a batch of tokens (``url`` = the survey's address + ``?t=TOKEN``)."""
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")  # a token may begin with "-"
+    writer.writerow(["token", "url"])
+    writer.writerows((t, f"{survey_url}?t={t}") for t in tokens)
+    return out.getvalue()
 
 
 def unused(db: sqlite_utils.Database, survey_id: int) -> int:

@@ -3,13 +3,14 @@
 Only randomized reports are stored, with the design they were made under (docs/design.md,
 invariant 2): a row holds ``reports`` ``{qid: option index}``, ``design`` ``{qid: [k,
 threshold]}`` (``threshold`` is null for a question asked directly) and the day.  No IP
-address, no user agent, no time of day.  Every insert also bumps ``counts`` in the same
+address, no user agent, no time of day, and no order (invariant 6): a response's key is random
+(:func:`~.schema.new_response_id`), so the table, an export and every id sort in an order that
+has nothing to do with the order of submission.  Every insert also bumps ``counts`` in the same
 transaction, so the estimators' sufficient statistics always agree with the rows.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,6 +25,8 @@ from deniable.server.survey.responses_csv import write_responses_csv
 
 from . import invitations
 from .db import write_transaction
+from .schema import new_response_id
+from .scrub import scrub_before_answering
 from .surveys import StoredSurvey, get_survey, today
 
 BATCH_SIZE = 50_000
@@ -83,13 +86,17 @@ def design_of(survey: Survey) -> dict[str, list]:
 
 
 def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping,
-                   invitation: str | None = None) -> int:
-    """Validate and store one response in one ``BEGIN IMMEDIATE`` transaction; return its id.
+                   invitation: str | None = None, *, scrub_now: bool = True) -> str:
+    """Validate and store one response in one ``BEGIN IMMEDIATE`` transaction; return its random id.
 
     The survey's status is checked again inside the transaction, so a survey closed between
     the page load and the submit refuses the response.  For an invitation-only survey the
     ``invitation`` token is consumed in the same transaction (:mod:`.invitations`):
-    :class:`~.invitations.InvitationError` if it is missing, unknown or used.
+    :class:`~.invitations.InvitationError` if it is missing, unknown or used.  Then, before the
+    caller acknowledges anything, the WAL is scrubbed (:func:`.scrub.scrub_before_answering`) so
+    that no file keeps the commit that links the token to the response; if a long reader keeps it
+    busy for more than a second, the background scrubber does it within its interval after that.
+    ``scrub_now=False`` leaves it to the scrubber (for the test that shows the attack it stops).
     """
     check_open(stored)
     clean = validate_reports(stored, reports)
@@ -100,15 +107,18 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
             raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
         if row[1]:
             invitations.consume(db, stored.id, invitation)
-        cursor = db.execute(
-            "INSERT INTO responses (survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?)",
-            [stored.id, today(), _compact(clean), _compact({qid: design[qid] for qid in clean})],
+        response_id = new_response_id()
+        db.execute(
+            "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
+            [response_id, stored.id, today(), _compact(clean), _compact({qid: design[qid] for qid in clean})],
         )
-        response_id = cursor.lastrowid
         db.conn.executemany(
             "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
             [(stored.id, qid, option) for qid, option in clean.items()],
         )
+        invited = bool(row[1])
+    if invited and scrub_now:
+        scrub_before_answering(db)
     return response_id
 
 
@@ -214,11 +224,14 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
         for q, r_part, d_part in zip(survey.questions, report_parts, design_parts):
             reports = reports + r_part[block[q.id]]
             designs = designs + d_part[block[q.id]]
+        # Random keys, inserted in key order (which is random with respect to the rows): the
+        # B-tree fills page by page instead of splitting at random places.
+        rows = sorted(zip((new_response_id() for _ in range(size)), reports.tolist(), designs.tolist()))
         with write_transaction(db):
             db.conn.executemany(
-                "INSERT INTO responses (survey_id, submitted_on, reports, design) "
-                "VALUES (?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
-                zip(itertools.repeat(stored.id), itertools.repeat(day), reports.tolist(), designs.tolist()),
+                "INSERT INTO responses (id, survey_id, submitted_on, reports, design) "
+                "VALUES (?, ?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
+                ((rid, stored.id, day, rep, des) for rid, rep, des in rows),
             )
             for q in survey.questions:
                 column = block[q.id]

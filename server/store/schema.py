@@ -7,6 +7,8 @@ by triggers.
 
 from __future__ import annotations
 
+import secrets
+
 import sqlite_utils
 from sqlite_utils import Migrations
 
@@ -96,3 +98,65 @@ def m003_invitations(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE invitations (token_hash TEXT PRIMARY KEY, "
                "survey_id INTEGER NOT NULL REFERENCES surveys(id)) WITHOUT ROWID")
     db["surveys"].add_column("invitation_only", int, not_null_default=0)
+
+
+@migrations(transactional=False)
+def m004_responses_without_order(db: sqlite_utils.Database) -> None:
+    """Responses get random identifiers instead of sequential rowids (docs/design.md, invariant 6).
+
+    The table is rebuilt WITHOUT ROWID on a random text key, existing rows copied in a random
+    order under new random ids, and the file vacuumed so that no free page keeps the old order.
+    """
+    with db.atomic():
+        db.execute("ALTER TABLE responses RENAME TO responses_ordered")
+        db.execute("DROP INDEX IF EXISTS idx_responses_survey_id")
+        db.execute(
+            "CREATE TABLE responses (id TEXT PRIMARY KEY, survey_id INTEGER NOT NULL REFERENCES surveys(id), "
+            "submitted_on TEXT NOT NULL, reports TEXT NOT NULL, design TEXT NOT NULL) WITHOUT ROWID")
+        rows = db.execute("SELECT survey_id, submitted_on, reports, design FROM responses_ordered").fetchall()
+        secrets.SystemRandom().shuffle(rows)
+        db.conn.executemany("INSERT INTO responses VALUES (?, ?, ?, ?, ?)",
+                            [(new_response_id(), *row) for row in rows])
+        db.execute("DROP TABLE responses_ordered")
+        db.execute("CREATE INDEX idx_responses_survey_id ON responses (survey_id)")
+    db.execute("PRAGMA secure_delete = ON")
+    db.execute("VACUUM")
+
+
+@migrations()
+def m005_owners_shares_sessions(db: sqlite_utils.Database) -> None:
+    """Every survey has an owner (the first researcher for existing surveys; none, that is
+    admin-only, when there was no researcher) and may be shared; accounts can be admins, and
+    a session epoch lets logout and password changes end every earlier session."""
+    db["researchers"].add_column("is_admin", int, not_null_default=0)
+    db["researchers"].add_column("session_epoch", int, not_null_default=0)
+    db.execute("ALTER TABLE surveys ADD COLUMN owner_id INTEGER REFERENCES researchers(id)")
+    db.execute("UPDATE surveys SET owner_id = (SELECT min(id) FROM researchers)")
+    db.execute("CREATE TABLE survey_shares (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
+               "researcher_id INTEGER NOT NULL REFERENCES researchers(id), "
+               "role TEXT NOT NULL CHECK (role IN ('viewer', 'editor')), "
+               "PRIMARY KEY (survey_id, researcher_id)) WITHOUT ROWID")
+
+
+@migrations()
+def m006_status_transitions_and_scrub(db: sqlite_utils.Database) -> None:
+    """The database refuses status changes the lifecycle does not allow, and the deletion of a
+    launched survey, so that editing the file cannot reopen a design; ``scrub`` is the one-row
+    table the scrubber rewrites (:mod:`deniable.server.store.scrub`)."""
+    db.execute(
+        """CREATE TRIGGER surveys_status_transition BEFORE UPDATE OF status ON surveys
+        WHEN NEW.status IS NOT OLD.status AND NOT (
+            (OLD.status = 'draft' AND NEW.status = 'open') OR
+            (OLD.status = 'open' AND NEW.status = 'closed') OR
+            (OLD.status = 'closed' AND NEW.status = 'open'))
+        BEGIN SELECT RAISE(ABORT, 'this status change is not allowed: a survey goes draft, open, closed (and may reopen)'); END""")
+    db.execute(
+        """CREATE TRIGGER surveys_launched_kept BEFORE DELETE ON surveys WHEN OLD.status != 'draft'
+        BEGIN SELECT RAISE(ABORT, 'a launched survey cannot be deleted'); END""")
+    db.execute("CREATE TABLE scrub (passes INTEGER NOT NULL)")
+    db.execute("INSERT INTO scrub VALUES (0)")
+
+
+def new_response_id() -> str:
+    """A random response identifier (96 bits): it orders nothing and reveals nothing."""
+    return secrets.token_urlsafe(12)

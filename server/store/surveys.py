@@ -37,6 +37,7 @@ class StoredSurvey:
     opened_on: str | None
     closed_on: str | None
     invitation_only: bool = False  # responses need a single-use invitation token (store.invitations)
+    owner_id: int | None = None  # the researcher who owns it; None: only admins see it (store.access)
 
     @property
     def slug(self) -> str:
@@ -67,8 +68,11 @@ def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
 
 
 def insert_survey(db: sqlite_utils.Database, survey: Survey, *, status: str = "draft",
-                  target_n: int = 1000) -> StoredSurvey:
-    """Store a new survey (as a draft unless ``status`` says otherwise) with zeroed counts."""
+                  target_n: int = 1000, owner_id: int | None = None) -> StoredSurvey:
+    """Store a new survey (as a draft unless ``status`` says otherwise) with zeroed counts.
+
+    ``owner_id`` is the researcher it belongs to; None leaves it to the admins.
+    """
     if status not in STATUSES:
         raise LifecycleError(f"status: must be one of {', '.join(STATUSES)}, got {status!r}")
     with write_transaction(db):
@@ -76,12 +80,14 @@ def insert_survey(db: sqlite_utils.Database, survey: Survey, *, status: str = "d
             raise DefinitionError(("slug",), f"a survey {survey.slug!r} already exists")
         survey_id = db["surveys"].insert({
             "slug": survey.slug, "title": survey.title, "description": survey.description,
-            "status": "draft", "target_n": target_n, "created_on": today(),
+            "status": "draft", "target_n": target_n, "created_on": today(), "owner_id": owner_id,
         }).last_pk
         db["questions"].insert_all(_question_rows(survey_id, survey))
         db["counts"].insert_all(_count_rows(survey_id, survey))
-        if status != "draft":
-            db["surveys"].update(survey_id, {"status": status, "opened_on": today()})
+        if status != "draft":  # along the lifecycle the triggers allow: draft → open (→ closed)
+            db["surveys"].update(survey_id, {"status": "open", "opened_on": today()})
+        if status == "closed":
+            db["surveys"].update(survey_id, {"status": "closed", "closed_on": today()})
     return get_survey(db, survey.slug)
 
 
@@ -132,7 +138,7 @@ def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
     return StoredSurvey(
         id=row["id"], survey=survey, status=row["status"], target_n=row["target_n"],
         created_on=row["created_on"], opened_on=row["opened_on"], closed_on=row["closed_on"],
-        invitation_only=bool(row.get("invitation_only")),
+        invitation_only=bool(row.get("invitation_only")), owner_id=row.get("owner_id"),
     )
 
 

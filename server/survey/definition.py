@@ -16,8 +16,11 @@ from pathlib import Path
 
 from deniable.client.mechanism import Mechanism, MechanismError, mechanism, resolve
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-QUESTION_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+from .spreadsheet import spreadsheet_safe
+
+# Matched whole (fullmatch): "$" would accept a trailing newline.
+SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+QUESTION_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 MAX_QUESTIONS = 100
 MAX_OPTIONS = 64
 MAX_TEXT = 2000
@@ -150,7 +153,7 @@ def parse_question(data, where: tuple = ()) -> Question:
         if key not in data:
             raise DefinitionError((*where, key), "is required")
     qid = data["id"]
-    if not isinstance(qid, str) or not QUESTION_ID_RE.match(qid):
+    if not isinstance(qid, str) or not QUESTION_ID_RE.fullmatch(qid):
         raise DefinitionError((*where, "id"),
                               f"must be a letter or _ followed by letters, digits or _ (at most 63), got {qid!r}")
     if qid in RESERVED_IDS:
@@ -162,11 +165,16 @@ def parse_question(data, where: tuple = ()) -> Question:
     if not 2 <= len(options) <= MAX_OPTIONS:
         raise DefinitionError((*where, "options"), f"needs between 2 and {MAX_OPTIONS} options, got {len(options)}")
     labels = tuple(_text(o, (*where, "options", i), max_len=MAX_LABEL) for i, o in enumerate(options))
-    seen = set()
+    seen = {}
     for i, label in enumerate(labels):
         if label in seen:
             raise DefinitionError((*where, "options", i), f"duplicate label {label!r}")
-        seen.add(label)
+        seen[label] = i
+    for i, label in enumerate(labels):
+        safe = spreadsheet_safe(label)
+        if safe != label and safe in seen:  # the export writes this label as `safe`: ambiguous
+            raise DefinitionError((*where, "options", i), f"label {label!r} is written {safe!r} in CSV "
+                                  f"exports (so spreadsheets do not run it), which is another option's label")
     epsilon = data.get("epsilon")
     if epsilon is not None:
         epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
@@ -185,7 +193,7 @@ def parse_definition(data) -> Survey:
         if key not in data:
             raise DefinitionError((key,), "is required")
     slug = data["slug"]
-    if not isinstance(slug, str) or not SLUG_RE.match(slug):
+    if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
         raise DefinitionError(("slug",), f"must be lowercase letters, digits and '-' (at most 63), got {slug!r}")
     title = _text(data["title"], ("title",), max_len=200)
     description = _text(data.get("description", ""), ("description",), max_len=MAX_TEXT, allow_empty=True)

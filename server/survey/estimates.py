@@ -13,7 +13,6 @@ Non-finite numbers (an interval with no data) become ``null``.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 from deniable import estimators
 
 from .definition import Question, Survey
+from .spreadsheet import SafeWriter
 
 CSV_COLUMNS = (
     "question", "option", "label", "n", "epsilon", "declared_epsilon", "p", "q", "method",
@@ -80,16 +80,21 @@ def estimates_document(slug: str, n_responses: int, results) -> dict:
     return {"survey": slug, "n_responses": int(n_responses), **to_json(results)}
 
 
-def to_csv(results) -> str:
-    """Return a CSV with one row per question × option (columns :data:`CSV_COLUMNS`)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+def _csv_rows(results):
+    """One list of :data:`CSV_COLUMNS` values per question × option."""
     for q, r in results:
         data = question_json(q, r)
         for i, option in enumerate(data["options"]):
             row = {"question": q.id, "option": i, **{k: data[k] for k in CSV_COLUMNS if k in data}, **option}
-            writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+            yield ["" if row[c] is None else row[c] for c in CSV_COLUMNS]
+
+
+def to_csv(results) -> str:
+    """Return a CSV with one row per question × option (columns :data:`CSV_COLUMNS`)."""
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(_csv_rows(results))
     return out.getvalue()
 
 
@@ -226,7 +231,7 @@ def crosstab_table(ct: Crosstab) -> str:
 def crosstab_csv(ct: Crosstab) -> str:
     data = crosstab_json(ct)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = SafeWriter(out, lineterminator="\n")
     keys = list(data["cells"][0])
     writer.writerow(["row", "col", "n", "epsilon", "confidence", *keys])
     for cell in data["cells"]:
@@ -283,10 +288,9 @@ def subgroups_table(sg: Subgroups) -> str:
 
 def subgroups_csv(sgs: list[Subgroups]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = SafeWriter(out, lineterminator="\n")
     writer.writerow(["by", "group", *CSV_COLUMNS])
     for sg in sgs:
         for label, r in zip(sg.by.options, sg.results):
-            for line in to_csv([(sg.question, r)]).splitlines()[1:]:
-                writer.writerow([sg.by.id, label, *next(csv.reader([line]))])
+            writer.writerows([sg.by.id, label, *row] for row in _csv_rows([(sg.question, r)]))
     return out.getvalue()

@@ -28,6 +28,7 @@ import pyarrow.csv as pcsv
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
+from .spreadsheet import spreadsheet_safe
 
 BLOCK_SIZE = 1 << 24  # bytes per parsed block: 13 blocks for a 10^7-row, 3-question file
 WRITE_CHUNK = 1_000_000  # rows per written batch
@@ -144,7 +145,7 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
     # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
     parse = pcsv.ParseOptions(ignore_empty_lines=False)
-    value_sets = {qid: pa.array(list(q.options) + [""], pa.string()) for qid, q in questions.items()}
+    value_sets = {qid: _value_set(q) for qid, q in questions.items()}
     parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header}
     rows_before = 0
     total = path.stat().st_size
@@ -189,11 +190,21 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     return Dataset(survey, columns)
 
 
-def _to_indices(path: Path, question, column: pa.DictionaryArray, value_set: pa.Array,
+def _value_set(question) -> tuple[pa.Array, np.ndarray]:
+    """The cell texts a column may hold — the labels, "" (not answered), and the labels as the
+    export neutralized them for spreadsheets — and the option index each one stands for."""
+    neutralized = [(i, spreadsheet_safe(o)) for i, o in enumerate(question.options) if spreadsheet_safe(o) != o]
+    texts = list(question.options) + [""] + [text for _, text in neutralized]
+    meaning = np.array([*range(question.k), NOT_ANSWERED, *(i for i, _ in neutralized)], dtype=np.int16)
+    return pa.array(texts, pa.string()), meaning
+
+
+def _to_indices(path: Path, question, column: pa.DictionaryArray, value_set: tuple[pa.Array, np.ndarray],
                 rows_before: int) -> np.ndarray:
     """Map one block's dictionary-encoded labels to option indices (the empty label to −1)."""
     # index_in on the block's dictionary (its distinct values), then one take on the indices.
-    positions = pc.index_in(column.dictionary, value_set=value_set)
+    texts, meaning = value_set
+    positions = pc.index_in(column.dictionary, value_set=texts)
     unknown = positions.is_null().to_numpy(zero_copy_only=False)
     if unknown.any():
         # The first row of the block holding any unknown label (not only the first distinct one).
@@ -203,8 +214,7 @@ def _to_indices(path: Path, question, column: pa.DictionaryArray, value_set: pa.
         line = _line_of_row(path, rows_before + row)
         raise CSVError(f"{path}:{line}: column {question.id!r}: unknown option label {label!r} "
                        f"(expected one of: {_labels_list(question.options)})")
-    mapping = positions.to_numpy(zero_copy_only=False).astype(np.int16)
-    mapping[mapping == question.k] = NOT_ANSWERED  # the "" entry appended to the value set
+    mapping = meaning[positions.to_numpy(zero_copy_only=False)]
     return mapping[column.indices.to_numpy(zero_copy_only=False)]
 
 
@@ -214,8 +224,9 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
     ``progress``, if given, receives the number of rows written after each chunk.
     """
     survey = dataset.survey
-    labels = {q.id: pa.array(list(q.options) + [""], pa.string()) for q in survey.questions}
-    texts = [q.id for q in survey.questions] + [o for q in survey.questions for o in q.options]
+    # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet).
+    labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string()) for q in survey.questions}
+    texts = [q.id for q in survey.questions] + [spreadsheet_safe(o) for q in survey.questions for o in q.options]
     quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
     schema = pa.schema([(q.id, pa.dictionary(pa.int16(), pa.string())) for q in survey.questions])
     n = dataset.n_rows

@@ -16,6 +16,8 @@ from flask_wtf.csrf import CSRFProtect
 import deniable.client
 import deniable.server.templates
 
+from .security import DEFAULT_TRUSTED_HOSTS
+
 STATIC = Path(deniable.client.__file__).resolve().parent / "static"
 TEMPLATES = Path(deniable.server.templates.__file__).resolve().parent
 
@@ -46,6 +48,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         WTF_CSRF_TIME_LIMIT=None,  # a respondent may take their time; the token is bound to the session
+        TRUSTED_HOSTS=list(DEFAULT_TRUSTED_HOSTS),
+        BASE_URL=None,  # e.g. "https://survey.example.org": how invitation links begin
     )
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)

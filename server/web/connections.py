@@ -1,7 +1,11 @@
-"""The request's database handles: this worker thread's pooled connections, on ``g``.
+"""The request's database handles, checked out of a per-process pool and returned at its end.
 
 SQLite access itself is :mod:`deniable.server.store.db`; this module only decides which
-connection a request uses and leaves no transaction open at its end.
+connection a request uses, leaves no transaction open at its end, and starts the process's
+scrubber (:mod:`deniable.server.store.scrub`) once it has written.  Opening a connection (and
+SQLite's schema parse on first use) costs more than a whole submission's transaction, so
+connections are kept between requests; the pool works the same for threads and for gevent's
+greenlets.
 """
 
 from __future__ import annotations
@@ -12,61 +16,89 @@ import threading
 import sqlite_utils
 from flask import current_app, g
 
+from deniable.server.store import scrub
 from deniable.server.store.db import connect, init_db
 
-# Each worker thread keeps its connections between requests: opening one (and SQLite's schema
-# parse on first use) costs more than a whole submission's transaction.
-_pool = threading.local()
+MAX_IDLE = 8  # connections kept per (file, mode) in a process
 
 
-def _thread_connection(readonly: bool) -> sqlite_utils.Database:
-    """This thread's connection to the app's database, reopened if the file or process changed.
+class Pool:
+    """Idle connections per (file, inode, read-only) of this process; never shared across fork."""
 
-    The key holds the file's inode and the process id, so a database file replaced on disk or
-    a connection inherited across ``fork`` is never reused.
-    """
-    path = current_app.config["DATABASE"]
+    def __init__(self):
+        self.pid = os.getpid()
+        self.idle: dict[tuple, list[sqlite_utils.Database]] = {}
+        self.lock = threading.Lock()
+
+    def checkout(self, path: str, readonly: bool) -> tuple[tuple | None, sqlite_utils.Database]:
+        key = _file_key(path, readonly)
+        if key is not None:
+            with self.lock:
+                idle = self.idle.get(key)
+                if idle:
+                    return key, idle.pop()
+        db = connect(path, readonly=readonly)
+        return key or _file_key(path, readonly), db  # a file connect just created has a key now
+
+    def checkin(self, key: tuple | None, db: sqlite_utils.Database) -> None:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        with self.lock:
+            idle = self.idle.setdefault(key, []) if key is not None else None
+            if idle is not None and len(idle) < MAX_IDLE and os.getpid() == self.pid:
+                idle.append(db)
+                return
+        db.conn.close()
+
+
+_pool = Pool()
+
+
+def _file_key(path: str, readonly: bool) -> tuple | None:
+    """The file's identity: a database file replaced on disk is never served by old connections."""
     try:
         stat = os.stat(path)
-        key = (path, stat.st_dev, stat.st_ino, os.getpid())
     except OSError:
-        key = None
-    slot = "ro" if readonly else "rw"
-    cached = getattr(_pool, slot, None)
-    if cached is not None and key is not None and cached[0] == key:
-        return cached[1]
-    if cached is not None and cached[0][-1] == os.getpid():
-        cached[1].conn.close()
-    db = connect(path, readonly=readonly)
-    if key is None:  # created just now by connect: key it by the new file
-        stat = os.stat(path)
-        key = (path, stat.st_dev, stat.st_ino, os.getpid())
-    setattr(_pool, slot, (key, db))
-    return db
+        return None
+    return path, stat.st_dev, stat.st_ino, readonly
+
+
+def _process_pool() -> Pool:
+    global _pool
+    if _pool.pid != os.getpid():  # forked (a gunicorn worker): start with no inherited connection
+        _pool = Pool()
+    return _pool
+
+
+def _handle(name: str, readonly: bool) -> sqlite_utils.Database:
+    if name not in g:
+        key, db = _process_pool().checkout(current_app.config["DATABASE"], readonly)
+        setattr(g, name, (key, db))
+    return getattr(g, name)[1]
 
 
 def get_db() -> sqlite_utils.Database:
-    """The request's read-write handle (this thread's pooled connection)."""
-    if "db" not in g:
-        g.db = _thread_connection(readonly=False)
-    return g.db
+    """The request's read-write handle."""
+    return _handle("db", readonly=False)
 
 
 def get_readonly_db() -> sqlite_utils.Database:
     """The request's read-only handle (dashboard reads)."""
-    if "db_ro" not in g:
-        g.db_ro = _thread_connection(readonly=True)
-    return g.db_ro
+    return _handle("db_ro", readonly=True)
 
 
 def close_db(exc=None) -> None:
-    """End of request: leave no transaction open on the pooled connections."""
-    for key in ("db", "db_ro"):
-        db = g.pop(key, None)
-        if db is not None and db.conn.in_transaction:
-            db.conn.rollback()
+    """End of request: roll back anything left open and return the handles to the pool."""
+    wrote = "db" in g
+    for name in ("db", "db_ro"):
+        held = g.pop(name, None)
+        if held is not None:
+            _process_pool().checkin(*held)
+    if wrote:
+        scrub.start(current_app.config["DATABASE"], float(current_app.config["SCRUB_SECONDS"]))
 
 
 def init_app(app) -> None:
+    app.config.setdefault("SCRUB_SECONDS", 5.0)
     init_db(app.config["DATABASE"]).conn.close()
     app.teardown_appcontext(close_db)

@@ -59,7 +59,11 @@ def csrf_error(exc: CSRFError):
 
 def untrusted_host(exc: SecurityError):
     """A ``Host`` outside ``TRUSTED_HOSTS``: no URL can be built for it, so no page template."""
-    message = f"{exc.description} Use the survey's own address."
+    host = "".join(c for c in request.headers.get("Host", "")[:100] if c.isprintable())
+    trusted = ", ".join(current_app.config.get("TRUSTED_HOSTS") or [])
+    message = (f"{exc.description} This server answers only to: {trusted}. If {host!r} is its public "
+               f"name, start it with `deniable serve --public-host {host.split(':')[0] or 'NAME'}` "
+               "(or add it to DENIABLE_TRUSTED_HOSTS).")
     if _wants_json():
         return api_error(400, message, "Host")
     return message, 400, {"Content-Type": "text/plain; charset=utf-8"}

@@ -1,19 +1,24 @@
-"""Rate limits: login attempts and submissions, counted across all workers with ``limits``.
+"""Rate limits: submissions and logins per client address, failed logins per account.
 
 A view declares its limit where it is defined, ``@limited("RATELIMIT_SUBMIT", scope="submit")``;
 the decorator hits the ``limits`` fixed-window strategy directly (no per-request hook on the
-other views).  The counters live in :mod:`.ratelimit_storage` (``<DATABASE>.limits``) so every
-gunicorn worker sees the same counts.  They are keyed by a keyed hash of the client address
-(HMAC with the app's secret key), never the address itself (docs/design.md, invariant 2).
+other views).  By default the counters live in memory shared by the worker processes
+(:mod:`.ratelimit_storage`, ``deniable+shared://``), never on disk.  A client is counted under
+a keyed hash of its address whose key is made in memory at start-up and never stored, so the
+counters cannot be turned back into addresses (docs/design.md, invariants 2 and 6), even with
+a storage elsewhere (``RATELIMIT_STORAGE_URI``, e.g. ``redis://…``).
 
 Settings (``DENIABLE_`` environment variables or the instance ``config.py``):
-``RATELIMIT_LOGIN`` (default ``10 per minute``), ``RATELIMIT_SUBMIT`` (default ``300 per minute``,
-one count for the survey page and the JSON API together: generous, because many respondents can
-share one address behind a NAT — 5 a second sustained, and a whole classroom at once as a
-burst), ``RATELIMIT_ENABLED`` (default true) and ``RATELIMIT_STORAGE_URI``.  A limit that does
-not parse stops the app at start-up.  Behind a reverse proxy set ``PROXY_FIX_X_FOR`` (see
-:mod:`.security`) so the address is the client's, not the proxy's.  If the counters cannot be
-used, each worker counts in its own memory for that hit: never a 500, never no limit.
+``RATELIMIT_SUBMIT`` (default ``300 per minute``, one count for the survey page and the JSON
+API together: generous, because many respondents can share one address behind a NAT — 5 a
+second sustained, and a whole classroom at once as a burst), ``RATELIMIT_LOGIN`` (login
+attempts per address, default ``10 per minute``), ``RATELIMIT_LOGIN_ACCOUNT`` (failed logins
+per account, a ladder that backs off: 5 a minute, 10 in 10 minutes, 20 an hour, 50 a day;
+a successful login starts the account afresh), ``RATELIMIT_ENABLED`` (default true) and
+``RATELIMIT_STORAGE_URI``.  A limit that does not parse stops the app at start-up.  Behind a
+reverse proxy set ``PROXY_FIX_X_FOR`` (see :mod:`.security`) so the address is the client's.
+If the counters cannot be used, each worker counts in its own memory for that hit: never a 500,
+never no limit.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import functools
 import hashlib
 import hmac
 import math
+import os
 import time
 
 from flask import current_app, request
@@ -30,22 +36,23 @@ from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
-from . import ratelimit_storage  # noqa: F401  registers the deniable+sqlite:// storage scheme
+from . import ratelimit_storage  # noqa: F401  registers the deniable+shared:// storage scheme
 
-LIMITS = ("RATELIMIT_LOGIN", "RATELIMIT_SUBMIT")
+LIMITS = ("RATELIMIT_LOGIN", "RATELIMIT_LOGIN_ACCOUNT", "RATELIMIT_SUBMIT")
 DEFAULTS = {
     "RATELIMIT_LOGIN": "10 per minute",
+    "RATELIMIT_LOGIN_ACCOUNT": "5 per minute;10 per 10 minutes;20 per hour;50 per day",
     "RATELIMIT_SUBMIT": "300 per minute",
     "RATELIMIT_ENABLED": True,
+    "RATELIMIT_STORAGE_URI": "deniable+shared://",
 }
 
 
 class RateLimited(TooManyRequests):
     """A client over its limit; ``retry_after`` is the seconds until the window resets."""
 
-    def __init__(self, limit, retry_after: int):
-        super().__init__(f"Too many requests from this address: at most {limit}. "
-                         "Please wait a little and try again.")
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
         self.retry_after = retry_after
 
 
@@ -60,7 +67,7 @@ def checked_limit(app, setting: str) -> list:
 
 
 class RateLimiter:
-    """One app's limits, counters and keyed hash of the client address."""
+    """One app's limits and counters, and the in-memory key that hides who is counted."""
 
     def __init__(self, app):
         self.enabled = bool(app.config["RATELIMIT_ENABLED"])
@@ -68,24 +75,67 @@ class RateLimiter:
         self.storage = storage_from_string(app.config["RATELIMIT_STORAGE_URI"])
         self.shared = FixedWindowRateLimiter(self.storage)
         self.local = FixedWindowRateLimiter(MemoryStorage())  # when the shared counters fail
-        self._secret = app.config["SECRET_KEY"].encode()
+        self._key = os.urandom(32)  # never on disk: made anew at every start
+
+    def _hidden(self, kind: str, value: str) -> str:
+        return hmac.new(self._key, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()[:24]
 
     def client_key(self) -> str:
-        """A keyed hash of the client address: stable within the app, not reversible to the address."""
-        address = (request.remote_addr or "unknown").encode()
-        return hmac.new(self._secret, address, hashlib.sha256).hexdigest()[:24]
+        """A keyed hash of the client address; its key exists only in this server's memory."""
+        return self._hidden("address", request.remote_addr or "unknown")
+
+    def _each(self, setting: str, scope: str, key: str, action: str):
+        """Yield ``(item, strategy, allowed)`` for each limit of ``setting`` after ``action``."""
+        for item in self.limits[setting]:
+            try:
+                strategy = self.shared
+                allowed = getattr(strategy, action)(item, scope, key)
+            except self.storage.base_exceptions:
+                strategy = self.local
+                allowed = getattr(strategy, action)(item, scope, key)
+            yield item, strategy, allowed
+
+    def _refuse(self, message: str, item, strategy, scope: str, key: str):
+        reset = strategy.get_window_stats(item, scope, key).reset_time
+        raise RateLimited(message, max(1, math.ceil(reset - time.time())))
 
     def hit(self, setting: str, scope: str) -> None:
         """Count one request of this client against ``setting``; raise RateLimited past the limit."""
         key = self.client_key()
-        for item in self.limits[setting]:
-            try:
-                strategy, allowed = self.shared, self.shared.hit(item, scope, key)
-            except self.storage.base_exceptions:
-                strategy, allowed = self.local, self.local.hit(item, scope, key)
+        for item, strategy, allowed in self._each(setting, scope, key, "hit"):
             if not allowed:
-                reset = strategy.get_window_stats(item, scope, key).reset_time
-                raise RateLimited(item, max(1, math.ceil(reset - time.time())))
+                self._refuse(f"Too many requests from this address: at most {item}. "
+                             "Please wait a little and try again.", item, strategy, scope, key)
+
+    # Failed logins per account: checked before the password, counted after a failure.
+    def check_account(self, email: str) -> None:
+        if not self.enabled:
+            return
+        key = self._hidden("account", email.strip().lower())
+        for item, strategy, allowed in self._each("RATELIMIT_LOGIN_ACCOUNT", "account", key, "test"):
+            if not allowed:
+                self._refuse(f"Too many failed logins for this account: at most {item}. Please wait "
+                             "before you try again.", item, strategy, "account", key)
+
+    def failed_login(self, email: str) -> None:
+        if self.enabled:
+            key = self._hidden("account", email.strip().lower())
+            for _ in self._each("RATELIMIT_LOGIN_ACCOUNT", "account", key, "hit"):
+                pass
+
+    def logged_in(self, email: str) -> None:
+        """A successful login starts the account's failure count afresh."""
+        key = self._hidden("account", email.strip().lower())
+        for item in self.limits["RATELIMIT_LOGIN_ACCOUNT"]:
+            for strategy in (self.shared, self.local):
+                try:
+                    strategy.clear(item, "account", key)
+                except self.storage.base_exceptions:
+                    pass
+
+
+def limiter() -> RateLimiter:
+    return current_app.extensions["deniable.ratelimit"]
 
 
 def limited(setting: str, *, scope: str, methods=("POST",)):
@@ -93,9 +143,9 @@ def limited(setting: str, *, scope: str, methods=("POST",)):
     def decorate(view):
         @functools.wraps(view)
         def wrapped(*args, **kwargs):
-            limiter = current_app.extensions["deniable.ratelimit"]
-            if limiter.enabled and request.method in methods:
-                limiter.hit(setting, scope)
+            current = limiter()
+            if current.enabled and request.method in methods:
+                current.hit(setting, scope)
             return view(*args, **kwargs)
         return wrapped
     return decorate
@@ -104,6 +154,5 @@ def limited(setting: str, *, scope: str, methods=("POST",)):
 def init_app(app) -> RateLimiter:
     for key, value in DEFAULTS.items():
         app.config.setdefault(key, value)
-    app.config.setdefault("RATELIMIT_STORAGE_URI", f"deniable+sqlite://{app.config['DATABASE']}.limits")
-    limiter = app.extensions["deniable.ratelimit"] = RateLimiter(app)
-    return limiter
+    limiter_ = app.extensions["deniable.ratelimit"] = RateLimiter(app)
+    return limiter_

@@ -1,116 +1,122 @@
-"""A SQLite storage for the ``limits`` library, so rate limits hold across gunicorn workers.
+"""Rate-limit counters in memory shared by the server's worker processes, never on disk.
 
-The rate limiter (:mod:`.ratelimit`) counts requests in a storage shared by every worker
-process; without redis or memcached on the machine, a small SQLite file beside the database does it
-(``deniable+sqlite:///path/to/deniable.db.limits``).  Fixed-window counters only: one row per
-key, ``count`` and ``expires`` (Unix seconds), updated by a single atomic upsert, so no
-transaction is ever held open.  Counters are throwaway (``synchronous = OFF``: a power cut
-may forget some; a crashed process cannot corrupt them).  Expired rows are pruned now and
-then.  The keys are ``limits``' item keys around :meth:`.ratelimit.RateLimiter.client_key`, a
-keyed hash, never an address.
+A ``limits`` storage (``deniable+shared://``): a fixed table of slots in an anonymous shared
+memory map created when the app is created — before gunicorn forks its workers (``serve``
+preloads the app) — so every worker counts in the same table, and nothing of it is ever in a
+file.  A slot holds a 64-bit keyed BLAKE2 hash of the ``limits`` key (which is itself a keyed hash
+of the client address, :meth:`.ratelimit.RateLimiter.client_key`), the end of its window and a
+count; the hash key is random, made in memory at start-up and never written anywhere, so the
+table cannot be turned back into addresses even by someone who also holds every file on disk.
+Windows are aligned to the clock (a minute window ends at a whole minute), so a slot says
+"this minute", not when a client first came; an expired slot is reused, and a stopped server
+leaves nothing behind.
+
+The table has :data:`SLOTS` slots (24 bytes each); a key probes at most :data:`PROBES` of them.
+When all are taken by live windows (an attack from more than ~65,000 addresses inside one
+window) the key is counted in the worker's own memory instead (``LocalFallback``): still a
+limit, per worker.  Without gunicorn's fork (another server that imports the app in each
+worker) each worker has its own table, so limits are per worker.
 """
 
 from __future__ import annotations
 
+import hashlib
+import mmap
+import multiprocessing
 import os
-import sqlite3
-import threading
+import struct
 import time
+import urllib.parse
 
 from limits.storage import Storage
 
-PRUNE_EVERY = 1000  # increments between deletions of expired counters
-OPEN_TIMEOUT = 10  # seconds to wait for another writer (busy timeout)
+SLOTS = 1 << 16
+PROBES = 32
+SLOT = struct.Struct("<Qdq")  # key hash, window end (Unix seconds), count
 
 
-class SQLiteStorage(Storage):
-    """Fixed-window rate-limit counters in a SQLite file shared by processes and threads."""
+class LocalFallback(Exception):
+    """No slot free for a key: the limiter counts it in the worker's own memory."""
 
-    STORAGE_SCHEME = ["deniable+sqlite"]
 
-    def __init__(self, uri: str, wrap_exceptions: bool = False, **options):
+class SharedMemoryStorage(Storage):
+    """Fixed-window counters in an anonymous shared memory map (see the module docstring)."""
+
+    STORAGE_SCHEME = ["deniable+shared"]
+
+    def __init__(self, uri: str = "deniable+shared://", wrap_exceptions: bool = False, **options):
         super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
-        self.path = uri.split("://", 1)[1]
-        if not self.path:
-            raise ValueError(f"{uri}: needs a file path, e.g. deniable+sqlite:///var/lib/deniable.limits")
-        self._local = threading.local()
-        self._increments = 0
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(uri).query)  # deniable+shared://?slots=N
+        self.slots = int(query.get("slots", [options.get("slots", SLOTS)])[0])
+        self._map = mmap.mmap(-1, self.slots * SLOT.size)  # MAP_SHARED | MAP_ANONYMOUS: shared across fork
+        self._lock = multiprocessing.Lock()  # a POSIX semaphore, also shared across fork
+        self._key = os.urandom(32)  # only in memory; a restart makes a new one
 
     @property
     def base_exceptions(self):
-        return sqlite3.Error
+        return (LocalFallback,)
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():  # never reuse a connection across fork
-            conn = sqlite3.connect(self.path, timeout=OPEN_TIMEOUT, isolation_level=None,
-                                   check_same_thread=False)
-            try:
-                self._setup(conn)
-            except sqlite3.Error:
-                conn.close()
-                raise
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+    def _hash(self, key: str) -> int:
+        digest = hashlib.blake2b(key.encode(), key=self._key, digest_size=8).digest()
+        return int.from_bytes(digest, "little") or 1  # 0 marks an empty slot
 
-    @staticmethod
-    def _setup(conn: sqlite3.Connection) -> None:
-        """WAL and the table, retried while another process does the same.
-
-        Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at
-        once, without its busy handler, when two connections race for it (workers that start
-        together and take their first request at the same moment).
-        """
-        deadline = time.monotonic() + OPEN_TIMEOUT
-        while True:
-            try:
-                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = OFF")
-                conn.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, "
-                             "count INTEGER NOT NULL, expires REAL NOT NULL) WITHOUT ROWID")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.005)
+    def _find(self, h: int, now: float, *, create: bool) -> int | None:
+        """The slot of ``h`` (a live one), or with ``create`` a free one for it; None if neither."""
+        start = h % self.slots
+        free = None
+        for i in range(PROBES):
+            index = (start + i) % self.slots
+            key, end, _ = SLOT.unpack_from(self._map, index * SLOT.size)
+            if key == h and end > now:
+                return index
+            if free is None and (key == 0 or end <= now):
+                free = index
+        return free if create else None
 
     def incr(self, key: str, expiry: float, amount: int = 1) -> int:
         now = time.time()
-        conn = self._conn()
-        (count,) = conn.execute(
-            "INSERT INTO counters (key, count, expires) VALUES (:key, :amount, :now + :expiry) "
-            "ON CONFLICT (key) DO UPDATE SET "
-            "  count = CASE WHEN expires <= :now THEN :amount ELSE count + :amount END, "
-            "  expires = CASE WHEN expires <= :now THEN :now + :expiry ELSE expires END "
-            "RETURNING count",
-            {"key": key, "amount": amount, "now": now, "expiry": expiry},
-        ).fetchone()
-        self._increments += 1
-        if self._increments % PRUNE_EVERY == 0:
-            conn.execute("DELETE FROM counters WHERE expires <= ?", [now])
-        return count
+        h = self._hash(key)
+        with self._lock:
+            index = self._find(h, now, create=True)
+            if index is None:
+                raise LocalFallback(key)
+            stored, end, count = SLOT.unpack_from(self._map, index * SLOT.size)
+            if stored != h or end <= now:  # a new window, aligned to the clock
+                end, count = (now // expiry + 1) * expiry, 0
+            count += amount
+            SLOT.pack_into(self._map, index * SLOT.size, h, end, count)
+            return count
+
+    def _read(self, key: str) -> tuple[float, int] | None:
+        now = time.time()
+        h = self._hash(key)
+        with self._lock:
+            index = self._find(h, now, create=False)
+            if index is None:
+                return None
+            _, end, count = SLOT.unpack_from(self._map, index * SLOT.size)
+            return end, count
 
     def get(self, key: str) -> int:
-        row = self._conn().execute("SELECT count FROM counters WHERE key = ? AND expires > ?",
-                                   [key, time.time()]).fetchone()
-        return row[0] if row else 0
+        found = self._read(key)
+        return found[1] if found else 0
 
     def get_expiry(self, key: str) -> float:
-        now = time.time()
-        row = self._conn().execute("SELECT expires FROM counters WHERE key = ? AND expires > ?",
-                                   [key, now]).fetchone()
-        return row[0] if row else now
+        found = self._read(key)
+        return found[0] if found else time.time()
 
     def check(self) -> bool:
-        try:
-            self._conn().execute("SELECT 1").fetchone()
-        except sqlite3.Error:
-            return False
         return True
 
     def reset(self) -> int | None:
-        return self._conn().execute("DELETE FROM counters").rowcount
+        with self._lock:
+            self._map[:] = bytes(len(self._map))
+        return None
 
     def clear(self, key: str) -> None:
-        self._conn().execute("DELETE FROM counters WHERE key = ?", [key])
+        now = time.time()
+        h = self._hash(key)
+        with self._lock:
+            index = self._find(h, now, create=False)
+            if index is not None:
+                SLOT.pack_into(self._map, index * SLOT.size, 0, 0.0, 0)

@@ -8,12 +8,17 @@
 - ``PROXY_FIX_X_FOR`` / ``PROXY_FIX_X_PROTO`` (default 0): how many reverse proxies in front
   of the app to trust for ``X-Forwarded-For`` / ``X-Forwarded-Proto`` (werkzeug's ProxyFix),
   so the rate limits see the client and HTTPS is recognised behind a TLS proxy.
-- ``TRUSTED_HOSTS`` (Flask): the host names the app answers to; another ``Host`` gets a 400.
+- ``TRUSTED_HOSTS`` (Flask): the host names the app answers to, ``localhost`` and ``127.0.0.1``
+  unless configured (``deniable serve --public-host NAME``); another ``Host`` gets a 400 that says
+  how to add it.  This stops DNS rebinding, and links the app builds are never built from a
+  ``Host`` it does not know: invitation links use ``BASE_URL`` (:func:`public_url`).
+- ``Cache-Control: no-store`` on every response but the static files: no dashboard page, export
+  or survey page is kept by a browser or a shared cache.
 """
 
 from __future__ import annotations
 
-from flask import abort, request
+from flask import abort, current_app, request, url_for
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -23,7 +28,22 @@ CSP = (
 )
 
 
+STATIC_ENDPOINTS = {"static", "dashboard.static"}
+DEFAULT_TRUSTED_HOSTS = ["localhost", "127.0.0.1"]
+
+
+def public_url(endpoint: str, **values) -> str:
+    """An absolute URL for people outside (invitation links): ``BASE_URL`` + the path when it is
+    configured, else the request's own (trusted) host."""
+    base = current_app.config.get("BASE_URL")
+    if base:
+        return base.rstrip("/") + url_for(endpoint, **values)
+    return url_for(endpoint, _external=True, **values)
+
+
 def _headers(response):
+    if request.endpoint not in STATIC_ENDPOINTS:
+        response.headers.setdefault("Cache-Control", "no-store")
     response.headers.setdefault("Content-Security-Policy", CSP)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from deniable.server.store.db import connect
 from deniable.server.store.demo import DEMO_DEFINITION
 from deniable.server.store.responses import store_response
 from deniable.server.store.surveys import get_survey
+from support.serving import free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 DENIABLE = [sys.executable, "-c", "from deniable.server.cli import cli; cli()"]
@@ -40,7 +39,7 @@ def test_import_draft_then_open(tmp_path, survey_file):
     db_path = tmp_path / "x.db"
     result = run("import", survey_file, "--db", db_path)
     assert result.exit_code == 0, result.output
-    assert "Imported survey 'student-life' (3 questions, draft)" in result.output
+    assert "Imported survey 'student-life' (3 questions, draft, no owner: admins only" in result.output
     result = run("import", survey_file, "--db", db_path)
     assert result.exit_code == 1
     assert result.output.strip() == f"Error: {db_path}: slug: a survey 'student-life' already exists"
@@ -95,7 +94,8 @@ def test_export_writes_the_pair_estimate_reads(tmp_path, survey_file):
     assert result.exit_code == 0, result.output
     csv_path, json_path = out / "student-life-responses.csv", out / "student-life.json"
     assert result.output.strip() == f"Wrote {csv_path} and {json_path}"
-    assert csv_path.read_text().splitlines() == ["drug_use,cheating,age_group", "Yes,Never,45 to 64", "No,Often,"]
+    lines = csv_path.read_text().splitlines()
+    assert lines[0] == "drug_use,cheating,age_group" and sorted(lines[1:]) == ["No,Often,", "Yes,Never,45 to 64"]
     assert json.loads(json_path.read_text())["slug"] == "student-life"
     result = run("export", "nope", "--db", db_path)
     assert result.exit_code == 1 and result.output.strip() == f"Error: {db_path}: no survey 'nope' in the database"
@@ -124,11 +124,6 @@ def test_estimate_reads_the_export_and_the_database_alike(tmp_path, survey_file)
     assert json.loads(from_files.output) == json.loads(from_db.output)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 def test_serve_runs_gunicorn_with_the_demo(tmp_path):
     port = free_port()
@@ -138,20 +133,11 @@ def test_serve_runs_gunicorn_with_the_demo(tmp_path):
     process = subprocess.Popen(DENIABLE + ["serve", "--port", str(port), "--workers", "2", "--demo"],
                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/s/demo", timeout=2) as response:
-                    assert response.status == 200
-                    break
-            except OSError:
-                assert process.poll() is None, process.communicate()[1]
-                assert time.monotonic() < deadline, "gunicorn did not answer within 60 s"
-                time.sleep(0.2)
+        wait_until_serving(f"{base}/s/demo", process, why=lambda: process.communicate()[1])
         request = urllib.request.Request(f"{base}/s/demo", headers={"User-Agent": "SecretAgent/1.0"})
         urllib.request.urlopen(request, timeout=5).close()
         response_id = submit(base, "demo", {"drug_use": 1, "cheating": 2})
-        assert response_id == 1
+        assert isinstance(response_id, str) and len(response_id) == 16  # random: it orders nothing
     finally:
         process.terminate()
         out, err = process.communicate(timeout=30)
@@ -169,3 +155,55 @@ def test_serve_with_a_bad_setting_is_one_line_before_any_worker_starts(tmp_path,
     assert result.output.strip().splitlines() == [
         "Error: configuration: RATELIMIT_SUBMIT (DENIABLE_RATELIMIT_SUBMIT): 'lots' is not a rate limit; "
         "write e.g. '10 per minute' or '5/second;300/minute'"]
+
+
+def test_invite_writes_single_use_links_from_the_base_url(tmp_path, survey_file):
+    db_path = tmp_path / "x.db"
+    assert run("import", survey_file, "--db", db_path, "--open").exit_code == 0
+    out = tmp_path / "links.csv"
+    result = run("invite", "student-life", "--count", "3", "--db", db_path, "-o", out,
+                 "--base-url", "https://survey.example.org/")
+    assert result.exit_code == 0, result.output
+    assert "Wrote 3 invitation links" in result.output and "invited responses only" in result.output
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    header, *rows = out.read_text().splitlines()
+    assert header == "token,url" and len(rows) == 3
+    for row in rows:
+        token, url = row.split(",")
+        token = token.removeprefix("'")  # a token that begins with "-" is neutralized for spreadsheets
+        assert url == f"https://survey.example.org/s/student-life?t={token}"
+    db = connect(db_path)
+    try:
+        stored = get_survey(db, "student-life")
+        assert stored.invitation_only
+        token = rows[0].split(",")[1].split("t=")[1]
+        store_response(db, stored, {"drug_use": 1, "cheating": 0}, token)  # the link works once
+    finally:
+        db.conn.close()
+    to_stdout = run("invite", "student-life", "--count", "1", "--db", db_path)
+    assert to_stdout.exit_code == 0 and to_stdout.output.startswith("token,url\n")
+    for args, message in ((["nope", "--count", "1"], "no survey 'nope'"),
+                          (["student-life", "--count", "0"], "--count")):
+        bad = run("invite", *args, "--db", db_path)
+        assert bad.exit_code != 0 and message in bad.output
+
+
+def test_import_with_an_owner_and_an_admin_account(tmp_path, survey_file):
+    db_path = tmp_path / "x.db"
+    missing = run("import", survey_file, "--db", db_path, "--owner", "ada@example.org")
+    assert missing.exit_code == 1 and "--owner: no researcher 'ada@example.org'" in missing.output
+    assert run("create-researcher", "ada@example.org", "--db", db_path,
+               "--password", "correct horse battery").exit_code == 0
+    result = run("import", survey_file, "--db", db_path, "--owner", "Ada@Example.org")
+    assert result.exit_code == 0 and "owned by ada@example.org" in result.output
+    admin = run("create-researcher", "root@example.org", "--admin", "--db", db_path,
+                "--password", "another long passphrase")
+    assert admin.exit_code == 0 and "(admin)" in admin.output
+    db = connect(db_path)
+    try:
+        owner = db.execute("SELECT owner_id FROM surveys WHERE slug = 'student-life'").fetchone()[0]
+        accounts = dict(db.execute("SELECT email, is_admin FROM researchers").fetchall())
+        assert owner == db.execute("SELECT id FROM researchers WHERE email = 'ada@example.org'").fetchone()[0]
+        assert accounts == {"ada@example.org": 0, "root@example.org": 1}
+    finally:
+        db.conn.close()

@@ -60,36 +60,25 @@ def test_submit_sends_only_the_randomized_reports(page, live_server, open_demo, 
     assert sent["drug_use"] in (0, 1) and sent["cheating"] in range(4)
     # The server stored exactly what the browser sent.
     assert rows(db_path) == [{**sent, "age_group": 1}]
-    # The device memoized the reports (never the choices) and nothing else.
+    # The device memoized the reports (never the choices) and that it has answered; nothing else.
     storage = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
-    assert storage == {f"deniable:report:demo:{qid}": str(sent[qid]) for qid in PROTECTED}
+    assert storage == {**{f"deniable:report:demo:{qid}": str(sent[qid]) for qid in PROTECTED},
+                       "deniable:sent:demo": "1"}
+    # This tab alone keeps what was sent (for the thank-you page): exactly the request body.
+    last = json.loads(page.evaluate("() => sessionStorage.getItem('deniable:last:demo')"))
+    assert last == {qid: int(values[0]) for qid, values in body.items() if qid != "csrf_token"}
+    # No cookie holds the answers: the session is the CSRF token only.
+    assert all("reports" not in c["value"] for c in page.context.cookies())
     # The thank-you page shows exactly what was sent, by label.
-    shown = page.locator("td.sent-label").all_inner_texts()
+    page.wait_for_selector("#sent-table tr[data-qid]:not([hidden])")
+    shown = page.locator("tr[data-qid]:not([hidden]) td.sent-label").all_inner_texts()
     assert shown == [["No", "Yes"][sent["drug_use"]], ["Never", "Once", "A few times", "Often"][sent["cheating"]],
                      "30 to 44"]
     assert "may differ from what you chose" in page.content()
 
 
-def test_reload_and_retry_resend_the_memoized_report(page, live_server, open_demo, db_path):
-    requests = record(page)
-    answer_and_submit(page, live_server)
-    first = posted(requests)[0]
-    # Come back, answer again (even differently): the same reports are re-sent, never redrawn.
-    answer_and_submit(page, live_server, drug="No", cheating="Often", age=None)
-    page.reload()
-    answer_and_submit(page, live_server)
-    bodies = posted(requests)
-    assert len(bodies) == 3
-    for body in bodies[1:]:
-        for qid in PROTECTED:
-            assert body[qid] == first[qid]
-    stored = rows(db_path)
-    assert len(stored) == 3
-    assert all(r[qid] == int(first[qid][0]) for r in stored for qid in PROTECTED)
-
-
-def test_retry_after_a_refused_submission_resends_the_same_report(page, live_server, open_demo, db_path):
-    requests = record(page)
+def send_refused(page, live_server):
+    """Answer Yes / Often and send with a stale CSRF token: the server refuses, nothing is stored."""
     page.goto(f"{live_server}/s/demo")
     page.wait_for_selector("#submit-answers:not([disabled])")
     page.evaluate("() => { document.querySelector('input[name=csrf_token]').value = 'stale'; }")
@@ -98,6 +87,50 @@ def test_retry_after_a_refused_submission_resends_the_same_report(page, live_ser
     with page.expect_navigation():
         page.click("#submit-answers")
     assert "security token was not accepted" in page.locator("#form-error").inner_text()
+
+
+def test_a_reload_before_sending_resends_the_memoized_report(page, live_server, open_demo, db_path):
+    """A refused send, a reload, other choices: the reports drawn the first time are what is sent."""
+    requests = record(page)
+    send_refused(page, live_server)
+    answer_and_submit(page, live_server, drug="No", cheating="Never", age=None)  # the page opened again
+    refused, accepted = posted(requests)
+    assert {qid: refused[qid] for qid in PROTECTED} == {qid: accepted[qid] for qid in PROTECTED}
+    assert len(rows(db_path)) == 1
+
+
+def test_a_shared_device_asks_before_the_next_person_answers(page, live_server, open_demo, db_path):
+    """Person A answers; person B opens the survey on the same browser: it says answers were sent
+    from this device, and only "I am a different person" forgets A's reports and lets B answer,
+    with fresh draws.  B's thank-you page shows B's reports only."""
+    requests = record(page)
+    answer_and_submit(page, live_server)
+    first = posted(requests)[0]
+    page.goto(f"{live_server}/s/demo")
+    page.wait_for_selector("#already-sent:not([hidden])")
+    assert page.locator("#survey-form").is_hidden()
+    memo = page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('deniable:report:demo:'))")
+    assert len(memo) == 2  # A's reports are still there until B says who they are
+    page.click("#different-person")
+    assert page.locator("#survey-form").is_visible() and page.locator("#already-sent").is_hidden()
+    storage = page.evaluate("() => Object.keys(localStorage).filter(k => k.includes(':demo'))")
+    assert storage == [] and page.evaluate("() => sessionStorage.getItem('deniable:last:demo')") is None
+    page.wait_for_selector("#submit-answers:not([disabled])")
+    page.get_by_label("No", exact=True).check()
+    page.get_by_label("Never", exact=True).check()
+    with page.expect_navigation(url="**/s/demo/thanks"):
+        page.click("#submit-answers")
+    second = posted(requests)[1]
+    page.wait_for_selector("#sent-table tr[data-qid]:not([hidden])")
+    shown = page.locator("tr[data-qid]:not([hidden]) td.sent-label").all_inner_texts()
+    assert shown == [["No", "Yes"][int(second["drug_use"][0])],
+                     ["Never", "Once", "A few times", "Often"][int(second["cheating"][0])]]  # no age: B skipped it
+    assert len(rows(db_path)) == 2 and "age_group" in first and "age_group" not in second
+
+
+def test_retry_after_a_refused_submission_resends_the_same_report(page, live_server, open_demo, db_path):
+    requests = record(page)
+    send_refused(page, live_server)
     assert rows(db_path) == []
     page.wait_for_selector("#submit-answers:not([disabled])")
     page.get_by_label("Yes", exact=True).check()

@@ -58,7 +58,7 @@ def test_sigkill_under_load_loses_and_doubles_nothing(tmp_path):
 
     acked, unanswered, rng = [], [], random.Random(7)
     for _ in range(KILLS):
-        server = ServerProcess(db, workers=2, threads=4, log=tmp_path / "server.log")
+        server = ServerProcess(db, workers=2, log=tmp_path / "server.log")
         server.start("/api/v1/surveys/crash")
         results = {}
         load = threading.Thread(target=lambda: results.update(

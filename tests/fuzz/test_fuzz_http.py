@@ -90,7 +90,7 @@ def covers(*routes: tuple[str, str]):
 
 class World:
     """An app with CSRF enabled on a fresh database: the demo survey (open), ``closed``,
-    ``drafty`` (draft), ``habits`` (open, 60 stored reports) and one researcher."""
+    ``drafty`` (draft), ``habits`` (open, 60 stored reports), all owned by the one researcher."""
 
     def __init__(self, tmp_path):
         self.db_path = str(tmp_path / "fuzz.db")
@@ -100,13 +100,13 @@ class World:
         request_started.connect(self._hit, self.app)
         db = connect(self.db_path)
         try:
+            owner = set_researcher(db, EMAIL, PASSWORD)
             for slug, status in (("demo", "open"), ("closed", "closed"), ("drafty", "draft")):
-                insert_survey(db, parse_definition({**DEMO_DEFINITION, "slug": slug}), status=status)
-            habits = insert_survey(db, parse_definition(HABITS), status="open")
+                insert_survey(db, parse_definition({**DEMO_DEFINITION, "slug": slug}), status=status, owner_id=owner)
+            habits = insert_survey(db, parse_definition(HABITS), status="open", owner_id=owner)
             rng = np.random.default_rng(3)
             insert_many(db, habits, {"drugs": rng.integers(0, 2, 60), "cheat": rng.integers(0, 3, 60),
                                      "age": rng.integers(0, 2, 60)})
-            set_researcher(db, EMAIL, PASSWORD)
         finally:
             db.conn.close()
         # Another session's token: well-formed and signed with the right key, but not ours.
@@ -577,7 +577,7 @@ def test_logout(tmp_path):
     logged_in, logged_in_token = world.researcher()
     anonymous, anonymous_token = world.anonymous()
     with logged_in.session_transaction() as session:
-        researcher_id = session["researcher_id"]
+        logged_in_session = dict(session)
     tokens = {"researcher": logged_in_token, "anonymous": anonymous_token}
 
     @FUZZ
@@ -598,8 +598,11 @@ def test_logout(tmp_path):
             assert response.status_code == 302 and response.headers["Location"] == "/auth/login"
             assert client.get("/dashboard/").status_code == 302
             if who == "researcher":  # logged in again for the next example (without a password hash)
+                with sqlite3.connect(world.db_path) as conn:  # logging out ended the account's sessions
+                    epoch = conn.execute("SELECT session_epoch FROM researchers").fetchone()[0]
+                conn.close()
                 with client.session_transaction() as session:
-                    session["researcher_id"] = researcher_id
+                    session.update({**logged_in_session, "epoch": epoch})
             tokens[who] = world.token(client, "/dashboard/" if who == "researcher" else "/auth/login")
         else:
             assert response.status_code == 400
@@ -848,6 +851,42 @@ def test_dashboard_invitations(tmp_path):
 
     run()
     world.assert_reached(test_dashboard_invitations)
+
+
+@covers(("dashboard.manage_shares", "POST"))
+def test_dashboard_shares(tmp_path):
+    """Share, change a role or stop sharing: a redirect when valid, else 4xx and nothing changed;
+    a share names an existing researcher other than the owner, with role viewer or editor."""
+    world = World(tmp_path)
+    client, valid = world.researcher()
+    db = connect(world.db_path)
+    try:
+        other = set_researcher(db, "bob@example.org", "another long passphrase")
+    finally:
+        db.conn.close()
+
+    @FUZZ
+    @given(slug=SLUG,
+           fields=st.lists(st.tuples(st.sampled_from(["email", "role", "researcher_id", "share", "remove"]),
+                                     st.one_of(st.sampled_from(["bob@example.org", EMAIL, "nobody@x.org", "viewer",
+                                                                "editor", "owner", str(other), "1", "",
+                                                                str(10**400)]), FIELD_VALUE)), max_size=5),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage", "foreign"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    def run(slug, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(path("/dashboard/<slug>/shares", slug), **kwargs)
+        after = check(world, response, before, client=client)
+        if slug in SLUGS and SLUGS[slug] and not token_ok:
+            assert response.status_code == 400
+        if response.status_code < 400 and after != before:
+            assert response.status_code == 303
+        for survey_id, researcher_id, role in after["survey_shares"]:
+            assert researcher_id == other and role in ("viewer", "editor")
+
+    run()
+    world.assert_reached(test_dashboard_shares)
 
 
 @covers(("dashboard.import_definition", "POST"))

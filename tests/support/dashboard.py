@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
+from werkzeug.security import generate_password_hash
 
 from deniable.server.store.db import connect
 from deniable.server.survey.definition import parse_definition
@@ -46,10 +48,46 @@ def open_db(app):
     return connect(app.config["DATABASE"])
 
 
-def make_survey(app, definition=None, *, status: str = "draft", target_n: int = 1000):
+def ensure_researcher(app, email: str = EMAIL, *, admin: bool = False) -> int:
+    """The researcher ``email`` (password PASSWORD) exists; return their id.
+
+    Its hash is a cheap PBKDF2 one made once per session: logging in still runs the real
+    ``check_password_hash`` (which reads the method from the hash), without 0.2 s of scrypt per
+    test; ``tests/web/test_auth.py`` covers the scrypt path.
+    """
     db = open_db(app)
     try:
-        return insert_survey(db, parse_definition(definition or DEFINITION), status=status, target_n=target_n)
+        row = db.execute("SELECT id FROM researchers WHERE email = ?", [email]).fetchone()
+        if row:
+            return row[0]
+        return db["researchers"].insert({"email": email, "password_hash": _cheap_hash(), "created_on": "2026-01-01",
+                                         "is_admin": int(admin)}).last_pk
+    finally:
+        db.conn.close()
+
+
+@functools.cache
+def _cheap_hash() -> str:
+    return generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
+
+
+def make_survey(app, definition=None, *, status: str = "draft", target_n: int = 1000, owner: str | None = EMAIL):
+    """Store a test survey (DEFINITION by default) owned by ``owner`` (None: no owner, admins only)."""
+    owner_id = ensure_researcher(app, owner) if owner else None
+    db = open_db(app)
+    try:
+        return insert_survey(db, parse_definition(definition or DEFINITION), status=status, target_n=target_n,
+                             owner_id=owner_id)
+    finally:
+        db.conn.close()
+
+
+def own(app, slug: str, email: str = EMAIL) -> None:
+    """Make ``email`` the owner of survey ``slug`` (e.g. the demo survey of ``open_demo``)."""
+    owner_id = ensure_researcher(app, email)
+    db = open_db(app)
+    try:
+        db.execute("UPDATE surveys SET owner_id = ? WHERE slug = ?", [owner_id, slug])
     finally:
         db.conn.close()
 

@@ -53,6 +53,19 @@ def test_good_definition():
         survey.question("nope")
 
 
+@pytest.mark.parametrize("data, message", [
+    ({"slug": "demo\n"}, "slug: must be lowercase letters"),
+    ({"questions": [{"id": "q\n", "text": "Q", "options": ["a", "b"]}]}, "questions[0].id: must be a letter"),
+    ({"questions": [{"id": "q", "text": "Q", "options": ["=1+1", "'=1+1"]}]},
+     "questions[0].options[0]: label '=1+1' is written \"'=1+1\" in CSV exports"),
+])
+def test_identifiers_match_whole_and_labels_stay_distinct_in_spreadsheets(data, message):
+    base = {"slug": "s", "title": "T", "questions": [{"id": "q", "text": "Q", "options": ["a", "b"]}]}
+    with pytest.raises(DefinitionError) as info:
+        parse_definition({**base, **data})
+    assert str(info.value).startswith(message)
+
+
 def test_round_trip():
     survey = parse_definition(GOOD)
     assert loads_definition(dumps_definition(survey)) == survey

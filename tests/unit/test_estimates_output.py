@@ -37,6 +37,15 @@ def fake_result(k, *, n=100, epsilon=0.99, note=None, nan=False):
         std_error=values / 10, ci_low=values / 2, ci_high=np.minimum(values * 2, 1))
 
 
+def test_estimates_csv_cells_are_safe_in_a_spreadsheet():
+    survey = parse_definition({"slug": "f", "title": "F", "questions": [
+        {"id": "q", "text": "Q", "options": ["=cmd|' /C calc'!A0", "fine"], "epsilon": 1}]})
+    result = estimators.estimate([10, 90], 1.0, method="wald")
+    rows = list(csv.reader(io.StringIO(report.to_csv([(survey.questions[0], result)]))))
+    assert rows[1][2] == "'=cmd|' /C calc'!A0" and rows[2][2] == "fine"
+    assert float(rows[1][report.CSV_COLUMNS.index("estimate")]) < 0  # numbers stay numbers, negative ones too
+
+
 def test_json_has_exactly_the_design_fields():
     results = [(SURVEY.questions[0], fake_result(2)),
                (SURVEY.questions[1], fake_result(3, epsilon=math.inf, note="switched to wilson"))]

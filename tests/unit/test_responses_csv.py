@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,20 @@ def write(tmp_path, text: str, name="r.csv"):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_labels_a_spreadsheet_would_run_are_neutralized_and_read_back_exactly(tmp_path):
+    survey = parse_definition({"slug": "f", "title": "F", "questions": [
+        {"id": "q", "text": "Q", "options": ['=HYPERLINK("http://evil.example","x")', "+1", "-1", "@SUM(1)", "ok"],
+         "epsilon": 1, "required": False}]})
+    ds = Dataset(survey, {"q": np.array([0, 1, 2, 3, 4, -1])})
+    path = tmp_path / "f.csv"
+    write_responses_csv(path, ds)
+    cells = [row[0] if row else "" for row in csv.reader(path.read_text().splitlines()[1:])]
+    assert cells == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1", "'-1", "'@SUM(1)", "ok", ""]
+    assert read_responses_csv(path, survey).columns["q"].tolist() == [0, 1, 2, 3, 4, -1]
+    (tmp_path / "plain.csv").write_text('q\n"=HYPERLINK(""http://evil.example"",""x"")"\n+1\n')
+    assert read_responses_csv(tmp_path / "plain.csv", survey).columns["q"].tolist() == [0, 1]  # either form
 
 
 def test_round_trip_with_awkward_labels(tmp_path):

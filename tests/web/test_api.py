@@ -141,8 +141,8 @@ def test_python_client_against_a_live_server(live_server, open_demo, stored_stat
     first = post_reports(live_server, "demo", reports)
     second = post_reports(live_server, "demo", reports)
     rows, _ = stored_state()
-    assert json.loads(rows[-1]["reports"]) == json.loads(rows[-2]["reports"]) == reports
-    assert second == first + 1
+    assert [json.loads(r["reports"]) for r in rows].count(reports) == 2
+    assert first != second and {first, second} <= {r["id"] for r in rows}  # random ids: no order
     with pytest.raises(SubmitError, match="cheating: an answer is required") as info:
         submit(live_server, "demo", {"drug_use": 1})
     assert info.value.status == 400 and info.value.field == "cheating"

@@ -48,7 +48,11 @@ def test_create_researcher_refuses_a_mismatch_then_accepts(app, db_path):
 
 @pytest.mark.parametrize("email, password, message", [
     ("not-an-email", PASSWORD, "email: not an email address"),
-    ("ada@example.org", "short", "password: must be at least 8 characters"),
+    ("ada@example.org", "short", "password: must be at least 12 characters"),
+    ("ada@example.org", "12345678", "password: must be at least 12 characters"),
+    ("ada@example.org", "password1234", "password: too easy to guess"),
+    ("ada@example.org", "aaaaaaaaaaaaaaaa", "password: too easy to guess"),
+    ("ada@example.org", "ada@example.org!", "password: too easy to guess"),  # the email itself
 ])
 def test_create_researcher_errors_are_one_line(db_path, email, password, message):
     from click.testing import CliRunner
@@ -155,10 +159,10 @@ def test_a_deleted_researcher_is_logged_out(app, auth_client):
 
 def test_ensure_demo_researcher_gives_working_credentials(tmp_path):
     db = init_db(tmp_path / "demo.db")
-    email, password = ensure_demo_researcher(db)
+    email, password, _ = ensure_demo_researcher(db)
     assert email == DEMO_EMAIL and len(password) >= 12
     assert authenticate(db, email, password)
-    email2, password2 = ensure_demo_researcher(db)  # again: a new password, one account
+    email2, password2, _ = ensure_demo_researcher(db)  # again: a new password, one account
     assert password2 != password and authenticate(db, email, password2) and not authenticate(db, email, password)
     assert db.execute("SELECT count(*) FROM researchers").fetchone()[0] == 1
     db.conn.close()
@@ -167,7 +171,7 @@ def test_ensure_demo_researcher_gives_working_credentials(tmp_path):
 def test_migration_creates_the_researchers_table(db_path):
     db = init_db(db_path)
     columns = {c.name: c.type for c in db["researchers"].columns}
-    assert set(columns) == {"id", "email", "password_hash", "created_on"}
+    assert set(columns) == {"id", "email", "password_hash", "created_on", "is_admin", "session_epoch"}
     assert any(index.unique and index.columns == ["email"] for index in db["researchers"].indexes)
     db.conn.close()
     connect(db_path).conn.close()

@@ -24,6 +24,7 @@ URLS = [
     ("POST", "/dashboard/habits/edit"),
     ("POST", "/dashboard/habits/status"),
     ("POST", "/dashboard/habits/invitations"),
+    ("POST", "/dashboard/habits/shares"),
     ("GET", "/dashboard/habits/definition.json"),
     ("GET", "/dashboard/habits/results"),
     ("GET", "/dashboard/habits/crosstab"),

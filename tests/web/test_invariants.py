@@ -94,7 +94,12 @@ def test_survey_js_memoizes_only_the_report():
     calls = re.findall(r"localStorage\.setItem\((.*?)\);", source)
     # The probe, and the memo of the randomized report: never the checked value.
     assert calls == ['key, "1"', "key, String(report)"]
-    assert "console." not in source and "sessionStorage" not in source
+    # For the thank-you page, this tab keeps what was sent: the reports and the direct answers.
+    assert re.findall(r"sessionStorage\.setItem\((.*?)\);", source) == ["lastSentKey(slug), JSON.stringify(sent)"]
+    assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report"]
+    thanks = (ROOT / "client" / "static" / "thanks.js").read_text(encoding="utf-8")
+    assert re.findall(r"localStorage\.setItem\((.*?)\);", thanks) == ['sentKey(slug), "1"']
+    assert "console." not in source + thanks and "sessionStorage.setItem" not in thanks
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

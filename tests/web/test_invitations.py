@@ -19,7 +19,7 @@ from deniable.server.store.demo import DEMO_DEFINITION
 from deniable.server.store.invitations import InvitationError, generate, token_hash
 from deniable.server.store.surveys import insert_survey
 from deniable.server.survey.definition import parse_definition
-from support.dashboard import csrf_token
+from support.dashboard import csrf_token, own
 
 API = "/api/v1/surveys/demo/responses"
 REPORTS = {"drug_use": 1, "cheating": 0, "age_group": 2}
@@ -141,6 +141,7 @@ def test_the_survey_page_carries_the_token_from_the_link(app, invited, client):
 
 
 def test_researcher_generates_links_as_csv_and_switches_the_mode(app, auth_client, open_demo):
+    own(app, "demo")
     token = csrf_token(auth_client, "/dashboard/demo/edit")
     response = auth_client.post("/dashboard/demo/invitations", data={"csrf_token": token, "count": "5", "generate": "1"})
     assert response.status_code == 200 and response.mimetype == "text/csv"
@@ -148,7 +149,7 @@ def test_researcher_generates_links_as_csv_and_switches_the_mode(app, auth_clien
     assert len(rows) == 5 and len({r["token"] for r in rows}) == 5
     for r in rows:
         url = urlsplit(r["url"])
-        assert url.path == "/s/demo" and parse_qs(url.query)["t"] == [r["token"]]
+        assert url.path == "/s/demo" and parse_qs(url.query)["t"] == [r["token"].removeprefix("'")]
     assert state(app)[1] == 5
     page = auth_client.get("/dashboard/demo/edit").get_data(as_text=True)
     assert '<strong id="unused-invitations">5</strong>' in page
@@ -160,6 +161,16 @@ def test_researcher_generates_links_as_csv_and_switches_the_mode(app, auth_clien
         bad = auth_client.post("/dashboard/demo/invitations", data={"csrf_token": token, "count": count, "generate": "1"})
         assert bad.status_code == 400 and b"count" in bad.data
     assert state(app)[1] == 5
+
+
+def test_links_begin_with_the_configured_base_url_not_the_request_host(app, auth_client, open_demo):
+    own(app, "demo")
+    app.config["BASE_URL"] = "https://survey.example.org"
+    token = csrf_token(auth_client, "/dashboard/demo/edit")
+    response = auth_client.post("/dashboard/demo/invitations", data={"csrf_token": token, "count": "2", "generate": "1"})
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert all(r["url"].startswith("https://survey.example.org/s/demo?t=") for r in rows)
+    assert response.headers["Cache-Control"] == "no-store"
 
 
 def test_logged_out_visitors_cannot_generate(client, open_demo, app):

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,9 +18,10 @@ from deniable.server.web.app import create_app
 from deniable.server.store.accounts import set_researcher
 from deniable.server.store.db import connect, init_db
 from deniable.server.store.demo import ensure_demo
-from deniable.server.web.ratelimit_storage import SQLiteStorage
+from deniable.server.web.ratelimit_storage import PROBES, LocalFallback, SharedMemoryStorage
 from deniable.server.web.security import CSP
 from support.dashboard import EMAIL, PASSWORD, csrf_token, login
+from support.serving import free_port, wait_until_serving
 
 GOOD = {"reports": {"drug_use": 0, "cheating": 1, "age_group": 2}}
 
@@ -67,6 +66,18 @@ def test_every_kind_of_response_carries_the_headers(app, client, demo_db, method
     response.close()  # static files are streamed
     assert response.status_code == status
     assert_security_headers(response)
+    # Nothing but the static files may be kept by a browser or a shared cache.
+    assert (response.headers.get("Cache-Control") != "no-store") if "/static/" in url else \
+        response.headers["Cache-Control"] == "no-store"
+
+
+def test_by_default_the_app_answers_to_localhost_only_and_says_how_to_add_a_name(db_path, demo_db):
+    client = make_app(db_path).test_client()
+    assert client.get("/s/demo").status_code == 200  # Host: localhost
+    assert client.get("/s/demo", headers={"Host": "127.0.0.1:8000"}).status_code == 200
+    rebound = client.get("/s/demo", headers={"Host": "attacker.example"})  # DNS rebinding
+    assert rebound.status_code == 400
+    assert b"deniable serve --public-host attacker.example" in rebound.data and b"localhost" in rebound.data
 
 
 def test_oversized_body_is_a_clear_413(client, demo_db):
@@ -114,15 +125,26 @@ def test_untrusted_host_is_a_400_with_a_message(db_path, demo_db):
     assert client.get("/s/demo", headers={"Host": "survey.example.org"}).status_code == 200
 
 
-def test_submission_limit_counts_across_workers_sharing_the_database(db_path, demo_db):
-    """Two app instances on one database are what two gunicorn workers are."""
-    first, second = (make_app(db_path, RATELIMIT_SUBMIT="3 per minute").test_client() for _ in range(2))
-    answers = [c.post("/api/v1/surveys/demo/responses", json=GOOD).status_code
-               for c in (first, second, first, second)]
-    assert answers == [201, 201, 201, 429]
-    refused = second.post("/api/v1/surveys/demo/responses", json=GOOD)
-    assert "Too many requests" in refused.get_json()["error"]
-    assert 1 <= int(refused.headers["Retry-After"]) <= 61  # the window is a minute (rounded up)
+def _submit_from_a_fork(app, times, results):
+    client = app.test_client()
+    results.put([client.post("/api/v1/surveys/demo/responses", json=GOOD).status_code for _ in range(times)])
+
+
+def test_submission_limit_counts_across_forked_workers(db_path, demo_db):
+    """Gunicorn forks its workers from the app it preloaded; forked processes share one count."""
+    app = make_app(db_path, RATELIMIT_SUBMIT="3 per minute")
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    children = [context.Process(target=_submit_from_a_fork, args=(app, 3, results)) for _ in range(2)]
+    for child in children:
+        child.start()
+    codes = sorted(results.get(timeout=60) + results.get(timeout=60))
+    for child in children:
+        child.join(timeout=30)
+    assert codes == [201, 201, 201, 429, 429, 429]
+    refused = app.test_client().post("/api/v1/surveys/demo/responses", json=GOOD)
+    assert refused.status_code == 429 and "Too many requests" in refused.get_json()["error"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60  # windows end on whole minutes
     db = connect(db_path)
     try:
         assert db["responses"].count == 3  # the refused ones stored nothing
@@ -137,11 +159,23 @@ def test_login_limit_and_the_html_429(db_path, demo_db):
     assert b"Too many requests" in login(client).data  # even the right password waits
 
 
-def test_the_limit_counters_hold_no_address(db_path, demo_db):
-    client = make_app(db_path, RATELIMIT_SUBMIT="100 per minute").test_client()
+def test_the_limit_counters_hold_no_address_and_no_file(db_path, demo_db, tmp_path):
+    """The counters are in memory (never a file), under hashes keyed by a key that is never stored:
+    hashing the address with the secret from the disk (as the old design did) finds nothing."""
+    import hashlib
+    import hmac
+
+    app = make_app(db_path, RATELIMIT_SUBMIT="100 per minute", SECRET_KEY=None)
+    client = app.test_client()
     client.post("/api/v1/surveys/demo/responses", json=GOOD, environ_base={"REMOTE_ADDR": "203.0.113.77"})
-    stored = b"".join(p.read_bytes() for p in Path(db_path).parent.glob("*.limits*"))
-    assert stored and b"203.0.113.77" not in stored
+    files = {p.name for p in Path(db_path).parent.iterdir()}
+    assert not [name for name in files if "limit" in name], files
+    memory = bytes(app.extensions["deniable.ratelimit"].storage._map)
+    assert memory.count(0) < len(memory)  # something was counted
+    secret = Path(f"{db_path}.secret").read_bytes().strip()
+    for guess in (b"203.0.113.77", hmac.new(secret, b"203.0.113.77", hashlib.sha256).hexdigest()[:24].encode(),
+                  hmac.new(secret, b"address:203.0.113.77", hashlib.sha256).digest()[:8]):
+        assert guess not in memory
 
 
 def test_the_survey_page_429_is_the_html_error_page_with_the_headers(db_path, demo_db):
@@ -168,51 +202,61 @@ def test_the_api_429_and_the_untrusted_host_400_carry_the_headers(db_path, demo_
     assert_security_headers(bad_host)
 
 
-def test_an_unusable_counters_file_falls_back_to_counting_in_memory(db_path, demo_db, tmp_path):
-    """A broken limits storage must not turn submissions into 500s, nor switch the limit off."""
-    uri = f"deniable+sqlite://{tmp_path}/no-such-folder/deniable.db.limits"
-    client = make_app(db_path, RATELIMIT_SUBMIT="2 per minute", RATELIMIT_STORAGE_URI=uri).test_client()
+def test_a_full_counter_table_falls_back_to_counting_in_the_workers_memory(db_path, demo_db):
+    """More clients than slots must not turn submissions into 500s, nor switch the limit off."""
+    app = make_app(db_path, RATELIMIT_SUBMIT="2 per minute", RATELIMIT_STORAGE_URI="deniable+shared://?slots=2")
+    storage = app.extensions["deniable.ratelimit"].storage
+    storage.incr("someone", 60), storage.incr("someone else", 60)  # every slot taken
+    client = app.test_client()
     codes = [client.post("/api/v1/surveys/demo/responses", json=GOOD).status_code for _ in range(3)]
     assert codes == [201, 201, 429]
 
 
-def test_storage_counts_in_fixed_windows(tmp_path):
-    storage = SQLiteStorage(f"deniable+sqlite://{tmp_path}/counters.limits")
+def test_storage_counts_in_fixed_windows_aligned_to_the_clock():
+    storage = SharedMemoryStorage()
     assert [storage.incr("a", 60), storage.incr("a", 60), storage.incr("b", 60, amount=5)] == [1, 2, 5]
     assert storage.get("a") == 2 and storage.get("never") == 0
-    assert time.time() < storage.get_expiry("a") <= time.time() + 60
+    end = storage.get_expiry("a")
+    assert time.time() < end <= time.time() + 60 and end % 60 == 0  # a whole minute: not when "a" came
     storage.clear("a")
     assert storage.get("a") == 0 and storage.get("b") == 5
     assert storage.incr("short", 0.2) == 1
-    time.sleep(0.3)
+    time.sleep(0.25)
     assert storage.get("short") == 0 and storage.incr("short", 0.2) == 1  # a new window
-    assert storage.check() and storage.reset() == 2 and storage.get("b") == 0
+    assert storage.check()
+    storage.reset()
+    assert storage.get("b") == 0
 
 
-def _hit_at_once(path, barrier, hits):
-    storage = SQLiteStorage(f"deniable+sqlite://{path}")
-    barrier.wait()  # every process opens the fresh file (switching it to WAL) at the same moment
-    try:
-        return [storage.incr("k", 60) for _ in range(hits)]
-    except Exception as exc:  # reported, so the assertion shows which process failed and why
-        return repr(exc)
+def test_a_full_table_says_so():
+    storage = SharedMemoryStorage("deniable+shared://?slots=3")
+    for key in ("x", "y", "z"):
+        storage.incr(key, 60)
+    with pytest.raises(LocalFallback):
+        storage.incr("w", 60)
+    assert storage.incr("x", 60) == 2  # live keys still count
+    assert PROBES >= 8
 
 
-def test_workers_opening_a_fresh_counters_file_together_all_count(tmp_path):
-    """Gunicorn workers can take their first request together; none may fail on the WAL switch
-    (without the retry in ``SQLiteStorage._setup`` about one round in twenty failed with
-    ``database is locked``, so this test failed about one run in four), and every increment is
-    counted exactly once."""
-    processes, hits, rounds = 4, 25, 12
-    context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, context.Pool(processes) as pool:
-        for round_ in range(rounds):
-            barrier = manager.Barrier(processes)
-            path = tmp_path / f"fresh{round_}.limits"
-            results = pool.starmap(_hit_at_once, [(path, barrier, hits)] * processes)
-            assert not [r for r in results if isinstance(r, str)], results
-            seen = sorted(count for result in results for count in result)
-            assert seen == list(range(1, processes * hits + 1))
+def _hit_at_once(storage, barrier, hits, results):
+    barrier.wait()  # every process hits the same key at the same moment
+    results.put([storage.incr("k", 60) for _ in range(hits)])
+
+
+def test_forked_processes_count_every_hit_exactly_once():
+    """The table and its lock are shared across fork: concurrent increments are never lost."""
+    processes, hits = 4, 200
+    storage = SharedMemoryStorage()
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(processes), context.Queue()
+    children = [context.Process(target=_hit_at_once, args=(storage, barrier, hits, results))
+                for _ in range(processes)]
+    for child in children:
+        child.start()
+    seen = sorted(count for _ in children for count in results.get(timeout=60))
+    for child in children:
+        child.join(timeout=30)
+    assert seen == list(range(1, processes * hits + 1))
 
 
 @pytest.mark.parametrize("proxies,expected", [
@@ -244,7 +288,8 @@ def test_the_default_limits(db_path):
     assert config["RATELIMIT_LOGIN"] == "10 per minute"
     assert config["RATELIMIT_SUBMIT"] == "300 per minute"  # 5 a second; a classroom behind one NAT at once
     assert config["RATELIMIT_ENABLED"] is True
-    assert config["RATELIMIT_STORAGE_URI"] == f"deniable+sqlite://{db_path}.limits"
+    assert config["RATELIMIT_LOGIN_ACCOUNT"] == "5 per minute;10 per 10 minutes;20 per hour;50 per day"
+    assert config["RATELIMIT_STORAGE_URI"] == "deniable+shared://"
 
 
 def test_settings_come_from_deniable_environment_variables(db_path, demo_db, monkeypatch):
@@ -270,11 +315,6 @@ def test_settings_come_from_deniable_environment_variables(db_path, demo_db, mon
     client = create_app().test_client()
     assert [client.post(url, json=GOOD, headers=host).status_code for _ in range(2)] == [201, 201]
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _children(pid: int) -> list[int]:
@@ -309,49 +349,76 @@ def _post(url: str) -> int:
         return exc.code
 
 
+def _worker_holding(connection, workers: list[int]) -> int | None:
+    """The worker process whose socket is the other end of this client connection (via /proc)."""
+    client_port = connection.sock.getsockname()[1]
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[2].split(":")[1], 16) == client_port:  # the server side: its remote port is ours
+            inodes.add(fields[9])
+    for pid in workers:
+        try:
+            fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        if any(fd == f"socket:[{inode}]" for fd in fds for inode in inodes):
+            return pid
+    return None
+
+
+def _post_on(connection) -> int:
+    connection.request("POST", "/api/v1/surveys/demo/responses", body=json.dumps(GOOD),
+                       headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    body = json.loads(response.read())
+    assert response.status != 429 or "Too many requests" in body["error"], body
+    return response.status
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the workers through /proc")
 def test_the_limit_holds_across_the_workers_of_deniable_serve(tmp_path):
-    """A real ``deniable serve --workers 2`` (sync workers, one request at a time each): requests
-    are sent in parallel until both workers have used the counters file, and then some more;
-    exactly the limit's worth is accepted overall.  Counting per worker would accept up to twice
-    as many."""
-    limit, port = 5, _free_port()
+    """A real ``deniable serve --workers 2``: two keep-alive connections held by the two different
+    workers (found through /proc) take turns; exactly the limit's worth is accepted overall.
+    Counting per worker would accept up to twice as many."""
+    import http.client
+
+    limit, port = 5, free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DENIABLE_")}
     env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]),
                DENIABLE_RATELIMIT_SUBMIT=f"{limit} per minute")
     process = subprocess.Popen([sys.executable, "-c", "from deniable.server.cli import cli; cli()", "serve",
-                                "--port", str(port), "--workers", "2", "--threads", "1", "--demo"],
+                                "--port", str(port), "--workers", "2", "--demo"],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)  # gunicorn's few log lines fit the pipe's buffer
-    url = f"{base}/api/v1/surveys/demo/responses"
-    codes: list[int] = []
+    opened = []
     try:
+        wait_until_serving(f"{base}/api/v1/surveys/demo", process, why=lambda: process.communicate()[1])
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/v1/surveys/demo", timeout=2).close()
-                break
-            except OSError:
-                assert process.poll() is None, process.communicate()[1]
-                assert time.monotonic() < deadline, "deniable serve did not answer within 60 s"
-                time.sleep(0.2)
         while len(workers := _children(process.pid)) < 2:  # the second worker may still be booting
             assert time.monotonic() < deadline, f"gunicorn started {len(workers)} worker(s), not 2"
             time.sleep(0.2)
-        with ThreadPoolExecutor(8) as pool:
-            for _ in range(40):
-                codes += pool.map(_post, [url] * 8)
-                if all(_holds_open(pid, "deniable.db.limits") for pid in workers):
-                    break
-            assert all(_holds_open(pid, "deniable.db.limits") for pid in workers), "a worker took no submission"
-            for _ in range(5):
-                codes += pool.map(_post, [url] * 8)
+        by_worker = {}
+        while len(by_worker) < 2:  # keep-alive connections until the two workers hold one each
+            assert time.monotonic() < deadline and len(opened) < 200, "the connections all went to one worker"
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/api/v1/surveys/demo")
+            connection.getresponse().read()
+            opened.append(connection)
+            pid = _worker_holding(connection, workers)
+            if pid is not None:
+                by_worker.setdefault(pid, connection)
+        first, second = by_worker.values()
+        codes = [_post_on(connection) for _ in range(limit) for connection in (first, second)]
     finally:
+        for connection in opened:
+            connection.close()
         process.terminate()
         process.communicate(timeout=30)
-    assert codes.count(201) == limit and codes.count(429) == len(codes) - limit
+    assert codes.count(201) == limit and codes.count(429) == limit
+    assert set(codes[0::2]) == set(codes[1::2]) == {201, 429}  # each worker accepted some, then refused
     db = connect(str(tmp_path / "deniable.db"))
     try:
         assert db["responses"].count == limit
@@ -362,6 +429,6 @@ def test_the_limit_holds_across_the_workers_of_deniable_serve(tmp_path):
 @pytest.mark.parametrize("setting,value", [("RATELIMIT_SUBMIT", "lots"), ("RATELIMIT_LOGIN", 10),
                                            ("RATELIMIT_SUBMIT", "")])
 def test_a_limit_that_does_not_parse_stops_the_app_from_starting(db_path, setting, value):
-    """Flask-Limiter alone would log the error on every request and limit nothing."""
+    """A limit that does not parse would otherwise limit nothing."""
     with pytest.raises(ValueError, match=f"{setting} \\(DENIABLE_{setting}\\): .* is not a rate limit"):
         make_app(db_path, **{setting: value})

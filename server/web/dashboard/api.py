@@ -7,12 +7,13 @@ import json
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import HTTPException
 
-from deniable.server.store.surveys import get_survey, option_counts
+from deniable.server.store.surveys import option_counts
 from deniable.server.survey import estimates as report
 
 from ..connections import get_readonly_db
 from ..errors import api_error
 from .auth import require_login
+from .permissions import survey_for
 from .results import ResultsForm, respondents_from_counts
 
 bp = Blueprint("results_api", __name__, url_prefix="/api/v1")
@@ -32,9 +33,7 @@ def _json_errors(exc: HTTPException):
 def estimates(slug: str):
     """Every question's estimates, in the docs/design.md estimates format (the same JSON as the export)."""
     db = get_readonly_db()
-    stored = get_survey(db, slug)
-    if stored is None:
-        return api_error(404, f"no survey {slug!r}", "slug")
+    stored, _ = survey_for(slug)
     form = ResultsForm(request.args)
     if not form.validate():
         field, problems = next(iter(form.errors.items()))

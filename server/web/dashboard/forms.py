@@ -12,7 +12,7 @@ from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import (BooleanField, FieldList, FloatField, Form, FormField,
                      RadioField, SelectField, StringField, SubmitField, TextAreaField)
-from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional
+from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Optional
 
 from deniable.server.survey.definition import DefinitionError, Survey, parse_definition, parse_question
 
@@ -62,6 +62,16 @@ class InvitationForm(FlaskForm):
     generate = SubmitField("Generate links (CSV)")
     mode = StringField("Who may respond", validators=[Optional(), AnyOf(["invited", "anyone"])])
     set_mode = SubmitField("Switch")
+
+
+class ShareForm(FlaskForm):
+    """Share a survey with a researcher (by email) as viewer or editor, or stop sharing."""
+
+    email = StringField("Researcher's email", validators=[Optional(), Length(max=254)])
+    role = SelectField("Role", choices=["viewer", "editor"], default="viewer")
+    researcher_id = BoundedIntegerField("Researcher", validators=[Optional()])
+    share = SubmitField("Share")
+    remove = SubmitField("Stop sharing")
 
 
 class StatusForm(FlaskForm):

@@ -7,25 +7,25 @@ Cross-tabs and subgroups need joint counts, which come from the responses.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 
-from deniable.server.store import invitations
+from deniable.server.store import access, invitations
+from deniable.server.store.access import visible_surveys
 from deniable.server.store.responses import load_db_dataset
-from deniable.server.store.surveys import (LifecycleError, get_survey, insert_survey, list_surveys, option_counts,
-                                           replace_design, set_status)
+from deniable.server.store.surveys import LifecycleError, insert_survey, option_counts, replace_design, set_status
 from deniable.server.survey import estimates as report
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
 from deniable.server.survey.responses_csv import dumps_responses_csv
 
 from ..connections import get_db, get_readonly_db
+from ..security import public_url
 from .api import estimates_json
-from .auth import require_login
-from .forms import (DesignForm, ImportForm, InvitationForm, PlanningForm, StatusForm, fill_from_survey,
+from .auth import current_researcher, require_login
+from .forms import (DesignForm, ImportForm, InvitationForm, PlanningForm, ShareForm, StatusForm, fill_from_survey,
                     validated_survey)
+from .permissions import survey_for
 from .results import (ResultsForm, crosstab_view, planning, question_results, respondents_from_counts,
                       subgroup_view)
 
@@ -42,18 +42,16 @@ def _login():
     return require_login()
 
 
-def _stored_or_404(slug: str, db=None):
-    stored = get_survey(db or get_readonly_db(), slug)
-    if stored is None:
-        abort(404)
-    return stored
+def _index(import_form, status: int = 200):
+    db = get_readonly_db()
+    surveys = [(s, role, respondents_from_counts(db, s, option_counts(db, s.id)))
+               for s, role in visible_surveys(db, current_researcher())]
+    return render_template("dashboard/index.html", surveys=surveys, import_form=import_form), status
 
 
 @bp.route("/")
 def index():
-    db = get_readonly_db()
-    surveys = [(s, respondents_from_counts(db, s, option_counts(db, s.id))) for s in list_surveys(db)]
-    return render_template("dashboard/index.html", surveys=surveys, import_form=ImportForm())
+    return _index(ImportForm())
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -67,7 +65,7 @@ def create():
     survey = validated_survey(form)
     if survey is not None:
         try:
-            insert_survey(get_db(), survey, target_n=form.target_n.data)
+            insert_survey(get_db(), survey, target_n=form.target_n.data, owner_id=current_researcher()["id"])
         except DefinitionError as exc:
             form.slug.errors.append(exc.problem)
         else:
@@ -79,13 +77,12 @@ def create():
 @bp.route("/import", methods=["POST"])
 def import_definition():
     form = ImportForm()
-    db = get_readonly_db()
     if form.validate_on_submit():
         upload = form.definition.data
         name = Path(upload.filename or "definition.json").name
         try:
             survey = loads_definition(upload.read().decode("utf-8"), name)
-            insert_survey(get_db(), survey, target_n=form.target_n.data)
+            insert_survey(get_db(), survey, target_n=form.target_n.data, owner_id=current_researcher()["id"])
         except UnicodeDecodeError:
             form.definition.errors.append(f"{name}: not UTF-8 text")
         except DefinitionError as exc:
@@ -93,13 +90,12 @@ def import_definition():
         else:
             flash(f"Imported {survey.slug!r} as a draft.", "info")
             return redirect(url_for("dashboard.edit", slug=survey.slug))
-    surveys = [(s, respondents_from_counts(db, s, option_counts(db, s.id))) for s in list_surveys(db)]
-    return render_template("dashboard/index.html", surveys=surveys, import_form=form), 422
+    return _index(form, 422)
 
 
 @bp.route("/<slug>/edit", methods=["GET", "POST"])
 def edit(slug: str):
-    stored = _stored_or_404(slug)
+    stored, role = survey_for(slug, "editor")
     plan_form = PlanningForm(request.args)
     margin = plan_form.margin.data if plan_form.validate() and plan_form.margin.data else 0.05
     form = DesignForm()
@@ -132,7 +128,8 @@ def edit(slug: str):
     return render_template(
         "dashboard/edit.html", form=form, stored=stored, status_form=StatusForm(),
         plan=planning(stored.survey, stored.target_n, margin), plan_form=plan_form,
-        invitation_form=InvitationForm(),
+        invitation_form=InvitationForm(), role=role, share_form=ShareForm(),
+        shares=access.shares(get_readonly_db(), stored.id),
         unused_invitations=invitations.unused(get_readonly_db(), stored.id),
     ), status
 
@@ -140,7 +137,7 @@ def edit(slug: str):
 @bp.route("/<slug>/invitations", methods=["POST"])
 def manage_invitations(slug: str):
     """Generate N single-use links (a CSV of token and URL) or switch invitation-only on/off."""
-    stored = _stored_or_404(slug)
+    stored, _ = survey_for(slug, "editor")
     form = InvitationForm()
     if not form.validate_on_submit():
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
@@ -151,14 +148,8 @@ def manage_invitations(slug: str):
         if form.count.data is None:
             abort(400, description="count: how many links? (1 to 100,000)")
         tokens = invitations.generate(get_db(), stored.id, form.count.data)
-        base = url_for("respond.survey", slug=slug, _external=True)
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["token", "url"])
-        writer.writerows((t, f"{base}?t={t}") for t in tokens)
-        return Response(out.getvalue(), mimetype="text/csv", headers={
-            "Content-Disposition": f'attachment; filename="{slug}-invitations.csv"',
-            "Cache-Control": "no-store"})
+        body = invitations.links_csv(tokens, public_url("respond.survey", slug=slug))
+        return _attachment(body, "text/csv", f"{slug}-invitations.csv")
     if form.set_mode.data:
         if form.mode.data not in ("invited", "anyone"):
             abort(400, description="mode: must be 'invited' or 'anyone'")
@@ -171,7 +162,7 @@ def manage_invitations(slug: str):
 
 @bp.route("/<slug>/status", methods=["POST"])
 def change_status(slug: str):
-    _stored_or_404(slug)
+    survey_for(slug, "editor")
     form = StatusForm()
     if not form.validate_on_submit():
         abort(400)
@@ -184,6 +175,29 @@ def change_status(slug: str):
     return redirect(url_for("dashboard.results" if form.status.data != "draft" else "dashboard.edit", slug=slug))
 
 
+@bp.route("/<slug>/shares", methods=["POST"])
+def manage_shares(slug: str):
+    """Share the survey with a researcher as viewer or editor, or stop sharing (owner only)."""
+    stored, _ = survey_for(slug, "owner")
+    form = ShareForm()
+    if not form.validate_on_submit():
+        field, problems = next(iter(form.errors.items()), ("share", ["nothing to do"]))
+        abort(400, description=f"{field}: {' '.join(problems)}")
+    if form.remove.data:
+        if form.researcher_id.data is None:
+            abort(400, description="researcher_id: whom to stop sharing with?")
+        access.unshare(get_db(), stored, form.researcher_id.data)
+        flash("No longer shared with that researcher.", "info")
+    else:
+        try:
+            access.share(get_db(), stored, form.email.data or "", form.role.data)
+        except access.AccessError as exc:
+            flash(str(exc), "error")
+            return redirect(url_for("dashboard.edit", slug=slug), 303)
+        flash(f"Shared with {form.email.data.strip()} as {form.role.data}.", "info")
+    return redirect(url_for("dashboard.edit", slug=slug), 303)
+
+
 def _attachment(body: str, mimetype: str, filename: str) -> Response:
     """A download: ``body`` saved as ``filename`` by the browser."""
     return Response(body, mimetype=mimetype, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -191,7 +205,7 @@ def _attachment(body: str, mimetype: str, filename: str) -> Response:
 
 @bp.route("/<slug>/definition.json")
 def export_definition(slug: str):
-    stored = _stored_or_404(slug)
+    stored, _ = survey_for(slug)
     return _attachment(dumps_definition(stored.survey), "application/json", f"{slug}.json")
 
 
@@ -205,21 +219,21 @@ def _results_form():
 @bp.route("/<slug>/results")
 def results(slug: str):
     db = get_readonly_db()
-    stored = _stored_or_404(slug, db)
+    stored, role = survey_for(slug)
     form = _results_form()
     counts = option_counts(db, stored.id)
     respondents = respondents_from_counts(db, stored, counts)
     items = question_results(stored.survey, counts, method=form.method.data,
                              confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                              fake=form.fake.data)
-    return render_template("dashboard/results.html", stored=stored, form=form, items=items,
+    return render_template("dashboard/results.html", stored=stored, form=form, items=items, role=role,
                            respondents=respondents, status_form=StatusForm())
 
 
 @bp.route("/<slug>/crosstab")
 def crosstab(slug: str):
     db = get_readonly_db()
-    stored = _stored_or_404(slug, db)
+    stored, _ = survey_for(slug)
     view = crosstab_view(db, stored, request.args)
     return render_template("dashboard/crosstab.html", stored=stored, view=view)
 
@@ -227,14 +241,14 @@ def crosstab(slug: str):
 @bp.route("/<slug>/subgroups")
 def subgroups(slug: str):
     db = get_readonly_db()
-    stored = _stored_or_404(slug, db)
+    stored, _ = survey_for(slug)
     view = subgroup_view(db, stored, request.args)
     return render_template("dashboard/subgroups.html", stored=stored, view=view)
 
 
 @bp.route("/<slug>/export/<any('responses.csv', 'codebook.json'):name>")
 def export_responses(slug: str, name: str):
-    stored = _stored_or_404(slug)
+    stored, _ = survey_for(slug)
     if name == "responses.csv":
         body, mimetype = dumps_responses_csv(load_db_dataset(get_readonly_db(), slug)), "text/csv"
     else:
@@ -245,7 +259,7 @@ def export_responses(slug: str, name: str):
 @bp.route("/<slug>/export/<any('estimates.json', 'estimates.csv'):name>")
 def export_estimates(slug: str, name: str):
     db = get_readonly_db()
-    stored = _stored_or_404(slug, db)
+    stored, _ = survey_for(slug)
     form = _results_form()
     counts = option_counts(db, stored.id)
     results = report.survey_estimates(stored.survey, counts, method=form.method.data,

@@ -76,18 +76,13 @@ def submit(slug):
         return render_template("error.html", code=409, title="This survey is closed", message=str(exc)), 409
     except ReportError as exc:
         return render_survey(stored, form, error=str(exc), error_field=exc.field, status=400)
-    session["sent"] = {"slug": slug, "reports": reports}
+    # Nothing about the answers goes into the session cookie: the thank-you page shows what was
+    # sent from the tab's own sessionStorage (thanks.js).
     return redirect(url_for("respond.thanks", slug=slug), code=303)
 
 
 @bp.get("/s/<slug>/thanks")
 def thanks(slug):
     stored = load_published(slug)
-    sent = session.get("sent")
-    reports = sent.get("reports") if isinstance(sent, dict) and sent.get("slug") == slug else None
-    rows = []
-    if isinstance(reports, dict):  # a session from another version may hold anything here
-        for q in stored.survey.questions:
-            if q.id in reports and isinstance(reports[q.id], int) and 0 <= reports[q.id] < q.k:
-                rows.append({"question": q, "label": q.options[reports[q.id]]})
-    return render_template("thanks.html", survey=stored.survey, rows=rows)
+    session.pop("sent", None)  # what a session of an earlier version may still hold
+    return render_template("thanks.html", survey=stored.survey)

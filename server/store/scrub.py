@@ -1,0 +1,130 @@
+"""Forensic hygiene: no file the server writes keeps, for long, what a recent write revealed.
+
+In WAL mode SQLite appends every committed page to ``FILE-wal``, and ``FILE-shm`` lists which
+page each frame holds, in commit order, until the WAL restarts.  Someone holding a copy of the
+files could replay the WAL commit by commit and see, say, which invitation token's hash
+vanished in the commit that inserted which response, or in which order recent responses
+arrived.  Write connections zero deleted bytes (``secure_delete``, :func:`.db.connect`); what
+remains is the WAL and the shm.
+
+:func:`scrub` removes both traces: a ``TRUNCATE`` checkpoint (every frame copied into the
+database, the WAL cut to zero bytes), one write to the one-row ``scrub`` table (which makes the
+next WAL restart and SQLite zero the shm's frame list), and a second ``TRUNCATE`` checkpoint,
+so that the shm lists only the ``scrub`` table's own page.
+
+:func:`start` runs a :class:`Scrubber` in the background of each server process: every
+``interval`` seconds it scrubs if the WAL holds anything, so every trace of a write is gone
+``interval`` seconds after it plus the time of one scrub — unless a reader holds an old
+snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from .db import connect, write_transaction
+
+SCRUB_BUSY_MS = 200  # how long a scrub waits for readers before it tries again at the next tick
+
+
+def scrub(db) -> bool:
+    """Checkpoint and truncate the WAL, overwrite the shm's frame list; True if nothing was busy.
+
+    Waits at most :data:`SCRUB_BUSY_MS` for readers (the connection's own busy timeout is restored).
+    """
+    before = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute(f"PRAGMA busy_timeout = {SCRUB_BUSY_MS}")
+    try:
+        if db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            return False
+        with write_transaction(db):
+            db.execute("UPDATE scrub SET passes = passes + 1")
+        return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {before}")
+
+
+def scrub_before_answering(db, seconds: float = 1.0) -> bool:
+    """:func:`scrub` now, retrying while another connection checkpoints or reads, for at most
+    ``seconds``; the background scrubber does what is left after that.  True once scrubbed."""
+    deadline = time.monotonic() + seconds
+    while not scrub(db):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def needs_scrub(path: str) -> bool:
+    """Whether the database's WAL holds any frame (after a scrub it is empty)."""
+    try:
+        return os.path.getsize(f"{path}-wal") > 0
+    except OSError:
+        return False
+
+
+class Scrubber(threading.Thread):
+    """Scrubs one database file every ``interval`` seconds while its WAL is not empty.
+
+    It opens a connection only for a scrub, so an idle scrubber holds no file open, and it ends
+    when the database file is gone.
+    """
+
+    def __init__(self, path: str, interval: float):
+        super().__init__(name=f"deniable-scrub {Path(path).name}", daemon=True)
+        self.path, self.interval = path, interval
+        self.stopped = threading.Event()
+        self.wanted = True  # False once it has ended (its file is gone, or it was stopped)
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval):
+                if not Path(self.path).exists():
+                    return
+                if needs_scrub(self.path):
+                    self.scrub_once()
+        finally:
+            self.wanted = False
+
+    def scrub_once(self) -> bool:
+        try:
+            db = connect(self.path)
+        except sqlite3.Error:
+            return False
+        try:
+            return scrub(db)
+        except sqlite3.Error:  # busy beyond the short timeout, or the file went away: next tick
+            return False
+        finally:
+            db.conn.close()
+
+
+_running: dict[tuple[str, int], Scrubber] = {}
+_lock = threading.Lock()
+
+
+def start(path: str, interval: float) -> Scrubber | None:
+    """Make sure this process scrubs ``path`` every ``interval`` seconds (0: never).
+
+    Called at the end of every request that wrote, so the common case takes no lock.  The lock is
+    never held across ``Thread.start()``: under gevent that call yields to other greenlets, and
+    the lock (made before gunicorn's workers patch threading) would then block the whole worker.
+    """
+    if interval <= 0:
+        return None
+    key = (str(path), os.getpid())  # a forked worker starts its own
+    scrubber = _running.get(key)
+    if scrubber is not None and scrubber.wanted:
+        return scrubber
+    with _lock:
+        scrubber = _running.get(key)
+        fresh = scrubber is None or not scrubber.wanted
+        if fresh:
+            scrubber = _running[key] = Scrubber(str(path), interval)
+    if fresh:
+        scrubber.start()
+    return scrubber

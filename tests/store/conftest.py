@@ -1,0 +1,22 @@
+"""Fixtures of the store tests: a database handle on the test's real SQLite file, and the demo survey in it."""
+
+from __future__ import annotations
+
+import pytest
+
+from deniable.server.store.db import init_db
+from deniable.server.store.demo import demo_survey
+from deniable.server.store.surveys import insert_survey
+
+
+@pytest.fixture
+def db(db_path):
+    handle = init_db(db_path)
+    yield handle
+    handle.conn.close()
+
+
+@pytest.fixture
+def stored(db):
+    """The demo survey, open."""
+    return insert_survey(db, demo_survey(), status="open")

@@ -1,0 +1,134 @@
+"""What the store leaves on disk: random keys, no order, private files, clean WAL, guarded status."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from deniable.server.store import scrub as scrubbing
+from deniable.server.store.db import connect
+from deniable.server.store.invitations import generate, token_hash
+from deniable.server.store.responses import insert_many, store_response
+from deniable.server.store.surveys import get_survey, set_status
+
+REPORTS = {"drug_use": 1, "cheating": 2}
+
+
+def files(db_path) -> bytes:
+    folder = Path(db_path).parent
+    return b"".join(path.read_bytes() for path in folder.iterdir() if path.is_file())
+
+
+def test_new_database_files_are_readable_by_their_owner_only(db, stored, db_path):
+    store_response(db, stored, REPORTS)
+    for suffix in ("", "-wal", "-shm"):
+        path = f"{db_path}{suffix}"
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, (path, oct(os.stat(path).st_mode))
+
+
+def test_response_ids_are_random_and_the_table_has_no_rowid(db, stored):
+    ids = [store_response(db, stored, REPORTS) for _ in range(50)]
+    assert len(set(ids)) == 50 and all(len(i) == 16 for i in ids)
+    assert ids != sorted(ids)
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'responses'").fetchone()[0]
+    assert "WITHOUT ROWID" in sql and "id TEXT PRIMARY KEY" in sql
+    listed = [r[0] for r in db.execute("SELECT id FROM responses WHERE survey_id = ?", [stored.id])]
+    assert listed == sorted(ids)  # the table's order is the random keys' order, not submission order
+
+
+def test_bulk_inserts_are_unordered_too(db, stored):
+    import numpy as np
+
+    columns = {"drug_use": np.arange(2000) % 2, "cheating": np.arange(2000) % 4}
+    insert_many(db, stored, columns)
+    reports = [json.loads(r[0]) for r in db.execute("SELECT reports FROM responses")]
+    inserted = [{"drug_use": int(d), "cheating": int(c)} for d, c in zip(columns["drug_use"], columns["cheating"])]
+    assert sorted(map(json.dumps, reports)) == sorted(map(json.dumps, inserted)) and reports != inserted
+
+
+def test_an_invited_response_leaves_no_trace_of_its_token(db, stored, db_path):
+    reader = connect(db_path)  # another connection keeps the WAL alive, as a running server does
+    try:
+        db.execute("UPDATE surveys SET invitation_only = 1 WHERE id = ?", [stored.id])
+        tokens = generate(db, stored.id, 3)
+        store_response(db, get_survey(db, "demo"), REPORTS, tokens[0])
+        assert os.path.getsize(f"{db_path}-wal") == 0  # scrubbed before the caller acknowledges
+        everything = files(db_path)
+        assert token_hash(tokens[0]).encode() not in everything and tokens[0].encode() not in everything
+        assert token_hash(tokens[1]).encode() in everything  # the unused ones are there to be found
+    finally:
+        reader.conn.close()
+
+
+def test_scrub_truncates_the_wal_and_overwrites_the_frame_list(db, stored, db_path):
+    reader = connect(db_path)
+    try:
+        for _ in range(20):
+            store_response(db, stored, REPORTS)
+        assert scrubbing.needs_scrub(db_path)
+        assert scrubbing.scrub(db)
+        assert not scrubbing.needs_scrub(db_path)
+        shm = Path(f"{db_path}-shm").read_bytes()
+        pages = [int.from_bytes(shm[i:i + 4], "little") for i in range(136, 136 + 4 * 64, 4)]
+        assert [p for p in pages if p] == [pages[0]] and pages[0] > 0  # only the scrub table's page
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 10_000  # restored for the pool
+    finally:
+        reader.conn.close()
+
+
+def test_a_busy_reader_makes_the_scrub_wait_for_the_next_tick(db, stored, db_path):
+    reader = connect(db_path)
+    try:
+        store_response(db, stored, REPORTS)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM responses").fetchone()  # a snapshot before the next write
+        store_response(db, stored, REPORTS)
+        assert scrubbing.scrub(db) is False and scrubbing.needs_scrub(db_path)
+        reader.execute("COMMIT")
+        assert scrubbing.scrub(db) and not scrubbing.needs_scrub(db_path)
+    finally:
+        reader.conn.close()
+
+
+def test_the_background_scrubber_cleans_within_its_interval(db, stored, db_path):
+    reader = connect(db_path)
+    try:
+        scrubber = scrubbing.start(db_path, 0.2)
+        store_response(db, stored, REPORTS)
+        assert scrubbing.needs_scrub(db_path)
+        deadline = time.monotonic() + 5
+        while scrubbing.needs_scrub(db_path):
+            assert time.monotonic() < deadline, "the scrubber did not run"
+            time.sleep(0.05)
+        assert scrubbing.start(db_path, 0.2) is scrubber  # one per process and file
+        assert scrubbing.start(db_path, 0) is None  # 0: off
+        scrubber.stopped.set()
+    finally:
+        reader.conn.close()
+
+
+@pytest.mark.parametrize("old, new", [("closed", "draft"), ("open", "draft"), ("draft", "closed")])
+def test_the_database_refuses_status_changes_outside_the_lifecycle(db, stored, old, new):
+    """Editing the file cannot reopen a closed survey as a draft (whose design could then change)."""
+    if old == "closed":
+        set_status(db, "demo", "closed")
+    if old == "draft":
+        db.execute("INSERT INTO surveys (slug, title, description, status, target_n) VALUES ('d', 'D', '', 'draft', 1)")
+    slug = "d" if old == "draft" else "demo"
+    with pytest.raises(sqlite3.IntegrityError, match="this status change is not allowed"):
+        db.execute("UPDATE surveys SET status = ? WHERE slug = ?", [new, slug])
+
+
+def test_a_launched_survey_cannot_be_deleted_from_the_file(db, stored):
+    with pytest.raises(sqlite3.IntegrityError, match="cannot be deleted"):
+        db.execute("DELETE FROM surveys WHERE id = ?", [stored.id])
+
+
+def test_migration_timestamps_keep_the_day_only(db):
+    assert {len(a) for (a,) in db.execute("SELECT applied_at FROM _sqlite_migrations")} == {10}
