@@ -7,7 +7,7 @@ import numpy as np
 from deniable.client.mechanism import resolve
 
 from . import point
-from .intervals import EXACT_MAX_N, check_method, interval
+from .intervals import check_method, interval
 from .result import EstimateResult, frozen
 from .validate import check_confidence, check_counts
 
@@ -25,8 +25,7 @@ def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=Fals
     confidence : float, default 0.95
         Confidence level of each interval, in (0, 1).
     method : {"exact", "likelihood", "wilson", "clopper-pearson", "wald"}, default "exact"
-        Interval method.  "exact" above ``EXACT_MAX_N`` respondents uses "likelihood"
-        (reported in ``method`` and ``note``).
+        Interval method, used as asked at every n (nothing switches silently).
     simultaneous : bool, default False
         Bonferroni: each option's interval at level ``1 − (1 − confidence)/k``, so all k
         intervals hold together with probability at least ``confidence``.
@@ -96,10 +95,7 @@ def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=Fals
     n = int(noisy.sum())
     level = 1 - (1 - confidence) / mech.k if simultaneous else confidence
     note = ""
-    if method == "exact" and n > EXACT_MAX_N:
-        method = "likelihood"
-        note = f"exact intervals above n={EXACT_MAX_N} use the profile likelihood"
-    elif n == 0:
+    if n == 0:
         note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]"
     low, high = interval(method, noisy, n, mech.p, mech.q, level)
     return EstimateResult(
