@@ -9,24 +9,27 @@ Pure numpy/scipy functions on sufficient statistics (counts); no web code and no
 """
 
 from .evaluation import coverage, expected_width
-from .intervals import EXACT_MAX_N, METHODS as _METHODS
+from .intervals import METHODS as _METHODS
 from .joint import crosstab
 from .marginal import estimate, subgroups
-from .planning import margin_of_error, sample_size
+from .planning import Plan, WorstCase, margin_of_error, plan, sample_size, worst_case
 from .result import CrosstabResult, EstimateResult
 
 METHODS = tuple(_METHODS)  # the names of the interval methods, in the registry's order
 
 __all__ = [
-    "EXACT_MAX_N",
     "METHODS",
     "CrosstabResult",
+    "Plan",
+    "WorstCase",
     "EstimateResult",
     "coverage",
     "crosstab",
     "estimate",
     "expected_width",
     "margin_of_error",
+    "plan",
     "sample_size",
     "subgroups",
+    "worst_case",
 ]

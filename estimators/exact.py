@@ -1,15 +1,52 @@
-"""Feldman–Cousins intervals for Binomial(n, λ) with λ restricted to [q, p].
+"""Feldman–Cousins intervals for Binomial(n, λ) with λ restricted to [q, p], exact at every n.
 
-The acceptance set of λ holds the counts with the highest likelihood ratio
-``R(x; λ) = L(x | λ) / L(x | λ̂(x))``, ``λ̂(x) = clip(x/n, q, p)``, until their probability
-reaches the confidence level (Feldman & Cousins 1998).  A count ``x`` belongs to it iff the
-probability of the counts ranked strictly above ``x`` is below the level, so membership of one
-(x, λ) pair costs one masked sum over the counts near ``nλ``.  An interval's endpoints are the
-λ where ``x`` enters and leaves the acceptance set, found by bisection on that membership test
-(not by a λ grid) to ~1e-13 and rounded outward, so coverage never dips between grid points.
+The construction (Feldman & Cousins 1998)
+-----------------------------------------
+A count x has likelihood ratio ``R(x; λ) = L(x | λ) / L(x | λ̂(x))`` with ``λ̂(x) = clip(x/n, q, p)``.
+The acceptance set of λ holds the counts of highest R until their probability reaches the
+confidence level CL: x is *accepted* at λ iff the probability of the counts ranked strictly
+above it is below CL.  Counts whose log R differs from x's by at most ``TIE`` (1e-9) count as
+ties, and ties are not "above": that can only enlarge acceptance sets, so coverage stays ≥ CL.
+The interval of x is ``[inf, sup]`` of the λ whose acceptance set holds x.  The belt need not be
+convex in λ (a count can leave and re-enter, Feldman & Cousins 1998, sec. IV.B), so the ends
+are the *outermost* acceptance, found exactly, never by scanning a grid.
 
-Endpoints are computed lazily and kept in a belt cached per ``(n, q, p, confidence)``: an
-estimate needs 2k endpoints, a coverage computation needs all ``2(n + 1)``.
+How an upper end is found without summing over counts
+-----------------------------------------------------
+For λ above λ̂(x) the count x lies left of nλ, and ``log R(·; λ)`` is unimodal with its peak at nλ
+(concave on the right, increasing on the left), so the counts above x are an integer interval
+``[lo, hi]`` (``lo = x + 1`` except within ~TIE of λ̂(x)); its probability is
+``S(lo − 1) − S(hi)`` with ``S(y) = P(Y > y) = I_λ(y + 1, n − y)``, the regularized incomplete
+beta function (``scipy.special.betainc``, accurate to ~1e-13 relative even at n = 10⁹).  ``hi``
+is the integer part of the root of ``log R(y; λ) = log R(x; λ) + TIE``, found by Newton's
+method from the right, where concavity makes it monotone, and checked on the integers.  One
+membership test costs two incomplete-beta calls and does not depend on n.
+
+Three facts bound the search:
+
+1. ``log R(y; λ) − log R(x; λ) = (y − x) logit λ − (ℓ̂_y − ℓ̂_x)`` increases with λ for y > x, so
+   the set above x only grows with λ: y joins it at the *swap point*
+   ``logit s_y = (ℓ̂_y − ℓ̂_x + TIE)/(y − x)``.
+2. A binomial interval probability ``P_λ(lo ≤ Y ≤ hi)`` is unimodal in λ (its derivative
+   ``n[b(lo − 1; n − 1, λ) − b(hi; n − 1, λ)]`` changes sign once).  With 1., the mass above x
+   on ``[t, t']`` is at least ``min(P_t(A_t), P_t'(A_t))``, ``A_t`` the set above x at t: two
+   incomplete-beta calls certify that x is rejected on a whole stretch of λ.
+3. Chernoff: ``P(Y ≤ x) ≤ R(x; λ)`` and ``P(Y > hi) ≤ R(hi + 1; λ) ≤ e^TIE R(x; λ)``, so x is
+   rejected wherever ``(1 + e^TIE) R(x; λ) ≤ 1 − CL``; R(x; λ) decreases in λ, so this holds
+   on a whole ``[λ_C, p]``.
+
+The search brackets the crossing starting from a normal-approximation guess (the Wilson bound
+at x + 1/2), certifies ``[B, λ_C]`` with 2. in steps predicted by the normal approximation,
+and, between the last accepted point A and B (a few swaps apart), walks the swap points down
+from B: the last piece where x is accepted ends at a swap point (ties are accepted) or at the
+rising crossing of a fixed interval probability, found by the Illinois method.  Endpoints are
+rounded outward by ``PAD`` (1e-12 in λ).  At large n the crossing is a few swaps from the
+normal guess and the cost is a few dozen incomplete-beta calls per endpoint, independent of n
+(measured: ``scripts/benchmark.py``).
+
+Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
+``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
+(returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).
 """
 
 from __future__ import annotations
@@ -18,152 +55,548 @@ import functools
 import threading
 
 import numpy as np
-from scipy.special import bdtr, expit, gammaln, xlogy
+from scipy.special import betainc, expit, logit, ndtr
 
-from .binomial import z
+TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
+PAD = 1e-12  # endpoints are rounded outward by this much in λ
+_SCAN = 8  # swaps walked one at a time between the last accepted point and B
+_DENSE_N = 100_000  # belts up to this n keep their endpoints in arrays, larger ones in dicts
 
-_TOLERANCE = 1e-13  # bisection stops when the λ bracket is this narrow
-_CHUNK_CELLS = 4_000_000  # pairs × window cells evaluated per numpy batch
+
+def log_ratio(y, n, lam, q, p):
+    """Return ``log R(y; λ) = ℓ(y; λ) − ℓ(y; λ̂(y))``, ``λ̂(y) = clip(y/n, q, p)`` (≤ 0).
+
+    Written as ``y log1p((λ − λ̂)/λ̂) + (n − y) log1p((λ̂ − λ)/(1 − λ̂))`` so that the absolute error
+    is about ``|y − nλ|·1e-16`` rather than ``n·1e-16``; y may be real (the continuous extension).
+    """
+    hat = np.minimum(np.maximum(y / n, q), p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.where(y > 0, y * np.log1p((lam - hat) / hat), 0.0)
+        right = np.where(n - y > 0, (n - y) * np.log1p((hat - lam) / (1.0 - hat)), 0.0)
+    return left + right
+
+
+def survival(y, n, lam):
+    """Return ``P(Y > y)`` for ``Y ~ Binomial(n, λ)``: ``I_λ(y + 1, n − y)`` (1 below 0, 0 from n)."""
+    y, lam = np.broadcast_arrays(np.asarray(y, dtype=float), np.asarray(lam, dtype=float))
+    inside = (y >= 0) & (y < n)
+    if inside.all():
+        return betainc(y + 1.0, n - y, lam)
+    out = np.where(y < 0, 1.0, 0.0)
+    out[inside] = betainc(y[inside] + 1.0, n - y[inside], lam[inside])
+    return out
+
+
+def interval_mass(lo, hi, n, lam):
+    """Return ``P_λ(lo ≤ Y ≤ hi)`` (0 for an empty range)."""
+    return np.where(lo <= hi, survival(lo - 1, n, lam) - survival(hi, n, lam), 0.0)
+
+
+def illinois(f, left, right, f_left, f_right, tolerance, iterations=100):
+    """Vectorized Illinois (modified regula falsi) on brackets with ``f_left < 0 ≤ f_right``.
+
+    Returns the bracket ``(left, right)`` once narrower than ``tolerance`` (a number or one per
+    bracket; the sign condition is kept throughout, so ``right`` is on the non-negative side).
+    Dowell & Jarratt (1971).
+    """
+    left, right = np.array(left, dtype=float), np.array(right, dtype=float)
+    f_left, f_right = np.array(f_left, dtype=float), np.array(f_right, dtype=float)
+    side = np.zeros(left.shape)
+    for _ in range(iterations):
+        open_ = (right - left) > tolerance
+        if not open_.any():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mid = right - f_right * (right - left) / (f_right - f_left)
+        bad = ~np.isfinite(mid) | (mid <= left) | (mid >= right)
+        mid = np.where(bad, 0.5 * (left + right), mid)
+        f_mid = np.where(open_, f(mid, open_), 0.0)
+        up = open_ & (f_mid < 0)
+        down = open_ & ~(f_mid < 0)
+        f_right = np.where(up & (side == 1), f_right / 2, f_right)  # halve a stale end
+        f_left = np.where(down & (side == -1), f_left / 2, f_left)
+        left, f_left = np.where(up, mid, left), np.where(up, f_mid, f_left)
+        right, f_right = np.where(down, mid, right), np.where(down, f_mid, f_right)
+        side = np.where(up, 1, np.where(down, -1, side))
+    return left, right
+
+
+def _slope(y, n, lam, q, p):
+    """``d/dy log R(y; λ) = logit λ − logit λ̂(y)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return logit(lam) - logit(np.minimum(np.maximum(y / n, q), p))
+
+
+def above(x, n, lam, q, p):
+    """Return ``(lo, hi)``: the counts ranked strictly above x at λ, for ``x ≤ nλ`` (empty if lo > hi)."""
+    c = log_ratio(x, n, lam, q, p) + TIE
+    hi = x.copy()
+    full = log_ratio(np.full(x.shape, float(n)), n, lam, q, p) > c
+    hi[full] = n
+    rest = np.flatnonzero(~full & (c < 0))
+    if rest.size:
+        hi[rest] = _right_end(x[rest], n, lam[rest], q[rest], p[rest], c[rest])
+    lo = x + 1.0
+    near = np.flatnonzero((lo <= hi) & ~(log_ratio(lo, n, lam, q, p) > c))
+    if near.size:  # only within ~TIE of λ̂(x): the counts just above x tie with it
+        lo[near] = _left_end(x[near], n, lam[near], q[near], p[near], c[near], hi[near])
+    return lo, hi
+
+
+def _right_end(x, n, lam, q, p, c):
+    """Largest integer y with ``log R(y; λ) > c`` right of nλ, given ``c < 0`` and ``log R(n) ≤ c``."""
+    m = n * lam
+    # Pinsker, n·KL ≥ 2n(y/n − λ)², puts this start right of the root; the normal approximation
+    # with its skewness term (see _Search.guess), a little further out, usually does too
+    pinsker = np.minimum(float(n), m + np.sqrt(-c * n / 2.0))
+    guess = m + 1.02 * (np.sqrt(-2.0 * c * m * (1.0 - lam)) - (1 - 2 * lam) * c / 3) + 2.0
+    ok = (guess <= n) & (log_ratio(guess, n, lam, q, p) <= c)
+    y = np.where(ok, guess, pinsker)
+    active = np.arange(y.size)
+    for _ in range(100):  # log R is concave right of nλ: Newton from the right stays right
+        ya = y[active]
+        f = log_ratio(ya, n, lam[active], q[active], p[active]) - c[active]
+        d = _slope(ya, n, lam[active], q[active], p[active])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(d < 0, f / d, 0.0)
+        step = np.where(np.isfinite(step), step, 0.0)
+        y[active] = ya - step
+        active = active[np.abs(step) >= 1e-3]  # then the integer check below settles it
+        if not active.size:
+            break
+    u = np.maximum(np.floor(y), x)
+    for _ in range(64):  # the root is within a count of y; fix the integer exactly
+        up = (u + 1 <= n) & (log_ratio(u + 1, n, lam, q, p) > c)
+        down = ~up & (u > x) & ~(log_ratio(u, n, lam, q, p) > c)
+        if not (up.any() or down.any()):
+            break
+        u = u + up - down
+    return u
+
+
+def _left_end(x, n, lam, q, p, c, hi):
+    """Smallest y in (x, hi] with ``log R(y; λ) > c``; log R increases on [x, nλ] (near-ties only)."""
+    top = np.maximum(np.minimum(np.floor(n * lam), hi), x + 1)
+    top2 = np.minimum(top + 1, hi)
+    best = np.where(log_ratio(top2, n, lam, q, p) > log_ratio(top, n, lam, q, p), top2, top)
+    ok = log_ratio(best, n, lam, q, p) > c
+    low, high = x + 1, best  # log R(low) ≤ c < log R(high) where ok
+    for _ in range(64):
+        open_ = ok & (high - low > 1)
+        if not open_.any():
+            break
+        mid = np.floor((low + high) / 2)
+        up = log_ratio(mid, n, lam, q, p) > c
+        high = np.where(open_ & up, mid, high)
+        low = np.where(open_ & ~up, mid, low)
+    return np.where(ok, high, hi + 1)
+
+
+def swap_point(x, y, n, ref, q, p):
+    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes, from λ = ref."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = (log_ratio(x, n, ref, q, p) - log_ratio(y, n, ref, q, p) + TIE) / (y - x)
+        return expit(logit(ref) + shift)
+
+
+def upper_ends(x, n: int, q, p, confidence: float):
+    """Return ``(ends, at_p)``: the sup of the λ whose acceptance set holds each count x.
+
+    ``at_p`` marks counts accepted at λ = p, whose end is p exactly.  ``q`` and ``p`` may be
+    arrays (one problem per count), so a batch can mix a belt and its mirror.
+    """
+    x = np.asarray(x, dtype=float)
+    q = np.broadcast_to(np.asarray(q, dtype=float), x.shape).copy()
+    p = np.broadcast_to(np.asarray(p, dtype=float), x.shape).copy()
+    ends = p.copy()
+    # λ = 0 or 1 (a question asked directly) makes infinite log ratios on purpose: they are
+    # compared, never returned, so the floating-point warnings they raise are noise here
+    with np.errstate(all="ignore"):
+        lo, hi = above(x, n, p.copy(), q, p)
+        at_p = interval_mass(lo, hi, n, p) < confidence
+        todo = np.flatnonzero(~at_p)
+        if todo.size:
+            ends[todo] = _Search(x[todo], n, q[todo], p[todo], confidence).run()
+    return np.minimum(ends, p), at_p
+
+
+class _Search:
+    """The vectorized search for the upper ends of counts rejected at p (see the module notes).
+
+    Per count: A (accepted, with the set above x there), B (rejected), C (x rejected on all of
+    [C, p]).  Phase 0 narrows [A, B] to a few swaps; phase 1 certifies [B, C] (an acceptance
+    found on the way becomes the new A, back to phase 0); phase 2 walks the swaps from B to A.
+    """
+
+    def __init__(self, x, n, q, p, confidence):
+        self.x, self.n, self.q, self.p, self.cl = x, n, q, p, confidence
+        self.evaluations = 0
+        self.last_swaps = np.full(x.shape, np.inf)
+
+    def state(self, lam, idx):
+        """The set above x at λ and its probability, for the counts ``idx``."""
+        lo, hi = above(self.x[idx], self.n, lam, self.q[idx], self.p[idx])
+        self.evaluations += 1
+        return lo, hi, interval_mass(lo, hi, self.n, lam)
+
+    def chernoff(self):
+        """λ_C: ``(1 + e^TIE) R(x; λ) ≤ 1 − CL`` on [λ_C, p] (p when there is no such λ below p)."""
+        x, n, q, p = self.x, self.n, self.q, self.p
+        hat = np.minimum(np.maximum(x / n, q), p)
+        target = np.log((1 - self.cl) / (1 + np.exp(TIE)))
+        # log R(x; λ) ≤ −2n(λ − λ̂)² (Pinsker), so this start is right of the root; below 1 even
+        # when p = 1 (asked directly), where every count but n has log R = −∞ and ranks degenerate
+        lam = np.minimum(np.minimum(p, 1.0 - 2.0**-40), hat + np.sqrt(-target / (2.0 * n)))
+        good = log_ratio(x, n, lam, q, p) <= target
+        w = logit(np.where(good, lam, 0.5))
+        for _ in range(6):  # log R(x; expit w) is concave in w: Newton from the right
+            lam_w = expit(w)
+            f = log_ratio(x, n, lam_w, q, p) - target
+            d = x - n * lam_w
+            with np.errstate(divide="ignore", invalid="ignore"):
+                w_new = np.where(d < 0, w - f / d, w)
+            lam_new = expit(w_new)
+            ok = good & (lam_new > hat) & (log_ratio(x, n, lam_new, q, p) <= target)
+            w = np.where(ok, w_new, w)
+        return np.where(good, np.minimum(expit(w), p), p)
+
+    def run(self) -> np.ndarray:
+        x, n, cl = self.x, self.n, self.cl
+        size = x.size
+        everyone = np.arange(size)
+        hat = np.minimum(np.maximum(x / n, self.q), self.p)
+        # A = λ̂(x): nothing ranks above x there
+        a = np.stack([hat, x + 1.0, x.copy(), np.zeros(size)])  # λ, lo, hi, mass
+        c_lam = self.chernoff()
+        c = np.stack([c_lam, *self.state(c_lam, everyone)])
+        weak = c[3] < cl  # cannot happen in exact arithmetic; then certify from p instead
+        if weak.any():
+            a[:, weak] = c[:, weak]
+            c[0, weak] = self.p[weak]
+            c[1:, weak] = np.stack(self.state(self.p[weak], np.flatnonzero(weak)))
+        b = c.copy()
+        certified = np.ones(size, dtype=bool)  # [B, p] is known to reject x
+        guess = self.guess(hat, c[0])
+        first = np.ones(size, dtype=bool)
+        phase = np.zeros(size, dtype=np.int8)
+        t = b.copy()  # phase 1: [B, t] certified so far
+        reach = c[0].copy()  # phase 1: how far the next step may go
+        result = np.full(size, np.nan)
+        for _ in range(500):
+            # ---- phase 0: narrow [A, B] to a few swaps
+            i0 = np.flatnonzero(phase == 0)
+            if i0.size:
+                narrow = (self.swaps_between(a[:, i0], b[:, i0]) <= _SCAN) | (b[0, i0] - a[0, i0] <= PAD / 4)
+                go = i0[narrow]
+                phase[go] = np.where(certified[go], 2, 1)
+                t[:, go] = b[:, go]
+                reach[go] = c[0, go]
+                i0 = i0[~narrow]
+            if i0.size:
+                self.narrow(i0, a, b, c, certified, guess, first)
+            # ---- phase 1: certify [B, C]
+            i1 = np.flatnonzero(phase == 1)
+            if i1.size:
+                self.certify(i1, a, b, c, t, reach, certified, phase)
+            # ---- phase 2: walk the swaps between A and B
+            i2 = np.flatnonzero(phase == 2)
+            if i2.size:
+                result[i2] = self.scan(i2, a[:, i2], b[:, i2])
+                phase[i2] = 3
+            if np.all(phase == 3):
+                break
+        else:  # pragma: no cover - the loop ends long before; never return a wrong end silently
+            raise RuntimeError("Feldman–Cousins endpoint search did not finish")
+        return np.minimum(result + PAD, self.p)
+
+    def guess(self, low, high):
+        """Where the normal approximation puts the crossing, between λ̂(x) and λ_C.
+
+        The set above x is ``(x, u]`` with u from ``log R(u; λ) = log R(x; λ)``: on the right of
+        nλ, ``n·KL(u/n‖λ) ≈ d²/(2σ²) − (1 − 2λ) d³/(6σ⁴)`` gives ``d = u − nλ ≈ σ√(2L) + (1 − 2λ)L/3``
+        with ``L = −log R(x; λ)`` (exact, so clipping at q counts), and beyond np, where log R is
+        linear in u, the line.  Its probability ``Φ((u + ½ − nλ)/σ) − Φ((x + ½ − nλ)/σ)`` reaches
+        CL at the guess (Illinois); it is usually within a count or two of the end.
+        """
+        x, n, q, p, cl = self.x, self.n, self.q, self.p, self.cl
+        top = n * p
+
+        def approx(lam):
+            sd = np.sqrt(np.maximum(n * lam * (1 - lam), 1e-300))
+            depth = np.maximum(-log_ratio(x, n, lam, q, p), 0.0)
+            u = n * lam + sd * np.sqrt(2 * depth) + (1 - 2 * lam) * depth / 3
+            with np.errstate(divide="ignore", invalid="ignore"):
+                line = top + (log_ratio(top, n, lam, q, p) + depth) / (logit(p) - logit(lam))
+            u = np.where((u > top) & np.isfinite(line), np.maximum(line, top), u)
+            return ndtr((u + 0.5 - n * lam) / sd) - ndtr((x + 0.5 - n * lam) / sd)
+
+        f_low, f_high = approx(low) - cl, approx(high) - cl
+        solvable = (f_low < 0) & (f_high >= 0)
+        inner, outer = illinois(lambda lam, _: approx(lam) - cl, np.where(solvable, low, 0.0),
+                                np.where(solvable, high, 0.0), np.where(solvable, f_low, -1.0),
+                                np.where(solvable, f_high, 1.0), 0.05 / n, iterations=30)
+        return np.where(solvable, 0.5 * (inner + outer), np.nan)
+
+    def swaps_between(self, a, b):
+        """How many counts join the set above x between A and B."""
+        empty = a[1] > a[2]
+        joined_low = np.where(empty, 0.0, a[1] - b[1])
+        joined_high = b[2] - np.where(empty, b[1] - 1, a[2])
+        return joined_low + joined_high
+
+    def swap_at(self, idx, a, b, position):
+        """The swap point of the count ``position`` places into those joining between A and B."""
+        x, n, q, p = self.x[idx], self.n, self.q[idx], self.p[idx]
+        empty = a[1] > a[2]
+        joined_low = np.where(empty, 0.0, a[1] - b[1])
+        a_hi = np.where(empty, b[1] - 1, a[2])
+        j = np.floor(position)
+        y = np.where(j < joined_low, b[1] + j, a_hi + 1 + (j - joined_low))
+        return swap_point(x, y, n, b[0], q, p)
+
+    def narrow(self, idx, a, b, c, certified, guess, first):
+        """Two trial points inside (A, B): the normal guess ± a few counts, then interpolation of
+        the mass between A and B, or — when that last failed to halve the swaps in between (a
+        bent staircase, e.g. swaps piling up at the boundary) — the swap points a third and two
+        thirds of the way through the counts that join between A and B."""
+        n, cl = self.n, self.cl
+        lam_a, lam_b = a[0, idx], b[0, idx]
+        width = lam_b - lam_a
+        swaps = self.swaps_between(a[:, idx], b[:, idx])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            interp = lam_a + (cl - a[3, idx]) / (b[3, idx] - a[3, idx]) * width
+        trust = first[idx] | (self.last_swaps[idx] >= 2 * swaps)
+        centre = np.where(first[idx], guess[idx], interp)
+        spread = np.where(first[idx], 2.0 / n, width / 8)
+        first[idx] = False
+        self.last_swaps[idx] = swaps
+        inside = trust & np.isfinite(centre) & (centre > lam_a) & (centre < lam_b)
+        low = np.maximum(centre - spread, lam_a + width / 64)
+        high = np.minimum(centre + spread, lam_b - width / 64)
+        split = np.flatnonzero(~inside)
+        if split.size:
+            low[split] = self.swap_at(idx[split], a[:, idx[split]], b[:, idx[split]], swaps[split] / 3)
+            high[split] = self.swap_at(idx[split], a[:, idx[split]], b[:, idx[split]], 2 * swaps[split] / 3)
+            low[split] = np.clip(low[split], lam_a[split], lam_b[split])
+            high[split] = np.clip(high[split], lam_a[split], lam_b[split])
+        for point in (low, high):
+            lo, hi, mass = self.state(point, idx)
+            accepted = mass < cl
+            raise_a = accepted & (point > a[0, idx])
+            ia = idx[raise_a]
+            a[:, ia] = np.stack([point, lo, hi, mass])[:, raise_a]
+            lower_b = ~accepted & (point < b[0, idx]) & (point > a[0, idx])
+            ib = idx[lower_b]
+            b[:, ib] = np.stack([point, lo, hi, mass])[:, lower_b]
+            certified[ib] = False
+
+    def certify(self, idx, a, b, c, t, reach, certified, phase):
+        """Extend the certified stretch [B, t] toward C by a step the normal approximation predicts."""
+        n, cl = self.n, self.cl
+        lam, lo, hi, mass = t[:, idx]
+        nxt = self.predict(lam, lo, hi, mass, reach[idx])
+        new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
+        self.evaluations += 1
+        below_lo = survival(lo - 1, n, nxt)  # shared: the set above x nearly always starts at x + 1
+        kept = (below_lo - survival(hi, n, nxt) >= cl) & (lo <= hi)  # with fact 2: rejected on all of [t, nxt]
+        moved = new_lo != lo
+        below_new = below_lo.copy()
+        if moved.any():
+            below_new[moved] = survival(new_lo[moved] - 1, n, nxt[moved])
+        new_mass = np.where(new_lo <= new_hi, below_new - survival(new_hi, n, nxt), 0.0)
+        ik = idx[kept]
+        t[:, ik] = np.stack([nxt, new_lo, new_hi, new_mass])[:, kept]
+        reach[ik] = c[0, ik]
+        finished = ik[t[0, ik] >= c[0, ik]]
+        certified[finished] = True
+        phase[finished] = 2
+        # rejected at nxt but not certified in between: try half the step next time
+        failed = ~kept
+        same = failed & (new_lo == lo) & (new_hi == hi)  # no swap in (t, nxt]: accepted at nxt
+        found = idx[same]
+        a[:, found] = np.stack([nxt, new_lo, new_hi, new_mass])[:, same]
+        b[:, found] = c[:, found]
+        certified[found] = True
+        phase[found] = 0
+        shrink = failed & ~same
+        reach[idx[shrink]] = lam[shrink] + 0.5 * (nxt[shrink] - lam[shrink])
+
+    def predict(self, lam, lo, hi, mass, limit):
+        """The farthest λ' ≤ limit where the normal approximation keeps ``P_λ'(lo..hi)`` above CL.
+
+        The approximation ``Φ((hi + ½ − nλ')/σ') − Φ((lo − ½ − nλ')/σ')`` is anchored to the
+        exact mass at λ and asked to keep a quarter of the slack.
+        """
+        n, cl = self.n, self.cl
+
+        def approx(v):
+            sd = np.sqrt(np.maximum(n * v * (1 - v), 1e-300))
+            return ndtr((hi + 0.5 - n * v) / sd) - ndtr((lo - 0.5 - n * v) / sd)
+
+        goal = approx(lam) - 0.75 * (mass - cl)
+        f_limit = approx(limit) - goal
+        far = f_limit >= 0
+        # Illinois on −(approx − goal): negative at λ (above the goal), non-negative at the limit
+        inner, _ = illinois(lambda v, _: goal - approx(v), lam, np.where(far, lam, limit),
+                            np.full(lam.shape, -1e-300), np.where(far, 0.0, -f_limit),
+                            0.02 * (limit - lam) + 1e-300, iterations=30)
+        step = np.where(far, limit, inner)
+        # at least a hundredth of the way, so that a poor approximation cannot stall the walk
+        return np.minimum(limit, np.maximum(step, lam + 0.01 * (limit - lam)))
+
+    def scan(self, idx, a, b):
+        """The last accepted λ in [A, B]: walk the swap points down from B (module notes)."""
+        x, n, q, p, cl = self.x[idx], self.n, self.q[idx], self.p[idx], self.cl
+        size = idx.size
+        lam_a, lam_b = a[0], b[0]
+        empty = a[1] > a[2]
+        a_lo = np.where(empty, b[1], a[1])
+        a_hi = np.where(empty, b[1] - 1, a[2])
+        joined_low = (a_lo - b[1]).astype(np.int64)
+        joined_high = (b[2] - a_hi).astype(np.int64)
+        total = joined_low + joined_high
+        result = np.full(size, np.nan)
+        crowded = total > 4 * _SCAN  # B − A below the pad (swaps closer than rounding): B is the end
+        result[crowded] = lam_b[crowded]
+        width = int(max(total[~crowded].max(initial=0), 1))
+        j = np.arange(width)[None, :]
+        ys = np.where(j < joined_low[:, None], b[1][:, None] + j, a_hi[:, None] + 1 + (j - joined_low[:, None]))
+        valid = j < total[:, None]
+        ys = np.where(valid, ys, x[:, None] + 1)
+        # swap points from fact 1, with B as the reference λ
+        swap = swap_point(x[:, None], ys, n, lam_b[:, None], q[:, None], p[:, None])
+        swap = np.where(valid, np.clip(swap, lam_a[:, None], lam_b[:, None]), -np.inf)
+        # latest swap first; equal swaps: the outer count leaves first, so the set stays an interval
+        outer_first = -np.abs(ys - n * lam_b[:, None])
+        order = np.lexsort((outer_first, -swap), axis=-1)
+        swap = np.take_along_axis(swap, order, axis=1)
+        ys = np.take_along_axis(ys, order, axis=1)
+        lo, hi, right = b[1].copy(), b[2].copy(), lam_b.copy()
+        active = ~crowded
+        for col in range(width + 1):
+            live = np.flatnonzero(active)
+            if not live.size:
+                break
+            more = swap[live, col] > -np.inf if col < width else np.zeros(live.size, dtype=bool)
+            last = live[~more]  # the lowest piece (A, right): accepted at A, rejected at its right end
+            if last.size:
+                result[last] = self.root(lo[last], hi[last], lam_a[last], right[last])
+                active[last] = False
+            live = live[more]
+            if not live.size:
+                continue
+            s, y = swap[live, col], ys[live, col]
+            self.evaluations += 1
+            below_lo, above_hi = survival(lo[live] - 1, n, s), survival(hi[live], n, s)
+            just_after = np.where(lo[live] <= hi[live], below_lo - above_hi, 0.0)
+            rising = just_after < cl  # accepted just after s, rejected at the right end: a crossing
+            hit = live[rising]
+            result[hit] = self.root(lo[hit], hi[hit], s[rising], right[hit])
+            active[hit] = False
+            keep = ~rising
+            live, s, y = live[keep], s[keep], y[keep]
+            below_lo, above_hi = below_lo[keep], above_hi[keep]
+            at_hi = y == hi[live]
+            lo[live] = np.where(at_hi, lo[live], lo[live] + 1)
+            hi[live] = np.where(at_hi, hi[live] - 1, hi[live])
+            # at s itself y is a tie, not above: one more tail probability
+            moved = survival(np.where(at_hi, hi[live], lo[live] - 1), n, s)
+            at_s = np.where(at_hi, below_lo - moved, moved - above_hi)
+            accepted = (at_s < cl) | (lo[live] > hi[live])
+            result[live[accepted]] = s[accepted]
+            active[live[accepted]] = False
+            right[live[~accepted]] = s[~accepted]
+        return result
+
+    def root(self, lo, hi, left, right):
+        """Where ``P_λ(lo ≤ Y ≤ hi)`` rises through CL in (left, right); the right bracket end."""
+        if not lo.size:
+            return right
+        n, cl = self.n, self.cl
+
+        def f(lam, live):
+            self.evaluations += 1
+            return interval_mass(lo, hi, n, lam) - cl
+
+        _, right = illinois(f, left, right, interval_mass(lo, hi, n, left) - cl,
+                            interval_mass(lo, hi, n, right) - cl, 1e-15 + 1e-14 * right.max())
+        return right
 
 
 class Belt:
-    """Lazily filled Feldman–Cousins belt for one ``(n, q, p, confidence)``."""
+    """The Feldman–Cousins belt for one ``(n, q, p, confidence)``, filled lazily and cached.
 
-    def __init__(self, n: int, q: float, p: float, confidence: float, mirror: Belt | None = None):
-        self.n, self.q, self.p, self.confidence = n, q, p, confidence
-        x = np.arange(n + 1)
-        self._log_choose = gammaln(n + 1) - gammaln(x + 1) - gammaln(n - x + 1)
-        lam_hat = np.clip(x / n, q, p)
-        self._lam_hat = lam_hat
-        self._log_lik_max = xlogy(x, lam_hat) + xlogy(n - x, 1 - lam_hat)
-        self._low = np.full(n + 1, np.nan)
-        self._high = np.full(n + 1, np.nan)
-        self._lock = threading.Lock()
-        self._mirror = mirror
+    An estimate needs the endpoints of its k counts; a coverage or expected-width sum needs the
+    counts near nλ.  Endpoints are kept in arrays up to n = 100,000 and in dicts above.
 
-    def _log_lik(self, x: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        return xlogy(x, lam) + xlogy(self.n - x, 1 - lam)
+    Both ends are nondecreasing in x.  Proof for the upper end: let x < x′ and λ_j ↑ high(x)
+    with x accepted at λ_j.  Acceptance sets are integer intervals ``[a(λ), b(λ)]`` (a
+    superlevel set of the unimodal R(·; λ)) holding the top-ranked count ⌊nλ⌋ or ⌈nλ⌉.  If
+    ``x′ ≤ b(λ_j)`` then x′ is accepted at λ_j; otherwise ``x′ > nλ_j`` and x′ is accepted at
+    ``λ̂(x′) ≥ λ_j``.  Either way ``high(x′) ≥ λ_j`` for every j.  The lower end follows by the
+    mirror.  So the counts whose interval holds π are the integer interval ``[x_a, x_b]`` with
+    ``x_a = min{x : high(x) ≥ π}``, ``x_b = max{x : low(x) ≤ π}`` (used by
+    :func:`deniable.estimators.coverage`).
+    """
 
-    def accepted(self, x: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """Return whether count ``x[i]`` is in the acceptance set of ``lam[i]``."""
-        x = np.asarray(x, dtype=np.int64)
-        lam = np.asarray(lam, dtype=float)
-        out = np.empty(x.shape, dtype=bool)
-        sd = np.sqrt(self.n * lam * (1 - lam))
-        # 7 sd + 10 counts either side of nλ hold all but ~1e-13 of the mass; the mass left out
-        # can only make a count look accepted, so truncation errs toward wider intervals.
-        half = int(np.ceil(7 * sd.max(initial=0.0) + 10))
-        offsets = np.arange(-half, half + 1)
-        step = max(1, _CHUNK_CELLS // offsets.size)
-        # ties (e.g. every x <= nq at λ = q) count as "not above": the whole tie is accepted
-        tie = 1e-10 * max(1.0, float(self.n))
-        for start in range(0, x.size, step):
-            xs, lams = x[start:start + step], lam[start:start + step]
-            ys = np.rint(self.n * lams).astype(np.int64)[:, None] + offsets
-            valid = (ys >= 0) & (ys <= self.n)
-            ys = np.clip(ys, 0, self.n)
-            log_lik = self._log_lik(ys, lams[:, None])
-            ratio_y = log_lik - self._log_lik_max[ys]
-            ratio_x = self._log_lik(xs, lams) - self._log_lik_max[xs]
-            pmf = np.exp(self._log_choose[ys] + log_lik)
-            above = valid & (ratio_y > ratio_x[:, None] + tie)
-            out[start:start + step] = np.where(above, pmf, 0.0).sum(axis=1) < self.confidence
-        return out
-
-    def upper_ends(self, x: np.ndarray) -> np.ndarray:
-        """Return the largest λ whose acceptance set holds ``x`` (the interval's upper end).
-
-        Feldman–Cousins belts are not always convex: a count that has left the acceptance set
-        can briefly re-enter it (Feldman & Cousins 1998, sec. IV.B), so the upper end is the
-        *last* exit, found exactly rather than by scanning a λ grid.  Above λ̂(x) the counts
-        ranked above ``x`` are ``x+1 .. u``; a count ``y > x`` joins them where
-        ``R(y; λ) = R(x; λ)``, which is linear in logit(λ): ``logit s_y = (ℓ̂_y − ℓ̂_x)/(y − x)``.
-        Between these swap points the probability ``F_λ(u) − F_λ(x)`` of the counts above is
-        unimodal in λ (binomial interval probabilities are), so ``x`` can be accepted only at the
-        ends of a piece.  Testing both sides of every swap point with the binomial CDF finds
-        the outermost accepted piece; bisection finds where it ends.
-        """
-        n, cl = self.n, self.confidence
-        x = np.asarray(x, dtype=np.int64)
-        result = np.full(x.shape, self.p)
-        todo = np.flatnonzero(~self.accepted(x, np.full(x.shape, self.p)))
-        if not todo.size:
-            return result
-        x = x[todo]
-        # A count below nq has its λ̂ clipped to q, so just above q it ranks high however far
-        # in the tail it is; its swaps with every count above matter (span n).
-        clipped = self._lam_hat[x] <= self.q
-        if clipped.any() and not clipped.all():
-            result[todo[clipped]] = self._search(x[clipped], n)
-            result[todo[~clipped]] = self._search(x[~clipped], None)
+    def __init__(self, n: int, q: float, p: float, confidence: float):
+        self.n, self.q, self.p, self.confidence = int(n), float(q), float(p), float(confidence)
+        self._dense = self.n <= _DENSE_N
+        if self._dense:
+            self._ends = {"low": np.full(self.n + 1, np.nan), "high": np.full(self.n + 1, np.nan)}
         else:
-            result[todo] = self._search(x, n if clipped.all() else None)
-        return result
+            self._ends = {"low": {}, "high": {}}
+        self._lock = threading.Lock()
 
-    def _search(self, x: np.ndarray, span: int | None) -> np.ndarray:
-        """The upper ends of counts not accepted at p (see :meth:`upper_ends`)."""
-        n, cl = self.n, self.confidence
-        if span is None:
-            lam_mid = min(max(0.5, self.q), self.p)
-            # a count more than (z + 1.5) sd below nλ is never accepted: swaps further out are moot
-            span = 2 * int(np.ceil((z(cl) + 1.5) * np.sqrt(n * lam_mid * (1 - lam_mid)) + 5)) + 10
-        ys = x[:, None] + np.arange(1, span + 1)
-        valid = ys <= n
-        ys = np.minimum(ys, n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logit = (self._log_lik_max[ys] - self._log_lik_max[x][:, None]) / (ys - x[:, None])
-        swap = np.where(valid, expit(logit), np.inf)
-        lam_hat = self._lam_hat[x]
-        in_range = (swap > lam_hat[:, None]) & (swap < self.p)
-        rows, cols = np.nonzero(in_range)
-        s = swap[rows, cols]
-        f_x = bdtr(x[rows], n, s)
-        ok_after = np.zeros(in_range.shape, dtype=bool)
-        ok_before = np.zeros(in_range.shape, dtype=bool)
-        ok_after[rows, cols] = bdtr(ys[rows, cols], n, s) - f_x < cl
-        ok_before[rows, cols] = bdtr(ys[rows, cols] - 1, n, s) - f_x < cl
-        best_after = np.where(ok_after, swap, -np.inf).max(axis=1)
-        best_before = np.where(ok_before, swap, -np.inf).max(axis=1)
-        # the piece the outermost accepted point starts: its last count above x and its end
-        start = np.maximum(best_after, lam_hat)
-        from_swap = best_after >= lam_hat
-        upper_count = np.where(
-            from_swap,
-            ys[np.arange(x.size), np.argmax(np.where(ok_after, swap, -np.inf), axis=1)],
-            x + (valid & (swap <= lam_hat[:, None])).sum(axis=1),
-        )
-        later = np.where(swap > start[:, None], swap, np.inf).min(axis=1)
-        end = np.minimum(later, self.p)
-        inside, outside = start.copy(), end.copy()
-        for _ in range(64):
-            open_ = outside - inside > _TOLERANCE
-            if not open_.any():
-                break
-            mid = 0.5 * (inside + outside)
-            ok = bdtr(upper_count, n, mid) - bdtr(x, n, mid) < cl
-            inside = np.where(open_ & ok, mid, inside)
-            outside = np.where(open_ & ~ok, mid, outside)
-        ends = np.where(best_before > start, best_before + _TOLERANCE, outside)
-        return np.minimum(ends, self.p)
+    def _missing(self, side: str, counts: np.ndarray) -> np.ndarray:
+        unique = np.unique(counts)
+        known = self._ends[side]
+        if self._dense:
+            return unique[np.isnan(known[unique])]
+        return np.array([c for c in unique.tolist() if c not in known], dtype=np.int64)
 
-    def _fill(self, x: np.ndarray) -> None:
-        if self._mirror is None:
-            self._mirror = Belt(self.n, 1.0 - self.p, 1.0 - self.q, self.confidence, mirror=self)
-        self._high[x] = np.clip(self.upper_ends(x), self.q, self.p)
-        # the lower end of x is the upper end of n − x in the mirrored problem λ -> 1 − λ
-        self._low[x] = np.clip(1.0 - self._mirror.upper_ends(self.n - x), self.q, self.p)
+    def _fill(self, high: np.ndarray, low: np.ndarray) -> None:
+        """Compute the upper ends of ``high`` and the lower ends of ``low`` in one batch."""
+        n, q, p = self.n, self.q, self.p
+        m = high.size
+        xs = np.concatenate([high, n - low]).astype(float)
+        qs = np.concatenate([np.full(m, q), np.full(low.size, 1.0 - p)])
+        ps = np.concatenate([np.full(m, p), np.full(low.size, 1.0 - q)])
+        ends, at_top = upper_ends(xs, n, qs, ps, self.confidence)
+        upper = np.where(at_top[:m], p, np.clip(ends[:m], q, p))
+        mirrored = ends[m:]
+        # the mirrored count accepted at its boundary 1 − q: this end *is* q (π = 0 exactly)
+        at_q = at_top[m:] | (mirrored >= 1.0 - q)
+        lower = np.where(at_q, q, np.clip(1.0 - mirrored, q, p))
+        for side, counts, values in (("high", high, upper), ("low", low, lower)):
+            if self._dense:
+                self._ends[side][counts] = values
+            else:
+                self._ends[side].update(zip(counts.tolist(), values.tolist()))
+
+    def _get(self, side: str, counts: np.ndarray) -> np.ndarray:
+        known = self._ends[side]
+        if self._dense:
+            return known[counts].copy()
+        return np.array([known[c] for c in counts.ravel().tolist()], dtype=float).reshape(counts.shape)
+
+    def ends(self, counts, sides=("low", "high")) -> tuple[np.ndarray, ...]:
+        """Return the λ ends named in ``sides`` for each count, computing the missing ones."""
+        counts = np.asarray(counts, dtype=np.int64)
+        flat = counts.ravel()
+        with self._lock:
+            missing = {side: (self._missing(side, flat) if side in sides else np.zeros(0, np.int64))
+                       for side in ("low", "high")}
+            if missing["low"].size or missing["high"].size:
+                self._fill(missing["high"], missing["low"])
+            return tuple(self._get(side, counts) for side in sides)
 
     def interval(self, counts) -> tuple[np.ndarray, np.ndarray]:
-        """Return the λ interval ``(low, high)`` for each count (computing missing endpoints)."""
-        counts = np.asarray(counts, dtype=np.int64)
-        with self._lock:
-            missing = np.unique(counts[np.isnan(self._low[counts])])
-            if missing.size:
-                self._fill(missing)
-            return self._low[counts].copy(), self._high[counts].copy()
+        """Return the λ interval ``(low, high)`` of each count (computing missing endpoints)."""
+        return self.ends(counts)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=128)
 def belt(n: int, q: float, p: float, confidence: float) -> Belt:
     """Return the cached Feldman–Cousins belt for ``(n, q, p, confidence)``."""
     return Belt(n, q, p, confidence)

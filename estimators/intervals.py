@@ -13,15 +13,17 @@ from scipy.stats import chi2
 from .binomial import cp_lower, cp_upper, z
 from .exact import belt
 
-EXACT_MAX_N = 100_000  # above this many respondents "exact" switches to "likelihood"
-
-
 def _to_pi(lam, p: float, q: float) -> np.ndarray:
+    """Map λ to π = (λ − q)/(p − q) in [0, 1]; λ = q gives 0 and λ = p gives 1 exactly."""
     return np.clip((np.asarray(lam, dtype=float) - q) / (p - q), 0.0, 1.0)
 
 
 def exact(x, n: int, p: float, q: float, confidence: float):
-    """Feldman–Cousins interval for λ on [q, p] (see :mod:`.exact`)."""
+    """Feldman–Cousins interval for λ on [q, p] (see :mod:`.exact`), exact at every n.
+
+    The belt returns q and p themselves where the construction puts an end on the boundary,
+    so those ends map to π = 0 and π = 1 exactly.
+    """
     low, high = belt(n, q, p, confidence).interval(x)
     return _to_pi(low, p, q), _to_pi(high, p, q)
 

@@ -1,10 +1,26 @@
-"""Sample-size planning: worst-case expected interval half-width as a function of n."""
+"""Sample-size planning: the exact interval's worst-case expected half-width as a function of n.
+
+For n respondents and the default ("exact") interval, the expected half-width at a true π is
+
+    w(π; n) = ½ Σ_x b(x; n, λ) (ci_high(x) − ci_low(x)),  λ = q + (p − q)π,
+
+summed exactly over the counts within ``nλ ± (7σ + 7)``; the probability outside that window,
+computed exactly, is added in full (a width is at most 1), so the value used is an upper bound
+exceeding the exact sum by less than 1e-11.  The planner's number is ``h(n) = max_π w(π; n)``.
+
+Where is the worst π?  Up to ``FULL_GRID_N`` respondents on a grid of 201 π, then refined by
+golden-section search around the best grid point.  Above, a large-sample model of the
+interval (``λ̂ ± z σ(λ)/√n`` truncated to [q, p], expected width in closed form; see
+:func:`model_half_width`) puts the worst λ near ½, or mid-range when [q, p] excludes ½; the
+exact w is evaluated on 41 π within four standard deviations of it and refined the same way.
+"""
 
 from __future__ import annotations
 
 import functools
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
@@ -12,40 +28,54 @@ from scipy.stats import binom
 
 from deniable.client.mechanism import resolve
 
-from . import intervals
 from .binomial import z
+from .evaluation import outside, window
+from .exact import belt
 from .validate import check_confidence
 
-_GRID = 401  # λ points on [q, p] searched for the worst case
 MAX_N = 10**9
-EXACT_PLANNING_N = 1000  # at or below this n the exact interval's expected width is summed
-_PI_GRID = np.linspace(0.0, 1.0, 201)
+FULL_GRID_N = 300  # up to this n the worst π is searched on a grid over all of [0, 1]
+PLAN_WINDOW_SD = 7.0  # expected widths are summed over nλ ± (7σ + 7) counts
+_MODEL_GRID = 401
 
 
-@functools.lru_cache(maxsize=256)
-def _exact_half_width(n: int, p: float, q: float, confidence: float) -> float:
-    """Worst case over a π grid of the exact (Feldman–Cousins) interval's expected half-width."""
-    x = np.arange(n + 1)
-    low, high = intervals.exact(x, n, p, q, confidence)
-    lam = q + (p - q) * _PI_GRID
-    return float((binom.pmf(x[None, :], n, lam[:, None]) @ (high - low)).max() / 2)
+@dataclass(frozen=True)
+class WorstCase:
+    """The exact interval's worst-case expected half-width at n respondents, and where it is."""
+
+    n: int
+    half_width: float  # max over π of the expected half-width (an upper bound, < 1e-11 above)
+    worst_pi: float  # the true proportion where that maximum is
+    confidence: float
 
 
-def _half_width(n: int, p: float, q: float, confidence: float) -> float:
-    if n <= EXACT_PLANNING_N:
-        return _exact_half_width(n, p, q, confidence)
-    return _expected_half_width(n, p, q, z(confidence))
+@dataclass(frozen=True)
+class Plan:
+    """How many respondents a question needs for a margin, and what that n delivers."""
+
+    n: int  # respondents needed
+    margin: float  # the target half-width
+    half_width: float  # the worst-case expected half-width at n (at most the margin)
+    worst_pi: float  # where that worst case is
+    half_width_one_fewer: float  # the same at n − 1 (above the margin)
+    k: int
+    epsilon: float  # realized ε (inf when asked directly)
+    p: float
+    q: float
+    confidence: float
 
 
-def _expected_half_width(n: float, p: float, q: float, z: float) -> float:
-    """Worst case over λ ∈ [q, p] of E[half-width] of ``λ̂ ± z·σ(λ)`` truncated to [q, p], in π units.
+def model_half_width(n: float, p: float, q: float, z_: float) -> tuple[float, float]:
+    """Large-sample model: worst case over λ ∈ [q, p] of E[half-width] of ``λ̂ ± z·σ(λ)`` truncated
+    to [q, p], in π units, and the λ where it is.
 
-    With ``λ̂ ~ N(λ, σ²)``, ``E[min(λ̂ + h, p)] − E[max(λ̂ − h, q)]`` has a closed form
-    through ``E[(c − Y)⁺] = (c − μ)Φ((c − μ)/σ) + σ φ((c − μ)/σ)``.
+    With ``λ̂ ~ N(λ, σ²)``, ``E[min(λ̂ + h, p)] − E[max(λ̂ − h, q)]`` has a closed form through
+    ``E[(c − Y)⁺] = (c − μ)Φ((c − μ)/σ) + σ φ((c − μ)/σ)``.  Only a starting point: the planner's
+    numbers are the exact sums.
     """
-    lam = np.linspace(q, p, _GRID)
+    lam = np.linspace(q, p, _MODEL_GRID)
     sigma = np.sqrt(np.maximum(lam * (1 - lam), 1e-300) / n)
-    half = z * sigma
+    half = z_ * sigma
 
     def positive_part(mean):  # E[(Y)⁺] for Y ~ N(mean, sigma²)
         t = np.clip(mean / sigma, -40.0, 40.0)
@@ -54,17 +84,105 @@ def _expected_half_width(n: float, p: float, q: float, z: float) -> float:
     upper = p - positive_part(p - (lam + half))  # E[min(λ̂ + h, p)]
     lower = q + positive_part((lam - half) - q)  # E[max(λ̂ − h, q)]
     width = (upper - lower) / (p - q)
-    return float(np.max(width) / 2)
+    i = int(np.argmax(width))
+    return float(width[i] / 2), float(lam[i])
+
+
+def _half_widths(n: int, p: float, q: float, confidence: float, pi: np.ndarray) -> np.ndarray:
+    """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes)."""
+    lam = q + (p - q) * pi
+    lo, hi = window(n, lam, PLAN_WINDOW_SD)
+    first, last = int(lo.min()), int(hi.max())
+    counts = np.arange(first, last + 1)
+    low, high = belt(n, q, p, confidence).interval(counts)
+    width = (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
+    left_out = outside(n, lam, lo, hi)
+    out = np.empty(pi.size)
+    for i in range(pi.size):
+        span = slice(int(lo[i]) - first, int(hi[i]) - first + 1)
+        out[i] = binom.pmf(counts[span], n, lam[i]) @ width[span] + left_out[i]
+    return out / 2
+
+
+def _golden_max(f, a: float, b: float, iterations: int = 24) -> tuple[float, float]:
+    """Maximize a scalar function on [a, b] by golden-section search; return (x, f(x))."""
+    ratio = (math.sqrt(5) - 1) / 2
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(iterations):
+        if fc >= fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = f(d)
+    return (c, fc) if fc >= fd else (d, fd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
+    """``(h(n), worst π)`` for the exact interval (see the module notes)."""
+    if n <= FULL_GRID_N:
+        grid = np.linspace(0.0, 1.0, 201)
+    else:
+        _, lam0 = model_half_width(n, p, q, z(confidence))
+        reach = 4 * math.sqrt(n * lam0 * (1 - lam0)) / (n * (p - q))  # four sd, in π units
+        centre = (lam0 - q) / (p - q)
+        grid = np.linspace(max(0.0, centre - reach), min(1.0, centre + reach), 41)
+    values = _half_widths(n, p, q, confidence, grid)
+    i = int(np.argmax(values))
+    step = grid[1] - grid[0]
+    a, b = max(0.0, grid[i] - step), min(1.0, grid[i] + step)
+    pi, value = _golden_max(lambda t: float(_half_widths(n, p, q, confidence, np.array([t]))[0]), a, b)
+    if value < values[i]:
+        pi, value = float(grid[i]), float(values[i])
+    return float(value), float(pi)
 
 
 def _check_n(n) -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+    if n > MAX_N:
+        raise ValueError(f"n must be at most {MAX_N:,}, got {n!r}")
     return int(n)
 
 
+def worst_case(epsilon, k, n, confidence=0.95) -> WorstCase:
+    """Return the exact interval's worst-case (over π) expected half-width at n, and its π.
+
+    Parameters
+    ----------
+    epsilon : float or None
+        Declared ε; None means asked directly (``p = 1, q = 0``), the no-privacy baseline.
+    k : int
+        Number of options.
+    n : int
+        Number of respondents (1 to 10⁹).
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    WorstCase
+        ``half_width`` is ``max_π ½ Σ_x b(x; n, λ)(ci_high(x) − ci_low(x))``, summed exactly
+        (module notes), and ``worst_pi`` the π where the maximum is.
+
+    Examples
+    --------
+    >>> w = worst_case(1.0, 2, 1000)
+    >>> round(w.half_width, 4), round(w.worst_pi, 2)
+    (0.0672, 0.5)
+    """
+    mech = resolve(k, epsilon)
+    n = _check_n(n)
+    confidence = check_confidence(confidence)
+    value, pi = _worst_case(n, mech.p, mech.q, confidence)
+    return WorstCase(n=n, half_width=value, worst_pi=pi, confidence=confidence)
+
+
 def margin_of_error(epsilon, k, n, confidence=0.95) -> float:
-    """Return the worst-case (over π) expected half-width of an option's interval at n respondents.
+    """Return the worst-case (over π) expected half-width of an option's exact interval at n.
 
     Parameters
     ----------
@@ -78,28 +196,71 @@ def margin_of_error(epsilon, k, n, confidence=0.95) -> float:
 
     Notes
     -----
-    For ``n ≤ EXACT_PLANNING_N`` this is computed exactly: the exact interval's expected
-    half-width ``Σ_x pmf(x)(ci_high − ci_low)/2`` maximized over a grid of 201 π.  Above it, a
-    large-sample model of the exact interval: ``λ̂ ± z·sqrt(λ(1 − λ)/n)`` truncated to the
-    possible range ``[q, p]``, mapped to π by dividing by ``p − q``; the expected width is
-    integrated in closed form under the normal approximation and maximized over a grid of λ.
-    Without truncation this is ``z·sqrt(λ*(1 − λ*)/n)/(p − q)`` with ``λ* = clip(1/2, q, p)``;
-    truncation matters when ``p − q`` is small relative to ``1/sqrt(n)``.  The tests check it
-    within 5% of the exact (Feldman–Cousins) interval's worst-case expected half-width for
-    ``n ≥ 200``.
+    ``worst_case(epsilon, k, n, confidence).half_width``: the expected half-width of the
+    Feldman–Cousins interval summed exactly over the binomial distribution of the count (every
+    count within ``nλ ± (7σ + 7)``, the probability outside added in full), maximized over π
+    (module notes of :mod:`deniable.estimators.planning`).  Cached per (n, p, q, confidence).
 
     Examples
     --------
     >>> round(margin_of_error(None, 2, 1000), 3)
     0.031
     """
-    mech = resolve(k, epsilon)
-    n = _check_n(n)
-    return _half_width(n, mech.p, mech.q, check_confidence(confidence))
+    return worst_case(epsilon, k, n, confidence).half_width
 
 
-def sample_size(epsilon, k, margin, confidence=0.95) -> int:
-    """Return the fewest respondents whose worst-case expected half-width is at most ``margin``.
+def _model_sample_size(margin: float, p: float, q: float, z_: float) -> int:
+    """The n where the large-sample model's half-width reaches the margin (a starting point)."""
+    low, high = 1, 2
+    while model_half_width(high, p, q, z_)[0] > margin and high < MAX_N:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if model_half_width(mid, p, q, z_)[0] > margin:
+            low = mid
+        else:
+            high = mid
+    return high
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(k: int, p: float, q: float, margin: float, confidence: float) -> tuple[int, float, float, float]:
+    z_ = z(confidence)
+
+    def h(n: int) -> float:
+        return _worst_case(n, p, q, confidence)[0]
+
+    # the model, corrected by the exact/model ratio at the last n, puts n within a few respondents
+    n = _model_sample_size(margin, p, q, z_)
+    for _ in range(8):
+        ratio = h(n) / model_half_width(n, p, q, z_)[0]
+        guess = _model_sample_size(margin / ratio, p, q, z_)
+        if abs(guess - n) <= 1:
+            n = guess
+            break
+        n = guess
+    # a bracket: h(below) > margin ≥ h(above), then bisection to adjacent n
+    above, below = n, n - 1
+    step = max(1, n // 1000)
+    while h(above) > margin:
+        below, above = above, min(MAX_N, above + step)
+        step *= 2
+    step = max(1, n // 1000)
+    while below >= 1 and h(below) <= margin:
+        above, below = below, max(0, below - step)
+        step *= 2
+    while above - below > 1:
+        mid = (above + below) // 2
+        if h(mid) <= margin:
+            above = mid
+        else:
+            below = mid
+    value, pi = _worst_case(above, p, q, confidence)
+    return above, value, pi, (h(above - 1) if above > 1 else math.inf)
+
+
+def plan(epsilon, k, margin, confidence=0.95) -> Plan:
+    """Return how many respondents the exact interval needs for ``margin``, and what n delivers.
 
     Parameters
     ----------
@@ -108,33 +269,59 @@ def sample_size(epsilon, k, margin, confidence=0.95) -> int:
     k : int
         Number of options.
     margin : float
-        Target half-width on the proportion scale, in (0, 0.5).
+        Target worst-case expected half-width on the proportion scale, in (0, 0.5).
     confidence : float, default 0.95
+
+    Returns
+    -------
+    Plan
+        ``n`` with ``h(n) ≤ margin < h(n − 1)``, where ``h(n)`` is
+        :func:`margin_of_error` — both sides computed exactly — and the worst-case π at n.
+
+    Raises
+    ------
+    ValueError
+        For a margin outside (0, 0.5), or one that needs more than 10⁹ respondents.
 
     Notes
     -----
-    Bisection on n over :func:`margin_of_error` (which decreases with n; the exact
-    expected width is monotone up to small wiggles from the discreteness of the counts).
+    ``h(n)`` is not monotone: the discreteness of the counts makes it a sawtooth in n, falling
+    smoothly and jumping up at some n, by about 0.4 % of h near n = 2,000, 0.25 % near 20,000
+    and 0.09 % near 200,000 (the jumps then go down: h is monotone there).  The search follows
+    the trend — the large-sample model, rescaled by the exact/model ratio at the current n, then
+    a bracket and bisection — so the n returned always delivers (``h(n) ≤ margin``, checked
+    exactly) and n − 1 does not; at small n an earlier tooth of the sawtooth may also dip
+    below the margin, a few respondents (under 1.5 %) earlier.  Cached per
+    (k, p, q, margin, confidence).
 
     Examples
     --------
-    >>> sample_size(None, 2, 0.05)
-    392
+    >>> r = plan(1.0, 2, 0.05)
+    >>> r.n, r.half_width <= 0.05 < r.half_width_one_fewer, round(r.worst_pi, 2)
+    (1819, True, 0.5)
     """
     mech = resolve(k, epsilon)
     if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
         raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
     confidence = check_confidence(confidence)
     margin = float(margin)
-    if _half_width(MAX_N, mech.p, mech.q, confidence) > margin:
-        raise ValueError(f"margin {margin} needs more than {MAX_N} respondents at this epsilon")
-    low, high = 1, 1
-    while _half_width(high, mech.p, mech.q, confidence) > margin:
-        low, high = high, high * 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if _half_width(mid, mech.p, mech.q, confidence) > margin:
-            low = mid
-        else:
-            high = mid
-    return high
+    floor = model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0]
+    if floor > margin:
+        raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
+    n, value, pi, before = _plan(mech.k, mech.p, mech.q, margin, confidence)
+    return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=mech.k,
+                epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence)
+
+
+def sample_size(epsilon, k, margin, confidence=0.95) -> int:
+    """Return the respondents the exact interval needs for a worst-case expected half-width ≤ ``margin``.
+
+    ``plan(epsilon, k, margin, confidence).n`` (see :func:`plan` for the worst-case π, the
+    half-widths at n and n − 1, and how n is found).
+
+    Examples
+    --------
+    >>> sample_size(None, 2, 0.05)
+    392
+    """
+    return plan(epsilon, k, margin, confidence).n

@@ -73,7 +73,11 @@ class EstimateResult:
 
 @dataclass(frozen=True, eq=False)
 class CrosstabResult:
-    """Joint and conditional estimates for two protected questions asked of the same people."""
+    """Joint and conditional estimates for two protected questions asked of the same people.
+
+    Every interval is exact and conservative (coverage ≥ ``confidence`` per cell): see
+    :mod:`deniable.estimators.joint`.
+    """
 
     n: int
     k_row: int
@@ -91,3 +95,8 @@ class CrosstabResult:
     conditional_ci_high: np.ndarray
     row: EstimateResult
     col: EstimateResult
+    method: str = "exact"  # exact conservative intervals (deniable.estimators.joint, module notes)
+    converged: bool = True  # the consistent estimate's fit met its KKT conditions
+    iterations: int = 0  # EM steps of that fit (SQUAREM counts each EM map)
+    row_estimable: np.ndarray | None = None  # rows with conditional estimates (the others: NaN, [0, 1])
+    note: str = field(default="")  # what the numbers are not: non-convergence, rows too small

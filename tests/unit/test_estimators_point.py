@@ -100,11 +100,13 @@ def test_subgroups_are_per_row_estimates():
     np.testing.assert_allclose(rows[2].estimate, estimate([20, 80], 1.0).estimate)
 
 
-def test_exact_switches_to_likelihood_above_limit():
-    from deniable.estimators import EXACT_MAX_N
-
-    r = estimate([EXACT_MAX_N, 1], 1.0)
-    assert r.method == "likelihood" and str(EXACT_MAX_N) in r.note
+@pytest.mark.parametrize("n", [100_001, 10**8, 10**9])
+def test_exact_stays_exact_at_any_n(n):
+    # issue 14: above 10^5 "exact" used to become "likelihood"; nothing switches now
+    r = estimate([n * 3 // 5, n - n * 3 // 5], 1.0)
+    assert r.method == "exact" and r.note == ""
+    assert np.all(r.ci_low < r.estimate) and np.all(r.estimate < r.ci_high)
+    assert np.all(r.ci_high - r.ci_low < 10 * r.std_error)
 
 
 @pytest.mark.parametrize(

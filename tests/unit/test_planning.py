@@ -11,7 +11,11 @@ def test_plan_rows_against_the_estimators():
     assert rows[0]["n"] == estimators.sample_size(1.0, 2, 0.05, confidence=0.95)
     assert rows[0]["n_without_privacy"] == estimators.sample_size(None, 2, 0.05, confidence=0.95)
     assert rows[0]["n"] > rows[1]["n"] and rows[0]["epsilon"] <= 1.0
-    assert "without privacy" in planning.plan_table(2, 0.05, 0.95, rows)
+    worst = estimators.plan(1.0, 2, 0.05)
+    assert rows[0]["worst_pi"] == worst.worst_pi and rows[0]["half_width"] == worst.half_width <= 0.05
+    table = planning.plan_table(2, 0.05, 0.95, rows)
+    assert "without privacy" in table and "worst π" in table
+    assert f"{worst.worst_pi:.2f}" in table.splitlines()[3]
 
 
 def test_survey_plan_has_a_row_per_question_and_the_realized_total():
@@ -22,4 +26,7 @@ def test_survey_plan_has_a_row_per_question_and_the_realized_total():
     assert [row["question"].id for row in plan["rows"]] == [q.id for q in survey.questions]
     protected = [row for row in plan["rows"] if "mechanism" in row]
     assert len(protected) == 2 and all(row["moe"] > row["baseline_moe"] for row in protected)
+    assert all(0 <= row["worst_pi"] <= 1 for row in protected)
+    assert all(row["moe"] == estimators.margin_of_error(row["question"].epsilon, row["question"].k, 1000)
+               for row in protected)
     assert plan["total"]["epsilon"] == survey.total_epsilon
