@@ -192,8 +192,15 @@ def _left_end(x, n, lam, q, p, c, hi):
     return np.where(ok, high, hi + 1)
 
 
-def swap_point(x, y, n, ref, q, p):
-    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes, from λ = ref."""
+def swap_point(x, y, n, q, p):
+    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes.
+
+    ``logit s = logit r + (log R(x; r) − log R(y; r) + TIE)/(y − x)`` holds for every r; r is
+    the midpoint of λ̂(x) and λ̂(y), so the log ratios are small (accurate) and the result
+    depends on (x, y, n, q, p) alone — equal ends at two confidence levels stay equal.
+    """
+    ref = 0.5 * (np.minimum(np.maximum(x / n, q), p) + np.minimum(np.maximum(y / n, q), p))
+    ref = np.minimum(np.maximum(ref, np.maximum(q, 1e-300)), np.minimum(p, 1 - 1e-16))
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = (log_ratio(x, n, ref, q, p) - log_ratio(y, n, ref, q, p) + TIE) / (y - x)
         return expit(logit(ref) + shift)
@@ -352,7 +359,7 @@ class _Search:
         a_hi = np.where(empty, b[1] - 1, a[2])
         j = np.floor(position)
         y = np.where(j < joined_low, b[1] + j, a_hi + 1 + (j - joined_low))
-        return swap_point(x, y, n, b[0], q, p)
+        return swap_point(x, y, n, q, p)
 
     def narrow(self, idx, a, b, c, certified, guess, first):
         """Two trial points inside (A, B): the normal guess ± a few counts, then interpolation of
@@ -379,8 +386,10 @@ class _Search:
             high[split] = self.swap_at(idx[split], a[:, idx[split]], b[:, idx[split]], 2 * swaps[split] / 3)
             low[split] = np.clip(low[split], lam_a[split], lam_b[split])
             high[split] = np.clip(high[split], lam_a[split], lam_b[split])
-        for point in (low, high):
-            lo, hi, mass = self.state(point, idx)
+        both_lo, both_hi, both_mass = self.state(np.concatenate([low, high]), np.concatenate([idx, idx]))
+        m = idx.size
+        for half, point in ((slice(0, m), low), (slice(m, 2 * m), high)):
+            lo, hi, mass = both_lo[half], both_hi[half], both_mass[half]
             accepted = mass < cl
             raise_a = accepted & (point > a[0, idx])
             ia = idx[raise_a]
@@ -463,8 +472,8 @@ class _Search:
         ys = np.where(j < joined_low[:, None], b[1][:, None] + j, a_hi[:, None] + 1 + (j - joined_low[:, None]))
         valid = j < total[:, None]
         ys = np.where(valid, ys, x[:, None] + 1)
-        # swap points from fact 1, with B as the reference λ
-        swap = swap_point(x[:, None], ys, n, lam_b[:, None], q[:, None], p[:, None])
+        # swap points from fact 1
+        swap = swap_point(x[:, None], ys, n, q[:, None], p[:, None])
         swap = np.where(valid, np.clip(swap, lam_a[:, None], lam_b[:, None]), -np.inf)
         # latest swap first; equal swaps: the outer count leaves first, so the set stays an interval
         outer_first = -np.abs(ys - n * lam_b[:, None])

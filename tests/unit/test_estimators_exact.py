@@ -140,7 +140,11 @@ def test_boundary_ends_are_exactly_q_and_p():
     assert r.ci_low[0] == 0.0 and r.ci_high[1] == 1.0
 
 
-@pytest.mark.parametrize("n,k,epsilon", [(2_000, 4, 0.9), (DENSE_N + 1_000, 10, 2.5)])
+@pytest.mark.parametrize("n,k,epsilon", [
+    (2_000, 4, 0.9), (DENSE_N + 1_000, 10, 2.5),
+    # both levels end at the same swap point: it must come out the same to the last bit
+    (12, 4, 5.0), (40, 10, 5.0),
+])
 def test_ends_nondecreasing_and_nested(n, k, epsilon):
     m = mechanism(k, epsilon)
     x = np.arange(n + 1)
