@@ -400,15 +400,63 @@ class _Search:
             certified[ib] = False
 
     def certify(self, idx, a, b, c, t, reach, certified, phase):
-        """Extend the certified stretch [B, t] toward C by a step the normal approximation predicts."""
+        """Extend the certified stretch [B, t] toward C.
+
+        A step ends at the next swap point s when the normal approximation does not expect to
+        pass it: the set above x is constant on [t, s], so by fact 2 its probability at s
+        decides the whole piece — rejected throughout, or x accepted at s itself (the joining
+        count is a tie there).  Otherwise the step goes as far as predicted and is certified by
+        fact 2 with the set at t; a failed step is halved next time.
+        """
         n, cl = self.n, self.cl
+        x, q, p = self.x[idx], self.q[idx], self.p[idx]
         lam, lo, hi, mass = t[:, idx]
-        nxt = self.predict(lam, lo, hi, mass, reach[idx])
-        new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
+        limit = c[0, idx]
+        # the next count to join: hi + 1 on the right, or lo − 1 on the left (near-ties only)
+        right = np.where(hi < n, swap_point(x, hi + 1, n, q, p), np.inf)
+        left = np.where(lo > x + 1, swap_point(x, lo - 1, n, q, p), np.inf)
+        s_next = np.maximum(np.minimum(right, left), lam)
+        predicted = self.predict(lam, lo, hi, mass, reach[idx])
+        single = predicted <= s_next
+        nxt = np.where(single, np.minimum(s_next, limit), predicted)
         self.evaluations += 1
-        below_lo = survival(lo - 1, n, nxt)  # shared: the set above x nearly always starts at x + 1
-        kept = (below_lo - survival(hi, n, nxt) >= cl) & (lo <= hi)  # with fact 2: rejected on all of [t, nxt]
-        moved = new_lo != lo
+        below_lo, above_hi = survival(lo - 1, n, nxt), survival(hi, n, nxt)
+        fixed = np.where(lo <= hi, below_lo - above_hi, 0.0)
+        kept = fixed >= cl  # with fact 2: rejected on all of [t, nxt]
+
+        # single steps: no above() call; past s the set gains the joining count
+        one = np.flatnonzero(single)
+        if one.size:
+            i1 = idx[one]
+            joins_right = right[one] <= left[one]
+            grown_lo = np.where(joins_right, lo[one], lo[one] - 1)
+            grown_hi = np.where(joins_right, np.minimum(hi[one] + 1, n), hi[one])
+            end_here = nxt[one] >= limit[one]  # reached C inside the piece
+            grown_lo = np.where(end_here, lo[one], grown_lo)
+            grown_hi = np.where(end_here, hi[one], grown_hi)
+            grown = np.where(joins_right, below_lo[one] - survival(grown_hi, n, nxt[one]),
+                             survival(grown_lo - 1, n, nxt[one]) - above_hi[one])
+            grown = np.where(end_here, fixed[one], grown)
+            ok = kept[one]
+            t[:, i1[ok]] = np.stack([nxt[one], grown_lo, grown_hi, grown])[:, ok]
+            reach[i1[ok]] = limit[one][ok]
+            done = i1[ok][nxt[one][ok] >= limit[one][ok]]
+            certified[done] = True
+            phase[done] = 2
+            bad = ~ok  # accepted at s: back to bracketing above it
+            ib = i1[bad]
+            a[:, ib] = np.stack([nxt[one], lo[one], hi[one], fixed[one]])[:, bad]
+            b[:, ib] = c[:, ib]
+            certified[ib] = True
+            phase[ib] = 0
+
+        many = np.flatnonzero(~single)
+        if not many.size:
+            return
+        idx, nxt, kept, below_lo = idx[many], nxt[many], kept[many], below_lo[many]
+        lam, lo, hi = lam[many], lo[many], hi[many]
+        new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
+        moved = new_lo != lo  # the set above x nearly always starts at x + 1: S(lo − 1) is shared
         below_new = below_lo.copy()
         if moved.any():
             below_new[moved] = survival(new_lo[moved] - 1, n, nxt[moved])
@@ -419,7 +467,6 @@ class _Search:
         finished = ik[t[0, ik] >= c[0, ik]]
         certified[finished] = True
         phase[finished] = 2
-        # rejected at nxt but not certified in between: try half the step next time
         failed = ~kept
         same = failed & (new_lo == lo) & (new_hi == hi)  # no swap in (t, nxt]: accepted at nxt
         found = idx[same]
@@ -427,7 +474,7 @@ class _Search:
         b[:, found] = c[:, found]
         certified[found] = True
         phase[found] = 0
-        shrink = failed & ~same
+        shrink = failed & ~same  # rejected at nxt but not certified in between: half the step next
         reach[idx[shrink]] = lam[shrink] + 0.5 * (nxt[shrink] - lam[shrink])
 
     def predict(self, lam, lo, hi, mass, limit):
