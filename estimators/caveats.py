@@ -21,6 +21,16 @@ Three rules, each a number computed for the result at hand:
    ``λ(1 − λ)/(n(p − q)²)``; at n ≤ 40 its expectation is 0.84 to 1.24 times the true
    standard deviation (exact sums over n ∈ {12, 20, 40}, ε ∈ {0.3, 0.9, 2.5, 5},
    k ∈ {2, 4, 10}, 101 values of π).  The note says to read the intervals, which are exact.
+
+References
+----------
+.. [1] S. S. Wilks, "The large-sample distribution of the likelihood ratio for testing
+   composite hypotheses", Annals of Mathematical Statistics 9 (1938) 60–62 (the χ²₁ critical
+   value of rule 1).
+.. [2] S. Kullback, R. A. Leibler, "On information and sufficiency", Annals of Mathematical
+   Statistics 22 (1951) 79–86 (the expected log-likelihood ratio per report).
+.. [3] P. Kairouz, K. Bonawitz, D. Ramage, "Discrete distribution estimation under local
+   privacy", ICML 2016 (the constrained maximum-likelihood estimate of rule 2).
 """
 
 from __future__ import annotations

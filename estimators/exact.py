@@ -47,6 +47,18 @@ normal guess and the cost is a few dozen incomplete-beta calls per endpoint, ind
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
 (returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).
+
+References
+----------
+.. [1] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis
+   of small signals", Phys. Rev. D 57 (1998) 3873.
+.. [2] H. Chernoff, "A measure of asymptotic efficiency for tests of a hypothesis based on the
+   sum of observations", Annals of Mathematical Statistics 23 (1952) 493–507 (the bound
+   ``P(Y ≤ x) ≤ exp(−n KL(x/n‖λ))``).
+.. [3] M. Dowell, P. Jarratt, "A modified regula falsi method for computing the root of an
+   equation", BIT 11 (1971) 168–174 (the Illinois method).
+.. [4] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions* (1964), 26.5.24: the
+   binomial tail as a regularized incomplete beta function.
 """
 
 from __future__ import annotations
