@@ -72,7 +72,7 @@ from scipy.special import betainc, expit, logit, ndtr
 TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
 PAD = 1e-12  # endpoints are rounded outward by this much in λ
 _SCAN = 8  # swaps walked one at a time between the last accepted point and B
-_DENSE_N = 100_000  # belts up to this n keep their endpoints in arrays, larger ones in dicts
+_DENSE_N = 20_000  # belts up to this n keep their endpoints in arrays (320 kB), larger ones in dicts
 
 
 def log_ratio(y, n, lam, q, p):
@@ -595,7 +595,8 @@ class Belt:
     """The Feldman–Cousins belt for one ``(n, q, p, confidence)``, filled lazily and cached.
 
     An estimate needs the endpoints of its k counts; a coverage or expected-width sum needs the
-    counts near nλ.  Endpoints are kept in arrays up to n = 100,000 and in dicts above.
+    counts near nλ.  Endpoints are kept in arrays up to n = 20,000 and in dicts above (at most
+    128 belts are cached, so a worker holds a few tens of megabytes at most).
 
     Both ends are nondecreasing in x.  Proof for the upper end: let x < x′ and λ_j ↑ high(x)
     with x accepted at λ_j.  Acceptance sets are integer intervals ``[a(λ), b(λ)]`` (a
