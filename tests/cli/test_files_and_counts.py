@@ -4,6 +4,7 @@ the command line starts without loading what only some commands need."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +21,14 @@ from deniable.server.survey.responses_csv import CSVError, read_responses_csv
 ROOT = Path(__file__).resolve().parents[2]
 SURVEY = ROOT / "examples" / "survey.json"
 TRUTH = ROOT / "examples" / "truth.json"
-# The SQL the README shows, run here exactly (with the paths filled in).
-DUCKDB_SQL = ("COPY (SELECT drugs, cheated, year, count(*) AS count FROM '{responses}' GROUP BY ALL) "
-              "TO '{counts}' (FORMAT {fmt})")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def readme_sql() -> str:
+    """The DuckDB statement the README shows for aggregating a Parquet export into counts."""
+    match = re.search(r"```sql\n(COPY \(SELECT .*? GROUP BY ALL\).*?;)\n```", README, re.S)
+    assert match, "README.md shows the DuckDB statement in a ```sql block"
+    return match.group(1)
 
 
 def run(*args):
@@ -58,8 +64,11 @@ def test_parquet_gives_the_numbers_of_the_csv(simulated):
 def test_counts_made_by_duckdb_give_the_numbers_of_the_rows(simulated, tmp_path, fmt):
     duckdb = pytest.importorskip("duckdb")
     counts = tmp_path / f"counts.{fmt}"
-    duckdb.sql(DUCKDB_SQL.format(responses=simulated / "responses.parquet", counts=counts,
-                                 fmt=fmt if fmt == "parquet" else "csv, HEADER"))
+    sql = readme_sql().replace("'student-life-responses.parquet'", f"'{simulated / 'responses.parquet'}'")
+    sql = sql.replace("'counts.parquet'", f"'{counts}'")
+    if fmt == "csv":
+        sql = sql.replace("(FORMAT parquet)", "(FORMAT csv, HEADER)")
+    duckdb.sql(sql)
     rows = estimates(SURVEY, simulated / "responses.csv")
     assert estimates(SURVEY, "--counts", counts) == rows
     for extra in (["--crosstab", "drugs", "cheated"], ["--by", "year"], ["--method", "wilson", "--simultaneous"]):
