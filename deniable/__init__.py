@@ -12,9 +12,14 @@ One import namespace over the project's folders (mapped in ``pyproject.toml``):
 The public analysis API is ``from deniable.estimators import estimate``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("deniable")
-except PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str):
+    if name == "__version__":  # importlib.metadata costs tens of milliseconds: only when asked
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("deniable")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,33 +3,37 @@
 Pure numpy/scipy functions on sufficient statistics (counts); no web code and nothing from
 ``deniable.server``.  The mechanism's realized parameters come from :mod:`deniable.client.mechanism`.
 
+The names below are imported when first used (PEP 562), so that importing this package — as
+the command line does for its option choices — does not load scipy.
+
 >>> from deniable.estimators import estimate
 >>> estimate([700, 300], epsilon=1.0).method
 'exact'
 """
 
-from .evaluation import coverage, expected_width
-from .intervals import METHODS as _METHODS
-from .joint import crosstab
-from .marginal import estimate, subgroups
-from .planning import Plan, WorstCase, margin_of_error, plan, sample_size, worst_case
-from .result import CrosstabResult, EstimateResult
+import importlib
 
-METHODS = tuple(_METHODS)  # the names of the interval methods, in the registry's order
+from .names import METHODS
 
-__all__ = [
-    "METHODS",
-    "CrosstabResult",
-    "Plan",
-    "WorstCase",
-    "EstimateResult",
-    "coverage",
-    "crosstab",
-    "estimate",
-    "expected_width",
-    "margin_of_error",
-    "plan",
-    "sample_size",
-    "subgroups",
-    "worst_case",
-]
+_HOMES = {
+    "coverage": "evaluation", "expected_width": "evaluation",
+    "crosstab": "joint",
+    "estimate": "marginal", "subgroups": "marginal",
+    "Plan": "planning", "WorstCase": "planning", "margin_of_error": "planning", "plan": "planning",
+    "sample_size": "planning", "worst_case": "planning",
+    "CrosstabResult": "result", "EstimateResult": "result",
+}
+
+__all__ = ["METHODS", *sorted(_HOMES)]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value  # once imported, an ordinary attribute
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

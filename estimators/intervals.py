@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import xlogy
 from scipy.stats import chi2
 
+from . import names
 from .binomial import cp_lower, cp_upper, z
 from .exact import belt
 
@@ -110,13 +111,7 @@ def wald(x, n: int, p: float, q: float, confidence: float):
 
 # The registry of interval methods: it owns their names (the CLI, the dashboard and the
 # validation all read it).
-METHODS = {
-    "exact": exact,
-    "likelihood": likelihood,
-    "wilson": wilson,
-    "clopper-pearson": clopper_pearson,
-    "wald": wald,
-}
+METHODS = dict(zip(names.METHODS, (exact, likelihood, wilson, clopper_pearson, wald), strict=True))
 
 
 def check_method(method) -> str:

@@ -1,26 +1,25 @@
 """``deniable estimate``, ``simulate`` and ``plan``: the analyst's offline commands.
 
 A thin click shell over the offline path in :mod:`deniable.server.survey` (definition →
-responses CSV → dataset → estimates → output) and :mod:`deniable.estimators`.
+responses file → dataset → estimates → output) and :mod:`deniable.estimators`.  Each command
+imports what it needs when it runs (numpy, scipy, pyarrow), so that ``deniable --help`` and the
+other commands load none of it.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-import numpy as np
 
-from deniable import estimators
-from deniable.client.mechanism import MechanismError, check_k
-from deniable.server.survey import estimates
-from deniable.server.survey import planning
-from deniable.server.survey.dataset import Dataset
-from deniable.server.survey.definition import DefinitionError, Survey, load_definition
-from deniable.server.survey.responses_csv import CSVError, read_responses_csv, write_responses_csv
-from deniable.server.survey.simulate import TruthError, load_truth, simulate_dataset
+from deniable.estimators.names import METHODS
 
 from .common import confidence_option, database, db_option, echo_json, fail
+
+if TYPE_CHECKING:
+    from deniable.server.survey.dataset import Dataset
+    from deniable.server.survey.definition import Survey
 
 FORMATS = ("table", "json", "csv")
 PROGRESS_ROWS = 200_000  # show a progress bar from this many simulated rows on
@@ -28,6 +27,8 @@ MAX_SIMULATED = 2**50  # beyond any memory; above 2^60 numpy refuses the array s
 
 
 def _load_survey(path: str) -> Survey:
+    from deniable.server.survey.definition import DefinitionError, load_definition
+
     try:
         return load_definition(path)
     except DefinitionError as exc:
@@ -37,22 +38,36 @@ def _load_survey(path: str) -> Survey:
 # ---------------------------------------------------------------- estimate
 
 
-def _load_dataset(inputs: tuple[str, ...], db_path: str | None) -> Dataset:
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None) -> Dataset:
+    """The reports to estimate from: a survey in a database, a responses file, or counts."""
     if db_path is not None:
-        if len(inputs) != 1:
+        if len(inputs) != 1 or counts_path:
             raise click.UsageError("with --db, give exactly one argument: the survey's SLUG")
-        from deniable.server.store.responses import load_db_dataset
+        from deniable.server.store.aggregates import pattern_counts
+        from deniable.server.store.surveys import get_survey
 
         with database(db_path, readonly=True) as db:
-            try:
-                return load_db_dataset(db, inputs[0])
-            except LookupError as exc:
-                fail(f"{db_path}: {exc.args[0] if exc.args else exc}")
+            stored = get_survey(db, inputs[0])
+            if stored is None:
+                fail(f"{db_path}: no survey {inputs[0]!r} in the database")
+            return pattern_counts(db, stored).dataset()  # the stored aggregates: no row scan
+    from deniable.server.survey import files  # pyarrow: only here
+    from deniable.server.survey.responses_csv import CSVError
+
+    if counts_path is not None:
+        if len(inputs) != 1:
+            raise click.UsageError("with --counts, give exactly one argument: SURVEY.json")
+        survey = _load_survey(inputs[0])
+        try:
+            return files.read_counts(counts_path, survey)
+        except CSVError as exc:
+            fail(str(exc))
     if len(inputs) != 2:
-        raise click.UsageError("give SURVEY.json and RESPONSES.csv (or --db FILE SLUG)")
+        raise click.UsageError("give SURVEY.json and RESPONSES.csv (or .parquet), or SURVEY.json --counts FILE, "
+                               "or --db FILE SLUG")
     survey = _load_survey(inputs[0])
     try:
-        return read_responses_csv(inputs[1], survey, progress=True)
+        return files.read_responses(inputs[1], survey, progress=True)
     except CSVError as exc:
         fail(str(exc))
 
@@ -66,32 +81,39 @@ def _question(survey: Survey, qid: str, option: str):
 
 
 @click.command("estimate")
-@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv | --db FILE SLUG")
+@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv|.parquet | SURVEY.json --counts FILE | --db FILE SLUG")
 @db_option(None, "Read the reports of survey SLUG from this database.")
+@click.option("--counts", "counts_path", metavar="FILE",
+              help="Read counts aggregated elsewhere: some question columns and 'count' (CSV or Parquet).")
 @confidence_option
-@click.option("--method", type=click.Choice(estimators.METHODS), default="exact", show_default=True,
+@click.option("--method", type=click.Choice(METHODS), default="exact", show_default=True,
               help="Interval method.")
 @click.option("--simultaneous", is_flag=True, help="Bonferroni intervals for all options of a question together.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--crosstab", nargs=2, metavar="Q1 Q2", help="Joint and conditional estimates of two questions.")
 @click.option("--by", "by_qid", metavar="QUESTION",
               help="Estimate every other question within each option of this directly asked question.")
-def estimate(inputs, db_path, confidence, method, simultaneous, fmt, crosstab, by_qid) -> None:
+def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.
 
-    Reads a survey definition and its responses export (or, with --db, a survey stored in a
-    database) and prints, per question and option, the unbiased and consistent estimates,
-    the standard error and the interval, with n, the realized ε and the method.
+    Reads a survey definition and its responses export (CSV or Parquet), or counts aggregated
+    elsewhere (--counts: some question columns and 'count', one row per answer pattern), or,
+    with --db, a survey stored in a database; prints, per question and option, the unbiased and
+    consistent estimates, the standard error and the interval, with n, the realized ε and the
+    method.
 
     \b
     Example:
         deniable estimate examples/survey.json responses.csv --method wilson
-        deniable estimate examples/survey.json responses.csv --crosstab drugs cheated --format json
+        deniable estimate examples/survey.json responses.parquet --crosstab drugs cheated --format json
+        deniable estimate examples/survey.json --counts counts.parquet
         deniable estimate --db deniable.db student-life --by year
     """
+    from deniable.server.survey import estimates
+
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    dataset = _load_dataset(inputs, db_path)
+    dataset = _load_dataset(inputs, db_path, counts_path)
     survey = dataset.survey
     try:
         if crosstab:
@@ -129,11 +151,11 @@ def estimate(inputs, db_path, confidence, method, simultaneous, fmt, crosstab, b
     except ValueError as exc:  # an estimator refusing its input
         fail(str(exc))
     if fmt == "json":
-        echo_json(estimates.estimates_document(survey.slug, dataset.n_rows, results))
+        echo_json(estimates.estimates_document(survey.slug, dataset.n_responses, results))
     elif fmt == "csv":
         click.echo(estimates.to_csv(results), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_rows:,} responses\n")
+        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_responses:,} responses\n")
         click.echo(estimates.to_table(results), nl=False)
 
 
@@ -171,7 +193,8 @@ def _store(db_path: str, dataset: Dataset) -> int:
 @click.option("--truth", "truth_path", required=True, metavar="TRUTH.json",
               help="Question id → list of the true probability of each option.")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the simulation (default: fresh entropy).")
-@click.option("-o", "--output", metavar="OUT.csv", help="Write the responses CSV here (default: stdout).")
+@click.option("-o", "--output", metavar="OUT.csv",
+              help="Write the responses here, CSV or, for a name ending .parquet, Parquet (default: CSV to stdout).")
 @db_option(None, "Store the reports in this database instead (the survey must exist there and be open).")
 def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
     """Simulate N respondents: draw true answers, randomize them, write the responses CSV.
@@ -184,6 +207,10 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
     Example:
         deniable simulate examples/survey.json --n 10000 --truth examples/truth.json --seed 1 -o responses.csv
     """
+    import numpy as np
+
+    from deniable.server.survey.simulate import TruthError, load_truth, simulate_dataset
+
     survey = _load_survey(survey_path)
     try:
         truth = load_truth(truth_path, survey)
@@ -198,9 +225,14 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
         click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)
         if output is None:
             return
+    from deniable.server.survey import files  # pyarrow: only here
+    from deniable.server.survey.responses_csv import CSVError, write_responses_csv
+
     target = output if output is not None else sys.stdout.buffer
     try:
-        if n >= PROGRESS_ROWS and output is not None:
+        if output is not None and files.is_parquet(output):
+            files.write_responses_parquet(output, dataset)
+        elif n >= PROGRESS_ROWS and output is not None:
             with click.progressbar(length=n, label=f"writing {output}", file=sys.stderr) as bar:
                 write_responses_csv(target, dataset, progress=bar.update)
         else:
@@ -228,6 +260,9 @@ def plan(k, margin, epsilons, confidence, fmt) -> None:
         deniable plan --k 2 --margin 0.03
         deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
     """
+    from deniable.client.mechanism import MechanismError, check_k
+    from deniable.server.survey import planning
+
     try:
         k = check_k(k)
     except MechanismError as exc:

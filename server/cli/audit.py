@@ -19,14 +19,14 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-import click
-import numpy as np
+from typing import TYPE_CHECKING
 
-from deniable.client import randomize
-from deniable.client.mechanism import Mechanism, MechanismError, mechanism
-from deniable.estimators.audit import epsilon_lower_bound
+import click
 
 from .common import database, db_option
+
+if TYPE_CHECKING:  # numpy and the randomizer are imported by the command when it runs
+    from deniable.client.mechanism import Mechanism
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
@@ -85,7 +85,9 @@ def browser_page(script: Path | None, chromium: str):
             server.server_close()
 
 
-def browser_counts(page, k: int, threshold: int, samples: int, advance) -> np.ndarray:
+def browser_counts(page, k: int, threshold: int, samples: int, advance):
+    import numpy as np
+
     counts = np.zeros((k, k), dtype=np.int64)
     for value in range(k):
         done = 0
@@ -104,6 +106,7 @@ def stored_mechanisms(db_path: str) -> list[tuple[Mechanism, list[str]]]:
     each is the (k, threshold) the page hands to ``rr.js``; each comes with the ``slug/qid`` of
     the questions asked under it.
     """
+    from deniable.client.mechanism import MechanismError
     from deniable.server.store.surveys import list_surveys
 
     found: dict[Mechanism, list[str]] = {}
@@ -120,7 +123,11 @@ def stored_mechanisms(db_path: str) -> list[tuple[Mechanism, list[str]]]:
     return sorted(found.items(), key=lambda item: (item[0].k, item[0].declared_epsilon))
 
 
-def python_counts(k: int, epsilon: float, samples: int, advance) -> np.ndarray:
+def python_counts(k: int, epsilon: float, samples: int, advance):
+    import numpy as np
+
+    from deniable.client import randomize
+
     counts = np.zeros((k, k), dtype=np.int64)
     for value in range(k):
         reports = randomize(np.full(samples, value), k, epsilon)
@@ -158,6 +165,9 @@ def audit(ks, epsilons, samples, confidence, fmt, script, db_path, chromium) -> 
         deniable audit --k 2 --k 5 --epsilon 1 --samples 1000000
         deniable audit --db deniable.db
     """
+    from deniable.client.mechanism import MechanismError, mechanism
+    from deniable.estimators.audit import epsilon_lower_bound  # scipy: only here
+
     configs: list[tuple[Mechanism, list[str]]] = stored_mechanisms(db_path) if db_path else []
     if not db_path or ks or epsilons:
         for k in ks or (2, 4):

@@ -50,22 +50,25 @@ def import_survey(survey_path, db_path, open_now, owner) -> None:
 @click.argument("slug")
 @db_option()
 @click.option("-o", "--out", "out_dir", default=".", show_default=True, metavar="DIR",
-              type=click.Path(file_okay=False), help="Directory for the CSV and the JSON codebook.")
-def export(slug, db_path, out_dir) -> None:
-    """Export a survey's reports as CSV (option labels) with its definition as JSON codebook.
+              type=click.Path(file_okay=False), help="Directory for the responses file and the JSON codebook.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True,
+              help="The responses file's format: CSV, or Parquet for pandas, R's arrow, DuckDB or Spark.")
+def export(slug, db_path, out_dir, fmt) -> None:
+    """Export a survey's reports (option labels) with its definition as JSON codebook.
 
-    Writes ``DIR/SLUG-responses.csv`` and ``DIR/SLUG.json``, the pair ``deniable estimate``
-    reads.
+    Writes ``DIR/SLUG-responses.csv`` (or ``.parquet``) and ``DIR/SLUG.json``, the pair
+    ``deniable estimate`` reads.
 
+    \b
     Example:
-
         deniable export student-life --db deniable.db -o exports/
+        deniable export student-life --format parquet -o exports/
     """
     from deniable.server.store.responses import export_survey
 
     with database(db_path, readonly=True) as db:
         try:
-            csv_path, json_path = export_survey(db, slug, out_dir)
+            csv_path, json_path = export_survey(db, slug, out_dir, fmt)
         except LookupError as exc:
             fail(f"{db_path}: {exc.args[0] if exc.args else exc}")
         except OSError as exc:

@@ -20,6 +20,7 @@ import sqlite_utils
 from .schema import migrations
 
 BUSY_TIMEOUT_MS = 10_000
+WEB_BUSY_TIMEOUT_MS = 2  # the web app's connections: a write lock is waited for in begin_immediate
 
 
 def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
@@ -71,29 +72,28 @@ def init_db(path) -> sqlite_utils.Database:
     return db
 
 
-def begin_immediate(db: sqlite_utils.Database) -> None:
-    """``BEGIN IMMEDIATE``, waiting for another process's write in Python, not in SQLite.
+def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """``BEGIN IMMEDIATE``, retried in Python while another connection writes, for ``timeout`` seconds.
 
     SQLite's busy handler sleeps inside C: under gunicorn's gevent workers that would stall every
-    connection of the worker while it waits for another worker's short write.  Here the wait is
-    ``time.sleep`` (cooperative once gevent has patched it), from 0.1 ms doubling to 5 ms, up
-    to the connection's own busy timeout.
+    connection of the worker while it waits for another worker's short write.  The web app's
+    connections therefore keep a busy timeout of :data:`WEB_BUSY_TIMEOUT_MS` and wait here, with
+    ``time.sleep`` (cooperative once gevent has patched it), from 0.1 ms doubling to 5 ms.  Other
+    connections keep SQLite's own wait (:data:`BUSY_TIMEOUT_MS`) and rarely come back here.
     """
-    timeout_ms = db.execute("PRAGMA busy_timeout").fetchone()[0]
-    db.execute("PRAGMA busy_timeout = 0")
-    try:
-        deadline, delay = time.monotonic() + timeout_ms / 1000, 0.0001
-        while True:
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(2 * delay, 0.005)
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+    deadline, delay = None, 0.0001
+    while True:
+        try:
+            db.conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            deadline = deadline or time.monotonic() + timeout
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2 * delay, 0.005)
 
 
 @contextmanager
@@ -103,6 +103,6 @@ def write_transaction(db: sqlite_utils.Database):
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        db.conn.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
+    db.conn.execute("COMMIT")

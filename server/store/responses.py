@@ -23,7 +23,7 @@ from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey, dumps_definition
 from deniable.server.survey.responses_csv import write_responses_csv
 
-from . import invitations
+from . import aggregates, invitations
 from .db import write_transaction
 from .schema import new_response_id
 from .scrub import scrub_before_answering
@@ -101,18 +101,20 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
     check_open(stored)
     clean = validate_reports(stored, reports)
     design = design_of(stored.survey)
+    conn = db.conn  # the raw connection: this runs on every submission
     with write_transaction(db):
-        row = db.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
+        row = conn.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
         if row is None or row[0] != "open":
             raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
         if row[1]:
             invitations.consume(db, stored.id, invitation)
-        response_id = new_response_id()
-        db.execute(
+        response_id, day = new_response_id(), today()
+        conn.execute(
             "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
-            [response_id, stored.id, today(), _compact(clean), _compact({qid: design[qid] for qid in clean})],
+            [response_id, stored.id, day, _compact(clean), _compact({qid: design[qid] for qid in clean})],
         )
-        db.conn.executemany(
+        conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
+        conn.executemany(
             "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
             [(stored.id, qid, option) for qid, option in clean.items()],
         )
@@ -233,6 +235,9 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
                 "VALUES (?, ?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
                 ((rid, stored.id, day, rep, des) for rid, rep, des in rows),
             )
+            patterns, pattern_counts = np.unique(np.array(aggregates.encode_columns(survey, block), dtype=object),
+                                                 return_counts=True)
+            aggregates.add(db, stored.id, day, list(patterns), pattern_counts)
             for q in survey.questions:
                 column = block[q.id]
                 counts = np.bincount(column[column >= 0], minlength=q.k)
@@ -246,8 +251,8 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
     return done
 
 
-def export_survey(db: sqlite_utils.Database, slug: str, out_dir) -> tuple[Path, Path]:
-    """Write ``SLUG-responses.csv`` (option labels, empty = not answered) and ``SLUG.json``.
+def export_survey(db: sqlite_utils.Database, slug: str, out_dir, fmt: str = "csv") -> tuple[Path, Path]:
+    """Write ``SLUG-responses.csv`` (or ``.parquet``; option labels, empty = not answered) and ``SLUG.json``.
 
     The pair is exactly what ``deniable estimate SLUG.json SLUG-responses.csv`` reads.
     Raises LookupError for an unknown slug.
@@ -255,11 +260,15 @@ def export_survey(db: sqlite_utils.Database, slug: str, out_dir) -> tuple[Path, 
     >>> export_survey(db, "demo", "out")   # doctest: +SKIP
     (PosixPath('out/demo-responses.csv'), PosixPath('out/demo.json'))
     """
+    from deniable.server.survey.files import write_responses_parquet
+
+    if fmt not in ("csv", "parquet"):
+        raise ValueError(f"format: must be csv or parquet, got {fmt!r}")
     dataset = load_db_dataset(db, slug)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    csv_path = out / f"{slug}-responses.csv"
+    data_path = out / f"{slug}-responses.{fmt}"
     json_path = out / f"{slug}.json"
-    write_responses_csv(csv_path, dataset)
+    (write_responses_parquet if fmt == "parquet" else write_responses_csv)(data_path, dataset)
     json_path.write_text(dumps_definition(dataset.survey), encoding="utf-8")
-    return csv_path, json_path
+    return data_path, json_path

@@ -160,3 +160,27 @@ def m006_status_transitions_and_scrub(db: sqlite_utils.Database) -> None:
 def new_response_id() -> str:
     """A random response identifier (96 bits): it orders nothing and reveals nothing."""
     return secrets.token_urlsafe(12)
+
+
+@migrations()
+def m007_answer_patterns(db: sqlite_utils.Database) -> None:
+    """Per survey and day, how many responses gave each whole answer vector (the sufficient
+    statistics of cross-tabs, subgroups and every other grouped view: :mod:`.aggregates`),
+    filled from the responses already stored."""
+    import json
+
+    from .aggregates import encode
+    from .surveys import get_survey
+
+    db.execute("CREATE TABLE answer_patterns (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
+               "day TEXT NOT NULL, pattern BLOB NOT NULL, count INTEGER NOT NULL, "
+               "PRIMARY KEY (survey_id, day, pattern)) WITHOUT ROWID")
+    for (slug,) in db.execute("SELECT slug FROM surveys").fetchall():
+        stored = get_survey(db, slug)
+        counted: dict[tuple[str, bytes], int] = {}
+        for day, reports in db.execute("SELECT submitted_on, reports FROM responses WHERE survey_id = ?",
+                                       [stored.id]):
+            key = (day, encode(stored.survey, json.loads(reports)))
+            counted[key] = counted.get(key, 0) + 1
+        db.conn.executemany("INSERT INTO answer_patterns VALUES (?, ?, ?, ?)",
+                            [(stored.id, day, pattern, n) for (day, pattern), n in counted.items()])

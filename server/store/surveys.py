@@ -106,6 +106,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
             changes["target_n"] = target_n
         db["surveys"].update(survey_id, changes)
         db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM answer_patterns WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
         db["questions"].insert_all(_question_rows(survey_id, survey))
         db["counts"].insert_all(_count_rows(survey_id, survey))
@@ -170,7 +171,7 @@ def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | 
     snapshot: :func:`deniable.server.store.responses.store_response` reads it again inside its write
     transaction, so a survey closed in between accepts nothing.
     """
-    rows = _dict_rows(db.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
+    rows = _dict_rows(db.conn.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
     if not rows or rows[0]["status"] == "draft":
         return None
     row = rows[0]
@@ -207,4 +208,6 @@ def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.nda
 
 
 def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:
-    return db.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [survey_id]).fetchone()[0]
+    """How many responses the survey has: O(distinct answer patterns), not a count of the rows."""
+    return db.execute("SELECT coalesce(sum(count), 0) FROM answer_patterns WHERE survey_id = ?",
+                      [survey_id]).fetchone()[0]

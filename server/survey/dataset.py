@@ -1,11 +1,13 @@
 """The data seam: reported option indices per question, and the counts estimators need.
 
-A :class:`Dataset` holds, for every question of a survey, one integer per response: the
-reported option index (randomized for a protected question), or ``-1`` when the question was
-not answered.  Every source (a responses CSV, the database, a simulation) produces one;
-everything downstream needs only its counts (sufficient statistics, docs/design.md), which are
-``np.bincount`` (or, for few options, comparison) calls: aggregating 10^7 reports takes about
-0.01 s per question.
+A :class:`Dataset` holds, for every question of a survey, one integer per row: the reported
+option index (randomized for a protected question), or ``-1`` when the question was not
+answered.  A row is one response, or — with ``weights`` — one distinct answer pattern and how
+many responses gave it (counts aggregated by a ``GROUP BY``, in this app's store or in any data
+engine).  Every source (a responses CSV or Parquet file, a counts file, the database, a
+simulation) produces one; everything downstream needs only its counts (sufficient statistics,
+docs/design.md), which are ``np.bincount`` (or, for few options, comparison) calls:
+aggregating 10^7 reports takes about 0.01 s per question.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ SMALL_K = 16  # up to this many options, counting by comparison is faster than n
 
 @dataclass
 class Dataset:
-    """Per question id, the reported option index of every response (``-1`` = not answered)."""
+    """Per question id, the reported option index of every row (``-1`` = not answered);
+    ``weights[i]`` responses share row ``i`` (None: one response per row)."""
 
     survey: Survey
     columns: dict[str, np.ndarray]
+    weights: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         ids = [q.id for q in self.survey.questions]
@@ -37,6 +41,11 @@ class Dataset:
             raise ValueError(f"dataset columns must be the survey's question ids "
                              f"(missing: {missing}, unknown: {extra})")
         lengths = {len(self.columns[qid]) for qid in ids}
+        if self.weights is not None:
+            self.weights = np.asarray(self.weights)
+            if self.weights.ndim != 1 or self.weights.dtype.kind not in "iu" or (self.weights < 0).any():
+                raise ValueError("weights must be a 1-D array of non-negative integer counts")
+            lengths.add(len(self.weights))
         if len(lengths) > 1:
             raise ValueError(f"dataset columns have different lengths: {sorted(lengths)}")
         for q in self.survey.questions:
@@ -50,13 +59,22 @@ class Dataset:
 
     @property
     def n_rows(self) -> int:
-        """The number of responses."""
+        """The number of rows (responses, or distinct patterns when weighted)."""
+        if self.weights is not None:
+            return len(self.weights)
         return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    @property
+    def n_responses(self) -> int:
+        """The number of responses the rows stand for."""
+        return int(self.weights.sum()) if self.weights is not None else self.n_rows
 
     def counts(self, qid: str) -> np.ndarray:
         """Return the number of reports of each option of question ``qid`` (answered rows only)."""
         k = self.survey.question(qid).k
         column = self.columns[qid]
+        if self.weights is not None:
+            return _weighted_bincount(column.astype(np.intp) + 1, self.weights, k + 1)[1:]
         if k <= SMALL_K:
             # One vectorized comparison per option beats bincount's widening copy to intp.
             return np.array([np.count_nonzero(column == i) for i in range(k)], dtype=np.int64)
@@ -74,8 +92,12 @@ class Dataset:
         k1 = self.survey.question(q_row).k
         k2 = self.survey.question(q_col).k
         cell = (self.columns[q_row].astype(np.intp) + 1) * (k2 + 1) + (self.columns[q_col] + 1)
-        table = np.bincount(cell, minlength=(k1 + 1) * (k2 + 1)).reshape(k1 + 1, k2 + 1)
-        return table[1:, 1:].astype(np.int64)
+        size = (k1 + 1) * (k2 + 1)
+        if self.weights is not None:
+            table = _weighted_bincount(cell, self.weights, size)
+        else:
+            table = np.bincount(cell, minlength=size)
+        return table.reshape(k1 + 1, k2 + 1)[1:, 1:].astype(np.int64)
 
     def counts_by(self, qid: str, by_qid: str) -> np.ndarray:
         """Return the ``g × k`` counts of ``qid`` within each option of the direct question ``by_qid``.
@@ -87,3 +109,8 @@ class Dataset:
             raise ValueError(f"question {by_qid!r} is protected (randomized): "
                              "subgroups need a question asked directly")
         return self.joint_counts(by_qid, qid)
+
+
+def _weighted_bincount(bins: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Integer sums of ``weights`` per bin (exact: float64 sums of integer counts below 2^53)."""
+    return np.rint(np.bincount(bins, weights=weights, minlength=size)).astype(np.int64)

@@ -104,6 +104,12 @@ class Survey:
         *realized* ε (never above the declared sum)."""
         return sum(q.mechanism.epsilon for q in self.questions if q.protected)
 
+    def only(self, question_ids) -> Survey:
+        """The same survey with only these questions (in the survey's order)."""
+        keep = set(question_ids)
+        return Survey(slug=self.slug, title=self.title, description=self.description,
+                      questions=tuple(q for q in self.questions if q.id in keep))
+
     def question(self, question_id: str) -> Question:
         for q in self.questions:
             if q.id == question_id:

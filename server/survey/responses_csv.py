@@ -145,7 +145,7 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
     # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
     parse = pcsv.ParseOptions(ignore_empty_lines=False)
-    value_sets = {qid: _value_set(q) for qid, q in questions.items()}
+    value_sets = {qid: value_set(q) for qid, q in questions.items()}
     parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header}
     rows_before = 0
     total = path.stat().st_size
@@ -190,7 +190,7 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     return Dataset(survey, columns)
 
 
-def _value_set(question) -> tuple[pa.Array, np.ndarray]:
+def value_set(question) -> tuple[pa.Array, np.ndarray]:
     """The cell texts a column may hold — the labels, "" (not answered), and the labels as the
     export neutralized them for spreadsheets — and the option index each one stands for."""
     neutralized = [(i, spreadsheet_safe(o)) for i, o in enumerate(question.options) if spreadsheet_safe(o) != o]
@@ -199,11 +199,11 @@ def _value_set(question) -> tuple[pa.Array, np.ndarray]:
     return pa.array(texts, pa.string()), meaning
 
 
-def _to_indices(path: Path, question, column: pa.DictionaryArray, value_set: tuple[pa.Array, np.ndarray],
+def _to_indices(path: Path, question, column: pa.DictionaryArray, labels: tuple[pa.Array, np.ndarray],
                 rows_before: int) -> np.ndarray:
     """Map one block's dictionary-encoded labels to option indices (the empty label to −1)."""
     # index_in on the block's dictionary (its distinct values), then one take on the indices.
-    texts, meaning = value_set
+    texts, meaning = labels
     positions = pc.index_in(column.dictionary, value_set=texts)
     unknown = positions.is_null().to_numpy(zero_copy_only=False)
     if unknown.any():

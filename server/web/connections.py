@@ -17,7 +17,7 @@ import sqlite_utils
 from flask import current_app, g
 
 from deniable.server.store import scrub
-from deniable.server.store.db import connect, init_db
+from deniable.server.store.db import WEB_BUSY_TIMEOUT_MS, connect, init_db
 
 MAX_IDLE = 8  # connections kept per (file, mode) in a process
 
@@ -38,6 +38,8 @@ class Pool:
                 if idle:
                     return key, idle.pop()
         db = connect(path, readonly=readonly)
+        # Waits for another worker's write happen in begin_immediate, cooperatively (store.db).
+        db.conn.execute(f"PRAGMA busy_timeout = {WEB_BUSY_TIMEOUT_MS}")
         return key or _file_key(path, readonly), db  # a file connect just created has a key now
 
     def checkin(self, key: tuple | None, db: sqlite_utils.Database) -> None:

@@ -131,6 +131,17 @@ def test_export_then_deniable_estimate_reproduces_the_page(tmp_path, auth_client
     assert exported == offline
 
 
+def test_the_parquet_export_is_the_csv_export(tmp_path, auth_client, survey_with_reports):
+    (tmp_path / "habits.json").write_bytes(auth_client.get("/dashboard/habits/export/codebook.json").data)
+    for name in ("responses.csv", "responses.parquet"):
+        response = auth_client.get(f"/dashboard/habits/export/{name}")
+        assert response.status_code == 200 and f'filename="habits-{name}"' in response.headers["Content-Disposition"]
+        (tmp_path / f"habits-{name}").write_bytes(response.data)
+    outputs = [CliRunner().invoke(cli, ["estimate", str(tmp_path / "habits.json"), str(tmp_path / f"habits-{name}"),
+                                        "--format", "json"]) for name in ("responses.csv", "responses.parquet")]
+    assert all(r.exit_code == 0 for r in outputs) and outputs[0].output == outputs[1].output
+
+
 def test_estimates_csv_export(auth_client, survey_with_reports):
     from deniable.server.survey import estimates as report
 

@@ -9,12 +9,15 @@ travels with n, ε, the method and its interval (docs/design.md, invariant 5).
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+from flask import current_app
 from wtforms import BooleanField, Form, SelectField
 from wtforms.validators import NumberRange, Optional
 
 from deniable import estimators
+from deniable.server.store.aggregates import Patterns, pattern_counts
 from deniable.server.store.surveys import option_counts, respondent_count
 from deniable.server.survey.estimates import question_json
 from deniable.server.survey.planning import survey_plan
@@ -84,8 +87,6 @@ def _protected(stored) -> list:
 
 def crosstab_view(db, stored, args) -> dict:
     """The cross-tab of two protected questions, with the single-question intervals to compare."""
-    from deniable.server.store.responses import load_db_dataset
-
     protected = _protected(stored)
     view = {"protected": protected, "error": None, "result": None, "confidences": CONFIDENCES}
     if len(protected) < 2:
@@ -107,7 +108,7 @@ def crosstab_view(db, stored, args) -> dict:
         return view
     level = float(confidence)
     q_row, q_col = stored.survey.question(row_id), stored.survey.question(col_id)
-    joint = load_db_dataset(db, stored.slug).joint_counts(row_id, col_id)
+    joint = survey_patterns(db, stored).dataset().joint_counts(row_id, col_id)  # aggregates: no row scan
     view.update(q_row=q_row, q_col=q_col, joint=joint, cost=q_row.mechanism.epsilon + q_col.mechanism.epsilon)
     if joint.sum() == 0:
         view["error"] = "No respondent has answered both questions yet."
@@ -128,8 +129,6 @@ def crosstab_view(db, stored, args) -> dict:
 
 def subgroup_view(db, stored, args) -> dict:
     """A protected question's estimates within each option of a direct question."""
-    from deniable.server.store.responses import load_db_dataset
-
     protected = _protected(stored)
     direct = [q for q in stored.survey.questions if not q.protected]
     form = ResultsForm(args)
@@ -147,7 +146,7 @@ def subgroup_view(db, stored, args) -> dict:
         view["error"] = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
         return view
     q, q_by = stored.survey.question(qid), stored.survey.question(by)
-    table = load_db_dataset(db, stored.slug).counts_by(qid, by)
+    table = survey_patterns(db, stored).dataset().counts_by(qid, by)  # aggregates: no row scan
     nonempty = [g for g in range(q_by.k) if table[g].sum() > 0]
     results = estimators.subgroups([table[g] for g in nonempty], q.epsilon, confidence=form.confidence_value,
                                    method=form.method.data, simultaneous=form.simultaneous.data) if nonempty else []
@@ -163,11 +162,34 @@ def subgroup_view(db, stored, args) -> dict:
     return view
 
 
+_PATTERNS: dict[tuple, tuple[int, Patterns]] = {}
+_PATTERNS_KEPT = 32
+
+
+def survey_patterns(db, stored) -> Patterns:
+    """The survey's answer patterns, read again only once responses have come in since (per process).
+
+    Reading them costs O(distinct answer patterns): nothing for a survey of a few questions, up to a
+    scan's worth for many questions with many options; while no response arrives, views reuse them.
+    """
+    path = current_app.config["DATABASE"]
+    key = (path, os.stat(path).st_ino, stored.id)
+    total = respondents_from_counts(db, stored, option_counts(db, stored.id))
+    cached = _PATTERNS.get(key)
+    if cached is not None and cached[0] == total:
+        return cached[1]
+    patterns = pattern_counts(db, stored)
+    if len(_PATTERNS) >= _PATTERNS_KEPT:
+        _PATTERNS.pop(next(iter(_PATTERNS)))
+    _PATTERNS[key] = (int(patterns.counts.sum()), patterns)
+    return patterns
+
+
 def respondents_from_counts(db, stored, counts) -> int:
     """Respondents so far, from the counts table when possible (no scan of the responses).
 
     Every stored response answers every required question, so a required question's counts
-    add up to the number of responses; with no required question, count the rows.
+    add up to the number of responses; with no required question, add up the answer patterns.
     """
     for q in stored.survey.questions:
         if q.required and q.id in counts:

@@ -1,12 +1,14 @@
 """The researchers' dashboard: design, launch, watch and export surveys (login required).
 
-Reads go through the read-only connection; the main results page reads only the ``counts``
-table (kept current on every insert), never the responses, so it stays fast at any size.
-Cross-tabs and subgroups need joint counts, which come from the responses.
+Reads go through the read-only connection.  No page reads the responses: the results page
+reads the per-option ``counts``, cross-tabs and subgroups the answer patterns
+(:mod:`deniable.server.store.aggregates`), both kept current on every insert, so every page
+stays fast at any size.  Only the responses exports read the rows.
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
@@ -17,6 +19,7 @@ from deniable.server.store.responses import load_db_dataset
 from deniable.server.store.surveys import LifecycleError, insert_survey, option_counts, replace_design, set_status
 from deniable.server.survey import estimates as report
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
+from deniable.server.survey.files import write_responses_parquet
 from deniable.server.survey.responses_csv import dumps_responses_csv
 
 from ..connections import get_db, get_readonly_db
@@ -198,7 +201,7 @@ def manage_shares(slug: str):
     return redirect(url_for("dashboard.edit", slug=slug), 303)
 
 
-def _attachment(body: str, mimetype: str, filename: str) -> Response:
+def _attachment(body: str | bytes, mimetype: str, filename: str) -> Response:
     """A download: ``body`` saved as ``filename`` by the browser."""
     return Response(body, mimetype=mimetype, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
@@ -246,11 +249,15 @@ def subgroups(slug: str):
     return render_template("dashboard/subgroups.html", stored=stored, view=view)
 
 
-@bp.route("/<slug>/export/<any('responses.csv', 'codebook.json'):name>")
+@bp.route("/<slug>/export/<any('responses.csv', 'responses.parquet', 'codebook.json'):name>")
 def export_responses(slug: str, name: str):
     stored, _ = survey_for(slug)
     if name == "responses.csv":
         body, mimetype = dumps_responses_csv(load_db_dataset(get_readonly_db(), slug)), "text/csv"
+    elif name == "responses.parquet":
+        buffer = io.BytesIO()
+        write_responses_parquet(buffer, load_db_dataset(get_readonly_db(), slug))
+        body, mimetype = buffer.getvalue(), "application/vnd.apache.parquet"
     else:
         body, mimetype = dumps_definition(stored.survey), "application/json"
     return _attachment(body, mimetype, f"{slug}-{name}")

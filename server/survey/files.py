@@ -1,0 +1,173 @@
+"""A survey's data in files: responses (CSV or Parquet) and counts aggregated anywhere.
+
+- **Responses**, one row per response, one column per question id, each cell the reported
+  option's label: the CSV of :mod:`.responses_csv`, or the same columns in **Parquet** (string
+  or dictionary columns; null or "" = not answered), which pandas, R's arrow, DuckDB and Spark
+  read without a CSV round trip.
+- **Counts**: the responses aggregated by any engine's ``GROUP BY`` — any subset of the question
+  columns plus a ``count`` column, one row per distinct answer pattern (CSV or Parquet), e.g. in
+  DuckDB ``SELECT drugs, cheated, year, count(*) AS count FROM 'responses.parquet' GROUP BY ALL``.
+  One column and ``count`` are a question's option counts; two are a cross-tab's joint counts;
+  all of them support everything ``deniable estimate`` does.  A survey of 10^9 reports
+  aggregated elsewhere is then analysed in milliseconds.
+
+The format is chosen by the file's suffix (``.parquet``, else CSV).  Every problem raises
+:class:`~.responses_csv.CSVError` with one line naming the file, the row or line and the column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from .dataset import NOT_ANSWERED, Dataset
+from .definition import Survey
+from .responses_csv import CSVError, read_responses_csv, value_set
+
+COUNT = "count"
+
+
+def is_parquet(path) -> bool:
+    return Path(path).suffix.lower() in (".parquet", ".pq")
+
+
+def read_responses(path, survey: Survey, progress=False) -> Dataset:
+    """A responses file, CSV or Parquet by its suffix."""
+    if is_parquet(path):
+        return read_responses_parquet(path, survey)
+    return read_responses_csv(path, survey, progress=progress)
+
+
+def _open_parquet(path: Path) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(path)
+    except OSError as exc:
+        raise CSVError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except pa.ArrowException as exc:
+        raise CSVError(f"{path}: not a Parquet file: {str(exc).splitlines()[0]}") from None
+
+
+def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0) -> np.ndarray:
+    """Option indices of a column of labels (null or "" = not answered); unknown labels are errors."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+            or (pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type))):
+        raise CSVError(f"{path}: column {question.id!r}: must hold the options' labels as text, "
+                       f"not {column.type}")
+    encoded = pc.dictionary_encode(column).combine_chunks() if not pa.types.is_dictionary(column.type) \
+        else column.combine_chunks()
+    texts, meaning = value_set(question)
+    positions = pc.index_in(encoded.dictionary, value_set=texts)
+    unknown = positions.is_null().to_numpy(zero_copy_only=False)
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    if unknown.any():
+        row = int(np.flatnonzero(np.isin(codes, np.flatnonzero(unknown)))[0])
+        label = encoded.dictionary[int(codes[row])].as_py()
+        raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: unknown option label "
+                       f"{label!r} (expected one of: {', '.join(question.options)})")
+    mapped = np.append(meaning[positions.fill_null(0).to_numpy(zero_copy_only=False)], NOT_ANSWERED)
+    return mapped[codes].astype(np.int16)  # code −1 (null) takes the appended NOT_ANSWERED
+
+
+def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str] = frozenset()) -> None:
+    ids = [q.id for q in survey.questions]
+    for name in names:
+        if name not in ids and name not in extra:
+            raise CSVError(f"{path}: unknown column {name!r} (expected the question ids: {', '.join(ids)})")
+    if len(set(names)) != len(names):
+        raise CSVError(f"{path}: a column appears twice")
+
+
+def read_responses_parquet(path, survey: Survey) -> Dataset:
+    """Read a responses Parquet file (one column per question id, labels as text)."""
+    path = Path(path)
+    table = _open_parquet(path).read()
+    _check_columns(path, table.column_names, survey)
+    columns = {}
+    for q in survey.questions:
+        if q.id not in table.column_names:
+            raise CSVError(f"{path}: missing column {q.id!r} (expected the question ids: "
+                           f"{', '.join(x.id for x in survey.questions)})")
+        column = _indices(path, q, table.column(q.id))
+        if q.required and (column == NOT_ANSWERED).any():
+            row = int(np.argmax(column == NOT_ANSWERED)) + 1
+            raise CSVError(f"{path}: row {row}: column {q.id!r}: empty, but the question is required")
+        columns[q.id] = column
+    return Dataset(survey, columns)
+
+
+def write_responses_parquet(path, dataset: Dataset) -> None:
+    """Write ``dataset`` (one row per response) as Parquet: dictionary-encoded labels, null = not answered."""
+    arrays, names = [], []
+    for q in dataset.survey.questions:
+        indices = dataset.columns[q.id].astype(np.int16)
+        arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
+                                                     pa.array(list(q.options), pa.string())))
+        names.append(q.id)
+    try:
+        pq.write_table(pa.Table.from_arrays(arrays, names=names), path, compression="zstd")
+    except (OSError, pa.ArrowException) as exc:
+        raise CSVError(f"{path}: cannot write: {exc}") from None
+
+
+def read_counts(path, survey: Survey) -> Dataset:
+    """Read aggregated counts (some question columns and ``count``) into a weighted :class:`Dataset`
+    over the questions present."""
+    path = Path(path)
+    if is_parquet(path):
+        table = _open_parquet(path).read()
+        where = lambda row: f"row {row + 1}"  # noqa: E731
+    else:
+        table = _read_counts_csv(path, survey)
+        where = lambda row: f"line {row + 2}"  # noqa: E731  (the header is line 1)
+    names = table.column_names
+    _check_columns(path, names, survey, extra={COUNT})
+    if COUNT not in names:
+        raise CSVError(f"{path}: no {COUNT!r} column (the number of responses with each answer pattern)")
+    present = [q for q in survey.questions if q.id in names]
+    if not present:
+        raise CSVError(f"{path}: no question column besides {COUNT!r}")
+    counts = table.column(COUNT)
+    if not pa.types.is_integer(counts.type):
+        raise CSVError(f"{path}: column {COUNT!r}: must hold whole numbers, not {counts.type}")
+    weights = counts.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    if (weights < 0).any():
+        bad = int(np.argmax(weights < 0))
+        raise CSVError(f"{path}: {where(bad)}: column {COUNT!r}: must be a count of 0 or more")
+    columns = {q.id: _indices(path, q, table.column(q.id)) for q in present}
+    return Dataset(survey.only([q.id for q in present]), columns, weights)
+
+
+def _read_counts_csv(path: Path, survey: Survey) -> pa.Table:
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            header = fh.readline().rstrip("\r\n").split(",")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CSVError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    text = pa.dictionary(pa.int32(), pa.string())
+    types = {name: (pa.int64() if name == COUNT else text) for name in header}
+    try:
+        # "" stays a label ("not answered"), as in the responses CSV; an empty count is an error
+        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
+            column_types=types, strings_can_be_null=False, null_values=[]))
+    except pa.ArrowInvalid as exc:
+        message = str(exc).splitlines()[0]
+        if COUNT in message or "int64" in message:
+            raise CSVError(f"{path}: column {COUNT!r}: must hold whole numbers ({message})") from None
+        raise CSVError(f"{path}: cannot parse as CSV: {message}") from None
+
+
+def aggregate(dataset: Dataset) -> Dataset:
+    """The same data with one row per distinct answer pattern and its count (what ``--counts`` reads)."""
+    ids = [q.id for q in dataset.survey.questions]
+    stacked = np.stack([dataset.columns[qid].astype(np.int64) for qid in ids], axis=1)
+    patterns, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    weights = dataset.weights if dataset.weights is not None else np.ones(len(stacked), dtype=np.int64)
+    counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(patterns))
+    return Dataset(dataset.survey, {qid: patterns[:, i] for i, qid in enumerate(ids)},
+                   np.rint(counts).astype(np.int64))
+
