@@ -13,7 +13,11 @@ from .intervals import METHODS as _METHODS
 from .joint import crosstab
 from .marginal import estimate, subgroups
 from .planning import Plan, WorstCase, margin_of_error, plan, sample_size, worst_case
+from .regression import RegressionError, regress
+from .regression_effects import Term
+from .regression_result import RegressionResult
 from .result import CrosstabResult, EstimateResult
+from .sequential import SequencePath, confidence_sequence, monitor, monitor_path
 
 METHODS = tuple(_METHODS)  # the names of the interval methods, in the registry's order
 
@@ -23,12 +27,20 @@ __all__ = [
     "Plan",
     "WorstCase",
     "EstimateResult",
+    "RegressionError",
+    "RegressionResult",
+    "SequencePath",
+    "Term",
+    "confidence_sequence",
     "coverage",
     "crosstab",
     "estimate",
     "expected_width",
     "margin_of_error",
+    "monitor",
+    "monitor_path",
     "plan",
+    "regress",
     "sample_size",
     "subgroups",
     "worst_case",
