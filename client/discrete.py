@@ -155,3 +155,26 @@ def exponential_mechanism(scores, threshold: int, size: int = 1, draw: Draw | No
         chosen[pending[accept]] = proposal[accept]
         pending = pending[~accept]
     return chosen
+
+
+def geometric_mechanism(values, epsilon, sensitivity, draw: Draw | None = None, repeats: int | None = None):
+    """Release integer ``values`` (a query of L1 sensitivity Δ) with discrete Laplace noise at ε.
+
+    Returns ``(noisy, threshold)``; with ``repeats`` the first axis holds that many independent
+    releases (for auditing the mechanism), otherwise ``noisy`` is shaped like ``values``.
+    """
+    values = np.asarray(values, dtype=np.int64)
+    threshold = base_threshold(epsilon, check_sensitivity(sensitivity))
+    shape = values.shape if repeats is None else (repeats, *values.shape)
+    size = int(np.prod(shape))
+    return values + discrete_laplace(size, threshold, draw).reshape(shape), threshold
+
+
+def exponential_choice(scores, epsilon, sensitivity, draw: Draw | None = None, size: int | None = None):
+    """Choose an option with the exponential mechanism at ε for scores of sensitivity Δ.
+
+    Returns ``(chosen, threshold)``: one index, or ``size`` independent ones (for auditing).
+    """
+    threshold = base_threshold(epsilon, 2 * check_sensitivity(sensitivity))
+    chosen = exponential_mechanism(scores, threshold, 1 if size is None else size, draw)
+    return (int(chosen[0]) if size is None else chosen), threshold

@@ -250,10 +250,10 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     _check_design(X, w, names, terms)
     data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))
     best = fit(data, _start(data))
+    _check_separation(best, data, names, terms, options)  # first: a diverging fit also fails to converge
     if not best.converged:
         raise RegressionError("no convergence", f"the fit stopped after {best.iterations} iterations without "
                               "reaching the maximum; simplify the model")
-    _check_separation(best, data, names, terms, options)
     information = -best.hessian
     eigen = np.linalg.eigvalsh(information)
     if eigen.min() <= 1e-12 * max(eigen.max(), 1.0):

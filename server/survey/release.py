@@ -120,8 +120,7 @@ def _mechanism_entry(item: ReleaseItem, mechanism: str, scale: int, sensitivity:
 
 def _release_counts(patterns, item, question, draw) -> dict:
     counts = _histogram(patterns, question)
-    threshold = discrete.base_threshold(item.epsilon, central.HISTOGRAM)
-    noisy = counts + discrete.discrete_laplace(counts.size, threshold, draw)
+    noisy, threshold = discrete.geometric_mechanism(counts, item.epsilon, central.HISTOGRAM, draw)
     n = patterns.n_responses
     beta = threshold / TWO_32
     intervals = [central.noisy_share_interval(int(y), n, beta, CONFIDENCE) for y in noisy]
@@ -134,8 +133,7 @@ def _release_counts(patterns, item, question, draw) -> dict:
 
 def _release_top(patterns, item, question, draw) -> dict:
     scores = option_counts(patterns, question.id)
-    threshold = discrete.base_threshold(item.epsilon, 2 * central.SCORE)
-    chosen = int(discrete.exponential_mechanism(scores, threshold, 1, draw)[0])
+    chosen, threshold = discrete.exponential_choice(scores, item.epsilon, central.SCORE, draw)
     entry = _mechanism_entry(item, "exponential", 2 * central.SCORE, central.SCORE, threshold,
                              f"the most common answer to {question.id}")
     return {**entry, "labels": list(question.options), "top": chosen}
@@ -143,8 +141,7 @@ def _release_top(patterns, item, question, draw) -> dict:
 
 def _release_groups(patterns, item, question, by, draw) -> dict:
     table = _table(patterns, question, by)
-    threshold = discrete.base_threshold(item.epsilon, central.TABLE)
-    noisy = table + discrete.discrete_laplace(table.size, threshold, draw).reshape(table.shape)
+    noisy, threshold = discrete.geometric_mechanism(table, item.epsilon, central.TABLE, draw)
     totals = table.sum(axis=0)  # each option's reports in all: public, exact (randomized already)
     consistent = np.column_stack([central.consistent_counts(noisy[:, j], int(totals[j]))
                                   for j in range(question.k)])
