@@ -65,8 +65,9 @@ def base_threshold(epsilon, scale) -> int:
 
     ``scale`` is Δ for the geometric mechanism and 2Δ for the exponential mechanism.
 
-    >>> base_threshold(math.log(2), 1)  # β = 1/2 exactly
-    2147483648
+    >>> t = base_threshold(1.0, 2)  # β = e^(−1/2) = 0.60653…, rounded up
+    >>> t, t / 2**32 >= math.exp(-0.5), (t - 1) / 2**32 < math.exp(-0.5)
+    (2605029348, True, True)
     """
     epsilon = check_epsilon(epsilon)
     with localcontext() as ctx:

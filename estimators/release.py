@@ -131,9 +131,8 @@ def noisy_cdf(y: int, n: int, pi: float, beta: float, upper: bool = False) -> fl
 def noisy_share_interval(noisy: int, n: int, beta: float, confidence: float = 0.95) -> tuple[float, float]:
     """Exact equal-tailed interval for π from one count released as ``Binomial(n, π) + Laplace_β``.
 
-    >>> low, high = noisy_share_interval(30, 100, 0.5)
-    >>> 0.2 < low < 0.3 < high < 0.4
-    True
+    >>> [round(end, 4) for end in noisy_share_interval(30, 100, 0.5)]  # Clopper–Pearson alone: [0.2124, 0.3998]
+    [0.2045, 0.4082]
     """
     if n <= 0:
         return 0.0, 1.0

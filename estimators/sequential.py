@@ -170,9 +170,9 @@ def confidence_sequence(x, n, p: float, q: float, confidence: float = 0.95,
 
     Examples
     --------
-    >>> low, high = confidence_sequence(620, 1000, 0.75, 0.25)
-    >>> 0.0 < float(low) < 0.24 < float(high) < 1.0
-    True
+    >>> low, high = confidence_sequence(620, 1000, 0.75, 0.25)  # π̂ = (0.62 − 0.25)/0.5 = 0.74
+    >>> round(float(low), 4), round(float(high), 4)
+    (0.6258, 0.8494)
     """
     confidence = check_confidence(confidence)
     low, high, _ = lambda_sequence(x, n, p, q, confidence, tuned_for)

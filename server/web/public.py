@@ -45,7 +45,7 @@ def results(slug: str):
     stored = get_survey(db, slug)
     document = releases.public_release(db, stored.id) if stored is not None else None
     if document is None:  # the same answer for unknown, unpublished and withdrawn surveys
-        abort(404, description=f"There are no published results for {slug!r}.")
+        abort(404, description=f"There is no survey {slug!r} (or its results are not published).")
     return render_template("public/results.html", stored=stored, release=document,
                            budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
                            protected=protected_items(stored, document))
