@@ -11,8 +11,10 @@ from __future__ import annotations
 import click
 
 from deniable.estimators import RegressionError
+from deniable.server.survey.definition import DefinitionError, load_definition
 from deniable.server.survey.patterns import Patterns, from_dataset
 from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
+from deniable.server.survey.responses_csv import CSVError, read_responses_csv
 
 from .common import confidence_option, database, db_option, echo_json, fail
 
@@ -32,9 +34,11 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             return pattern_counts(db, stored), inputs[1]
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
-    from .analysis import _load_dataset
-
-    return from_dataset(_load_dataset(inputs[:2], None)), inputs[2]
+    try:
+        survey = load_definition(inputs[0])
+        return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2]
+    except (DefinitionError, CSVError) as exc:
+        fail(str(exc))
 
 
 @click.command("regress")

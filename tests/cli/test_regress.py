@@ -132,3 +132,13 @@ def test_usage_errors(files):
     assert "with --db, give the survey's SLUG and the FORMULA" in run("--db", responses, "x").output
     result = run(survey, responses, "drugs ~ year", "--reference", "Maybe")
     assert result.exit_code == 1 and "reference: 'drugs' has no option 'Maybe'" in result.output
+
+
+def test_unreadable_inputs_are_one_line(tmp_path, files):
+    survey, responses = files
+    missing = run(tmp_path / "nope.json", responses, "drugs ~ year")
+    assert missing.exit_code == 1 and missing.output.startswith("Error: ") and "nope.json" in missing.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("drugs,cheated,year\nMaybe,Never,First\n")
+    result = run(survey, bad, "drugs ~ year")
+    assert result.exit_code == 1 and "column 'drugs': unknown option label 'Maybe'" in result.output

@@ -60,7 +60,7 @@ def test_the_default_model_is_the_first_protected_question_on_the_direct_ones(au
 
 
 @pytest.mark.parametrize("formula,status,message", [
-    ("drugs ~ cheat", 400, "formula: covariate &#39;cheat&#39; is protected"),
+    ("drugs ~ cheat", 400, "covariate &#39;cheat&#39; is protected"),
     ("drugs ~ agee", 400, "unknown question &#39;agee&#39;"),
     ("nonsense", 400, "one &#39;~&#39;"),
 ])

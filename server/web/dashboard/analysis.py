@@ -79,8 +79,8 @@ def regression(slug: str):
     try:
         parsed, built, result = fit_formula(pattern_counts(get_readonly_db(), stored), formula,
                                             reference=reference, confidence=confidence)
-    except FormulaError as exc:
-        view["error"], status = f"formula: {exc}", 400
+    except FormulaError as exc:  # the message names the question (or the reference option)
+        view["error"], status = str(exc), 400
     except RegressionError as exc:  # the data cannot support this model: say why, on a normal page
         view["error"] = str(exc)
     else:
