@@ -4,15 +4,18 @@ and intervals that account for the added noise.
 **Neighbouring surveys.**  The number of respondents is published exactly (every page shows it),
 and protected answers are protected already by randomized response; what a release must hide is
 one respondent's *direct* answers.  Two surveys are neighbours when they have the same
-respondents and differ in the answers (direct answers and reports) of one of them.
+respondents and the same randomized reports (ε-LDP already, released exactly) and differ in the
+direct answers of one respondent.  A respondent's protection is then their questions' local ε for
+the reports plus the release ledger's central ε for their direct answers.
 
 **Sensitivities** (L1, derived from that definition):
 
-* a histogram of one direct question, "not answered" counted as a category so that the counts
-  add up to the public number of respondents: one respondent moves from one category to
-  another, one count −1 and one +1, so **Δ₁ = 2** (:data:`HISTOGRAM`);
+* a histogram of one direct question ("not answered" a category of its own for an optional
+  question, so that the counts add up to the public number of respondents): one respondent
+  moves from one category to another, one count −1 and one +1, so **Δ₁ = 2** (:data:`HISTOGRAM`);
 * the counts of a protected question's reports within each group of a direct question (a g × k
-  table): one respondent leaves one cell for another, **Δ₁ = 2** (:data:`TABLE`);
+  table): one respondent leaves one cell for another in the same report column (its report is
+  fixed, its group changes), **Δ₁ = 2**, and every column keeps its public total (:data:`TABLE`);
 * the scores of the exponential mechanism for "the most common answer" are the counts
   themselves; each changes by at most 1, so **Δ = 1**, and since one count may go up while
   another goes down (not monotone) the mechanism needs ``exp(ε·s/(2Δ))`` (McSherry & Talwar
