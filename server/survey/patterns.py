@@ -30,9 +30,14 @@ class Patterns:
     columns: dict[str, np.ndarray]
     counts: np.ndarray
 
-    @property
-    def n_responses(self) -> int:
-        return int(self.counts.sum())
+
+def n_responses(patterns) -> int:
+    """The number of responses the patterns stand for.
+
+    Functions here take any object with ``survey``, ``days``, ``columns`` and ``counts`` (the store's
+    aggregates have their own class), so this is a function, not a property.
+    """
+    return int(np.asarray(patterns.counts).sum())
 
 
 def _unique_rows(matrix: np.ndarray, radices: list[int]):

@@ -30,7 +30,7 @@ from deniable.client.mechanism import TWO_32, MechanismError, check_epsilon
 from deniable.estimators import release as central
 
 from .definition import Question, Survey
-from .patterns import Patterns, collapse, option_counts
+from .patterns import Patterns, collapse, n_responses, option_counts
 
 KINDS = ("counts", "top", "groups")
 CONFIDENCE = 0.95
@@ -98,7 +98,7 @@ def _group_labels(question: Question) -> list[str]:
 def _histogram(patterns: Patterns, question: Question) -> np.ndarray:
     """Counts of each category (:func:`_group_labels`): they add up to every respondent."""
     answered = option_counts(patterns, question.id)
-    return answered if question.required else np.append(answered, patterns.n_responses - int(answered.sum()))
+    return answered if question.required else np.append(answered, n_responses(patterns) - int(answered.sum()))
 
 
 def _table(patterns: Patterns, question: Question, by: Question) -> np.ndarray:
@@ -121,7 +121,7 @@ def _mechanism_entry(item: ReleaseItem, mechanism: str, scale: int, sensitivity:
 def _release_counts(patterns, item, question, draw) -> dict:
     counts = _histogram(patterns, question)
     noisy, threshold = discrete.geometric_mechanism(counts, item.epsilon, central.HISTOGRAM, draw)
-    n = patterns.n_responses
+    n = n_responses(patterns)
     beta = threshold / TWO_32
     intervals = [central.noisy_share_interval(int(y), n, beta, CONFIDENCE) for y in noisy]
     entry = _mechanism_entry(item, "geometric", central.HISTOGRAM, central.HISTOGRAM, threshold,
@@ -184,7 +184,7 @@ def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day
         else:
             raise ReleaseError(f"unknown kind of release {item.kind!r}")
     return {
-        "survey": survey.slug, "released_on": day, "n": patterns.n_responses,
+        "survey": survey.slug, "released_on": day, "n": n_responses(patterns),
         "epsilon": math.fsum(item.epsilon for item in items), "confidence": CONFIDENCE,
         "protected": {q.id: option_counts(patterns, q.id).tolist() for q in survey.questions if q.protected},
         "items": released,

@@ -10,7 +10,7 @@ import pytest
 from deniable.server.store import releases
 from deniable.server.store.pattern_counts import pattern_counts
 from deniable.server.store.responses import insert_many, load_db_dataset
-from deniable.server.survey.patterns import from_dataset, option_counts
+from deniable.server.survey.patterns import from_dataset, n_responses, option_counts
 
 
 def document(epsilons=(1.0,)):
@@ -89,7 +89,7 @@ def test_pattern_counts_agree_with_the_rows(db, stored):
                 submitted_on="2026-01-02")
     patterns = pattern_counts(db, stored)
     rows = from_dataset(load_db_dataset(db, stored.slug))  # independent: one row per response
-    assert patterns.n_responses == rows.n_responses == 800
+    assert n_responses(patterns) == n_responses(rows) == 800
     assert set(patterns.days) == {"2026-01-01", "2026-01-02"}
     for q in stored.survey.questions:
         np.testing.assert_array_equal(option_counts(patterns, q.id), option_counts(rows, q.id))

@@ -9,7 +9,7 @@ from deniable.client import discrete
 from deniable.estimators import RegressionError, regress
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
-from deniable.server.survey.patterns import collapse, daily_counts, from_dataset, option_counts
+from deniable.server.survey.patterns import collapse, daily_counts, from_dataset, n_responses, option_counts
 from deniable.server.survey.regression import FormulaError, design, fit_formula, parse_formula
 from deniable.server.survey.release import ReleaseError, draw_release, ledger_entries, parse_items
 
@@ -33,7 +33,7 @@ def dataset(n=3000, seed=0):
 def test_patterns_count_every_row_once():
     data = dataset()
     patterns = from_dataset(data)
-    assert patterns.n_responses == data.n_rows
+    assert n_responses(patterns) == data.n_rows
     matrix = np.column_stack([data.columns[q.id] for q in SURVEY.questions])
     unique, counts = np.unique(matrix, axis=0, return_counts=True)  # independent
     got = np.column_stack([patterns.columns[q.id] for q in SURVEY.questions])
