@@ -114,7 +114,7 @@ def test_separation_empty_cells_and_collinearity_are_one_line_in_a_real_process(
     for definition_path, csv_path, formula, prefix in cases:
         process = subprocess.run([sys.executable, "-c", "from deniable.server.cli import cli; cli()", "regress",
                                   str(definition_path), str(csv_path), formula], capture_output=True, text=True)
-        assert process.returncode == 1
+        assert process.returncode == 1, (formula, process.returncode, process.stdout[-500:], process.stderr[-2000:])
         assert process.stderr.startswith(prefix) and process.stderr.count("\n") == 1, process.stderr
         assert "Traceback" not in process.stderr and process.stdout == ""
     empty = tmp_path / "empty.csv"
