@@ -21,7 +21,12 @@ _HOMES = {
     "estimate": "marginal", "subgroups": "marginal",
     "Plan": "planning", "WorstCase": "planning", "margin_of_error": "planning", "plan": "planning",
     "sample_size": "planning", "worst_case": "planning",
+    "RegressionError": "regression", "regress": "regression",
+    "Term": "regression_effects",
+    "RegressionResult": "regression_result",
     "CrosstabResult": "result", "EstimateResult": "result",
+    "SequencePath": "sequential", "confidence_sequence": "sequential", "monitor": "sequential",
+    "monitor_path": "sequential",
 }
 
 __all__ = ["METHODS", *sorted(_HOMES)]

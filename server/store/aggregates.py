@@ -18,13 +18,12 @@ questions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import sqlite_utils
 
-from deniable.server.survey.dataset import NOT_ANSWERED, Dataset
+from deniable.server.survey.dataset import NOT_ANSWERED
 from deniable.server.survey.definition import Survey
+from deniable.server.survey.patterns import Patterns
 
 from .surveys import StoredSurvey
 
@@ -46,30 +45,6 @@ def encode_columns(survey: Survey, columns: dict[str, np.ndarray]) -> list[bytes
     width = stacked.shape[1] * stacked.itemsize
     raw = stacked.tobytes()
     return [raw[i:i + width] for i in range(0, len(raw), width)]
-
-
-@dataclass(frozen=True)
-class Patterns:
-    """A survey's answer patterns: row ``i`` is ``counts[i]`` responses on day ``days[i]`` that gave
-    the option indices ``columns[qid][i]`` (−1 = not answered)."""
-
-    survey: Survey
-    days: np.ndarray
-    columns: dict[str, np.ndarray]
-    counts: np.ndarray
-
-    def dataset(self) -> Dataset:
-        """All days together, as a weighted :class:`~deniable.server.survey.dataset.Dataset`."""
-        return Dataset(self.survey, dict(self.columns), self.counts)
-
-    def by_day(self) -> list[tuple[str, Dataset]]:
-        """Per day, in date order, that day's responses as a weighted dataset."""
-        out = []
-        for day in np.unique(self.days):
-            rows = self.days == day
-            out.append((str(day), Dataset(self.survey, {q: c[rows] for q, c in self.columns.items()},
-                                          self.counts[rows])))
-        return out
 
 
 def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:

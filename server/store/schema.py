@@ -184,3 +184,37 @@ def m007_answer_patterns(db: sqlite_utils.Database) -> None:
             counted[key] = counted.get(key, 0) + 1
         db.conn.executemany("INSERT INTO answer_patterns VALUES (?, ?, ?, ?)",
                             [(stored.id, day, pattern, n) for (day, pattern), n in counted.items()])
+
+
+@migrations()
+def m020_release_ledger(db: sqlite_utils.Database) -> None:
+    """Public releases with central differential privacy (:mod:`deniable.server.store.releases`):
+    a release budget per survey (fixed once something is released), the releases (each a JSON
+    document of values drawn once), and an append-only ledger of what each release spent.  The
+    database itself refuses a ledger entry beyond the budget, a change to the ledger, and a
+    change of the budget once anything is spent."""
+    db.execute("CREATE TABLE release_budgets (survey_id INTEGER PRIMARY KEY REFERENCES surveys(id), "
+               "epsilon REAL NOT NULL CHECK (epsilon > 0), public INTEGER NOT NULL DEFAULT 0)")
+    db.execute("CREATE TABLE releases (id INTEGER PRIMARY KEY, survey_id INTEGER NOT NULL REFERENCES surveys(id), "
+               "released_on TEXT NOT NULL, document TEXT NOT NULL)")
+    db.execute("CREATE INDEX idx_releases_survey_id ON releases (survey_id)")
+    db.execute("CREATE TABLE release_ledger (id INTEGER PRIMARY KEY, "
+               "survey_id INTEGER NOT NULL REFERENCES surveys(id), release_id INTEGER NOT NULL REFERENCES releases(id), "
+               "mechanism TEXT NOT NULL, epsilon REAL NOT NULL CHECK (epsilon > 0), realized_epsilon REAL NOT NULL, "
+               "sensitivity INTEGER NOT NULL, what TEXT NOT NULL)")
+    db.execute("CREATE INDEX idx_release_ledger_survey_id ON release_ledger (survey_id)")
+    db.execute(
+        """CREATE TRIGGER release_ledger_within_budget BEFORE INSERT ON release_ledger
+        WHEN NEW.epsilon + (SELECT ifnull(sum(epsilon), 0) FROM release_ledger WHERE survey_id = NEW.survey_id)
+             > ifnull((SELECT epsilon FROM release_budgets WHERE survey_id = NEW.survey_id), 0) * (1 + 1e-12)
+        BEGIN SELECT RAISE(ABORT, 'this release would exceed the survey''s release budget'); END""")
+    for event in ("UPDATE", "DELETE"):
+        db.execute(f"""CREATE TRIGGER release_ledger_append_only_{event.lower()} BEFORE {event} ON release_ledger
+            BEGIN SELECT RAISE(ABORT, 'the release ledger is append-only'); END""")
+        db.execute(f"""CREATE TRIGGER releases_kept_{event.lower()} BEFORE {event} ON releases
+            BEGIN SELECT RAISE(ABORT, 'a release is kept as it was drawn'); END""")
+    db.execute(
+        """CREATE TRIGGER release_budget_fixed BEFORE UPDATE OF epsilon ON release_budgets
+        WHEN NEW.epsilon IS NOT OLD.epsilon AND EXISTS (SELECT 1 FROM release_ledger WHERE survey_id = OLD.survey_id)
+        BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")
+

@@ -45,11 +45,17 @@ def _number(value):
 
 
 def survey_estimates(survey: Survey, counts: dict, *, method: str = "exact", confidence: float = 0.95,
-                     simultaneous: bool = False) -> list:
+                     simultaneous: bool = False, monitoring: bool = False, tuned_for: int = 10_000) -> list:
     """Return ``[(question, EstimateResult)]`` for every question of ``survey`` from its counts.
 
     A question asked directly is estimated with ``epsilon=None`` (no randomization: p = 1, q = 0).
+    ``monitoring`` gives confidence-sequence intervals (:func:`deniable.estimators.monitor`, tuned
+    for ``tuned_for`` respondents) instead of the fixed-n ``method``.
     """
+    if monitoring:
+        return [(q, estimators.monitor(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
+                                       simultaneous=simultaneous, tuned_for=tuned_for))
+                for q in survey.questions]
     return [
         (q, estimators.estimate(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
                                 method=method, simultaneous=simultaneous))

@@ -60,14 +60,15 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
     from . import connections, errors, ratelimit, security
+    from . import public
+    from .dashboard import analysis, auth, publish, views
     from .dashboard import api as results_api
-    from .dashboard import auth, views
     from .respondent import api, pages
 
     connections.init_app(app)
     security.init_app(app)
     csrf.init_app(app)
-    for blueprint in (pages.bp, api.bp, auth.bp, views.bp, results_api.bp):
+    for blueprint in (pages.bp, api.bp, auth.bp, views.bp, results_api.bp, analysis.bp, publish.bp, public.bp):
         app.register_blueprint(blueprint)
     errors.init_app(app)
     ratelimit.init_app(app)

@@ -205,11 +205,12 @@ HEADERS = st.fixed_dictionaries({}, optional={
 })
 SLUG = st.one_of(st.sampled_from(sorted(SLUGS)), st.sampled_from(sorted(SLUGS)), st.text(max_size=12))
 QUERY_KEYS = ["method", "confidence", "simultaneous", "fake", "row", "col", "question", "by", "margin",
-              "next", "slug"]
+              "next", "slug", "monitoring", "formula", "reference"]
 QUERY_VALUES = st.one_of(
     st.sampled_from(["exact", "wilson", "wald", "profile", "clopper-pearson", "0.90", "0.95", "0.99", "1", "0",
                      "y", "", "nan", "inf", "-inf", "1e999", "-1", "0.0001", "0.5", "0.6", "10000000000",
-                     "drugs", "cheat", "age", "drug_use", "cheating", "age_group", str(10**400)]),
+                     "drugs", "cheat", "age", "drug_use", "cheating", "age_group", str(10**400),
+                     "drugs ~ age", "cheat ~ num(age)", "drugs ~ cheat", "drug_use ~ age_group", "Yes", "~"]),
     st.text(max_size=8),
 )
 QUERY = st.lists(st.tuples(st.one_of(st.sampled_from(QUERY_KEYS), st.text(max_size=5)), QUERY_VALUES),
@@ -630,6 +631,12 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/codebook.json"),
     ("dashboard.export_estimates", "GET", "/dashboard/<slug>/export/estimates.json"),
     ("dashboard.export_estimates", "GET", "/dashboard/<slug>/export/estimates.csv"),
+    ("analysis.regression", "GET", "/dashboard/<slug>/regression"),
+    ("analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
+    ("publish.publish", "GET", "/dashboard/<slug>/publish"),
+    ("publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
+    ("publish.release", "POST", "/dashboard/<slug>/publish/release"),
+    ("publish.visibility", "POST", "/dashboard/<slug>/publish/visibility"),
     ("results_api.estimates", "GET", "/api/v1/surveys/<slug>/estimates"),
 ]
 DASHBOARD_ROUTES = sorted({(endpoint, method) for endpoint, method, _ in DASHBOARD})
@@ -1080,3 +1087,86 @@ def test_planning_margin_of_one_half_is_refused_on_its_field(tmp_path):
     assert response.status_code == 200  # the panel falls back to ±0.05 and says why on the field
     assert re.search(r'<ul class="errors" id="margin-errors"><li>Number must be between 0.001 and 0.499',
                      response.get_data(as_text=True))
+
+
+# ---------------------------------------------------------------- publishing and the public page
+
+RELEASE_FIELDS = ["budget", "public", "counts-age", "top-age", "groups-drugs-age", "groups-cheat-age",
+                  "counts-age_group", "top-age_group", "groups-drug_use-age_group"]
+RELEASE_VALUES = st.one_of(st.sampled_from(["1", "0.5", "2", "0", "-1", "nan", "inf", "1e999", "20", "21", "100",
+                                            "101", "", "abc", str(10**400), "1e-300"]), FIELD_VALUE)
+
+
+@covers(("publish.set_budget", "POST"), ("publish.release", "POST"), ("publish.visibility", "POST"))
+def test_publish(tmp_path):
+    """Budgets, releases and the public switch, as the owner: refused requests change nothing, a
+    change is a 303, and no survey's ledger ever spends more than its budget."""
+    world = World(tmp_path)
+    client, valid = world.researcher()
+
+    @FUZZ
+    @given(slug=st.one_of(st.sampled_from(["habits", "habits", "demo", "drafty", "closed", "nope"]), SLUG),
+           action=st.sampled_from(["budget", "release", "visibility"]),
+           fields=st.lists(st.tuples(st.sampled_from(RELEASE_FIELDS), RELEASE_VALUES), max_size=4),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage", "foreign"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    @example(slug="habits", action="budget", fields=[("budget", "3")], token="valid", encoding="urlencoded")
+    @example(slug="habits", action="release", fields=[("counts-age", "1"), ("groups-drugs-age", "1")],
+             token="valid", encoding="urlencoded")
+    @example(slug="habits", action="release", fields=[("top-age", "5")], token="valid", encoding="urlencoded")
+    @example(slug="habits", action="visibility", fields=[("public", "0")], token="valid", encoding="urlencoded")
+    def run(slug, action, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(path(f"/dashboard/<slug>/publish/{action}", slug), **kwargs)
+        after = check(world, response, before, client=client)
+        if slug in SLUGS and not token_ok:
+            assert response.status_code == 400
+        elif SLUGS.get(slug, "") is None:
+            assert response.status_code == 404
+        if after != before:
+            assert response.status_code == 303
+        budgets = {row[0]: row[1] for row in after["release_budgets"]}
+        spent: dict[int, float] = {}
+        for row in after["release_ledger"]:
+            spent[row[1]] = spent.get(row[1], 0.0) + row[4]
+        for survey_id, total in spent.items():
+            assert total <= budgets[survey_id] * (1 + 1e-12)
+
+    run()
+    world.assert_reached(test_publish)
+
+
+@covers(("public.results", "GET"))
+def test_public_results(tmp_path):
+    """The public page: 200 for the published survey, the same 404 for every other slug, nothing written."""
+    from deniable.server.store import releases
+    from deniable.server.store.aggregates import pattern_counts
+    from deniable.server.survey.release import draw_release, ledger_entries, parse_items
+
+    world = World(tmp_path)
+    db = connect(world.db_path)
+    try:
+        stored = get_survey(db, "habits")
+        releases.set_budget(db, stored, 2.0)
+        document = draw_release(pattern_counts(db, stored), parse_items(stored.survey, {"counts-age": "1"}))
+        releases.record_release(db, stored, document, ledger_entries(document))
+    finally:
+        db.conn.close()
+    client = world.app.test_client()
+
+    @FUZZ
+    @given(slug=SLUG, query=QUERY, headers=HEADERS)
+    def run(slug, query, headers):
+        before = world.snapshot()
+        response = client.get(path("/r/<slug>", slug), query_string=query, headers=headers)
+        after = check(world, response, before)
+        assert after == before
+        if slug == "habits":
+            assert response.status_code == 200
+        elif slug in SLUGS:
+            assert response.status_code == 404
+
+    run()
+    run.hypothesis.inner_test(slug="habits", query="", headers={})
+    world.assert_reached(test_public_results)

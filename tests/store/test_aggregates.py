@@ -22,7 +22,7 @@ WIDE = Survey(slug="wide", title="W", description="", questions=(
     Question(id="small", text="S", options=("a", "b"), required=False)))
 
 
-def same_counts(patterns: aggregates.Patterns, rows) -> None:
+def same_counts(patterns, rows) -> None:
     data = patterns.dataset()
     assert data.n_responses == rows.n_responses
     ids = [q.id for q in rows.survey.questions]

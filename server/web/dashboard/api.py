@@ -40,7 +40,8 @@ def estimates(slug: str):
         return api_error(400, f"{field}: {' '.join(problems)}", field)
     counts = option_counts(db, stored.id)
     results = report.survey_estimates(stored.survey, counts, method=form.method.data,
-                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data)
+                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data,
+                                      monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     return Response(estimates_json(stored, results, respondents_from_counts(db, stored, counts)),
                     mimetype="application/json")
 

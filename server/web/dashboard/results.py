@@ -17,7 +17,8 @@ from wtforms import BooleanField, Form, SelectField
 from wtforms.validators import NumberRange, Optional
 
 from deniable import estimators
-from deniable.server.store.aggregates import Patterns, pattern_counts
+from deniable.server.store.aggregates import pattern_counts
+from deniable.server.survey.patterns import Patterns
 from deniable.server.store.surveys import option_counts, respondent_count
 from deniable.server.survey.estimates import question_json
 from deniable.server.survey.planning import survey_plan
@@ -34,6 +35,7 @@ class ResultsForm(Form):
     method = SelectField("Interval method", choices=lambda: list(estimators.METHODS), default="exact")
     confidence = SelectField("Confidence", choices=CONFIDENCES, default="0.95")
     simultaneous = BooleanField("Simultaneous (all options of a question at once, Bonferroni)")
+    monitoring = BooleanField("Monitoring (intervals valid however often you look: confidence sequences)")
     fake = BoundedIntegerField("Fake respondents m", default=10,
                         validators=[Optional(), NumberRange(min=0, max=10**9)])
 
@@ -48,7 +50,7 @@ def fake_shift(m: int, p: float, q: float, n: int) -> float:
 
 
 def question_results(survey, counts: dict, *, method: str, confidence: float, simultaneous: bool,
-                     fake: int | None = None) -> list[dict]:
+                     fake: int | None = None, monitoring: bool = False, tuned_for: int = 10_000) -> list[dict]:
     """Per question: its estimate (None before any answer), the table rows, the SVG chart."""
     items = []
     for position, q in enumerate(survey.questions):
@@ -56,8 +58,12 @@ def question_results(survey, counts: dict, *, method: str, confidence: float, si
         item = {"question": q, "n": int(observed.sum()), "result": None, "rows": [], "chart": None,
                 "shift": None, "mechanism": q.mechanism}
         if item["n"]:
-            result = estimators.estimate(observed, q.epsilon, confidence=confidence, method=method,
-                                         simultaneous=simultaneous)
+            if monitoring:
+                result = estimators.monitor(observed, q.epsilon, confidence=confidence, simultaneous=simultaneous,
+                                            tuned_for=tuned_for)
+            else:
+                result = estimators.estimate(observed, q.epsilon, confidence=confidence, method=method,
+                                             simultaneous=simultaneous)
             item["result"] = result
             item["rows"] = question_json(q, result)["options"]
             if fake is not None:
@@ -66,7 +72,7 @@ def question_results(survey, counts: dict, *, method: str, confidence: float, si
                 q.options, [r["estimate"] for r in item["rows"]], [r["ci_low"] for r in item["rows"]],
                 [r["ci_high"] for r in item["rows"]], chart_id=f"q{position}",
                 title=(f"{q.text} — estimates with {confidence:.0%} "
-                       f"{'simultaneous ' if simultaneous else ''}{method} intervals, n = {result.n}"),
+                       f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n}"),
             )
         items.append(item)
     return items

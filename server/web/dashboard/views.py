@@ -228,7 +228,7 @@ def results(slug: str):
     respondents = respondents_from_counts(db, stored, counts)
     items = question_results(stored.survey, counts, method=form.method.data,
                              confidence=form.confidence_value, simultaneous=form.simultaneous.data,
-                             fake=form.fake.data)
+                             fake=form.fake.data, monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     return render_template("dashboard/results.html", stored=stored, form=form, items=items, role=role,
                            respondents=respondents, status_form=StatusForm())
 
@@ -270,7 +270,8 @@ def export_estimates(slug: str, name: str):
     form = _results_form()
     counts = option_counts(db, stored.id)
     results = report.survey_estimates(stored.survey, counts, method=form.method.data,
-                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data)
+                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data,
+                                      monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     if name.endswith(".json"):
         body = estimates_json(stored, results, respondents_from_counts(db, stored, counts))
         mimetype = "application/json"

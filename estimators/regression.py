@@ -1,0 +1,312 @@
+"""Regression with a randomized outcome: ``regress`` checks its input, fits, and infers.
+
+The model, the likelihood and the fit are in :mod:`.rrlogit`; predicted prevalence and marginal
+effects in :mod:`.regression_effects`; the result object in :mod:`.regression_result`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.stats import chi2, norm
+
+from deniable.client.mechanism import MechanismError, check_options, resolve
+
+from . import point
+from .regression_effects import Term, effects
+from .regression_result import RegressionResult
+from .result import frozen
+from .rrlogit import Data, fit, profile_interval
+from .validate import check_confidence
+
+SEPARATION_PI = 1e-6  # a fitted probability below this for some observed pattern: no finite maximum
+COLLINEAR_EIGEN = 1e-10  # smallest eigenvalue of a leading block of the scaled Gram matrix
+
+
+class RegressionError(ValueError):
+    """A regression that cannot be fitted; ``kind`` says why, the message (one line) where.
+
+    Kinds: ``"input"``, ``"empty cell"``, ``"collinear covariates"``, ``"separation"``,
+    ``"no convergence"``.
+    """
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(f"{kind}: {message}")
+
+
+def _as_reports(reports, k):
+    array = np.asarray(reports)
+    if array.ndim != 1 or array.size == 0:
+        raise RegressionError("input", f"reports must be a non-empty 1-d array of option indices, "
+                                       f"got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise RegressionError("input", f"reports must be integer option indices, got dtype {array.dtype}")
+    if k is None:
+        k = max(int(array.max()) + 1, 2)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
+        raise RegressionError("input", f"k must be an integer >= 2, got {k!r}")
+    try:
+        return check_options(array, int(k)).astype(np.int64), int(k)
+    except MechanismError as exc:
+        raise RegressionError("input", f"reports {exc}") from None
+
+
+def _as_covariates(covariates, m: int) -> np.ndarray:
+    if covariates is None:
+        return np.zeros((m, 0))
+    array = np.asarray(covariates, dtype=float) if not isinstance(covariates, np.ndarray) else covariates
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[0] != m:
+        raise RegressionError("input", f"covariates must have one row per report ({m}), got shape {array.shape}")
+    if array.dtype.kind not in "iufb":
+        raise RegressionError("input", f"covariates must be numbers, got dtype {array.dtype}")
+    array = array.astype(float)
+    if not np.all(np.isfinite(array)):
+        raise RegressionError("input", "covariates must be finite (no NaN or infinity): drop or impute those rows")
+    return array
+
+
+def _as_weights(weights, m: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(m)
+    array = np.asarray(weights, dtype=float)
+    if array.shape != (m,):
+        raise RegressionError("input", f"weights must have one entry per report ({m}), got shape {array.shape}")
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise RegressionError("input", "weights must be finite and non-negative (frequency weights)")
+    return array
+
+
+def _collapse(X: np.ndarray, r: np.ndarray, w: np.ndarray):
+    """Sum the weights of identical ``(x, r)`` rows: the likelihood needs each pattern once.
+
+    A lexicographic sort of the columns, then one pattern per run of equal rows (faster than
+    ``np.unique(axis=0)``, which compares whole rows as bytes).
+    """
+    keep = w > 0
+    X, r, w = X[keep], r[keep], w[keep]
+    if len(w) == 0:
+        return X, r, w
+    order = np.lexsort((r, *X.T[::-1]))
+    X, r, w = X[order], r[order], w[order]
+    change = np.ones(len(w), dtype=bool)
+    change[1:] = (r[1:] != r[:-1]) | np.any(X[1:] != X[:-1], axis=1)
+    starts = np.flatnonzero(change)
+    return X[starts], r[starts], np.add.reduceat(w, starts)
+
+
+def _describe(row: np.ndarray, names, terms) -> str:
+    """The covariate values of a design row, in the terms' words (``year = 4th, age = 31``)."""
+    parts = []
+    for term in terms:
+        if term.categorical:
+            on = [g for g, c in enumerate(term.columns) if row[c] == 1]
+            parts.append(f"{term.name} = {term.levels[on[0] + 1] if on else term.levels[0]}")
+        else:
+            parts.append(f"{term.name} = {row[term.columns[0]]:g}")
+    return ", ".join(parts) if parts else "every response"
+
+
+def _check_design(X: np.ndarray, w: np.ndarray, names, terms) -> None:
+    """Raise RegressionError for an empty cell or for collinear covariates, naming them."""
+    for term in terms:
+        for g, c in enumerate(term.columns):
+            if not np.any(X[:, c] != 0):
+                if term.categorical:
+                    raise RegressionError("empty cell", f"no response has {term.name} = {term.levels[g + 1]!r}; "
+                                                        "drop that level or merge it with another")
+                raise RegressionError("empty cell", f"covariate {names[c]!r} is 0 in every response")
+    design = np.column_stack([np.ones(len(w)), X])
+    gram = design.T @ (design * w[:, None])
+    scale = np.sqrt(np.diag(gram))
+    scaled = gram / np.outer(scale, scale)
+    labels = ["Intercept", *names]
+    for j in range(1, scaled.shape[0]):
+        if np.linalg.eigvalsh(scaled[:j + 1, :j + 1]).min() < COLLINEAR_EIGEN:
+            coef = np.linalg.lstsq(scaled[:j, :j], scaled[:j, j], rcond=None)[0]
+            others = [labels[i] for i in np.flatnonzero(np.abs(coef) > 1e-6)] or labels[:j]
+            raise RegressionError("collinear covariates", f"{labels[j]!r} is a linear combination of "
+                                  f"{', '.join(map(repr, others))}; drop one of them")
+
+
+def _start(data: Data) -> np.ndarray:
+    """Intercepts from the intercept-only maximum (the consistent estimate, kept off 0), slopes 0."""
+    counts = np.bincount(data.r, weights=data.w, minlength=data.k)
+    share = np.clip(point.consistent(counts, data.p, data.q), 1e-3, None)
+    share /= share.sum()
+    theta = np.zeros((data.k - 1, data.X.shape[1]))
+    theta[:, 0] = np.log(share[data.others]) - np.log(share[data.reference])
+    return theta.reshape(-1)
+
+
+def _null_loglik(data: Data) -> float:
+    """The intercept-only maximum: the constrained MLE of the option shares (water filling)."""
+    counts = np.bincount(data.r, weights=data.w, minlength=data.k)
+    share = point.consistent(counts, data.p, data.q)
+    lam = data.q + (data.p - data.q) * share
+    return float(np.sum(counts[counts > 0] * np.log(lam[counts > 0])))
+
+
+def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, terms=None, reference=None,
+            outcome="y", options=None, confidence=0.95, profile=True) -> RegressionResult:
+    """Fit a logit (k = 2) or multinomial logit of the *true* answer on covariates from randomized reports.
+
+    Parameters
+    ----------
+    reports : array_like of int, shape (m,)
+        The reported (randomized) option index of each response or pattern, ``0..k−1``.
+    covariates : array_like, shape (m, d), or None
+        Numeric covariates, without an intercept (one is added first).  Categorical covariates
+        come as dummy columns (see ``terms``).
+    epsilon : float or None
+        The outcome question's declared ε; the realized ``p`` and ``q`` come from
+        :func:`deniable.client.mechanism.resolve` (None: asked directly, ``p = 1``).
+    k : int, optional
+        Number of options; default ``max(reports) + 1``.  Give it when an option may never
+        have been reported.
+    weights : array_like, shape (m,), optional
+        Frequency weights: row i stands for ``weights[i]`` identical responses (distinct patterns
+        with their counts; the likelihood is the same as for the expanded data).
+    names : sequence of d str, optional
+        Column names (default ``x1…xd``).
+    terms : sequence of :class:`Term`, optional
+        How columns group into covariates (a categorical's dummies and its levels), for the
+        predicted prevalence by group and for error messages; default: each column is numeric.
+    reference : int, optional
+        The option without coefficients (default the last, k − 1).
+    outcome, options : str, sequence of k str, optional
+        The outcome's name and option labels, for the summary.
+    confidence : float, default 0.95
+        Level of the Wald, profile and effect intervals.
+    profile : bool, default True
+        Compute profile-likelihood intervals (a few constrained fits per coefficient).
+
+    Returns
+    -------
+    RegressionResult
+
+    Raises
+    ------
+    RegressionError
+        With ``kind`` ``"input"`` (bad arrays or arguments), ``"empty cell"`` (a dummy column
+        that is 0 everywhere), ``"collinear covariates"`` (naming the column and those it is a
+        combination of), ``"separation"`` (the likelihood has no finite maximum: some group's
+        fitted share of an option goes to 0 or 1, which with randomized response happens when a
+        group's reports of an option are no more frequent than randomization alone makes them)
+        or ``"no convergence"``.
+
+    Notes
+    -----
+    ``P(true = j | x) = softmax(x·β)_j`` with ``β_reference = 0``, and the report of option r has
+    probability ``q + (p − q) π_r(x)`` (:mod:`deniable.estimators.rrlogit`).  The fit maximizes
+    this likelihood of the reports directly (trust-region Newton with the analytic Hessian; the
+    module notes of :mod:`.rrlogit` say why not EM).  Standard errors are the square roots of
+    the diagonal of the inverse observed information ``−∇²ℓ(β̂)``; Wald intervals are
+    ``β̂ ± z·SE``; profile intervals are ``{b : 2(ℓ̂ − max_{β_t = b} ℓ) ≤ χ²₁(confidence)}``
+    (Venzon & Moolgavkar 1988), which follow the likelihood's asymmetry and are the better
+    choice at small n or ε.  The likelihood-ratio test compares ``ℓ̂`` with the intercept-only
+    maximum (the constrained MLE of the option shares, :func:`deniable.estimators.estimate`'s
+    consistent estimate) on ``(k − 1)·d`` degrees of freedom (Wilks 1938).  With p = 1 (asked
+    directly) the model and its fit are the ordinary (multinomial) logit.  Coverage of the
+    intervals is measured by ``scripts/regression_coverage.py`` (README).
+
+    References
+    ----------
+    .. [1] G. Blair, K. Imai, Y.-Y. Zhou, "Design and analysis of the randomized response
+       technique", JASA 110 (2015) 1304–1319.
+    .. [2] D. W. Heck, M. Moshagen, "RRreg: an R package for correlation and regression
+       analyses of randomized response data", J. Stat. Softw. 85 (2018).
+    .. [3] D. M. Venzon, S. H. Moolgavkar, "A method for computing profile-likelihood-based
+       confidence intervals", Applied Statistics 37 (1988) 87–94.
+    .. [4] S. S. Wilks, "The large-sample distribution of the likelihood ratio for testing
+       composite hypotheses", Ann. Math. Statist. 9 (1938) 60–62.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.repeat([0.0, 1.0], 4)
+    >>> reports = np.array([0, 0, 0, 1, 0, 1, 1, 1])
+    >>> r = regress(reports, x, None, weights=np.full(8, 50), names=["group"], profile=False)
+    >>> [round(float(b), 4) for b in r.params]
+    [1.0986, -2.1972]
+    """
+    r, k = _as_reports(reports, k)
+    X = _as_covariates(covariates, r.size)
+    w = _as_weights(weights, r.size)
+    confidence = check_confidence(confidence)
+    d = X.shape[1]
+    names = tuple(f"x{i + 1}" for i in range(d)) if names is None else tuple(str(n) for n in names)
+    if len(names) != d:
+        raise RegressionError("input", f"names must have one entry per covariate column ({d}), got {len(names)}")
+    terms = tuple(Term(name, (i,)) for i, name in enumerate(names)) if terms is None else tuple(terms)
+    options = tuple(str(o) for o in options) if options is not None else tuple(str(i) for i in range(k))
+    if len(options) != k:
+        raise RegressionError("input", f"options must have k = {k} labels, got {len(options)}")
+    reference = k - 1 if reference is None else reference
+    if isinstance(reference, bool) or not isinstance(reference, numbers.Integral) or not 0 <= reference < k:
+        raise RegressionError("input", f"reference must be an option index 0..{k - 1}, got {reference!r}")
+    try:
+        mech = resolve(k, epsilon)
+    except MechanismError as exc:
+        raise RegressionError("input", str(exc)) from None
+    X, r, w = _collapse(X, r, w)
+    if w.sum() == 0:
+        raise RegressionError("input", "no responses (every weight is 0)")
+    _check_design(X, w, names, terms)
+    data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))
+    best = fit(data, _start(data))
+    _check_separation(best, data, names, terms, options)  # first: a diverging fit also fails to converge
+    if not best.converged:
+        raise RegressionError("no convergence", f"the fit stopped after {best.iterations} iterations without "
+                              "reaching the maximum; simplify the model")
+    information = -best.hessian
+    eigen = np.linalg.eigvalsh(information)
+    if eigen.min() <= 1e-12 * max(eigen.max(), 1.0):
+        raise RegressionError("separation", "the likelihood is flat in some direction at its maximum "
+                              "(too few responses for this ε to pin down every coefficient)")
+    cov = np.linalg.inv(information)
+    se = np.sqrt(np.diag(cov))
+    z = norm.ppf(0.5 + confidence / 2)
+    drop = chi2.ppf(confidence, 1) / 2
+    if profile:
+        ends = [profile_interval(data, best, i, drop, cov) for i in range(data.size)]
+        profile_low, profile_high = (np.array(e) for e in zip(*ends))
+    else:
+        profile_low = profile_high = np.full(data.size, np.nan)
+    ll_null = _null_loglik(data)
+    lr = max(2 * (best.loglik - ll_null), 0.0)
+    lr_df = (k - 1) * d
+    coef_names = tuple(f"{options[j]}: {c}" if k > 2 else c for j in data.others for c in ("Intercept", *names))
+    note = ""
+    if np.any(~np.isfinite(profile_low)) or np.any(~np.isfinite(profile_high)):
+        note = "a profile interval is open on one side: the likelihood is too flat there (few responses for this ε)"
+    return RegressionResult(
+        names=coef_names, outcome=str(outcome), options=options, reference=int(reference), k=k,
+        n=float(w.sum()), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
+        p=mech.p, q=mech.q, confidence=confidence,
+        params=frozen(best.theta), std_error=frozen(se), z=frozen(best.theta / se),
+        p_value=frozen(2 * norm.sf(np.abs(best.theta / se))),
+        ci_low=frozen(best.theta - z * se), ci_high=frozen(best.theta + z * se),
+        profile_low=frozen(profile_low), profile_high=frozen(profile_high), cov=frozen(cov),
+        loglik=best.loglik, loglik_null=ll_null, lr_stat=lr, lr_df=lr_df,
+        lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df else math.nan,
+        converged=best.converged, iterations=best.iterations,
+        effects=tuple(effects(best.theta, cov, data, terms, z)), note=note,
+    )
+
+
+def _check_separation(best, data: Data, names, terms, options) -> None:
+    from .rrlogit import log_probabilities
+
+    pi = np.exp(log_probabilities(best.theta, data))
+    row, option = np.unravel_index(np.argmin(pi), pi.shape)
+    if pi[row, option] < SEPARATION_PI:
+        where = _describe(data.X[row, 1:], names, terms)
+        raise RegressionError("separation", f"the fit drives the share of {options[option]!r} to 0 where {where} "
+                              "(its reports there are no more frequent than randomization alone makes them), "
+                              "so the likelihood has no maximum; merge groups, drop a covariate or collect "
+                              "more responses")

@@ -1,0 +1,87 @@
+"""``deniable regress``: a logit of a (randomized) answer on questions asked directly.
+
+A thin click shell over :func:`deniable.server.survey.regression.fit_formula` (imported when the
+command runs, like the other offline commands): the responses
+(a CSV with its definition, or a survey in a database) become answer patterns, the formula a
+design, and the fit a table or JSON.  Every problem — a formula naming an unknown question, an
+empty cell, collinear covariates, separation — is one ``Error:`` line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from .common import confidence_option, database, db_option, echo_json, fail
+
+if TYPE_CHECKING:
+    from deniable.server.survey.patterns import Patterns
+
+
+def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, str]:
+    """The answer patterns and the formula, from ``SURVEY.json RESPONSES.csv FORMULA`` or ``SLUG FORMULA``."""
+    if db_path is not None:
+        if len(inputs) != 2:
+            raise click.UsageError("with --db, give the survey's SLUG and the FORMULA")
+        from deniable.server.store.aggregates import pattern_counts
+        from deniable.server.store.surveys import get_survey
+
+        with database(db_path, readonly=True) as db:
+            stored = get_survey(db, inputs[0])
+            if stored is None:
+                fail(f"{db_path}: no survey {inputs[0]!r} in the database")
+            return pattern_counts(db, stored), inputs[1]
+    if len(inputs) != 3:
+        raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
+    from deniable.server.survey.definition import DefinitionError, load_definition
+    from deniable.server.survey.patterns import from_dataset
+    from deniable.server.survey.responses_csv import CSVError, read_responses_csv
+
+    try:
+        survey = load_definition(inputs[0])
+        return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2]
+    except (DefinitionError, CSVError) as exc:
+        fail(str(exc))
+
+
+@click.command("regress")
+@click.argument("inputs", nargs=-1, metavar='SURVEY.json RESPONSES.csv FORMULA | --db FILE SLUG FORMULA')
+@db_option(None, "Read the reports of survey SLUG from this database.")
+@confidence_option
+@click.option("--reference", metavar="LABEL", help="The outcome option without coefficients (default: the last).")
+@click.option("--profile/--no-profile", default=True, show_default=True,
+              help="Profile-likelihood intervals (a few more fits per coefficient).")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+def regress(inputs, db_path, confidence, reference, profile, fmt) -> None:
+    """Fit a logit of a question's true answer on questions asked directly.
+
+    The outcome may be protected (randomized): the model is of the true answer, and the
+    likelihood is that of the randomized reports, with the question's realized p and q.
+    FORMULA is "OUTCOME ~ Q1 + Q2 + …": each covariate is a question asked directly,
+    categorical (its first option the reference level), or num(Q) for a numeric one.
+    Prints the coefficients with standard errors, Wald and profile-likelihood intervals,
+    the likelihood-ratio test against the intercept-only model, and the predicted
+    prevalence of every option in each group.
+
+    \b
+    Example:
+        deniable regress examples/survey.json responses.csv "drugs ~ year"
+        deniable regress --db deniable.db student-life "cheated ~ year" --format json
+    """
+    from deniable.estimators.regression import RegressionError
+    from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
+
+    patterns, text = _patterns(inputs, db_path)
+    try:
+        formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
+                                             profile=profile)
+    except (FormulaError, RegressionError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        echo_json(regression_json(patterns.survey.slug, formula, built, result))
+    else:
+        click.echo(regression_table(formula, built, result), nl=False)
+
+
+COMMANDS = (regress,)

@@ -1,0 +1,197 @@
+"""A public release of a survey's results: what is drawn, with which mechanism, at what cost.
+
+A release is a list of :class:`ReleaseItem` chosen by the survey's owner, each with its own ε:
+
+``counts``  the histogram of a question asked directly ("not answered" a category of its own when
+            the question is optional, so the counts add up to the public number of
+            respondents), with the geometric mechanism;
+``top``     the most common answer to a question asked directly, with the exponential
+            mechanism (the counts stay unpublished);
+``groups``  a protected question's report counts within each group of a direct question (and
+            the estimates within each group), with the geometric mechanism on the table.
+
+Sensitivities and intervals are derived in :mod:`deniable.estimators.release`; the exact integer
+samplers are :mod:`deniable.client.discrete`.  Protected questions' own counts are published
+exactly: they are randomized reports already (post-processing costs no budget).  The whole
+release — the numbers drawn once, their intervals, and one ledger entry per item — is one JSON
+document (:func:`draw_release`), stored by :mod:`deniable.server.store.releases` and only read
+after that: reloading the public page draws nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from deniable.client import discrete
+from deniable.client.mechanism import TWO_32, MechanismError, check_epsilon
+from deniable.estimators import release as central
+
+from .definition import Question, Survey
+from .patterns import Patterns, collapse, n_responses, option_counts
+
+KINDS = ("counts", "top", "groups")
+CONFIDENCE = 0.95
+NOT_ANSWERED = "(not answered)"
+
+
+class ReleaseError(ValueError):
+    """A release that cannot be made; ``field`` names the form field it is about."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class ReleaseItem:
+    kind: str
+    question: str
+    epsilon: float
+    by: str | None = None
+
+    @property
+    def field(self) -> str:
+        """The form field of this item: ``counts-age``, ``top-age``, ``groups-drugs-age``."""
+        return "-".join(p for p in (self.kind, self.question, self.by) if p)
+
+
+def candidates(survey: Survey) -> list[tuple[str, str, str | None, str]]:
+    """Every item an owner can release: ``(kind, question, by, description)``."""
+    direct = [q for q in survey.questions if not q.protected]
+    protected = [q for q in survey.questions if q.protected]
+    out = []
+    for q in direct:
+        out.append(("counts", q.id, None, f"how many chose each option of {q.id!r}"))
+        out.append(("top", q.id, None, f"only the most common answer to {q.id!r}"))
+    for q in protected:
+        for by in direct:
+            out.append(("groups", q.id, by.id, f"estimates of {q.id!r} within each group of {by.id!r}"))
+    return out
+
+
+def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
+    """Read ``{field: ε text}`` (empty = not released) into items, or raise ReleaseError naming the field."""
+    items = []
+    for kind, qid, by, _ in candidates(survey):
+        field = "-".join(p for p in (kind, qid, by) if p)
+        text = (form.get(field) or "").strip()
+        if not text:
+            continue
+        try:
+            epsilon = check_epsilon(float(text))
+        except (ValueError, MechanismError):
+            raise ReleaseError(f"{field}: ε must be a number in (0, 20], got {text[:20]!r}", field) from None
+        items.append(ReleaseItem(kind, qid, epsilon, by))
+    if not items:
+        raise ReleaseError("choose at least one thing to release (give it an ε)", None)
+    return items
+
+
+def _group_labels(question: Question) -> list[str]:
+    """The categories of a direct question: its options, and "not answered" if it is optional."""
+    return [*question.options] if question.required else [*question.options, NOT_ANSWERED]
+
+
+def _histogram(patterns: Patterns, question: Question) -> np.ndarray:
+    """Counts of each category (:func:`_group_labels`): they add up to every respondent."""
+    answered = option_counts(patterns, question.id)
+    return answered if question.required else np.append(answered, n_responses(patterns) - int(answered.sum()))
+
+
+def _table(patterns: Patterns, question: Question, by: Question) -> np.ndarray:
+    """Reports of ``question`` (columns) within each option of ``by`` and "not answered" (rows)."""
+    rows, counts = collapse(patterns, [by.id, question.id])
+    table = np.zeros((len(_group_labels(by)), question.k), dtype=np.int64)
+    for (group, report), count in zip(rows, counts):
+        if report >= 0:  # a required question is always answered: group −1 only when optional
+            table[group if group >= 0 else by.k, report] += count
+    return table
+
+
+def _mechanism_entry(item: ReleaseItem, mechanism: str, scale: int, sensitivity: int, threshold: int,
+                     what: str) -> dict:
+    return {"kind": item.kind, "question": item.question, "by": item.by, "mechanism": mechanism,
+            "epsilon": item.epsilon, "realized_epsilon": discrete.realized_epsilon(threshold, scale),
+            "sensitivity": sensitivity, "threshold": threshold, "what": what}
+
+
+def _release_counts(patterns, item, question, draw) -> dict:
+    counts = _histogram(patterns, question)
+    noisy, threshold = discrete.geometric_mechanism(counts, item.epsilon, central.HISTOGRAM, draw)
+    n = n_responses(patterns)
+    beta = threshold / TWO_32
+    intervals = [central.noisy_share_interval(int(y), n, beta, CONFIDENCE) for y in noisy]
+    entry = _mechanism_entry(item, "geometric", central.HISTOGRAM, central.HISTOGRAM, threshold,
+                             f"counts of {question.id} ({counts.size} categories)")
+    return {**entry, "labels": _group_labels(question), "noisy": noisy.tolist(),
+            "counts": central.consistent_counts(noisy, n).tolist(),
+            "ci_low": [low for low, _ in intervals], "ci_high": [high for _, high in intervals]}
+
+
+def _release_top(patterns, item, question, draw) -> dict:
+    scores = option_counts(patterns, question.id)
+    chosen, threshold = discrete.exponential_choice(scores, item.epsilon, central.SCORE, draw)
+    entry = _mechanism_entry(item, "exponential", 2 * central.SCORE, central.SCORE, threshold,
+                             f"the most common answer to {question.id}")
+    return {**entry, "labels": list(question.options), "top": chosen}
+
+
+def _release_groups(patterns, item, question, by, draw) -> dict:
+    table = _table(patterns, question, by)
+    noisy, threshold = discrete.geometric_mechanism(table, item.epsilon, central.TABLE, draw)
+    totals = table.sum(axis=0)  # each option's reports in all: public, exact (randomized already)
+    consistent = np.column_stack([central.consistent_counts(noisy[:, j], int(totals[j]))
+                                  for j in range(question.k)])
+    mech = question.mechanism
+    beta = threshold / TWO_32
+    groups = []
+    for g, label in enumerate(_group_labels(by)):
+        row = consistent[g]
+        n = int(row.sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = ((row / n - mech.q) / (mech.p - mech.q)).tolist() if n else [None] * question.k
+        ends = [central.noisy_group_interval(noisy[g], j, mech.p, mech.q, beta, CONFIDENCE)
+                for j in range(question.k)]
+        groups.append({"label": label, "n": n, "counts": row.tolist(), "noisy": noisy[g].tolist(),
+                       "estimate": estimate, "ci_low": [e[0] for e in ends], "ci_high": [e[1] for e in ends]})
+    entry = _mechanism_entry(item, "geometric", central.TABLE, central.TABLE, threshold,
+                             f"reports of {question.id} within each group of {by.id} "
+                             f"({table.shape[0]} × {table.shape[1]} table)")
+    return {**entry, "labels": list(question.options), "groups": groups}
+
+
+def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day: str = "") -> dict:
+    """Draw every item once and return the release document (JSON-ready).
+
+    ``draw`` is ``deniable.client.discrete``'s uint32 source (the OS CSPRNG by default).  The
+    document holds the public number of respondents, every protected question's exact report
+    counts, and per item the mechanism, ε, the realized ε, the sensitivity and the values.
+    """
+    survey = patterns.survey
+    draw = draw or discrete.source()
+    released = []
+    for item in items:
+        question = survey.question(item.question)
+        if item.kind == "counts":
+            released.append(_release_counts(patterns, item, question, draw))
+        elif item.kind == "top":
+            released.append(_release_top(patterns, item, question, draw))
+        elif item.kind == "groups":
+            released.append(_release_groups(patterns, item, question, survey.question(item.by), draw))
+        else:
+            raise ReleaseError(f"unknown kind of release {item.kind!r}")
+    return {
+        "survey": survey.slug, "released_on": day, "n": n_responses(patterns),
+        "epsilon": math.fsum(item.epsilon for item in items), "confidence": CONFIDENCE,
+        "protected": {q.id: option_counts(patterns, q.id).tolist() for q in survey.questions if q.protected},
+        "items": released,
+    }
+
+
+def ledger_entries(document: dict) -> list[dict]:
+    """One ledger row per item of a release document: mechanism, ε, realized ε, sensitivity, what."""
+    return [{key: item[key] for key in ("mechanism", "epsilon", "realized_epsilon", "sensitivity", "what")}
+            for item in document["items"]]

@@ -1,0 +1,91 @@
+"""Server-rendered SVG for the analysis pages: an estimate over time with its confidence-sequence band.
+
+Like :mod:`.charts`: no script and no ``style`` attribute (the Content-Security-Policy forbids
+inline style), presentation attributes only, and legible without colour — the band is hatched,
+the fixed-n interval dashed, the estimate a solid line with a marker per day, and the numbers of
+the last day are written out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from markupsafe import Markup, escape
+
+PLOT_X = 48  # left margin (the y-axis labels)
+PLOT_W = 520
+PLOT_Y = 16
+PLOT_H = 200
+BOTTOM = 40  # the x-axis labels
+RIGHT = 150  # the last day's numbers
+
+
+def _f(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if math.isfinite(x) else "0"
+
+
+def _x(t: int, periods: int) -> float:
+    return PLOT_X + (PLOT_W * t / (periods - 1) if periods > 1 else PLOT_W / 2)
+
+
+def _y(value: float) -> float:
+    clipped = min(max(value, 0.0), 1.0) if math.isfinite(value) else 0.0
+    return PLOT_Y + (1 - clipped) * PLOT_H
+
+
+def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[float], low: Sequence[float],
+                  high: Sequence[float], fixed_low: Sequence[float], fixed_high: Sequence[float], *,
+                  title: str, chart_id: str) -> Markup:
+    """The cumulative estimate per period with its confidence-sequence band and the fixed-n interval.
+
+    ``chart_id`` must be unique on the page (it names the hatch pattern).
+    """
+    periods = len(labels)
+    width, height = PLOT_X + PLOT_W + RIGHT, PLOT_Y + PLOT_H + BOTTOM
+    pattern = f"{chart_id}-hatch"
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence-band" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{chart_id}-title">',
+        f'<title id="{chart_id}-title">{escape(title)}</title>',
+        f'<defs><pattern id="{pattern}" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#e4ebf5"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#7c95bd" stroke-width="1.5"/></pattern></defs>',
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = _f(_y(tick))
+        out.append(f'<line class="grid" x1="{PLOT_X}" y1="{y}" x2="{PLOT_X + PLOT_W}" y2="{y}" stroke="#ccc" '
+                   'stroke-width="0.5"/>')
+        out.append(f'<text x="{PLOT_X - 6}" y="{_f(_y(tick) + 4)}" font-size="10" text-anchor="end">{tick:.2f}</text>')
+    if periods:
+        upper = [(_x(t, periods), _y(v)) for t, v in enumerate(high)]
+        lower = [(_x(t, periods), _y(v)) for t, v in reversed(list(enumerate(low)))]
+        if periods == 1:  # a band needs some width: draw one period as a short bar
+            upper = [(upper[0][0] - 6, upper[0][1]), (upper[0][0] + 6, upper[0][1])]
+            lower = [(lower[0][0] + 6, lower[0][1]), (lower[0][0] - 6, lower[0][1])]
+        points = " ".join(f"{_f(x)},{_f(y)}" for x, y in upper + lower)
+        out.append(f'<polygon class="band" points="{points}" fill="url(#{pattern})" stroke="#2b4a75" '
+                   'stroke-width="1"/>')
+        for name, values in (("fixed-low", fixed_low), ("fixed-high", fixed_high)):
+            line = " ".join(f"{_f(_x(t, periods))},{_f(_y(v))}" for t, v in enumerate(values))
+            out.append(f'<polyline class="{name}" points="{line}" fill="none" stroke="#000" '
+                       'stroke-dasharray="4 3" stroke-width="1"/>')
+        finite = [(t, v) for t, v in enumerate(estimate) if math.isfinite(v)]
+        line = " ".join(f"{_f(_x(t, periods))},{_f(_y(v))}" for t, v in finite)
+        out.append(f'<polyline class="estimate" points="{line}" fill="none" stroke="#000" stroke-width="2"/>')
+        for t, v in finite:
+            out.append(f'<circle class="marker" cx="{_f(_x(t, periods))}" cy="{_f(_y(v))}" r="2.5" fill="#000" '
+                       f'data-n="{int(n[t])}" data-ci-low="{low[t]!r}" data-ci-high="{high[t]!r}"/>')
+        base = PLOT_Y + PLOT_H + 14
+        for t in sorted({0, periods - 1}):
+            out.append(f'<text x="{_f(_x(t, periods))}" y="{base}" font-size="10" text-anchor="middle">'
+                       f'{escape(str(labels[t]))}</text>')
+            out.append(f'<text x="{_f(_x(t, periods))}" y="{base + 12}" font-size="10" text-anchor="middle">'
+                       f'n = {int(n[t]):,}</text>')
+        last = periods - 1
+        value = estimate[last]
+        shown = f"{value:.3f}" if math.isfinite(value) else "—"
+        out.append(f'<text class="last" x="{PLOT_X + PLOT_W + 8}" y="{_f(_y(value) + 4)}" font-size="11">'
+                   f'{shown} [{low[last]:.3f}, {high[last]:.3f}]</text>')
+    out.append("</svg>")
+    return Markup("".join(out))

@@ -1,0 +1,105 @@
+"""Publishing a survey's results (owner only): the release budget, releases, and the ledger.
+
+Every route needs the **owner** role (:func:`.permissions.survey_for` with ``"owner"``: 404
+without a role, 403 for a viewer or editor).  A release draws its noisy values once, on the
+server, from the OS CSPRNG, and is stored with its ledger rows (:mod:`deniable.server.store.releases`);
+the public page (:mod:`deniable.server.web.public`) only reads what was stored.
+"""
+
+from __future__ import annotations
+
+import math
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+
+from deniable.server.store import releases
+from deniable.server.store.aggregates import pattern_counts
+from deniable.server.store.surveys import today
+from deniable.server.survey.release import ReleaseError, candidates, draw_release, ledger_entries, parse_items
+
+from ..connections import get_db, get_readonly_db
+from .auth import require_login
+from .permissions import survey_for
+
+bp = Blueprint("publish", __name__, url_prefix="/dashboard")
+
+
+@bp.before_request
+def _login():
+    return require_login()
+
+
+def _page(stored, *, error: str | None = None, status: int = 200, values: dict | None = None):
+    db = get_readonly_db()
+    return render_template(
+        "dashboard/publish.html", stored=stored, error=error, values=values or {},
+        budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
+        latest=releases.latest_release(db, stored.id), candidates=candidates(stored.survey),
+    ), status
+
+
+@bp.route("/<slug>/publish")
+def publish(slug: str):
+    stored, _ = survey_for(slug, "owner")
+    return _page(stored)
+
+
+@bp.route("/<slug>/publish/budget", methods=["POST"])
+def set_budget(slug: str):
+    stored, _ = survey_for(slug, "owner")
+    text = (request.form.get("budget") or "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return _page(stored, error=f"budget: must be a number of ε, got {text[:20]!r}", status=400)
+    if stored.status == "draft":
+        return _page(stored, error=f"survey {slug!r} is a draft: open it before publishing", status=409)
+    try:
+        releases.set_budget(get_db(), stored, value if math.isfinite(value) else math.nan)
+    except releases.BudgetError as exc:
+        return _page(stored, error=str(exc), status=409 if "fixed" in str(exc) else 400)
+    flash(f"Release budget set to ε = {value:g}.", "info")
+    return redirect(url_for("publish.publish", slug=slug), 303)
+
+
+@bp.route("/<slug>/publish/release", methods=["POST"])
+def release(slug: str):
+    """Draw and store a release: refused (409, nothing drawn or spent) beyond the budget."""
+    stored, _ = survey_for(slug, "owner")
+    values = {key: value for key, value in request.form.items() if key != "csrf_token"}
+    if stored.status == "draft":
+        return _page(stored, error=f"survey {slug!r} is a draft: open it before publishing", status=409)
+    try:
+        items = parse_items(stored.survey, request.form)
+    except ReleaseError as exc:
+        return _page(stored, error=str(exc), status=400, values=values)
+    current = releases.budget(get_readonly_db(), stored.id)
+    cost = math.fsum(item.epsilon for item in items)
+    if current.epsilon is None:
+        return _page(stored, error="set a release budget first", status=409, values=values)
+    if current.spent + cost > current.epsilon * (1 + 1e-12):
+        return _page(stored, status=409, values=values,
+                     error=f"this release costs ε = {cost:g}, but only {current.remaining:g} of the budget of "
+                           f"{current.epsilon:g} is left: refused, nothing was released")
+    document = draw_release(pattern_counts(get_readonly_db(), stored), items, day=today())
+    try:
+        releases.record_release(get_db(), stored, document, ledger_entries(document))
+    except releases.BudgetError as exc:  # another release got there first
+        return _page(stored, error=str(exc), status=409, values=values)
+    flash(f"Released: ε = {cost:g} spent. The public page shows it until you withdraw it.", "info")
+    return redirect(url_for("publish.publish", slug=slug), 303)
+
+
+@bp.route("/<slug>/publish/visibility", methods=["POST"])
+def visibility(slug: str):
+    """Withdraw the public page, or show the latest release again (nothing is drawn or spent)."""
+    stored, _ = survey_for(slug, "owner")
+    choice = request.form.get("public")
+    if choice not in ("0", "1"):
+        return _page(stored, error="public: choose 1 (show) or 0 (withdraw)", status=400)
+    try:
+        releases.set_public(get_db(), stored, choice == "1")
+    except releases.BudgetError as exc:
+        return _page(stored, error=str(exc), status=409)
+    flash("The public page shows the latest release." if choice == "1" else "The public page is withdrawn.", "info")
+    return redirect(url_for("publish.publish", slug=slug), 303)

@@ -1,0 +1,144 @@
+"""``deniable regress``: the table and JSON, from a CSV or a database, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from deniable.estimators import regress
+from deniable.server.cli import cli
+from deniable.server.store.db import init_db
+from deniable.server.store.responses import insert_many
+from deniable.server.store.surveys import insert_survey
+from deniable.server.survey.definition import load_definition
+from deniable.server.survey.responses_csv import read_responses_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def files(tmp_path):
+    survey, truth = tmp_path / "survey.json", tmp_path / "truth.json"
+    shutil.copy(ROOT / "examples" / "survey.json", survey)
+    shutil.copy(ROOT / "examples" / "truth.json", truth)
+    responses = tmp_path / "responses.csv"
+    result = CliRunner().invoke(cli, ["simulate", str(survey), "--n", "4000", "--truth", str(truth), "--seed", "3",
+                                      "-o", str(responses)])
+    assert result.exit_code == 0, result.output
+    return survey, responses
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["regress", *map(str, args)])
+
+
+def test_json_equals_the_estimator_on_the_rows(files):
+    survey, responses = files
+    result = run(survey, responses, "drugs ~ year", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    # independent of the pattern path: the rows of the CSV, dummies built here
+    rows = read_responses_csv(responses, load_definition(survey))
+    year = rows.columns["year"]
+    direct = regress(rows.columns["drugs"], np.column_stack([year == 1, year == 2]).astype(float), 1.0, k=2)
+    assert [c["estimate"] for c in data["coefficients"]] == pytest.approx(list(direct.params), abs=1e-9)
+    assert [c["profile_high"] for c in data["coefficients"]] == pytest.approx(list(direct.profile_high), abs=1e-7)
+    assert data["formula"] == "drugs ~ year" and data["reference"] == "No" and data["n"] == 4000
+    assert [c["name"] for c in data["coefficients"]] == ["Intercept", "year[Second]", "year[Third or later]"]
+
+
+def test_table_has_the_model_the_coefficients_and_the_effects(files):
+    survey, responses = files
+    result = run(survey, responses, "cheated ~ num(year)", "--reference", "Never")
+    assert result.exit_code == 0, result.output
+    for expected in ("cheated ~ num(year)", "num(year) uses option positions: First = 0",
+                     "multinomial logit of cheated (reference option: Never)", "Once: num(year)",
+                     "Average marginal effects", "LR test against the intercept-only model"):
+        assert expected in result.output
+
+
+def test_from_the_database(tmp_path, files):
+    survey_path, responses = files
+    db = init_db(tmp_path / "survey.db")
+    try:
+        stored = insert_survey(db, load_definition(survey_path), status="open")
+        insert_many(db, stored, read_responses_csv(responses, stored.survey).columns)
+    finally:
+        db.conn.close()
+    from_db = run("--db", tmp_path / "survey.db", "student-life", "drugs ~ year", "--format", "json", "--no-profile")
+    from_csv = run(survey_path, responses, "drugs ~ year", "--format", "json", "--no-profile")
+    assert from_db.exit_code == 0, from_db.output
+    assert json.loads(from_db.output)["coefficients"] == json.loads(from_csv.output)["coefficients"]
+
+
+@pytest.mark.parametrize("formula,message", [
+    ("drugs ~ yeer", "Error: unknown question 'yeer' in the formula (expected one of: drugs, cheated, year)"),
+    ("drugs ~ cheated", "Error: covariate 'cheated' is protected"),
+    ("drugs year", "Error: a formula is OUTCOME ~ COVARIATE"),
+])
+def test_formula_errors_are_one_line(files, formula, message):
+    survey, responses = files
+    result = run(survey, responses, formula)
+    assert result.exit_code == 1 and result.output.startswith(message) and result.output.count("\n") == 1
+
+
+def test_separation_empty_cells_and_collinearity_are_one_line_in_a_real_process(tmp_path, files):
+    survey, _ = files
+    # 30 responses: "Several times" never reported in the third year → the fit diverges
+    lines = ["drugs,cheated,year"] + [f"No,{['Never', 'Once'][i % 2]},Third or later" for i in range(10)] + \
+            [f"Yes,{['Never', 'Once', 'Several times'][i % 3]},{['First', 'Second'][i % 2]}" for i in range(20)]
+    small = tmp_path / "small.csv"
+    small.write_text("\n".join(lines) + "\n")
+    definition = json.loads(survey.read_text())
+    definition["questions"].append({"id": "year2", "text": "Year again", "options": ["First", "Second",
+                                                                                     "Third or later"]})
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(definition))
+    doubled = tmp_path / "doubled.csv"
+    doubled.write_text("drugs,cheated,year,year2\n" + "".join(
+        f"{['Yes', 'No'][i % 2]},Never,{y},{y}\n" for i, y in enumerate(["First", "Second", "Third or later"] * 20)))
+    cases = [
+        (survey, small, "cheated ~ year", "Error: separation: the fit drives the share of 'Several times' to 0 "
+                                          "where year = Third or later"),
+        (survey, small, "cheated ~ year", ""),  # the same, checked for a traceback below
+        (twice, doubled, "drugs ~ year + year2", "Error: collinear covariates: 'year2[Second]' is a linear "
+                                                 "combination of"),
+    ]
+    for definition_path, csv_path, formula, prefix in cases:
+        process = subprocess.run([sys.executable, "-c", "from deniable.server.cli import cli; cli()", "regress",
+                                  str(definition_path), str(csv_path), formula], capture_output=True, text=True)
+        assert process.returncode == 1, (formula, process.returncode, process.stdout[-500:], process.stderr[-2000:])
+        assert process.stderr.startswith(prefix) and process.stderr.count("\n") == 1, process.stderr
+        assert "Traceback" not in process.stderr and process.stdout == ""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("drugs,cheated,year\n" + "".join(f"{['Yes', 'No'][i % 2]},Never,First\n" for i in range(40))
+                     + "".join(f"{['Yes', 'No'][i % 2]},Never,Second\n" for i in range(40)))
+    result = run(survey, empty, "drugs ~ year")
+    assert result.exit_code == 1
+    assert result.output == ("Error: empty cell: no response has year = 'Third or later'; drop that level or merge "
+                             "it with another\n")
+
+
+def test_usage_errors(files):
+    survey, responses = files
+    assert "give SURVEY.json RESPONSES.csv" in run(survey, responses).output
+    assert "with --db, give the survey's SLUG and the FORMULA" in run("--db", responses, "x").output
+    result = run(survey, responses, "drugs ~ year", "--reference", "Maybe")
+    assert result.exit_code == 1 and "reference: 'drugs' has no option 'Maybe'" in result.output
+
+
+def test_unreadable_inputs_are_one_line(tmp_path, files):
+    survey, responses = files
+    missing = run(tmp_path / "nope.json", responses, "drugs ~ year")
+    assert missing.exit_code == 1 and missing.output.startswith("Error: ") and "nope.json" in missing.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("drugs,cheated,year\nMaybe,Never,First\n")
+    result = run(survey, bad, "drugs ~ year")
+    assert result.exit_code == 1 and "column 'drugs': unknown option label 'Maybe'" in result.output
