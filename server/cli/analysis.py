@@ -15,12 +15,13 @@ from deniable import estimators
 from deniable.client.mechanism import MechanismError, check_k
 from deniable.server.survey import estimates
 from deniable.server.survey import planning
+from deniable.server.survey.codebook import DesignMismatch, check_design
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import DefinitionError, Survey, load_definition
-from deniable.server.survey.responses_csv import CSVError, read_responses_csv, write_responses_csv
+from deniable.server.survey.responses_csv import CSVError, read_design, read_responses_csv, write_responses_csv
 from deniable.server.survey.simulate import TruthError, load_truth, simulate_dataset
 
-from .common import confidence_option, database, db_option, echo_json, fail
+from .common import confidence_option, database, db_option, echo_json, fail, plural
 
 FORMATS = ("table", "json", "csv")
 PROGRESS_ROWS = 200_000  # show a progress bar from this many simulated rows on
@@ -52,8 +53,9 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None) -> Dataset:
         raise click.UsageError("give SURVEY.json and RESPONSES.csv (or --db FILE SLUG)")
     survey = _load_survey(inputs[0])
     try:
+        check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
         return read_responses_csv(inputs[1], survey, progress=True)
-    except CSVError as exc:
+    except (CSVError, DesignMismatch) as exc:
         fail(str(exc))
 
 
@@ -133,7 +135,7 @@ def estimate(inputs, db_path, confidence, method, simultaneous, fmt, crosstab, b
     elif fmt == "csv":
         click.echo(estimates.to_csv(results), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_rows:,} responses\n")
+        click.echo(f"{survey.title} ({survey.slug}): {plural(dataset.n_rows, 'response')}\n")
         click.echo(estimates.to_table(results), nl=False)
 
 
@@ -195,7 +197,7 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
         fail(f"--n {n}: not enough memory to simulate that many respondents at once")
     if db_path is not None:
         stored = _store(db_path, dataset)
-        click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)
+        click.echo(f"stored {plural(stored, 'simulated response')} in {db_path} (survey {survey.slug!r})", err=True)
         if output is None:
             return
     target = output if output is not None else sys.stdout.buffer

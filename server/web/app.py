@@ -59,7 +59,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
-    from . import connections, errors, ratelimit, security
+    from . import connections, errors, i18n, ratelimit, security
     from .dashboard import api as results_api
     from .dashboard import auth, views
     from .respondent import api, pages
@@ -67,6 +67,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     connections.init_app(app)
     security.init_app(app)
     csrf.init_app(app)
+    i18n.init_app(app)
     for blueprint in (pages.bp, api.bp, auth.bp, views.bp, results_api.bp):
         app.register_blueprint(blueprint)
     errors.init_app(app)

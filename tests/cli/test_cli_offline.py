@@ -44,10 +44,16 @@ def files(tmp_path):
     return {"dir": tmp_path, "survey": survey, "truth": truth, "responses": responses}
 
 
+def csv_rows(path: Path) -> list[dict]:
+    """The data rows of a responses CSV with the csv module (after its design line): independent of pyarrow."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        assert fh.readline().startswith("# deniable responses | survey=")
+        return list(csv.DictReader(fh))
+
+
 def label_counts(path: Path) -> dict[str, dict[str, int]]:
     """Count each column's labels with the csv module: independent of pyarrow."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = csv_rows(path)
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
         for qid, label in row.items():
@@ -109,7 +115,7 @@ def test_table_and_csv_formats(cli_runner, files):
                                  "--simultaneous"]).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 2 + 3 + 3
-    assert {r["simultaneous"] for r in rows} == {"True"}
+    assert {r["simultaneous"] for r in rows} == {"true"}
     assert rows[0]["question"] == "drugs" and rows[0]["label"] == "Yes"
     assert rows[-1]["epsilon"] == ""  # asked directly: no ε
 
@@ -120,8 +126,7 @@ def test_crosstab(cli_runner, files):
     assert data["row"]["id"] == "drugs" and data["col"]["id"] == "cheated" and data["n"] == N
     assert data["declared_epsilon"] == 3.0
     assert len(data["cells"]) == 6
-    with open(files["responses"], newline="") as fh:
-        pairs = [(r["drugs"], r["cheated"]) for r in csv.DictReader(fh)]
+    pairs = [(r["drugs"], r["cheated"]) for r in csv_rows(files["responses"])]
     for cell in data["cells"]:
         assert cell["noisy_count"] == pairs.count((cell["row_label"], cell["col_label"]))
     table = invoke_ok(cli_runner, ["estimate", files["survey"], files["responses"],

@@ -92,11 +92,17 @@ def test_export_writes_the_pair_estimate_reads(tmp_path, survey_file):
     out = tmp_path / "exports"
     result = run("export", "student-life", "--db", db_path, "-o", out)
     assert result.exit_code == 0, result.output
-    csv_path, json_path = out / "student-life-responses.csv", out / "student-life.json"
+    csv_path, json_path = out / "student-life-responses.csv", out / "student-life-codebook.json"
     assert result.output.strip() == f"Wrote {csv_path} and {json_path}"
     lines = csv_path.read_text().splitlines()
-    assert lines[0] == "drug_use,cheating,age_group" and sorted(lines[1:]) == ["No,Often,", "Yes,Never,45 to 64"]
+    assert lines[0].startswith("# deniable responses | survey=student-life | design=sha256:")
+    assert lines[1] == "drug_use,cheating,age_group,text-version"
+    assert sorted(lines[2:]) == ["No,Often,,1", "Yes,Never,45 to 64,1"]
     assert json.loads(json_path.read_text())["slug"] == "student-life"
+    result = run("export", "student-life", "--db", db_path, "-o", out, "--spss", "--stata")
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} == {"student-life-responses.csv", "student-life-codebook.json",
+                                               "student-life-responses.sav", "student-life-responses.dta"}
     result = run("export", "nope", "--db", db_path)
     assert result.exit_code == 1 and result.output.strip() == f"Error: {db_path}: no survey 'nope' in the database"
 

@@ -263,8 +263,8 @@ def test_lifecycle_draft_open_closed(app, auth_client):
     assert "is open: it cannot become &#39;open&#39;" in auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
     assert change_status(auth_client, "closed").status_code == 302
     assert get_survey(open_db(app), "habits").status == "closed"
-    change_status(auth_client, "open")
-    assert get_survey(open_db(app), "habits").status == "closed"
+    change_status(auth_client, "open")  # reopening: the design stays frozen
+    assert get_survey(open_db(app), "habits").status == "open"
     assert change_status(auth_client, "draft").status_code == 400  # not a choice at all
 
 
