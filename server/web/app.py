@@ -61,7 +61,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import connections, errors, i18n, ratelimit, security
     from .dashboard import api as results_api
-    from .dashboard import auth, views
+    from .dashboard import auth, lifecycle, planner, views  # noqa: F401 (lifecycle, planner: their routes)
     from .respondent import api, pages
 
     connections.init_app(app)

@@ -22,8 +22,9 @@ RESPONDENT_BLUEPRINTS = {"respond", None}  # None: a page no blueprint handles (
 
 
 def select_locale() -> str:
-    """The survey's language, else the browser's best match for a respondent's page; English elsewhere."""
-    if not request or request.blueprint not in RESPONDENT_BLUEPRINTS:
+    """The survey's language, else the browser's best match for a respondent's page (or the
+    dashboard's preview of one); English elsewhere."""
+    if not request or (request.blueprint not in RESPONDENT_BLUEPRINTS and not g.get("respondent_page")):
         return "en"
     language = g.get("survey_language")
     if language in LANGUAGES:
@@ -31,9 +32,12 @@ def select_locale() -> str:
     return request.accept_languages.best_match(LANGUAGES) or "en"
 
 
-def set_survey_language(language: str | None) -> None:
-    """Respond in ``language`` on this request (call before anything is translated)."""
+def set_survey_language(language: str | None, *, preview: bool = False) -> None:
+    """Respond in ``language`` on this request (call before anything is translated); ``preview``:
+    a dashboard page showing the respondents' page, in their language."""
     g.survey_language = language
+    if preview:
+        g.respondent_page = True
 
 
 def locale() -> str:
