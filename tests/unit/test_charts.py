@@ -31,7 +31,7 @@ def test_estimate_bars_is_well_formed_svg_with_a_title_and_text_values():
 
 
 def test_whiskers_sit_at_the_interval_ends_for_known_numbers():
-    # Domain [0, 0.8] (0.75 rounds up to 0.8): x = 6 + value / 0.8 * 328.
+    # Domain [0, 0.8] (0.75 rounds up to 0.8): x = 6 + value / 0.8 * PLOT_W.
     svg = parse(charts.estimate_bars(["a", "b"], [0.3, 0.7], [0.2, 0.6], [0.4, 0.75], title="t"))
     assert charts.axis_domain([0.3, 0.7], [0.2, 0.6], [0.4, 0.75]) == (0.0, 0.8)
     whiskers = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "whisker"]
@@ -40,15 +40,15 @@ def test_whiskers_sit_at_the_interval_ends_for_known_numbers():
     for row, (g, (low, high)) in enumerate(zip(whiskers, expected)):
         span = next(line for line in g if line.get("class") == "whisker-span")
         y = charts.bar_y(row) + 20 + charts.BAR_H / 2
-        assert float(span.get("x1")) == pytest.approx(6 + low / 0.8 * 328, abs=0.01)
-        assert float(span.get("x2")) == pytest.approx(6 + high / 0.8 * 328, abs=0.01)
+        assert float(span.get("x1")) == pytest.approx(6 + low / 0.8 * charts.PLOT_W, abs=0.01)
+        assert float(span.get("x2")) == pytest.approx(6 + high / 0.8 * charts.PLOT_W, abs=0.01)
         assert float(span.get("y1")) == float(span.get("y2")) == pytest.approx(y)
         caps = [line for line in g if line.get("class") == "whisker-cap"]
         assert sorted(float(c.get("x1")) for c in caps) == pytest.approx(
-            [6 + low / 0.8 * 328, 6 + high / 0.8 * 328], abs=0.01)
+            [6 + low / 0.8 * charts.PLOT_W, 6 + high / 0.8 * charts.PLOT_W], abs=0.01)
     bars = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar"]
     assert float(bars[0].get("x")) == pytest.approx(6)
-    assert float(bars[0].get("width")) == pytest.approx(0.3 / 0.8 * 328, abs=0.01)
+    assert float(bars[0].get("width")) == pytest.approx(0.3 / 0.8 * charts.PLOT_W, abs=0.01)
 
 
 def all_charts():

@@ -20,11 +20,13 @@ TEXT = 13  # font size of every label, in SVG units (= px at the drawn size)
 WIDTH = 340  # the bar charts' width
 PAD = 6
 BAR_TOP = 30  # room for the axis ticks above the rows
-ROW_H = 46  # a label line, then the bar with its whisker
+ROW_H = 46  # a label line across the chart, then the bar with its whisker and, at the right, the numbers
 BAR_H = 14
 BAR_BOTTOM = 8
 HEADER_H = 24  # an option's heading in the grouped chart
-LABEL_CHARS = 24
+VALUE_W = 142  # room for "100.0% [100.0%, 100.0%]" at the right of the bars
+PLOT_W = WIDTH - 2 * PAD - VALUE_W
+LABEL_CHARS = 44
 
 # DP region: the unit square of (α, β) mapped to a REGION_SIDE square with a margin.
 REGION_SIDE = 180
@@ -57,7 +59,7 @@ def axis_domain(estimates: Sequence[float], ci_low: Sequence[float], ci_high: Se
 def bar_x(value: float, domain: tuple[float, float]) -> float:
     """The x coordinate of ``value`` on the bar charts' axis."""
     lo, hi = domain
-    return PAD + (value - lo) / (hi - lo) * (WIDTH - 2 * PAD)
+    return PAD + (value - lo) / (hi - lo) * PLOT_W
 
 
 def _shorten(label: str, limit: int = LABEL_CHARS) -> str:
@@ -80,7 +82,7 @@ def _axis(domain: tuple[float, float], bottom: float) -> list[str]:
     for i in range(ticks + 1):
         value = lo + i * step
         x = bar_x(value, domain)
-        anchor = "start" if i == 0 else "end" if x > WIDTH - 20 else "middle"
+        anchor = "start" if i == 0 else "end" if x > PAD + PLOT_W - 14 else "middle"
         out.append(f'<line class="tick" x1="{_f(x)}" y1="{axis_y - 3}" x2="{_f(x)}" y2="{_f(bottom)}" '
                    'stroke="#c4c9d2" stroke-width="0.75"/>')
         out.append(f'<text class="tick-label" x="{_f(x)}" y="{axis_y - 6}" font-size="{TEXT}" '
@@ -100,7 +102,7 @@ def _bar_row(y: float, label: str, est: float, low: float, high: float, domain, 
     cap = BAR_H / 2 + 2
     return [
         f'<text class="label" x="{PAD}" y="{_f(y + 14)}" font-size="{TEXT}">{escape(_shorten(label))}</text>',
-        f'<text class="value" x="{WIDTH - PAD}" y="{_f(y + 14)}" font-size="{TEXT}" text-anchor="end" '
+        f'<text class="value" x="{WIDTH - PAD}" y="{_f(bar_y + BAR_H - 2)}" font-size="{TEXT}" text-anchor="end" '
         f'data-estimate="{est!r}">{pct(est)} [{pct(low)}, {pct(high)}]</text>',
         f'<rect class="bar" x="{_f(x0)}" y="{_f(bar_y)}" width="{_f(x1 - x0)}" height="{BAR_H}" '
         f'fill="url(#{pattern})" stroke="#2b4a75" stroke-width="1"/>',
@@ -189,7 +191,8 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], estimates, ci_
     width = HEAT_LABEL_W + len(col_labels) * HEAT_CELL_W + PAD
     height = HEAT_TOP + len(row_labels) * HEAT_CELL_H + PAD
     values = [v for row in estimates for v in row if math.isfinite(v)]
-    top = max([0.05, *values])
+    low_end, top = min(values, default=0.0), max(values, default=0.0)
+    span = top - low_end
     out = _svg_open("heatmap", width, height, chart_id, title)
     for j, label in enumerate(col_labels):
         x = HEAT_LABEL_W + (j + 0.5) * HEAT_CELL_W
@@ -201,7 +204,8 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], estimates, ci_
                    f'font-size="{TEXT}" text-anchor="end">{escape(_shorten(label, 14))}</text>')
         for j in range(len(col_labels)):
             est, low, high = estimates[i][j], ci_low[i][j], ci_high[i][j]
-            level = min(len(HEAT) - 1, int(max(0.0, est) / top * len(HEAT))) if math.isfinite(est) else 0
+            # darker for larger, over the table's own range (the numbers carry the values)
+            level = min(len(HEAT) - 1, int((est - low_end) / span * len(HEAT))) if span and math.isfinite(est) else 0
             ink = "#ffffff" if level >= 3 else "#111111"
             x = HEAT_LABEL_W + j * HEAT_CELL_W
             out.append(f'<g class="cell" data-row="{i}" data-col="{j}" data-estimate="{est!r}">'

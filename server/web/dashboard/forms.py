@@ -27,7 +27,7 @@ MAX_TARGET = 100_000_000
 ACTIONS = ("up", "down", "duplicate", "delete")
 TARGET_MESSAGE = "enter a whole number of respondents between 1 and 100,000,000, such as 1000"
 MARGIN_MESSAGE = "enter a margin between 0.001 and 0.499, such as 0.05 (± 5 points)"
-EPSILON_HINT = f"a number above 0 and at most {MAX_EPSILON:g}, such as 1; smaller protects more"
+EPSILON_HINT = f"above 0 and at most {MAX_EPSILON:g}; smaller protects more"
 
 
 class QuestionForm(Form):
@@ -35,7 +35,7 @@ class QuestionForm(Form):
 
     text = TextAreaField("Question text")
     qid = StringField("Question id")
-    options = TextAreaField("Options (one per line)")
+    options = TextAreaField("Options")
     # Plain string choices: tuples are deprecated in WTForms 3.3, SelectChoice is missing before it.
     protection = RadioField("Asked", choices=["protected", "direct"], default="protected")
     epsilon = StringField("ε (privacy parameter)")
