@@ -19,8 +19,8 @@ DEMO_EMAIL = "demo@deniable.invalid"
 DEMO_DEFINITION = {
     "slug": DEMO_SLUG,
     "title": "A short survey on sensitive habits (demo)",
-    "description": ("Your device randomizes each protected answer before it is sent, "
-                    "so nobody, not even the researchers, can know your true answer."),
+    "description": ("Your device randomizes each protected answer before it is sent, so what is "
+                    "stored never proves what you answered."),
     "questions": [
         {"id": "drug_use", "text": "In the past 12 months, have you used an illegal drug?",
          "options": ["No", "Yes"], "epsilon": math.log(3)},

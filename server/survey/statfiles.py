@@ -1,7 +1,7 @@
 """The responses as SPSS (``.sav``) and Stata (``.dta``) files, with value labels (pyreadstat).
 
-One variable per question, named by its id (Stata allows 32 characters: longer ids are cut and
-made unique), labelled with the question text; values ``1..k`` with the option labels as value
+One variable per question, named by its id (in Stata files at most 31 characters: longer ids
+are cut and made unique), labelled with the question text; values ``1..k`` with the option labels as value
 labels, and not answered = system missing (SPSS) / ``.`` (Stata).  ``text_version`` (the
 wording each response was answered under) is the last variable when given.  The design line of
 the CSV (:func:`.codebook.design_line`) goes into the file too — SPSS's notes, Stata's data
@@ -19,15 +19,17 @@ from .codebook import SEPARATOR, design_line
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import design_fingerprint
 
-STATA_NAME = 32
+# Stata names hold 32 characters, but pyreadstat names each value-label set after its variable and
+# ReadStat refuses a 32-character label name ("too long for the file format"): 31.
+STATA_NAME = 31
 FORMATS = ("sav", "dta")
 
 
 def variable_names(ids: list[str], limit: int | None) -> list[str]:
     """The question ids as variable names, cut to ``limit`` characters and kept unique.
 
-    >>> variable_names(["a" * 40, "a" * 35], 32)
-    ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_2']
+    >>> variable_names(["a" * 40, "a" * 35], 8)
+    ['aaaaaaaa', 'aaaaaa_2']
     """
     names: list[str] = []
     for qid in ids:

@@ -202,6 +202,11 @@ def _write(path: Path, text: str) -> Path:
 
 
 GOOD_CSV = "drugs,cheated,year\nYes,Never,First\nNo,Once,Second\n"
+
+
+def _design_line(files) -> str:
+    """The first line of the example survey's simulated export (its design line)."""
+    return files["responses"].read_text(encoding="utf-8").splitlines()[0]
 # (name, how to make the arguments from the tmp dir and files, substrings of the one error line)
 BAD_INPUTS = [
     ("unknown label", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", GOOD_CSV + "Maybe,Once,First\n")],
@@ -214,6 +219,17 @@ BAD_INPUTS = [
      ["r.csv:2: expected 3 fields (one per question), found 4"]),
     ("unknown column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,cheated,year,age\n")],
      ["r.csv:1: unknown column 'age' (expected the question ids: drugs, cheated, year)"]),
+    ("semicolons", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs;cheated;year\nYes;Never;First\n")],
+     ["r.csv:1: unknown column 'drugs;cheated;year'", "separated by semicolons (;)", "CSV UTF-8 (comma delimited)"]),
+    ("tabs", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs\tcheated\tyear\nYes\tNever\tFirst\n")],
+     ["r.csv:1: unknown column", "separated by tabs"]),
+    ("after a design line", lambda d, f: ["estimate", f["survey"], _write(
+        d / "r.csv", _design_line(f) + "\n" + GOOD_CSV + "Maybe,Once,First\n")],
+     ["r.csv:5: column 'drugs': unknown option label 'Maybe'"]),
+    ("another survey's responses", lambda d, f: ["estimate", f["survey"], _write(
+        d / "r.csv", _design_line(f).replace("epsilon=1.0", "epsilon=2.0") + "\n" + GOOD_CSV)],
+     ["r.csv: question 'drugs': the responses were collected with ε = 2 (k = 2, threshold",
+      "survey.json says ε = 1 (k = 2, threshold"]),
     ("missing column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,cheated\nYes,Never\n")],
      ["r.csv:1: missing column 'year'"]),
     ("duplicate column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,drugs,year\n")],
