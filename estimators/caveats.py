@@ -15,11 +15,22 @@ Three rules, each a number computed for the result at hand:
    ``Σ_x b(x; n, λ) clip((x/n − q)/(p − q), 0, 1) − π`` — exactly +0.306 at n = 12, ε = 0.3,
    π = 0, +0.073 at n = 333, +0.030 at n = 2,000 (``consistent_bias``).  With more options the
    water-filled estimate of a rare option behaves alike.  The note appears when the bias at the
-   estimated proportions reaches one percentage point.
+   estimated proportions reaches one percentage point; since it falls with the distance to the
+   nearer end of [0, 1], only the options estimated nearest 0 and nearest 1 are summed.
 3. **Few respondents.**  ``std_error`` plugs the clipped ``c/n`` into the exact variance
    ``λ(1 − λ)/(n(p − q)²)``; at n ≤ 40 its expectation is 0.84 to 1.24 times the true
    standard deviation (exact sums over n ∈ {12, 20, 40}, ε ∈ {0.3, 0.9, 2.5, 5},
    k ∈ {2, 4, 10}, 101 values of π).  The note says to read the intervals, which are exact.
+
+References
+----------
+.. [1] S. S. Wilks, "The large-sample distribution of the likelihood ratio for testing
+   composite hypotheses", Annals of Mathematical Statistics 9 (1938) 60–62 (the χ²₁ critical
+   value of rule 1).
+.. [2] S. Kullback, R. A. Leibler, "On information and sufficiency", Annals of Mathematical
+   Statistics 22 (1951) 79–86 (the expected log-likelihood ratio per report).
+.. [3] P. Kairouz, K. Bonawitz, D. Ramage, "Discrete distribution estimation under local
+   privacy", ICML 2016 (the constrained maximum-likelihood estimate of rule 2).
 """
 
 from __future__ import annotations
@@ -28,7 +39,9 @@ import math
 
 import numpy as np
 from scipy.special import ndtr, xlogy
-from scipy.stats import binom, chi2
+from scipy.stats import binom
+
+from .binomial import z
 
 FEW_RESPONDENTS = 40  # at or below this n, std_error gets a note
 MATERIAL_BIAS = 0.01  # consistent-estimate bias worth a note (one percentage point)
@@ -50,7 +63,7 @@ def information(n: int, p: float, q: float) -> float:
 def respondents_to_inform(p: float, q: float, confidence: float) -> float:
     """Respondents at which ``information`` reaches ``χ²₁(confidence)/2`` (rule 1)."""
     per_report = min(_kl(p, q), _kl(q, p))
-    return math.inf if per_report == 0 else chi2.ppf(confidence, 1) / 2 / per_report
+    return math.inf if per_report == 0 else z(confidence) ** 2 / 2 / per_report
 
 
 def consistent_bias(n: int, p: float, q: float, pi) -> np.ndarray:
@@ -104,19 +117,25 @@ def notes(n: int, k: int, p: float, q: float, epsilon: float, confidence: float,
     if n == 0:
         return []
     out = []
-    uninformative = p < 1 and information(n, p, q) < chi2.ppf(confidence, 1) / 2
+    critical = z(confidence) ** 2 / 2  # χ²₁(confidence)/2
+    uninformative = p < 1 and information(n, p, q) < critical
     if uninformative:
         needed = respondents_to_inform(p, q, confidence)
         out.append(
             f"with ε = {epsilon:.3g} and n = {n:,} the reports cannot tell an option nobody holds from one "
             f"everybody holds (expected log-likelihood ratio {information(n, p, q):.2g}, below "
-            f"{chi2.ppf(confidence, 1) / 2:.2f}): the intervals keep their coverage but mostly show the range "
+            f"{critical:.2f}): the intervals keep their coverage but mostly show the range "
             f"[0, 1], not the data; about {math.ceil(needed):,} respondents would be needed")
     if p < 1 and not uninformative:  # (when uninformative, every estimate is mostly the clip)
-        # the bias can reach a point only if its boundary value, ≈ 0.4 standard errors, can
-        s = math.sqrt(max(q * (1 - q), p * (1 - p)) / n) / (p - q)
-        if 0.45 * s >= MATERIAL_BIAS / 2:
-            bias = consistent_bias(n, p, q, np.clip(np.asarray(consistent, dtype=float), 0, 1))
+        s = math.sqrt(max(q * (1 - q), p * (1 - p), min(0.25, q * (1 - q) + p * (1 - p))) / n) / (p - q)
+        shares = np.clip(np.asarray(consistent, dtype=float), 0, 1)
+        ends = np.array([shares.min(), shares.max()])
+        # the clipping bias falls with the distance to 0 (or 1): the options estimated nearest
+        # the two ends carry the largest.  Its normal limit, with the largest standard error,
+        # screens out the cases where it cannot reach a point before summing exactly
+        screen = max(abs(_normal_clip_mean(e, s) - e) for e in ends)
+        if screen >= 0.7 * MATERIAL_BIAS:
+            bias = consistent_bias(n, p, q, ends)
             worst = int(np.argmax(np.abs(bias)))
             if abs(bias[worst]) >= MATERIAL_BIAS:
                 out.append(

@@ -47,6 +47,18 @@ normal guess and the cost is a few dozen incomplete-beta calls per endpoint, ind
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
 (returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).
+
+References
+----------
+.. [1] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis
+   of small signals", Phys. Rev. D 57 (1998) 3873.
+.. [2] H. Chernoff, "A measure of asymptotic efficiency for tests of a hypothesis based on the
+   sum of observations", Annals of Mathematical Statistics 23 (1952) 493–507 (the bound
+   ``P(Y ≤ x) ≤ exp(−n KL(x/n‖λ))``).
+.. [3] M. Dowell, P. Jarratt, "A modified regula falsi method for computing the root of an
+   equation", BIT 11 (1971) 168–174 (the Illinois method).
+.. [4] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions* (1964), 26.5.24: the
+   binomial tail as a regularized incomplete beta function.
 """
 
 from __future__ import annotations
@@ -60,7 +72,7 @@ from scipy.special import betainc, expit, logit, ndtr
 TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
 PAD = 1e-12  # endpoints are rounded outward by this much in λ
 _SCAN = 8  # swaps walked one at a time between the last accepted point and B
-_DENSE_N = 100_000  # belts up to this n keep their endpoints in arrays, larger ones in dicts
+_DENSE_N = 20_000  # belts up to this n keep their endpoints in arrays (320 kB), larger ones in dicts
 
 
 def log_ratio(y, n, lam, q, p):
@@ -192,8 +204,15 @@ def _left_end(x, n, lam, q, p, c, hi):
     return np.where(ok, high, hi + 1)
 
 
-def swap_point(x, y, n, ref, q, p):
-    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes, from λ = ref."""
+def swap_point(x, y, n, q, p):
+    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes.
+
+    ``logit s = logit r + (log R(x; r) − log R(y; r) + TIE)/(y − x)`` holds for every r; r is
+    the midpoint of λ̂(x) and λ̂(y), so the log ratios are small (accurate) and the result
+    depends on (x, y, n, q, p) alone — equal ends at two confidence levels stay equal.
+    """
+    ref = 0.5 * (np.minimum(np.maximum(x / n, q), p) + np.minimum(np.maximum(y / n, q), p))
+    ref = np.minimum(np.maximum(ref, np.maximum(q, 1e-300)), np.minimum(p, 1 - 1e-16))
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = (log_ratio(x, n, ref, q, p) - log_ratio(y, n, ref, q, p) + TIE) / (y - x)
         return expit(logit(ref) + shift)
@@ -352,7 +371,7 @@ class _Search:
         a_hi = np.where(empty, b[1] - 1, a[2])
         j = np.floor(position)
         y = np.where(j < joined_low, b[1] + j, a_hi + 1 + (j - joined_low))
-        return swap_point(x, y, n, b[0], q, p)
+        return swap_point(x, y, n, q, p)
 
     def narrow(self, idx, a, b, c, certified, guess, first):
         """Two trial points inside (A, B): the normal guess ± a few counts, then interpolation of
@@ -379,8 +398,10 @@ class _Search:
             high[split] = self.swap_at(idx[split], a[:, idx[split]], b[:, idx[split]], 2 * swaps[split] / 3)
             low[split] = np.clip(low[split], lam_a[split], lam_b[split])
             high[split] = np.clip(high[split], lam_a[split], lam_b[split])
-        for point in (low, high):
-            lo, hi, mass = self.state(point, idx)
+        both_lo, both_hi, both_mass = self.state(np.concatenate([low, high]), np.concatenate([idx, idx]))
+        m = idx.size
+        for half, point in ((slice(0, m), low), (slice(m, 2 * m), high)):
+            lo, hi, mass = both_lo[half], both_hi[half], both_mass[half]
             accepted = mass < cl
             raise_a = accepted & (point > a[0, idx])
             ia = idx[raise_a]
@@ -391,15 +412,63 @@ class _Search:
             certified[ib] = False
 
     def certify(self, idx, a, b, c, t, reach, certified, phase):
-        """Extend the certified stretch [B, t] toward C by a step the normal approximation predicts."""
+        """Extend the certified stretch [B, t] toward C.
+
+        A step ends at the next swap point s when the normal approximation does not expect to
+        pass it: the set above x is constant on [t, s], so by fact 2 its probability at s
+        decides the whole piece — rejected throughout, or x accepted at s itself (the joining
+        count is a tie there).  Otherwise the step goes as far as predicted and is certified by
+        fact 2 with the set at t; a failed step is halved next time.
+        """
         n, cl = self.n, self.cl
+        x, q, p = self.x[idx], self.q[idx], self.p[idx]
         lam, lo, hi, mass = t[:, idx]
-        nxt = self.predict(lam, lo, hi, mass, reach[idx])
-        new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
+        limit = c[0, idx]
+        # the next count to join: hi + 1 on the right, or lo − 1 on the left (near-ties only)
+        right = np.where(hi < n, swap_point(x, hi + 1, n, q, p), np.inf)
+        left = np.where(lo > x + 1, swap_point(x, lo - 1, n, q, p), np.inf)
+        s_next = np.maximum(np.minimum(right, left), lam)
+        predicted = self.predict(lam, lo, hi, mass, reach[idx])
+        single = predicted <= s_next
+        nxt = np.where(single, np.minimum(s_next, limit), predicted)
         self.evaluations += 1
-        below_lo = survival(lo - 1, n, nxt)  # shared: the set above x nearly always starts at x + 1
-        kept = (below_lo - survival(hi, n, nxt) >= cl) & (lo <= hi)  # with fact 2: rejected on all of [t, nxt]
-        moved = new_lo != lo
+        below_lo, above_hi = survival(lo - 1, n, nxt), survival(hi, n, nxt)
+        fixed = np.where(lo <= hi, below_lo - above_hi, 0.0)
+        kept = fixed >= cl  # with fact 2: rejected on all of [t, nxt]
+
+        # single steps: no above() call; past s the set gains the joining count
+        one = np.flatnonzero(single)
+        if one.size:
+            i1 = idx[one]
+            joins_right = right[one] <= left[one]
+            grown_lo = np.where(joins_right, lo[one], lo[one] - 1)
+            grown_hi = np.where(joins_right, np.minimum(hi[one] + 1, n), hi[one])
+            end_here = nxt[one] >= limit[one]  # reached C inside the piece
+            grown_lo = np.where(end_here, lo[one], grown_lo)
+            grown_hi = np.where(end_here, hi[one], grown_hi)
+            grown = np.where(joins_right, below_lo[one] - survival(grown_hi, n, nxt[one]),
+                             survival(grown_lo - 1, n, nxt[one]) - above_hi[one])
+            grown = np.where(end_here, fixed[one], grown)
+            ok = kept[one]
+            t[:, i1[ok]] = np.stack([nxt[one], grown_lo, grown_hi, grown])[:, ok]
+            reach[i1[ok]] = limit[one][ok]
+            done = i1[ok][nxt[one][ok] >= limit[one][ok]]
+            certified[done] = True
+            phase[done] = 2
+            bad = ~ok  # accepted at s: back to bracketing above it
+            ib = i1[bad]
+            a[:, ib] = np.stack([nxt[one], lo[one], hi[one], fixed[one]])[:, bad]
+            b[:, ib] = c[:, ib]
+            certified[ib] = True
+            phase[ib] = 0
+
+        many = np.flatnonzero(~single)
+        if not many.size:
+            return
+        idx, nxt, kept, below_lo = idx[many], nxt[many], kept[many], below_lo[many]
+        lam, lo, hi = lam[many], lo[many], hi[many]
+        new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
+        moved = new_lo != lo  # the set above x nearly always starts at x + 1: S(lo − 1) is shared
         below_new = below_lo.copy()
         if moved.any():
             below_new[moved] = survival(new_lo[moved] - 1, n, nxt[moved])
@@ -410,7 +479,6 @@ class _Search:
         finished = ik[t[0, ik] >= c[0, ik]]
         certified[finished] = True
         phase[finished] = 2
-        # rejected at nxt but not certified in between: try half the step next time
         failed = ~kept
         same = failed & (new_lo == lo) & (new_hi == hi)  # no swap in (t, nxt]: accepted at nxt
         found = idx[same]
@@ -418,7 +486,7 @@ class _Search:
         b[:, found] = c[:, found]
         certified[found] = True
         phase[found] = 0
-        shrink = failed & ~same
+        shrink = failed & ~same  # rejected at nxt but not certified in between: half the step next
         reach[idx[shrink]] = lam[shrink] + 0.5 * (nxt[shrink] - lam[shrink])
 
     def predict(self, lam, lo, hi, mass, limit):
@@ -463,8 +531,8 @@ class _Search:
         ys = np.where(j < joined_low[:, None], b[1][:, None] + j, a_hi[:, None] + 1 + (j - joined_low[:, None]))
         valid = j < total[:, None]
         ys = np.where(valid, ys, x[:, None] + 1)
-        # swap points from fact 1, with B as the reference λ
-        swap = swap_point(x[:, None], ys, n, lam_b[:, None], q[:, None], p[:, None])
+        # swap points from fact 1
+        swap = swap_point(x[:, None], ys, n, q[:, None], p[:, None])
         swap = np.where(valid, np.clip(swap, lam_a[:, None], lam_b[:, None]), -np.inf)
         # latest swap first; equal swaps: the outer count leaves first, so the set stays an interval
         outer_first = -np.abs(ys - n * lam_b[:, None])
@@ -527,7 +595,8 @@ class Belt:
     """The Feldman–Cousins belt for one ``(n, q, p, confidence)``, filled lazily and cached.
 
     An estimate needs the endpoints of its k counts; a coverage or expected-width sum needs the
-    counts near nλ.  Endpoints are kept in arrays up to n = 100,000 and in dicts above.
+    counts near nλ.  Endpoints are kept in arrays up to n = 20,000 and in dicts above (at most
+    128 belts are cached, so a worker holds a few tens of megabytes at most).
 
     Both ends are nondecreasing in x.  Proof for the upper end: let x < x′ and λ_j ↑ high(x)
     with x accepted at λ_j.  Acceptance sets are integer intervals ``[a(λ), b(λ)]`` (a

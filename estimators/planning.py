@@ -13,6 +13,16 @@ golden-section search around the best grid point.  Above, a large-sample model o
 interval (``λ̂ ± z σ(λ)/√n`` truncated to [q, p], expected width in closed form; see
 :func:`model_half_width`) puts the worst λ near ½, or mid-range when [q, p] excludes ½; the
 exact w is evaluated on 41 π within four standard deviations of it and refined the same way.
+
+References
+----------
+.. [1] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis
+   of small signals", Phys. Rev. D 57 (1998) 3873 (the interval planned for).
+.. [2] L. D. Brown, T. T. Cai, A. DasGupta, "Interval estimation for a binomial proportion",
+   Statistical Science 16 (2001) 101–133 (expected width as the measure of precision; the
+   oscillation of discrete intervals in n).
+.. [3] J. Kiefer, "Sequential minimax search for a maximum", Proc. AMS 4 (1953) 502–506
+   (golden-section search).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ Run from the repository root:
 
     python scripts/benchmark.py            # about a minute; writes a 200 MB CSV to a temp dir
     python scripts/benchmark.py --rows 1000000
+    python scripts/benchmark.py --estimators   # only the estimator rows (no CSV)
 
 Benchmarks are a script, never timed tests: numbers depend on the machine.
 """
@@ -21,11 +22,17 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from deniable import estimators  # noqa: E402
+from deniable.client.mechanism import mechanism  # noqa: E402
+from deniable.estimators import exact, planning  # noqa: E402
+from deniable.estimators import joint as joint_module  # noqa: E402
+from deniable.server.store.demo import demo_survey  # noqa: E402
+from deniable.server.survey.planning import survey_plan  # noqa: E402
 from deniable.client import randomize  # noqa: E402
 from deniable.server.survey.responses_csv import write_responses_csv  # noqa: E402
 from deniable.server.survey.dataset import Dataset  # noqa: E402
@@ -60,6 +67,7 @@ def deniable_command() -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000, help="size of the large inputs")
+    parser.add_argument("--estimators", action="store_true", help="only the estimator rows")
     args = parser.parse_args()
     n = args.rows
     rows: list[tuple[str, str]] = []
@@ -80,6 +88,11 @@ def main() -> None:
         t = best_of(lambda: estimators.estimate(counts, 1.0, method=method), 20)
         label = "exact (cached)" if method == "exact" else method
         rows.append((f"estimate, k=3, n=10^4, {label}", fmt(t)))
+
+    rows += estimator_rows()
+    if args.estimators:
+        print_table(rows)
+        return
 
     survey = load_definition(ROOT / "examples" / "survey.json")
     rng = np.random.default_rng(1)
@@ -114,14 +127,71 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp)
 
+    print_table(rows)
+
+
+def print_table(rows) -> None:
     width = max(len(what) for what, _ in rows)
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"{platform.machine()}; best of several runs")
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+          f"{os.cpu_count()} CPUs, {platform.machine()}; best of several runs")
     print()
     print(f"| {'what'.ljust(width)} | time |")
     print(f"| {'-' * width} | ---: |")
     for what, t in rows:
         print(f"| {what.ljust(width)} | {t} |")
+
+
+def cold(fn):
+    """Run ``fn`` with every estimator cache emptied first: a first call, as after a restart."""
+    def run():
+        exact.belt.cache_clear()
+        planning._worst_case.cache_clear()
+        planning._plan.cache_clear()
+        fn()
+    return run
+
+
+def estimator_rows() -> list[tuple[str, str]]:
+    """Exact intervals with many options at large n, cross-tabs, the planner (issue 14)."""
+    rows = []
+    rng = np.random.default_rng(14)
+    for n_resp in (10**5, 10**8, 10**9):
+        mech = mechanism(200, 1.0)
+        # many rare options (Dirichlet 0.3): most endpoints sit near the boundary, the hard case
+        shares = rng.dirichlet(np.full(200, 0.3))
+        counts = rng.multinomial(n_resp, mech.q + (mech.p - mech.q) * shares)
+        rows.append((f"estimate, k=200, n=10^{round(np.log10(n_resp))}, exact, rare options (first call)",
+                     fmt(best_of(cold(lambda: estimators.estimate(counts, 1.0)), 5))))
+        even = rng.multinomial(n_resp, np.full(200, 1 / 200))
+        rows.append((f"estimate, k=200, n=10^{round(np.log10(n_resp))}, exact, even options (first call)",
+                     fmt(best_of(cold(lambda: estimators.estimate(even, 1.0)), 5))))
+    joint = np.array([[2_210, 880, 1_410], [2_990, 1_520, 990]])
+    rows.append(("crosstab 2 × 3, n=10^4, ε=1+2 (first call)",
+                 fmt(best_of(cold(lambda: estimators.crosstab(joint, 1.0, 2.0)), 5))))
+    mech3 = mechanism(3, 1.0)
+    p3 = joint_module.mechanism_matrix(3, mech3.p, mech3.q)
+    truth = np.array([[0.30, 0.05, 0.0], [0.10, 0.20, 0.0], [0.05, 0.05, 0.25]])
+    table = rng.multinomial(50_000, (p3 @ truth @ p3.T).ravel()).reshape(3, 3)
+    rows.append(("crosstab 3 × 3, n=50,000, ε=1+1, zero cells (first call)",
+                 fmt(best_of(cold(lambda: estimators.crosstab(table, 1.0, 1.0)), 5))))
+    rows.append(("sample_size(ε=1, k=2, margin 0.05) → 1,819 (first call)",
+                 fmt(best_of(cold(lambda: estimators.sample_size(1.0, 2, 0.05)), 3))))
+    rows.append(("sample_size(ε=0.3, k=10, margin 0.01) → 3.8 million (first call)",
+                 fmt(best_of(cold(lambda: estimators.sample_size(0.3, 10, 0.01)), 1))))
+    estimators.sample_size(1.0, 2, 0.05)
+    rows.append(("sample_size, cached", fmt(best_of(lambda: estimators.sample_size(1.0, 2, 0.05), 20))))
+    rows.append(("margin_of_error(ε=2, k=4, n=1,000) (first call)",
+                 fmt(best_of(cold(lambda: estimators.margin_of_error(2.0, 4, 1000)), 3))))
+    demo = demo_survey()
+    rows.append(("builder planning panel, demo survey, n=1,000, ±0.05 (first view)",
+                 fmt(best_of(cold(lambda: survey_plan(demo, 1000, 0.05)), 3))))
+    survey_plan(demo, 1000, 0.05)
+    rows.append(("builder planning panel, same, later views (cached)",
+                 fmt(best_of(lambda: survey_plan(demo, 1000, 0.05), 20))))
+    pi = np.linspace(0, 1, 501)
+    rows.append(("coverage('exact', n=10^7, k=10, ε=5, 501 π), exact sums",
+                 fmt(best_of(cold(lambda: estimators.coverage("exact", 10**7, 10, 5.0, pi)), 1))))
+    return rows
 
 
 if __name__ == "__main__":

@@ -216,6 +216,11 @@ def crosstab_json(ct: Crosstab) -> dict:
         "declared_epsilon": total_epsilon if total_epsilon else None,
         "epsilon": _number(r.epsilon) if total_epsilon else None,
         "confidence": _number(r.confidence),
+        # exact conservative intervals (deniable.estimators.joint); the note says whether the
+        # consistent fit converged and which rows were too small for conditionals
+        "method": r.method,
+        "converged": bool(r.converged),
+        "note": r.note or None,
         "cells": cells,
     }
 
@@ -225,7 +230,8 @@ def crosstab_table(ct: Crosstab) -> str:
     data = crosstab_json(ct)
     eps = f"ε = {data['epsilon']:.4f} (ε₁ + ε₂)" if data["epsilon"] is not None else "no randomization"
     lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
-             f"  n = {int(r.n):,} answered both · {eps} · {100 * r.confidence:g}% intervals"]
+             f"  n = {int(r.n):,} answered both · {eps} · {100 * r.confidence:g}% intervals, method: "
+             f"{r.method} (conservative: at least {100 * r.confidence:g}% for every cell)"]
     headers = [f"{ct.row.id} \\ {ct.col.id}", "reported", "joint", "interval",
                f"{ct.col.id} | {ct.row.id}", "interval"]
     rows = [
@@ -234,7 +240,8 @@ def crosstab_table(ct: Crosstab) -> str:
          _interval(c["conditional_ci_low"], c["conditional_ci_high"])]
         for c in data["cells"]
     ]
-    return "\n".join(lines + grid(headers, rows)) + "\n"
+    notes = [f"  note: {r.note}"] if r.note else []
+    return "\n".join(lines + grid(headers, rows) + notes) + "\n"
 
 
 def crosstab_csv(ct: Crosstab) -> str:

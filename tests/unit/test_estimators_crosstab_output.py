@@ -1,0 +1,29 @@
+"""The cross-tab as people see it: its method and notes reach the JSON and the terminal table."""
+
+import json
+
+import numpy as np
+
+from deniable.server.survey import estimates as report
+from deniable.server.survey.definition import parse_definition
+
+SURVEY = parse_definition({"slug": "t", "title": "T", "questions": [
+    {"id": "a", "text": "A", "options": ["y", "n"], "epsilon": 1},
+    {"id": "b", "text": "B", "options": ["u", "v", "w"], "epsilon": 2}]})
+
+
+def test_method_and_notes_in_json_and_table():
+    ct = report.crosstab_estimates(SURVEY, "a", "b", np.array([[3, 1, 2], [100, 200, 194]]), confidence=0.95)
+    data = report.crosstab_json(ct)
+    assert data["method"] == "exact" and data["converged"] is True
+    assert "too few respondents in row 0" in data["note"]
+    assert data["cells"][0]["conditional_estimate"] is None  # refused row: no number
+    json.dumps(data, allow_nan=False)
+    table = report.crosstab_table(ct)
+    assert "method: exact (conservative: at least 95% for every cell)" in table
+    assert "note: too few respondents in row 0" in table
+
+
+def test_no_note_when_there_is_nothing_to_say():
+    ct = report.crosstab_estimates(SURVEY, "a", "b", np.array([[200, 150, 100], [300, 150, 100]]))
+    assert report.crosstab_json(ct)["note"] is None and "note:" not in report.crosstab_table(ct)
