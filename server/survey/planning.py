@@ -51,7 +51,7 @@ def plan_table(k: int, margin: float, confidence: float, rows: list[dict]) -> st
     return "\n".join(lines) + "\n"
 
 
-LIVE_N = 200_000  # the builder computes numbers exactly up to this many respondents (beyond: seconds each)
+LIVE_N = 50_000  # the builder computes numbers exactly up to this many respondents (beyond: over 5 s each)
 
 
 def _about(n: float) -> int:

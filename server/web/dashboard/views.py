@@ -154,8 +154,11 @@ def edit(slug: str):
         return render_builder(form, stored, status=422, **extras)
     fill_from_survey(form, stored.survey, stored.target_n)
     plan_form = PlanningForm(request.args)
-    if plan_form.validate() and plan_form.margin.data:
-        form.margin.data = plan_form.margin.data
+    if plan_form.validate():
+        form.margin.data = plan_form.margin.data or 0.05
+    else:  # the panels plan for ±0.05; the field shows what was asked and says why
+        form.margin.errors = list(plan_form.margin.errors)
+        form.margin.raw_data = [request.args.get("margin", "")[:40]]
     return render_builder(form, stored, **extras)
 
 
