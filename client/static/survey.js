@@ -10,11 +10,21 @@
 // opening the survey again says so and offers "I am a different person", which forgets the
 // previous person's memoized reports; only then are new ones drawn.  What was sent is kept for
 // the thank-you page in sessionStorage (this tab only), never in a cookie.
+//
+// Messages come from the form's data-msg-* attributes, in the page's language.  A survey that
+// asks for consent has an unnamed checkbox (nothing about it is sent) that must be ticked
+// before sending.  A long survey shows how many questions are answered.  In the dashboard's
+// preview (data-preview) nothing is randomized, stored or sent.
 
 import { hasSecureRandom, randomize } from "./rr.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
+
+function message(name, values = {}) {
+  const text = (form && form.dataset[name]) || "";
+  return text.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole));
+}
 
 function memoKey(slug, qid) {
   return `deniable:report:${slug}:${qid}`;
@@ -108,7 +118,7 @@ function prepareSubmission(slug) {
       answered = fieldset.querySelector("input[type=radio]:checked");
     }
     if (!answered && required) {
-      setError(fieldset, "Please answer this question: it is required.");
+      setError(fieldset, message("msgRequired"));
       firstMissing = firstMissing || fieldset;
     } else {
       setError(fieldset, "");
@@ -119,9 +129,21 @@ function prepareSubmission(slug) {
       sent[fieldset.dataset.qid] = Number(answered.value);
     }
   }
+  const consent = document.getElementById("consent-agree");
+  if (consent && !consent.checked) {
+    const box = document.getElementById("consent-error");
+    box.textContent = message("msgConsent");
+    box.hidden = false;
+    if (!firstMissing) consent.focus();
+  }
   if (firstMissing) {
     const first = firstMissing.querySelector("input[type=radio]");
     if (first) first.focus();
+    return false;
+  }
+  if (consent && !consent.checked) return false;
+  if (form.dataset.preview === "true") {
+    showStatus(message("msgPreview"));
     return false;
   }
   for (const { fieldset, answered } of reports) {
@@ -156,6 +178,7 @@ function guardSharedDevice(slug) {
     forgetPreviousPerson(slug);
     notice.hidden = true;
     form.hidden = false;
+    window.dispatchEvent(new Event("resize")); // the progress bar may be needed now
     const first = form.querySelector("input[type=radio]");
     if (first) first.focus();
   });
@@ -170,26 +193,52 @@ function hideInvitationFromAddress() {
   window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
 }
 
+// A survey longer than one screen says how many questions are answered (a sticky bar).
+function trackProgress() {
+  const box = document.getElementById("answer-progress");
+  if (!box) return;
+  const bar = document.getElementById("answer-progress-bar");
+  const text = document.getElementById("answer-progress-text");
+  const fieldsets = Array.from(form.querySelectorAll("fieldset.question"));
+  const update = () => {
+    const answered = fieldsets.filter((f) => f.querySelector("input[type=radio]:checked")).length;
+    bar.value = answered;
+    text.textContent = message("msgProgress", { answered, total: fieldsets.length });
+  };
+  const place = () => {
+    box.hidden = form.hidden || form.getBoundingClientRect().height <= window.innerHeight;
+  };
+  form.addEventListener("change", update);
+  window.addEventListener("resize", place);
+  update();
+  place();
+}
+
 function init() {
   if (!form) return;
   hideInvitationFromAddress();
   const button = form.querySelector("button[type=submit]");
   if (!hasSecureRandom()) {
-    showStatus("Your browser has no secure random number generator (crypto.getRandomValues), "
-      + "so it cannot protect your answers. Please use a current browser. Nothing has been sent.");
+    showStatus(message("msgNoCrypto"));
     return;
   }
   if (!storageWorks()) {
-    showStatus("Your browser blocks local storage, which this survey needs so that a retry "
-      + "cannot reveal your answer. Please allow site data for this page. Nothing has been sent.");
+    showStatus(message("msgNoStorage"));
     return;
   }
   const slug = form.dataset.slug;
-  guardSharedDevice(slug);
+  if (form.dataset.preview !== "true") guardSharedDevice(slug);
   form.querySelectorAll("fieldset.protected").forEach(wireRadioGroup);
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
   });
+  const consent = document.getElementById("consent-agree");
+  if (consent) {
+    consent.addEventListener("change", () => {
+      if (consent.checked) document.getElementById("consent-error").hidden = true;
+    });
+  }
+  trackProgress();
   let sending = false;
   form.addEventListener("submit", (event) => {
     if (sending) {
@@ -200,7 +249,7 @@ function init() {
     try {
       ok = prepareSubmission(slug);
     } catch (error) {
-      showStatus(`Your answers could not be protected, so nothing was sent (${error.message}).`);
+      showStatus(`${message("msgFailed")} (${error.message})`);
     }
     if (!ok) {
       event.preventDefault();

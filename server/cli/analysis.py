@@ -15,7 +15,7 @@ import click
 
 from deniable.estimators.names import METHODS
 
-from .common import confidence_option, database, db_option, echo_json, fail
+from .common import confidence_option, database, db_option, echo_json, fail, plural
 
 if TYPE_CHECKING:
     from deniable.server.survey.dataset import Dataset
@@ -52,7 +52,8 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str
                 fail(f"{db_path}: no survey {inputs[0]!r} in the database")
             return pattern_counts(db, stored).dataset()  # the stored aggregates: no row scan
     from deniable.server.survey import files  # pyarrow: only here
-    from deniable.server.survey.responses_csv import CSVError
+    from deniable.server.survey.codebook import DesignMismatch, check_design
+    from deniable.server.survey.responses_csv import CSVError, read_design
 
     if counts_path is not None:
         if len(inputs) != 1:
@@ -67,8 +68,10 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str
                                "or --db FILE SLUG")
     survey = _load_survey(inputs[0])
     try:
+        if not files.is_parquet(inputs[1]):  # a CSV says which design it was exported under
+            check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
         return files.read_responses(inputs[1], survey, progress=True)
-    except CSVError as exc:
+    except (CSVError, DesignMismatch) as exc:
         fail(str(exc))
 
 
@@ -155,7 +158,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     elif fmt == "csv":
         click.echo(estimates.to_csv(results), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {dataset.n_responses:,} responses\n")
+        click.echo(f"{survey.title} ({survey.slug}): {plural(dataset.n_responses, 'response')}\n")
         click.echo(estimates.to_table(results), nl=False)
 
 
@@ -222,7 +225,7 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
         fail(f"--n {n}: not enough memory to simulate that many respondents at once")
     if db_path is not None:
         stored = _store(db_path, dataset)
-        click.echo(f"stored {stored:,} simulated responses in {db_path} (survey {survey.slug!r})", err=True)
+        click.echo(f"stored {plural(stored, 'simulated response')} in {db_path} (survey {survey.slug!r})", err=True)
         if output is None:
             return
     from deniable.server.survey import files  # pyarrow: only here

@@ -11,6 +11,7 @@ statistics are in :mod:`deniable.estimators.audit`.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sqlite3
 import sys
@@ -42,6 +43,13 @@ async ([value, k, threshold, n]) => {
 """
 
 
+def install_hint() -> str:
+    """How to install Playwright into the Python this deniable runs on (a checkout's .venv or any other)."""
+    return (f"deniable audit needs Playwright, which is not installed for {sys.executable}: install it with "
+            f"`{shlex.quote(sys.executable)} -m pip install 'playwright>=1.45,<2'` (the project's "
+            "'audit' extra; scripts/test.sh installs it too)")
+
+
 @contextmanager
 def browser_page(script: Path | None, chromium: str):
     """A chromium page on the origin of a running deniable app (temporary database)."""
@@ -49,7 +57,7 @@ def browser_page(script: Path | None, chromium: str):
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:
-        raise click.ClickException("deniable audit needs Playwright: pip install 'deniable[audit]'") from None
+        raise click.ClickException(install_hint()) from None
     if not shutil.which(chromium):
         raise click.ClickException(f"{chromium}: chromium not found (on Debian: apt-get install chromium)")
     from werkzeug.serving import WSGIRequestHandler, make_server

@@ -17,6 +17,15 @@ import click
 DEFAULT_DB = "deniable.db"
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 response``, ``2 responses``, ``1,000 responses``.
+
+    >>> plural(1, "response"), plural(20030, "response"), plural(2, "survey", "surveys")
+    ('1 response', '20,030 responses', '2 surveys')
+    """
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def fail(message: str):
     """End the command with ``Error: message`` and exit status 1."""
     raise click.ClickException(message)

@@ -22,8 +22,11 @@ from .common import database, db_option, fail
               help="How links for people outside begin (invitation links), e.g. https://survey.example.org "
                    "[default: http://HOST:PORT of the first public host, else of --host].")
 @db_option()
-@click.option("--demo", is_flag=True, help="Create (if absent) and open the demo survey 'demo'.")
-def serve(host, port, workers, connections, public_hosts, base_url, db_path, demo) -> None:
+@click.option("--demo", is_flag=True, help="Create (if absent) and open the demo survey 'demo'; print its login "
+              "(the same password at every start, kept in FILE.demo-password).")
+@click.option("--reset-demo-password", is_flag=True,
+              help="With --demo: give the demo researcher a new password, ending every session made with the old one.")
+def serve(host, port, workers, connections, public_hosts, base_url, db_path, demo, reset_demo_password) -> None:
     """Serve the survey pages, the JSON API and the dashboard with gunicorn.
 
     The database schema is created or upgraded before the workers start; the app is loaded
@@ -36,11 +39,12 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
     Example:
 
         deniable serve --port 8000 --workers 4 --db deniable.db --demo
+        deniable serve --demo --reset-demo-password
         deniable serve --host 0.0.0.0 --public-host survey.example.org --base-url https://survey.example.org
     """
     import json
 
-    from deniable.server.store.demo import ensure_demo, ensure_demo_researcher
+    from deniable.server.store.demo import ensure_demo
 
     os.umask(0o077)  # everything this process and its workers create: the owner's only
     db_path = os.path.abspath(db_path)
@@ -50,9 +54,11 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
     if shown_host not in trusted and not shown_host.startswith("["):
         trusted.append(shown_host)  # served by address: answer to it
     base_url = (base_url or f"http://{public_hosts[0] if public_hosts else shown_host}:{port}").rstrip("/")
+    if reset_demo_password and not demo:
+        raise click.UsageError("--reset-demo-password goes with --demo")
     with database(db_path, create=True) as db:
         if demo:
-            email, password, researcher_id = ensure_demo_researcher(db)
+            email, password, researcher_id = _demo_login(db, db_path, reset_demo_password)
             stored = ensure_demo(db, owner_id=researcher_id)
             note = "" if stored.status == "open" else f" (it is {stored.status})"
             click.echo(f"Demo survey: {base_url}/s/{stored.slug}{note}")
@@ -85,6 +91,28 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
         "proc_name": "deniable",
         "control_socket_disable": True,  # gunicorn ≥ 27: no shared socket in the home directory
     })
+
+
+def _demo_login(db, db_path: str, reset: bool) -> tuple[str, str, int]:
+    """The demo login: the password of the last start (``DB.demo-password``, readable by the owner
+    only) unless a reset is asked for or it no longer works; a new one ends the old sessions."""
+    from pathlib import Path
+
+    from deniable.server.store.demo import ensure_demo_researcher
+
+    kept = Path(f"{db_path}.demo-password")
+    known = None
+    if not reset and kept.is_file():
+        known = kept.read_text(encoding="utf-8").strip() or None
+    email, password, researcher_id, new = ensure_demo_researcher(db, known)
+    if new:
+        kept.unlink(missing_ok=True)
+        fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(password + "\n")
+        if reset:
+            click.echo("The demo researcher has a new password; every earlier session has ended.", err=True)
+    return email, password, researcher_id
 
 
 def _env_hosts() -> set[str]:

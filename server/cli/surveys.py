@@ -50,30 +50,36 @@ def import_survey(survey_path, db_path, open_now, owner) -> None:
 @click.argument("slug")
 @db_option()
 @click.option("-o", "--out", "out_dir", default=".", show_default=True, metavar="DIR",
-              type=click.Path(file_okay=False), help="Directory for the responses file and the JSON codebook.")
+              type=click.Path(file_okay=False), help="Directory for the exported files.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True,
               help="The responses file's format: CSV, or Parquet for pandas, R's arrow, DuckDB or Spark.")
-def export(slug, db_path, out_dir, fmt) -> None:
-    """Export a survey's reports (option labels) with its definition as JSON codebook.
+@click.option("--spss", is_flag=True, help="Also write SLUG-responses.sav (SPSS, with value labels).")
+@click.option("--stata", is_flag=True, help="Also write SLUG-responses.dta (Stata, with value labels).")
+def export(slug, db_path, out_dir, fmt, spss, stata) -> None:
+    """Export a survey's reports (option labels) with its JSON codebook.
 
-    Writes ``DIR/SLUG-responses.csv`` (or ``.parquet``) and ``DIR/SLUG.json``, the pair
-    ``deniable estimate`` reads.
+    Writes ``DIR/SLUG-responses.csv`` (or ``.parquet``) and ``DIR/SLUG-codebook.json``, the pair
+    ``deniable estimate`` reads: the codebook states each question's mechanism (k, threshold,
+    declared and realized ε) and a design fingerprint that the CSV's first line repeats.
+    --spss and --stata add the same responses as .sav / .dta files with the option labels as
+    value labels.
 
     \b
     Example:
-        deniable export student-life --db deniable.db -o exports/
+        deniable export student-life --db deniable.db -o exports/ --spss --stata
         deniable export student-life --format parquet -o exports/
     """
-    from deniable.server.store.responses import export_survey
+    from deniable.server.store.exports import write_export
 
+    formats = (fmt, *(("sav",) if spss else ()), *(("dta",) if stata else ()))
     with database(db_path, readonly=True) as db:
         try:
-            csv_path, json_path = export_survey(db, slug, out_dir, fmt)
+            paths = write_export(db, slug, out_dir, formats)
         except LookupError as exc:
             fail(f"{db_path}: {exc.args[0] if exc.args else exc}")
         except OSError as exc:
             fail(f"{out_dir}: cannot write the export: {exc.strerror or exc}")
-    click.echo(f"Wrote {csv_path} and {json_path}")
+    click.echo(f"Wrote {', '.join(str(p) for p in paths[:-1])} and {paths[-1]}")
 
 
 @click.command("invite")

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from deniable.server.survey.definition import parse_definition
 
-from .accounts import set_researcher
+from .accounts import authenticate, set_researcher
 from .surveys import StoredSurvey, get_survey, insert_survey
 
 DEMO_SLUG = "demo"
@@ -19,8 +19,8 @@ DEMO_EMAIL = "demo@deniable.invalid"
 DEMO_DEFINITION = {
     "slug": DEMO_SLUG,
     "title": "A short survey on sensitive habits (demo)",
-    "description": ("Your device randomizes each protected answer before it is sent, "
-                    "so nobody, not even the researchers, can know your true answer."),
+    "description": ("Your device randomizes each protected answer before it is sent, so what is "
+                    "stored never proves what you answered."),
     "questions": [
         {"id": "drug_use", "text": "In the past 12 months, have you used an illegal drug?",
          "options": ["No", "Yes"], "epsilon": math.log(3)},
@@ -44,11 +44,17 @@ def ensure_demo(db: sqlite_utils.Database, owner_id: int | None = None) -> Store
     return stored
 
 
-def ensure_demo_researcher(db: sqlite_utils.Database) -> tuple[str, str, int]:
-    """Create (or reset) the demo researcher with a fresh random password; return (email, password, id).
+def ensure_demo_researcher(db: sqlite_utils.Database, known_password: str | None = None) -> tuple[str, str, int, bool]:
+    """The demo researcher, created if absent; return ``(email, password, id, new)``.
 
-    The password is never stored in clear, so each call sets a new one for the caller to print;
-    a reset ends the sessions made with the old one.
+    ``known_password`` is the password printed last time (``deniable serve`` keeps it in a file
+    beside the database): while it still logs in, it is kept, and so are the sessions made with
+    it.  Otherwise — first start, or a reset asked for (``known_password=None``) — a fresh random
+    password is set, which ends every session made with the old one.
     """
+    if known_password:
+        account = authenticate(db, DEMO_EMAIL, known_password)
+        if account is not None:
+            return DEMO_EMAIL, known_password, account["id"], False
     password = secrets.token_urlsafe(12)
-    return DEMO_EMAIL, password, set_researcher(db, DEMO_EMAIL, password)
+    return DEMO_EMAIL, password, set_researcher(db, DEMO_EMAIL, password), True

@@ -1,4 +1,4 @@
-"""Reports: validation, storage (one short transaction each), bulk insert, loading and export.
+"""Reports: validation, storage (one short transaction each), bulk insert and loading (exports: :mod:`.exports`).
 
 Only randomized reports are stored, with the design they were made under (docs/design.md,
 invariant 2): a row holds ``reports`` ``{qid: option index}``, ``design`` ``{qid: [k,
@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import numpy as np
 import sqlite_utils
 
 from deniable.client.mechanism import MechanismError, check_option, check_options
 from deniable.server.survey.dataset import Dataset
-from deniable.server.survey.definition import Survey, dumps_definition
-from deniable.server.survey.responses_csv import write_responses_csv
+from deniable.server.survey.definition import Survey
 
 from . import aggregates, invitations
 from .db import write_transaction
@@ -249,26 +247,3 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
         if progress is not None:
             progress(done, n)
     return done
-
-
-def export_survey(db: sqlite_utils.Database, slug: str, out_dir, fmt: str = "csv") -> tuple[Path, Path]:
-    """Write ``SLUG-responses.csv`` (or ``.parquet``; option labels, empty = not answered) and ``SLUG.json``.
-
-    The pair is exactly what ``deniable estimate SLUG.json SLUG-responses.csv`` reads.
-    Raises LookupError for an unknown slug.
-
-    >>> export_survey(db, "demo", "out")   # doctest: +SKIP
-    (PosixPath('out/demo-responses.csv'), PosixPath('out/demo.json'))
-    """
-    from deniable.server.survey.files import write_responses_parquet
-
-    if fmt not in ("csv", "parquet"):
-        raise ValueError(f"format: must be csv or parquet, got {fmt!r}")
-    dataset = load_db_dataset(db, slug)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    data_path = out / f"{slug}-responses.{fmt}"
-    json_path = out / f"{slug}.json"
-    (write_responses_parquet if fmt == "parquet" else write_responses_csv)(data_path, dataset)
-    json_path.write_text(dumps_definition(dataset.survey), encoding="utf-8")
-    return data_path, json_path

@@ -168,22 +168,24 @@ def m007_answer_patterns(db: sqlite_utils.Database) -> None:
     statistics of cross-tabs, subgroups and every other grouped view: :mod:`.aggregates`),
     filled from the responses already stored."""
     import json
+    from types import SimpleNamespace
 
     from .aggregates import encode
-    from .surveys import get_survey
 
     db.execute("CREATE TABLE answer_patterns (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
                "day TEXT NOT NULL, pattern BLOB NOT NULL, count INTEGER NOT NULL, "
                "PRIMARY KEY (survey_id, day, pattern)) WITHOUT ROWID")
-    for (slug,) in db.execute("SELECT slug FROM surveys").fetchall():
-        stored = get_survey(db, slug)
+    # The questions as this migration finds them (not through .surveys, which reads later columns).
+    for (survey_id,) in db.execute("SELECT id FROM surveys").fetchall():
+        shape = SimpleNamespace(questions=[SimpleNamespace(id=qid, k=k) for qid, k in db.execute(
+            "SELECT qid, k FROM questions WHERE survey_id = ? ORDER BY position", [survey_id])])
         counted: dict[tuple[str, bytes], int] = {}
         for day, reports in db.execute("SELECT submitted_on, reports FROM responses WHERE survey_id = ?",
-                                       [stored.id]):
-            key = (day, encode(stored.survey, json.loads(reports)))
+                                       [survey_id]):
+            key = (day, encode(shape, json.loads(reports)))
             counted[key] = counted.get(key, 0) + 1
         db.conn.executemany("INSERT INTO answer_patterns VALUES (?, ?, ?, ?)",
-                            [(stored.id, day, pattern, n) for (day, pattern), n in counted.items()])
+                            [(survey_id, day, pattern, n) for (day, pattern), n in counted.items()])
 
 
 @migrations()
@@ -218,3 +220,46 @@ def m020_release_ledger(db: sqlite_utils.Database) -> None:
         WHEN NEW.epsilon IS NOT OLD.epsilon AND EXISTS (SELECT 1 FROM release_ledger WHERE survey_id = OLD.survey_id)
         BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")
 
+
+@migrations()
+def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None:
+    """Issue 10: what respondents read before the questions, and fixing the wording of a launched
+    survey without touching its design.
+
+    - ``surveys``: ``information``, ``contact``, ``consent`` and ``language`` (docs/design.md,
+      "Formats"), and ``text_version``: which wording respondents see now (1 until a fix).
+    - ``wording_versions``: every wording a launched survey has had (title, description, each
+      question's text and option labels), from the day it took effect, and who changed it.
+    - ``responses.text_version``: the wording each response was answered under, set in the same
+      transaction as the insert by a trigger (nothing in the submission path changes).
+    - The questions of a launched survey still cannot be inserted or deleted, and their id,
+      position, k, ε, threshold and required flag still cannot change; only the question text and
+      the option labels may, keeping the number of options and their order (no label may move
+      to another position).  Reopening (closed → open) was already allowed by m006.
+    """
+    db["surveys"].add_column("information", str, not_null_default="")
+    db["surveys"].add_column("contact", str, not_null_default="")
+    db["surveys"].add_column("consent", int, not_null_default=0)
+    db["surveys"].add_column("language", str)
+    db["surveys"].add_column("text_version", int, not_null_default=1)
+    db.execute("CREATE TABLE wording_versions (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
+               "version INTEGER NOT NULL, since TEXT NOT NULL, wording TEXT NOT NULL, changed_by TEXT, "
+               "PRIMARY KEY (survey_id, version)) WITHOUT ROWID")
+    db.execute("ALTER TABLE responses ADD COLUMN text_version INTEGER NOT NULL DEFAULT 1")
+    db.execute(
+        """CREATE TRIGGER responses_text_version AFTER INSERT ON responses
+        WHEN (SELECT text_version FROM surveys WHERE id = NEW.survey_id) > 1
+        BEGIN UPDATE responses SET text_version = (SELECT text_version FROM surveys WHERE id = NEW.survey_id)
+              WHERE id = NEW.id; END""")
+    db.execute("DROP TRIGGER questions_frozen_update")
+    db.execute(
+        """CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
+        WHEN (SELECT status FROM surveys WHERE id = OLD.survey_id) != 'draft' AND NOT (
+            NEW.id = OLD.id AND NEW.survey_id = OLD.survey_id AND NEW.position = OLD.position
+            AND NEW.qid = OLD.qid AND NEW.required = OLD.required AND NEW.k = OLD.k
+            AND NEW.epsilon IS OLD.epsilon AND NEW.threshold IS OLD.threshold
+            AND json_valid(NEW.options) AND json_type(NEW.options) = 'array'
+            AND json_array_length(NEW.options) = json_array_length(OLD.options)
+            AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
+                            ON o.value = n.value AND o.key != n.key))
+        BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their number, order or epsilon'); END""")

@@ -1,8 +1,10 @@
-"""Stored surveys: insert a definition, read it back, the draft → open → closed lifecycle, counts.
+"""Stored surveys: insert a definition, read it back, the lifecycle, counts.
 
-The design (options, ε, and so each question's ``threshold``) is frozen once a survey opens
-(docs/design.md, invariant 4): :func:`replace_design` refuses anything but a draft, and triggers
-in the schema refuse it as well.
+draft → open → closed, and a closed survey may reopen; a draft may be deleted, and any survey
+duplicated as a new draft.  The design (options, ε, and so each question's ``threshold``) is
+frozen once a survey opens (docs/design.md, invariant 4): :func:`replace_design` refuses anything
+but a draft, and triggers in the schema refuse it as well.  Only the wording of a launched
+survey may still be fixed (:mod:`.wording`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from deniable.server.survey.definition import DefinitionError, Question, Survey
 from .db import write_transaction
 
 STATUSES = ("draft", "open", "closed")
-TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": set()}
+TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
+MAX_SLUG = 63
 
 
 class LifecycleError(ValueError):
@@ -38,6 +41,7 @@ class StoredSurvey:
     closed_on: str | None
     invitation_only: bool = False  # responses need a single-use invitation token (store.invitations)
     owner_id: int | None = None  # the researcher who owns it; None: only admins see it (store.access)
+    text_version: int = 1  # which wording respondents see now (store.wording)
 
     @property
     def slug(self) -> str:
@@ -81,6 +85,7 @@ def insert_survey(db: sqlite_utils.Database, survey: Survey, *, status: str = "d
         survey_id = db["surveys"].insert({
             "slug": survey.slug, "title": survey.title, "description": survey.description,
             "status": "draft", "target_n": target_n, "created_on": today(), "owner_id": owner_id,
+            **_page_texts(survey),
         }).last_pk
         db["questions"].insert_all(_question_rows(survey_id, survey))
         db["counts"].insert_all(_count_rows(survey_id, survey))
@@ -101,7 +106,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
         survey_id, status = row
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: its options and epsilon are frozen")
-        changes = {"title": survey.title, "description": survey.description}
+        changes = {"title": survey.title, "description": survey.description, **_page_texts(survey)}
         if target_n is not None:
             changes["target_n"] = target_n
         db["surveys"].update(survey_id, changes)
@@ -113,8 +118,14 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
     return get_survey(db, slug)
 
 
+def _page_texts(survey: Survey) -> dict:
+    return {"information": survey.information, "contact": survey.contact, "consent": int(survey.consent),
+            "language": survey.language}
+
+
 def set_status(db: sqlite_utils.Database, slug: str, status: str) -> StoredSurvey:
-    """Move a survey along draft → open → closed; any other move raises LifecycleError."""
+    """Move a survey along draft → open → closed, or reopen a closed one (its design stays
+    frozen); any other move raises LifecycleError.  Reopening keeps the first opening day."""
     with write_transaction(db):
         row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
@@ -122,9 +133,54 @@ def set_status(db: sqlite_utils.Database, slug: str, status: str) -> StoredSurve
         survey_id, current = row
         if status not in TRANSITIONS.get(current, set()):
             raise LifecycleError(f"survey {slug!r} is {current}: it cannot become {status!r}")
-        stamp = {"open": "opened_on", "closed": "closed_on"}[status]
-        db["surveys"].update(survey_id, {"status": status, stamp: today()})
+        if current == "closed":
+            db["surveys"].update(survey_id, {"status": status, "closed_on": None})
+        else:
+            stamp = {"open": "opened_on", "closed": "closed_on"}[status]
+            db["surveys"].update(survey_id, {"status": status, stamp: today()})
     return get_survey(db, slug)
+
+
+def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
+    """Delete a draft and everything that hangs on it; a launched survey is kept (LifecycleError,
+    and a trigger refuses it too)."""
+    with write_transaction(db):
+        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise LookupError(f"no survey {slug!r}")
+        survey_id, status = row
+        if status != "draft":
+            raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
+                                 "(a launched survey keeps its responses)")
+        for table in ("counts", "questions", "survey_shares", "invitations", "wording_versions", "responses"):
+            db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
+
+
+def free_slug(db: sqlite_utils.Database, base: str) -> str:
+    """``base`` if no survey has it, else ``base-2``, ``base-3``, … (at most 63 characters)."""
+    taken = {row[0] for row in db.execute("SELECT slug FROM surveys WHERE slug = ? OR slug LIKE ?",
+                                          [base, base[:MAX_SLUG - 4].rstrip("-") + "-%"])}
+    if base not in taken:
+        return base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = base[:MAX_SLUG - len(suffix)].rstrip("-") + suffix
+        if candidate not in taken:
+            return candidate
+        n += 1
+
+
+def duplicate_survey(db: sqlite_utils.Database, slug: str, *, owner_id: int | None) -> StoredSurvey:
+    """Copy any survey's design and wording as a new draft (``SLUG-copy``, ``SLUG-copy-2``, …)
+    owned by ``owner_id``; no responses, shares or invitations come along."""
+    stored = get_survey(db, slug)
+    if stored is None:
+        raise LookupError(f"no survey {slug!r}")
+    new_slug = free_slug(db, f"{slug[:MAX_SLUG - 5].rstrip('-')}-copy")
+    copy = replace(stored.survey, slug=new_slug, title=f"{stored.survey.title} (copy)"[:200])
+    return insert_survey(db, copy, target_n=stored.target_n, owner_id=owner_id)
 
 
 def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
@@ -135,11 +191,14 @@ def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
                      epsilon=q["epsilon"], required=bool(q["required"]))
             for q in questions
         ),
+        information=row.get("information") or "", contact=row.get("contact") or "",
+        consent=bool(row.get("consent")), language=row.get("language"),
     )
     return StoredSurvey(
         id=row["id"], survey=survey, status=row["status"], target_n=row["target_n"],
         created_on=row["created_on"], opened_on=row["opened_on"], closed_on=row["closed_on"],
         invitation_only=bool(row.get("invitation_only")), owner_id=row.get("owner_id"),
+        text_version=row.get("text_version") or 1,
     )
 
 
@@ -167,7 +226,8 @@ def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | 
     A launched survey's questions, options and ε never change (invariant 4, enforced by
     triggers), a survey never returns to draft and is never deleted, and slugs are unique; so
     after the first request each connection reads only the survey's own row (status,
-    invitation-only, dates) and reuses the parsed questions.  The status read here is a
+    invitation-only, dates, text version) and reuses the parsed questions, reading them again
+    only after a wording fix (:mod:`.wording`) moved the text version on.  The status read here is a
     snapshot: :func:`deniable.server.store.responses.store_response` reads it again inside its write
     transaction, so a survey closed in between accepts nothing.
     """
@@ -177,7 +237,7 @@ def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | 
     row = rows[0]
     cache = _launched.setdefault(db, {})
     known = cache.get(row["id"])
-    if known is None or known.slug != row["slug"]:
+    if known is None or known.slug != row["slug"] or known.text_version != (row.get("text_version") or 1):
         known = get_survey(db, slug)
         if known is None:
             return None

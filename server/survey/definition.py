@@ -2,13 +2,22 @@
 
 A definition is ``{"slug", "title", "description", "questions": [{"id", "text", "options",
 "epsilon", "required"}]}``.  A question without ``epsilon`` (or with ``null``) is asked
-directly and is not protected.  ``required`` defaults to true.  Every problem raises
-:class:`DefinitionError`, which carries the field it is about as a path
+directly and is not protected.  ``required`` defaults to true.  Optional keys for the
+respondents' page: ``information`` (what the study is, shown before the questions),
+``contact`` (who to ask), ``consent`` (true: respondents tick "I agree to take part" before
+sending) and ``language`` (``en``, ``es`` or ``fr``; default: the respondent's browser's).
+
+A codebook (:mod:`.codebook`) is a definition with what the export was made under: each
+question's ``mechanism`` and the survey's ``design_fingerprint``; when present they are checked
+against the questions, so an edited ε is refused instead of silently giving wrong estimates.
+
+Every problem raises :class:`DefinitionError`, which carries the field it is about as a path
 (``("questions", 1, "epsilon")``) and reads ``questions[1].epsilon: …``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -25,8 +34,12 @@ MAX_QUESTIONS = 100
 MAX_OPTIONS = 64
 MAX_TEXT = 2000
 MAX_LABEL = 200
-SURVEY_KEYS = {"slug", "title", "description", "questions"}
-QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"}
+MAX_CONTACT = 500
+LANGUAGES = ("en", "es", "fr")
+SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "contact", "consent", "language",
+               # written into codebooks (.codebook) and checked on the way back in
+               "design_fingerprint", "text_versions"}
+QUESTION_KEYS = {"id", "text", "options", "epsilon", "required", "mechanism"}
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
 RESERVED_IDS = {"csrf_token", "invitation"}
 
@@ -97,6 +110,10 @@ class Survey:
     title: str
     description: str
     questions: tuple[Question, ...]
+    information: str = ""  # shown to respondents before the questions (consent / information sheet)
+    contact: str = ""  # who respondents can ask (shown on the survey and thank-you pages)
+    consent: bool = False  # respondents tick "I agree to take part" before they can send
+    language: str | None = None  # "en", "es" or "fr"; None: the respondent's browser's
 
     @property
     def total_epsilon(self) -> float:
@@ -117,12 +134,25 @@ class Survey:
         raise KeyError(question_id)
 
     def to_dict(self) -> dict:
-        return {
-            "slug": self.slug,
-            "title": self.title,
-            "description": self.description,
-            "questions": [q.to_dict() for q in self.questions],
-        }
+        data = {"slug": self.slug, "title": self.title, "description": self.description}
+        for key in ("information", "contact", "consent", "language"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        data["questions"] = [q.to_dict() for q in self.questions]
+        return data
+
+
+def design_fingerprint(survey: Survey) -> str:
+    """A short hash of what a survey's reports mean: each question's id, k, ε, threshold and
+    whether it is required, in order — not the wording, which may be fixed after opening.
+
+    The codebook states it and the responses CSV repeats it, so a pair that does not belong
+    together is noticed (``deniable estimate``).
+    """
+    design = [[q.id, q.k, q.epsilon, q.mechanism.threshold if q.protected else None, q.required]
+              for q in survey.questions]
+    digest = hashlib.sha256(json.dumps(design, separators=(",", ":")).encode("utf-8")).hexdigest()
+    return f"sha256:{digest[:16]}"
 
 
 def _text(value, path: tuple, *, max_len: int, allow_empty: bool = False) -> str:
@@ -187,7 +217,31 @@ def parse_question(data, where: tuple = ()) -> Question:
     required = data.get("required", True)
     if not isinstance(required, bool):
         raise DefinitionError((*where, "required"), "must be true or false")
-    return Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required)
+    question = Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required)
+    if "mechanism" in data:
+        check_mechanism(question, data["mechanism"], (*where, "mechanism"))
+    return question
+
+
+def check_mechanism(question: Question, stated, path: tuple) -> None:
+    """Refuse a codebook whose stated mechanism (k, threshold, ε) is not the question's own.
+
+    The message names both values, e.g. after ε was edited from 1 to 2 in a codebook.
+    """
+    if not isinstance(stated, dict):
+        raise DefinitionError(path, "must be an object (k, threshold, declared_epsilon, ...)")
+    k = stated.get("k")
+    if k != question.k:
+        raise DefinitionError((*path, "k"), f"the codebook says k = {k!r} but the question has "
+                              f"{question.k} options: was the codebook edited?")
+    declared = stated.get("declared_epsilon")
+    threshold = stated.get("threshold")
+    own = question.mechanism.threshold if question.protected else None
+    if declared != question.epsilon or threshold != own:
+        said = "asked directly" if declared is None else f"ε = {declared!r} (threshold {threshold!r})"
+        has = "asked directly" if not question.protected else f"ε = {question.epsilon:g} (threshold {own})"
+        raise DefinitionError(path, f"question {question.id!r}: the reports were made with {said}, but the "
+                              f"question says {has}: was the codebook edited?")
 
 
 def parse_definition(data) -> Survey:
@@ -210,7 +264,26 @@ def parse_definition(data) -> Survey:
         raise DefinitionError(("questions",), f"at most {MAX_QUESTIONS} questions, got {len(questions)}")
     parsed = tuple(parse_question(q, ("questions", i)) for i, q in enumerate(questions))
     check_unique_ids(parsed)
-    return Survey(slug=slug, title=title, description=description, questions=parsed)
+    information = _text(data.get("information", ""), ("information",), max_len=10 * MAX_TEXT, allow_empty=True)
+    contact = _text(data.get("contact", ""), ("contact",), max_len=MAX_CONTACT, allow_empty=True)
+    consent = data.get("consent", False)
+    if not isinstance(consent, bool):
+        raise DefinitionError(("consent",), "must be true or false")
+    language = data.get("language")
+    if language is not None and language not in LANGUAGES:
+        raise DefinitionError(("language",), f"must be one of {', '.join(LANGUAGES)} (or left out: the "
+                              f"respondent's browser decides), got {language!r}")
+    if consent and not information:
+        raise DefinitionError(("consent",), "asks respondents to agree to the information, but there is "
+                              "no information: add an \"information\" text")
+    survey = Survey(slug=slug, title=title, description=description, questions=parsed,
+                    information=information, contact=contact, consent=consent, language=language)
+    if "design_fingerprint" in data and data["design_fingerprint"] != design_fingerprint(survey):
+        raise DefinitionError(("design_fingerprint",), f"the codebook says {data['design_fingerprint']!r}, but "
+                              f"its questions give {design_fingerprint(survey)!r}: was the codebook edited?")
+    if "text_versions" in data and not isinstance(data["text_versions"], list):
+        raise DefinitionError(("text_versions",), "must be a list")
+    return survey
 
 
 def check_unique_ids(questions) -> None:

@@ -86,13 +86,22 @@ def estimates_document(slug: str, n_responses: int, results) -> dict:
     return {"survey": slug, "n_responses": int(n_responses), **to_json(results)}
 
 
+def _cell(value):
+    """A CSV cell: empty for None, ``true``/``false`` for booleans (as R, pandas and JSON read them)."""
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    return value
+
+
 def _csv_rows(results):
     """One list of :data:`CSV_COLUMNS` values per question × option."""
     for q, r in results:
         data = question_json(q, r)
         for i, option in enumerate(data["options"]):
             row = {"question": q.id, "option": i, **{k: data[k] for k in CSV_COLUMNS if k in data}, **option}
-            yield ["" if row[c] is None else row[c] for c in CSV_COLUMNS]
+            yield [_cell(row[c]) for c in CSV_COLUMNS]
 
 
 def to_csv(results) -> str:

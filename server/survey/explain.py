@@ -1,67 +1,115 @@
 """What a privacy parameter means, in plain words for respondents (and researchers designing).
 
 Pure functions of ``(ε, k)``: the survey page and the dashboard show the same sentences.
-Numbers come from the *realized* mechanism (:func:`deniable.client.mechanism.mechanism`), so the page
-never promises more than the browser delivers.
+Numbers come from the *realized* mechanism (:func:`deniable.client.mechanism.mechanism`), so the
+page never promises more than the browser delivers, and bounds are rounded *up* (never "at
+most 75%" for 75.04%).
 
-The bounds, for a report ``r`` made under ε-LDP and any two true answers ``a``, ``b``:
+Two facts, for a report ``r`` made by k-ary randomized response that keeps the true answer with
+probability ``p`` (and sends each other answer with probability ``q``):
 
-- odds: ``P(r | a) / P(r | b) ≤ e^ε``;
-- posterior: someone who thought ``a`` and ``b`` equally likely before seeing ``r`` can be at
-  most ``e^ε / (1 + e^ε)`` sure of either afterwards.
+- someone who could only guess the answer before (each of the k equally likely) is, after
+  seeing ``r``, exactly ``p`` sure that ``r`` is the true answer, and less sure of any other;
+- whatever they believed before, ``r`` multiplies the odds between two answers by at most
+  ``e^ε``; so between two answers (or two sets of answers, across questions, whose ε add up)
+  that were 50/50 before, they can be at most ``e^ε / (1 + e^ε)`` sure afterwards.
 
-Across questions the ε add up (basic composition), and so do the bounds' exponents.
+Every sentence goes through ``gettext`` (the survey page passes Flask-Babel's, so respondents read
+them in their language; ``pybabel extract`` finds them here) and numbers are formatted for
+``locale``.
 """
 
 from __future__ import annotations
 
 import math
 
+from babel import Locale
+from babel.numbers import format_decimal, format_percent
+
 from deniable.client.mechanism import mechanism
 
-
-def percent(x: float) -> str:
-    """Format a probability as a percentage for people: ``0.75 → '75%'``, never rounding to 100%."""
-    value = 100 * x
-    if value > 99.9:
-        return "more than 99.9%"
-    if value < 0.1:
-        return "less than 0.1%"
-    text = f"{value:.1f}".removesuffix(".0")
-    return f"{text}%"
+ALMOST_CERTAIN = 0.999  # above this, no percentage is said: "more than 99.9%"
+LITTLE = 0.95  # above this, the sentence says the question protects only a little
+EXPOSED_POSTERIOR = 0.95  # the builder warns from here on (ε ≥ ln 19 ≈ 2.94)
 
 
-def times(x: float) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def _up(x: float) -> float:
+    """Round a probability up to 0.1 percentage point (a bound must not be understated)."""
+    return math.ceil(round(x * 1000, 6)) / 1000
+
+
+def percent(x: float, locale: str = "en", *, up: bool = True, gettext=_same) -> str:
+    """A probability for people: ``0.75 → '75%'``, to 0.1 point, rounded up unless ``up=False``.
+
+    Never "100%" or "0%": 99.95% is ``'more than 99.9%'`` and 0.01% ``'less than 0.1%'``.
+
+    >>> percent(0.75), percent(0.88031), percent(0.88031, up=False), percent(0.99999)
+    ('75%', '88.1%', '88%', 'more than 99.9%')
+    """
+    _ = gettext
+    pattern = _percent_pattern(locale)
+    if x > ALMOST_CERTAIN:
+        return _("more than %(percent)s") % {"percent": format_percent(ALMOST_CERTAIN, pattern, locale=locale)}
+    if x < 0.001:
+        return _("less than %(percent)s") % {"percent": format_percent(0.001, pattern, locale=locale)}
+    value = _up(x) if up else round(x, 3)
+    return format_percent(value, pattern, locale=locale)
+
+
+def _percent_pattern(locale: str) -> str:
+    """The locale's own percent pattern ("#,##0 %" in French) with one optional decimal."""
+    return Locale.parse(locale).percent_formats[None].pattern.replace("#,##0", "#,##0.#", 1)
+
+
+def times(x: float, locale: str = "en") -> str:
     """Format an odds ratio: ``3.0000001 → '3'``, ``7.389 → '7.4'``, large values without decimals."""
     if x >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.1f}".removesuffix(".0")
+        return format_decimal(round(x), "#,##0", locale=locale)
+    return format_decimal(x, "#,##0.#", locale=locale)
 
 
-def _bounds(epsilon: float) -> tuple[float, float]:
-    odds = math.exp(epsilon)
-    return odds, odds / (1 + odds)
+def two_way_bound(epsilon: float) -> float:
+    """How sure someone choosing between two answers (50/50 before) can be: ``e^ε / (1 + e^ε)``."""
+    return 1 / (1 + math.exp(-epsilon))
 
 
-def explain(epsilon, k) -> dict:
+def explain(epsilon, k, *, gettext=_same, locale: str = "en") -> dict:
     """Explain one protected question with ``k`` options and declared ``epsilon`` in plain words.
 
     Returns the realized numbers (``epsilon``, ``p_true``, ``p_other``, ``odds_bound``,
-    ``posterior_bound``) and the sentences ``coin``, ``posterior``, ``odds`` and ``summary``.
+    ``posterior_bound``: the 50/50 two-answer bound) and the sentences ``coin`` (what the device
+    does), ``posterior`` (what someone who sees the report can learn), ``odds`` and ``summary``
+    (for researchers).
 
     >>> explain(math.log(3), 2)["posterior"]
-    'Whoever sees your submitted answer can be at most 75% sure of your true answer if they thought it 50/50 before.'
+    'So what is sent is never proof: someone who sees it, and could only guess your answer before (50/50), can be at most 75% sure of it.'
     """
+    _ = gettext
     mech = mechanism(k, epsilon)
-    odds, posterior = _bounds(mech.epsilon)
+    odds = math.exp(mech.epsilon)
+    kept = percent(mech.p, locale, gettext=_)
     others = mech.k - 1
     if others == 1:
-        coin = (f"Your device flips a weighted coin: {percent(mech.p)} of the time it sends your true "
-                f"answer, otherwise it sends the other answer.")
+        coin = _("Your device sends your true answer %(kept)s of the time; otherwise it sends the other answer.")
     else:
-        coin = (f"Your device flips a weighted coin: {percent(mech.p)} of the time it sends your true "
-                f"answer, otherwise it sends one of the {others} other answers, picked at random "
-                f"({percent(mech.q)} each).")
+        coin = _("Your device sends your true answer %(kept)s of the time; otherwise it sends one of the "
+                 "other %(others)s answers, picked at random (%(each)s each).")
+    coin = coin % {"kept": kept, "others": others, "each": percent(mech.q, locale, up=False, gettext=_)}
+    chance = _("50/50") if mech.k == 2 else _("a 1 in %(k)s chance") % {"k": mech.k}
+    if mech.p > ALMOST_CERTAIN:
+        posterior = _("So this question barely protects your answer: someone who sees what was sent can be "
+                      "almost certain of it (%(sure)s sure).") % {"sure": kept}
+    elif mech.p > LITTLE:
+        posterior = _("So this question protects your answer only a little: someone who sees what was sent, and "
+                      "could only guess your answer before (%(chance)s), can be up to %(sure)s sure of it."
+                      ) % {"chance": chance, "sure": kept}
+    else:
+        posterior = _("So what is sent is never proof: someone who sees it, and could only guess your answer "
+                      "before (%(chance)s), can be at most %(sure)s sure of it.") % {"chance": chance, "sure": kept}
     return {
         "k": mech.k,
         "epsilon": mech.epsilon,
@@ -69,43 +117,73 @@ def explain(epsilon, k) -> dict:
         "p_true": mech.p,
         "p_other": mech.q,
         "odds_bound": odds,
-        "posterior_bound": posterior,
+        "posterior_bound": two_way_bound(mech.epsilon),
         "coin": coin,
-        "posterior": (f"Whoever sees your submitted answer can be at most {percent(posterior)} sure of "
-                      f"your true answer if they thought it 50/50 before."),
-        "odds": (f"Any answer you could give makes what is sent at most {times(odds)} times as likely "
-                 f"as any other answer would."),
-        "summary": f"Protected (ε = {mech.epsilon:.2f}): at most {percent(posterior)} sure, from 50/50.",
+        "posterior": posterior,
+        "odds": _("Whatever someone believed before, what is sent makes one answer at most %(odds)s times as "
+                  "likely as another.") % {"odds": times(odds, locale)},
+        "summary": f"Protected (ε = {mech.epsilon:.2f}): an observer guessing among the {mech.k} answers can be "
+                   f"at most {percent(mech.p)} sure; between two answers at 50/50, at most "
+                   f"{percent(two_way_bound(mech.epsilon))}.",
+        "warning": exposure_warning(mech.declared_epsilon),
     }
 
 
-def explain_total(epsilon_total: float, n_protected: int) -> dict:
+def exposure_warning(epsilon: float) -> str | None:
+    """For researchers: a warning when ε is so large that the answer is nearly exposed, else None.
+
+    >>> exposure_warning(1.0) is None, exposure_warning(3.0)[:24]
+    (True, 'At ε = 3, someone who se')
+    """
+    if epsilon is None or two_way_bound(epsilon) < EXPOSED_POSTERIOR:
+        return None
+    sure = percent(two_way_bound(epsilon))
+    if two_way_bound(epsilon) > ALMOST_CERTAIN:
+        return (f"At ε = {epsilon:g} the answer is practically exposed: someone who sees what was sent can be "
+                f"{sure} sure of it, so respondents are hardly protected. Most surveys use ε between 0.5 and 2.")
+    return (f"At ε = {epsilon:g}, someone who sees what was sent can be up to {sure} sure of a yes/no answer: "
+            "the answer is nearly exposed. Most surveys use ε between 0.5 and 2.")
+
+
+def explain_total(epsilon_total: float, n_protected: int, *, gettext=_same, locale: str = "en") -> dict:
     """Explain the privacy of all ``n_protected`` protected answers of one respondent together.
 
     >>> explain_total(2 * math.log(3), 2)["posterior"]
-    'Taken together, your 2 protected answers let anyone be at most 90% sure of your true answers if they thought it 50/50 before.'
+    'All your protected answers together: someone who sees everything that was sent, and had to choose between two possible sets of answers for you (50/50 before), can be at most 90% sure which is yours.'
     """
+    _ = gettext
     if n_protected == 0:
         return {"epsilon": 0.0, "n_protected": 0, "odds_bound": 1.0, "posterior_bound": 0.5,
-                "posterior": "No question of this survey is protected: every answer is sent as given.",
+                "posterior": _("No question of this survey is protected: every answer is sent as given."),
                 "odds": "", "summary": "No protected questions."}
-    odds, posterior = _bounds(epsilon_total)
-    your, verb = ("your protected answer", "lets") if n_protected == 1 else \
-        (f"your {n_protected} protected answers", "let")
+    odds = math.exp(epsilon_total)
+    bound = two_way_bound(epsilon_total)
+    if bound > ALMOST_CERTAIN:
+        posterior = _("All your protected answers together: someone who sees everything that was sent could be "
+                      "almost certain of them (%(sure)s sure).") % {"sure": percent(bound, locale, gettext=_)}
+    elif n_protected == 1:
+        posterior = _("Your protected answer: someone who sees what was sent, and had to choose between two "
+                      "possible answers for you (50/50 before), can be at most %(sure)s sure which is yours."
+                      ) % {"sure": percent(bound, locale, gettext=_)}
+    else:
+        posterior = _("All your protected answers together: someone who sees everything that was sent, and had "
+                      "to choose between two possible sets of answers for you (50/50 before), can be at most "
+                      "%(sure)s sure which is yours.") % {"sure": percent(bound, locale, gettext=_)}
     return {
         "epsilon": epsilon_total,
         "n_protected": n_protected,
         "odds_bound": odds,
-        "posterior_bound": posterior,
-        "posterior": (f"Taken together, {your} {verb} anyone be at most {percent(posterior)} sure of "
-                      f"your true answers if they thought it 50/50 before."),
-        "odds": (f"Together they make what is sent at most {times(odds)} times as likely under one set "
-                 f"of true answers as under any other."),
+        "posterior_bound": bound,
+        "posterior": posterior,
+        "odds": _("Together they make what is sent at most %(odds)s times as likely under one set of true "
+                  "answers as under any other.") % {"odds": times(odds, locale)},
         "summary": f"All protected questions together: ε = {epsilon_total:.2f} (the ε of each question add up).",
     }
 
 
-def explain_survey(survey) -> dict:
+def explain_survey(survey, *, gettext=_same, locale: str = "en") -> dict:
     """Per protected question id its :func:`explain`, and ``"total"``: :func:`explain_total`."""
-    questions = {q.id: explain(q.epsilon, q.k) for q in survey.questions if q.protected}
-    return {"questions": questions, "total": explain_total(survey.total_epsilon, len(questions))}
+    questions = {q.id: explain(q.epsilon, q.k, gettext=gettext, locale=locale)
+                 for q in survey.questions if q.protected}
+    return {"questions": questions,
+            "total": explain_total(survey.total_epsilon, len(questions), gettext=gettext, locale=locale)}

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
-from .responses_csv import CSVError, read_responses_csv, value_set
+from .responses_csv import TEXT_VERSION, CSVError, read_responses_csv, value_set
 
 COUNT = "count"
 
@@ -83,10 +83,11 @@ def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str]
 
 
 def read_responses_parquet(path, survey: Survey) -> Dataset:
-    """Read a responses Parquet file (one column per question id, labels as text)."""
+    """Read a responses Parquet file (one column per question id, labels as text; a
+    ``text-version`` column, as exports have once a survey's wording changed, is ignored)."""
     path = Path(path)
     table = _open_parquet(path).read()
-    _check_columns(path, table.column_names, survey)
+    _check_columns(path, table.column_names, survey, {TEXT_VERSION})
     columns = {}
     for q in survey.questions:
         if q.id not in table.column_names:
@@ -100,14 +101,18 @@ def read_responses_parquet(path, survey: Survey) -> Dataset:
     return Dataset(survey, columns)
 
 
-def write_responses_parquet(path, dataset: Dataset) -> None:
-    """Write ``dataset`` (one row per response) as Parquet: dictionary-encoded labels, null = not answered."""
+def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | None = None) -> None:
+    """Write ``dataset`` (one row per response) as Parquet: dictionary-encoded labels, null = not
+    answered; ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
     arrays, names = [], []
     for q in dataset.survey.questions:
         indices = dataset.columns[q.id].astype(np.int16)
         arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
                                                      pa.array(list(q.options), pa.string())))
         names.append(q.id)
+    if text_versions is not None:
+        arrays.append(pa.array(np.asarray(text_versions, dtype=np.int32)))
+        names.append(TEXT_VERSION)
     try:
         pq.write_table(pa.Table.from_arrays(arrays, names=names), path, compression="zstd")
     except (OSError, pa.ArrowException) as exc:

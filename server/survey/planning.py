@@ -1,6 +1,7 @@
 """Planning a survey: how many respondents each question needs at its ε, beside no privacy.
 
-Shared by ``deniable plan`` and the planning panel of the dashboard's survey builder; the
+Shared by ``deniable plan`` and the planning panel of the dashboard's survey builder (rendered
+with the page and updated live from ``/dashboard/plan.json`` as the researcher types); the
 numbers come from :func:`deniable.estimators.plan` (respondents needed, and the worst-case π)
 and :func:`~deniable.estimators.worst_case` (the margin at a given n).
 """
@@ -8,11 +9,14 @@ and :func:`~deniable.estimators.worst_case` (the margin at a given n).
 from __future__ import annotations
 
 from deniable import estimators
-from deniable.client.mechanism import mechanism
+from deniable.client.mechanism import mechanism, resolve
+from deniable.estimators.binomial import z
+from deniable.estimators.planning import model_half_width, worst_case
 
 from .definition import Survey
 from .estimates import grid
 from .explain import explain, explain_survey
+
 
 def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> list[dict]:
     """Respondents needed for a ``margin`` (half-width) at each ε, beside the no-privacy baseline.
@@ -47,28 +51,60 @@ def plan_table(k: int, margin: float, confidence: float, rows: list[dict]) -> st
     return "\n".join(lines) + "\n"
 
 
-def survey_plan(survey: Survey, target_n: int, margin: float) -> dict:
-    """Per question the margin at ``target_n`` and the respondents needed for ``margin``, each
-    beside the no-privacy baseline, the plain-words explanation, and the survey's total ε.
+LIVE_N = 50_000  # the builder computes numbers exactly up to this many respondents (beyond: over 5 s each)
 
-    The margins are worst cases over the true proportion; ``worst_pi`` / ``baseline_worst_pi``
-    say where.  Every number is cached by the estimators, so a page view after the first costs
-    well under a millisecond per question.
+
+def _about(n: float) -> int:
+    """A large number rounded to 2 significant figures, for "about N respondents"."""
+    digits = max(0, len(str(int(n))) - 2)
+    return int(round(n, -digits))
+
+
+def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: float = 0.95) -> dict:
+    """One question's planning numbers, for the builder's panel (server-rendered and live).
+
+    ``moe`` / ``baseline_moe``: the worst-case expected half-width at ``target_n`` with the
+    question's ε and without privacy; ``needed`` / ``baseline_needed``: the respondents a
+    ``margin`` needs, the same numbers as ``deniable plan``.  Exact up to :data:`LIVE_N`
+    respondents; beyond, where an exact number takes seconds, a large-sample estimate rounded
+    to two figures, flagged by ``*_exact = False`` (``deniable plan`` still gives the exact one).
     """
+    mech = resolve(k, epsilon)
+    baseline = resolve(k, None)
+    z_ = z(confidence)
+    out = {"k": k, "target_n": target_n, "margin": margin, "confidence": confidence,
+           "protected": epsilon is not None}
+    for prefix, m in (("", mech), ("baseline_", baseline)):
+        if target_n <= LIVE_N:
+            worst = worst_case(epsilon if m is mech else None, k, target_n, confidence)
+            out[f"{prefix}moe"], out[f"{prefix}worst_pi"] = worst.half_width, worst.worst_pi
+            out[f"{prefix}moe_exact"] = True
+        else:
+            out[f"{prefix}moe"] = model_half_width(target_n, m.p, m.q, z_)[0]
+            out[f"{prefix}worst_pi"] = None
+            out[f"{prefix}moe_exact"] = False
+        # the large-sample n, to decide whether the exact search is affordable
+        approx = (z_ / (2 * margin * (m.p - m.q))) ** 2
+        if approx <= LIVE_N:
+            out[f"{prefix}needed"] = estimators.sample_size(epsilon if m is mech else None, k, margin, confidence)
+            out[f"{prefix}needed_exact"] = True
+        else:
+            out[f"{prefix}needed"] = _about(approx)
+            out[f"{prefix}needed_exact"] = False
+    if epsilon is not None:
+        info = explain(epsilon, k)
+        out.update(epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
+                   threshold=mech.threshold, coin=info["coin"], posterior=info["posterior"], warning=info["warning"])
+    return out
+
+
+def survey_plan(survey: Survey, target_n: int, margin: float) -> dict:
+    """Per question :func:`question_plan` (with its question, and the realized mechanism of a
+    protected one), and the survey's total ε in plain words."""
     rows = []
     for q in survey.questions:
-        baseline = estimators.worst_case(None, q.k, target_n)
-        row = {
-            "question": q,
-            "baseline_moe": baseline.half_width, "baseline_worst_pi": baseline.worst_pi,
-            "baseline_needed": estimators.sample_size(None, q.k, margin),
-        }
+        row = {"question": q, **question_plan(q.epsilon, q.k, target_n, margin)}
         if q.protected:
-            worst = estimators.worst_case(q.epsilon, q.k, target_n)
-            row.update(
-                mechanism=q.mechanism, explain=explain(q.epsilon, q.k),
-                moe=worst.half_width, worst_pi=worst.worst_pi,
-                needed=estimators.sample_size(q.epsilon, q.k, margin),
-            )
+            row.update(mechanism=q.mechanism, explain=explain(q.epsilon, q.k))
         rows.append(row)
     return {"rows": rows, "target_n": target_n, "margin": margin, "total": explain_survey(survey)["total"]}

@@ -2,7 +2,10 @@
 
 One row per response, one column per question id (the header is exactly a permutation of the
 survey's question ids), each cell the reported option label exactly as in the definition, an
-empty cell = not answered.  A blank line is a response with no answers.
+empty cell = not answered.  A blank line is a response with no answers.  The files this project
+writes begin with a design line, a comment that the reader checks against the codebook
+(:mod:`.codebook`), and an export from the database ends each row with ``text-version``: the
+wording the response was answered under (read and ignored for estimation).
 
 Reading streams the file in blocks: each column is parsed as a dictionary array, so mapping the
 labels to option indices (``pyarrow.compute.index_in``) touches only the few distinct values
@@ -26,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
 from .spreadsheet import spreadsheet_safe
@@ -33,6 +37,8 @@ from .spreadsheet import spreadsheet_safe
 BLOCK_SIZE = 1 << 24  # bytes per parsed block: 13 blocks for a 10^7-row, 3-question file
 WRITE_CHUNK = 1_000_000  # rows per written batch
 NEEDS_QUOTES = (",", '"', "\n", "\r")
+TEXT_VERSION = "text-version"  # not a valid question id, so it cannot clash with one
+SEPARATORS = {";": "semicolons (;)", "\t": "tabs"}
 
 
 class CSVError(ValueError):
@@ -43,60 +49,86 @@ def _labels_list(labels) -> str:
     return ", ".join(labels)
 
 
-def _read_header(path: Path, survey: Survey) -> list[str]:
+def _first_lines(path: Path) -> tuple[str, str | None]:
+    """The first line of the file and, when it is the design line, the next one (the header)."""
     try:
         with open(path, "rb") as fh:
             first = fh.readline()
+            second = fh.readline() if first.startswith(b"#") else None
     except OSError as exc:
         raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = first.decode("utf-8-sig").rstrip("\r\n")
+        return (first.decode("utf-8-sig").rstrip("\r\n"),
+                None if second is None else second.decode("utf-8").rstrip("\r\n"))
     except UnicodeDecodeError:
-        raise CSVError(f"{path}:1: not UTF-8 text") from None
+        raise CSVError(f"{path}:{1 if second is None else 2}: not UTF-8 text") from None
+
+
+def read_design(path) -> dict | None:
+    """The design line of a responses CSV (:func:`.codebook.parse_design_line`), or None."""
+    first, _ = _first_lines(Path(path))
+    return parse_design_line(first)
+
+
+def _separator_hint(name: str) -> str:
+    for char, what in SEPARATORS.items():
+        if char in name:
+            return (f"; the header seems to be separated by {what}, but this file must be separated by "
+                    "commas (in a spreadsheet, save as \"CSV UTF-8 (comma delimited)\")")
+    return ""
+
+
+def _read_header(path: Path, survey: Survey) -> tuple[list[str], int]:
+    """The header's column names and its line number (2 after a design line, else 1)."""
+    first, second = _first_lines(path)
+    text, line = (first, 1) if second is None else (second, 2)
     ids = [q.id for q in survey.questions]
     if not text.strip():
-        raise CSVError(f"{path}:1: no header: expected the question ids {_labels_list(ids)}")
+        raise CSVError(f"{path}:{line}: no header: expected the question ids {_labels_list(ids)}")
     # Only the first physical line: a file may end its lines with a bare CR, as pyarrow accepts.
     try:
         header = next(csv.reader([text.split("\r", 1)[0]]))
     except csv.Error as exc:
-        raise CSVError(f"{path}:1: cannot parse the header: {exc}") from None
+        raise CSVError(f"{path}:{line}: cannot parse the header: {exc}") from None
     seen = set()
     for name in header:
-        if name not in ids:
-            raise CSVError(f"{path}:1: unknown column {name!r} (expected the question ids: {_labels_list(ids)})")
+        if name not in ids and name != TEXT_VERSION:
+            raise CSVError(f"{path}:{line}: unknown column {name!r} (expected the question ids: "
+                           f"{_labels_list(ids)}){_separator_hint(name)}")
         if name in seen:
-            raise CSVError(f"{path}:1: duplicate column {name!r}")
+            raise CSVError(f"{path}:{line}: duplicate column {name!r}")
         seen.add(name)
     missing = [qid for qid in ids if qid not in seen]
     if missing:
-        raise CSVError(f"{path}:1: missing column {missing[0]!r} (expected the question ids: {_labels_list(ids)})")
-    return header
+        raise CSVError(f"{path}:{line}: missing column {missing[0]!r} (expected the question ids: {_labels_list(ids)})")
+    return header, line
 
 
-def _records(path: Path):
+def _records(path: Path, header_line: int = 1):
     """Yield ``(line_number, fields)`` for each data record, as pyarrow counts them."""
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        if header_line == 2:
+            fh.readline()  # the design line
         reader = csv.reader(fh)
         next(reader, None)
-        start = reader.line_num + 1
+        start = reader.line_num + header_line
         try:
             for fields in reader:
                 yield start, fields
-                start = reader.line_num + 1
+                start = reader.line_num + header_line
         except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
             raise CSVError(f"{path}:{start}: cannot parse as CSV: {exc}") from None
 
 
-def _line_of_row(path: Path, row: int) -> int:
-    """Return the physical line (header = 1) where data row ``row`` (0-based) starts."""
-    for line, _ in itertools.islice(_records(path), row, row + 1):
+def _line_of_row(path: Path, row: int, header_line: int = 1) -> int:
+    """Return the physical line (first = 1) where data row ``row`` (0-based) starts."""
+    for line, _ in itertools.islice(_records(path, header_line), row, row + 1):
         return line
-    return row + 2
+    return row + header_line + 1
 
 
-def _first_bad_width(path: Path, width: int) -> tuple[int, int] | None:
-    for line, fields in _records(path):
+def _first_bad_width(path: Path, width: int, header_line: int = 1) -> tuple[int, int] | None:
+    for line, fields in _records(path, header_line):
         if fields and len(fields) != width:
             return line, len(fields)
     return None
@@ -112,11 +144,11 @@ def _first_bad_utf8_line(path: Path) -> int | None:
     return None
 
 
-def _arrow_error(path: Path, exc: Exception, width: int) -> CSVError:
+def _arrow_error(path: Path, exc: Exception, width: int, header_line: int = 1) -> CSVError:
     """Turn a pyarrow parse error into one line naming the file and, where it can, the line."""
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "columns, got" in message:  # pyarrow: "CSV parse error: Expected 3 columns, got 2: …"
-        found = _first_bad_width(path, width)
+        found = _first_bad_width(path, width, header_line)
         if found:
             line, actual = found
             return CSVError(f"{path}:{line}: expected {width} fields (one per question), found {actual}")
@@ -133,20 +165,21 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.
     """
     path = Path(path)
-    header = _read_header(path, survey)
+    header, header_line = _read_header(path, survey)
     questions = {q.id: q for q in survey.questions}
     width = len(header)
     # Every cell is a string (dictionary-encoded); none is ever null: "" means not answered,
     # and labels like "NA" or "null" stay labels.
     text = pa.dictionary(pa.int32(), pa.string())
     convert = pcsv.ConvertOptions(column_types={name: text for name in header},
-                                  strings_can_be_null=False, null_values=[])
-    read = pcsv.ReadOptions(skip_rows=1, column_names=header, block_size=BLOCK_SIZE)
+                                  strings_can_be_null=False, null_values=[],
+                                  include_columns=[name for name in header if name != TEXT_VERSION])
+    read = pcsv.ReadOptions(skip_rows=header_line, column_names=header, block_size=BLOCK_SIZE)
     # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
     # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
     parse = pcsv.ParseOptions(ignore_empty_lines=False)
     value_sets = {qid: value_set(q) for qid, q in questions.items()}
-    parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header}
+    parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header if qid != TEXT_VERSION}
     rows_before = 0
     total = path.stat().st_size
     bar = None
@@ -163,15 +196,16 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
                 reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
                 done = 0
                 for batch in reader:
-                    for qid, column in zip(header, batch.columns):
-                        parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before))
+                    for qid, column in zip(batch.schema.names, batch.columns):
+                        parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before,
+                                                      header_line))
                     rows_before += batch.num_rows
                     if update is not None:
                         position = min(fh.tell(), total)
                         update(position - done)
                         done = position
             except pa.ArrowInvalid as exc:
-                raise _arrow_error(path, exc, width) from None
+                raise _arrow_error(path, exc, width, header_line) from None
     except OSError as exc:
         raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
@@ -184,7 +218,7 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
         if q.required and column.size:
             empty = np.flatnonzero(column == NOT_ANSWERED)
             if empty.size:
-                line = _line_of_row(path, int(empty[0]))
+                line = _line_of_row(path, int(empty[0]), header_line)
                 raise CSVError(f"{path}:{line}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = column
     return Dataset(survey, columns)
@@ -200,7 +234,7 @@ def value_set(question) -> tuple[pa.Array, np.ndarray]:
 
 
 def _to_indices(path: Path, question, column: pa.DictionaryArray, labels: tuple[pa.Array, np.ndarray],
-                rows_before: int) -> np.ndarray:
+                rows_before: int, header_line: int = 1) -> np.ndarray:
     """Map one block's dictionary-encoded labels to option indices (the empty label to −1)."""
     # index_in on the block's dictionary (its distinct values), then one take on the indices.
     texts, meaning = labels
@@ -211,24 +245,32 @@ def _to_indices(path: Path, question, column: pa.DictionaryArray, labels: tuple[
         bad_entries = np.flatnonzero(unknown)
         row = int(np.flatnonzero(np.isin(column.indices.to_numpy(zero_copy_only=False), bad_entries))[0])
         label = column.dictionary[int(column.indices[row].as_py())].as_py()
-        line = _line_of_row(path, rows_before + row)
+        line = _line_of_row(path, rows_before + row, header_line)
         raise CSVError(f"{path}:{line}: column {question.id!r}: unknown option label {label!r} "
                        f"(expected one of: {_labels_list(question.options)})")
     mapping = meaning[positions.to_numpy(zero_copy_only=False)]
     return mapping[column.indices.to_numpy(zero_copy_only=False)]
 
 
-def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] | None = None) -> None:
-    """Write ``dataset`` as a responses CSV to ``path`` (a path, or a binary stream such as stdout).
+def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] | None = None,
+                        text_versions: np.ndarray | None = None) -> None:
+    """Write ``dataset`` as a responses CSV to ``path`` (a path, or a binary stream such as stdout):
+    the design line, the header, one row per response.
 
-    ``progress``, if given, receives the number of rows written after each chunk.
+    ``progress``, if given, receives the number of rows written after each chunk;
+    ``text_versions`` (one per row) adds the ``text-version`` column.
     """
     survey = dataset.survey
     # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet).
     labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string()) for q in survey.questions}
     texts = [q.id for q in survey.questions] + [spreadsheet_safe(o) for q in survey.questions for o in q.options]
     quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
-    schema = pa.schema([(q.id, pa.dictionary(pa.int16(), pa.string())) for q in survey.questions])
+    fields = [(q.id, pa.dictionary(pa.int16(), pa.string())) for q in survey.questions]
+    names = [q.id for q in survey.questions]
+    if text_versions is not None:
+        fields.append((TEXT_VERSION, pa.int32()))
+        names.append(TEXT_VERSION)
+    schema = pa.schema(fields)
     n = dataset.n_rows
 
     def chunk(start: int) -> pa.RecordBatch:
@@ -237,11 +279,14 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
             indices = dataset.columns[q.id][start:start + WRITE_CHUNK].astype(np.int16)
             indices[indices == NOT_ANSWERED] = q.k  # the "" label
             arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
+        if text_versions is not None:
+            arrays.append(pa.array(np.asarray(text_versions[start:start + WRITE_CHUNK], dtype=np.int32)))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     # The header is written here so that it is unquoted like the cells (pyarrow quotes names).
     header = io.StringIO()
-    csv.writer(header, lineterminator="\n").writerow([q.id for q in survey.questions])
+    header.write(design_line(survey) + "\n")
+    csv.writer(header, lineterminator="\n").writerow(names)
     options = pcsv.WriteOptions(quoting_style=quoting, include_header=False)
     try:
         with _open_sink(path) as sink:

@@ -59,15 +59,15 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
-    from . import connections, errors, ratelimit, security
-    from . import public
-    from .dashboard import analysis, auth, publish, views
+    from . import connections, errors, i18n, public, ratelimit, security
+    from .dashboard import analysis, auth, lifecycle, planner, publish, views  # noqa: F401 (lifecycle, planner: their routes)
     from .dashboard import api as results_api
     from .respondent import api, pages
 
     connections.init_app(app)
     security.init_app(app)
     csrf.init_app(app)
+    i18n.init_app(app)
     for blueprint in (pages.bp, api.bp, auth.bp, views.bp, results_api.bp, analysis.bp, publish.bp, public.bp):
         app.register_blueprint(blueprint)
     errors.init_app(app)

@@ -8,15 +8,17 @@ CSRF check on the survey form re-renders the form (with a fresh token) and says 
 from __future__ import annotations
 
 from flask import current_app, jsonify, render_template, request
+from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, SecurityError
 
 from .ratelimit import RateLimited
 
-TITLES = {400: "Something in the request was wrong", 403: "Not allowed", 404: "Not found",
-          405: "Method not allowed", 409: "Not accepted now", 410: "Gone",
-          413: "Too much data", 415: "Unsupported content type", 429: "Too many requests",
-          500: "Something went wrong"}
+# Translated on the respondents' pages (server/web/i18n.py), English elsewhere.
+TITLES = {400: _l("Something in the request was wrong"), 403: _l("Not allowed"), 404: _l("Not found"),
+          405: _l("Method not allowed"), 409: _l("Not accepted now"), 410: _l("Gone"),
+          413: _l("Too much data"), 415: _l("Unsupported content type"), 429: _l("Too many requests"),
+          500: _l("Something went wrong")}
 
 
 def _wants_json() -> bool:
@@ -31,7 +33,7 @@ def api_error(status: int, message: str, field: str | None = None):
 def _respond(code: int, message: str, field: str | None = None):
     if _wants_json():
         return api_error(code, message, field)
-    title = TITLES.get(code, "Error")
+    title = str(TITLES.get(code, "Error"))
     return render_template("error.html", code=code, title=title, message=message), code
 
 

@@ -205,3 +205,18 @@ def test_db_audits_the_mechanisms_of_the_stored_questions(tmp_path):
         (3, 2.0, mechanism(3, 2.0).threshold, ["student-life/cheated"]),
     ]
     assert all(r["ok"] for r in report["results"])
+
+
+def test_without_playwright_the_hint_installs_it_into_this_python(monkeypatch):
+    """The command works for this project's install (a checkout's .venv or any other): it names this
+    interpreter, whose pip is there."""
+    import subprocess
+    import sys
+
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)  # as if Playwright were not installed
+    result = run("--samples", "1000")
+    assert result.exit_code == 1
+    line = result.output.strip()
+    assert line.startswith("Error: deniable audit needs Playwright")
+    assert f"{sys.executable} -m pip install 'playwright>=1.45,<2'" in line and "deniable[audit]" not in line
+    assert subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0

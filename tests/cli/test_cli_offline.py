@@ -44,10 +44,16 @@ def files(tmp_path):
     return {"dir": tmp_path, "survey": survey, "truth": truth, "responses": responses}
 
 
+def csv_rows(path: Path) -> list[dict]:
+    """The data rows of a responses CSV with the csv module (after its design line): independent of pyarrow."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        assert fh.readline().startswith("# deniable responses | survey=")
+        return list(csv.DictReader(fh))
+
+
 def label_counts(path: Path) -> dict[str, dict[str, int]]:
     """Count each column's labels with the csv module: independent of pyarrow."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = csv_rows(path)
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
         for qid, label in row.items():
@@ -109,7 +115,7 @@ def test_table_and_csv_formats(cli_runner, files):
                                  "--simultaneous"]).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 2 + 3 + 3
-    assert {r["simultaneous"] for r in rows} == {"True"}
+    assert {r["simultaneous"] for r in rows} == {"true"}
     assert rows[0]["question"] == "drugs" and rows[0]["label"] == "Yes"
     assert rows[-1]["epsilon"] == ""  # asked directly: no ε
 
@@ -120,8 +126,7 @@ def test_crosstab(cli_runner, files):
     assert data["row"]["id"] == "drugs" and data["col"]["id"] == "cheated" and data["n"] == N
     assert data["declared_epsilon"] == 3.0
     assert len(data["cells"]) == 6
-    with open(files["responses"], newline="") as fh:
-        pairs = [(r["drugs"], r["cheated"]) for r in csv.DictReader(fh)]
+    pairs = [(r["drugs"], r["cheated"]) for r in csv_rows(files["responses"])]
     for cell in data["cells"]:
         assert cell["noisy_count"] == pairs.count((cell["row_label"], cell["col_label"]))
     table = invoke_ok(cli_runner, ["estimate", files["survey"], files["responses"],
@@ -197,6 +202,11 @@ def _write(path: Path, text: str) -> Path:
 
 
 GOOD_CSV = "drugs,cheated,year\nYes,Never,First\nNo,Once,Second\n"
+
+
+def _design_line(files) -> str:
+    """The first line of the example survey's simulated export (its design line)."""
+    return files["responses"].read_text(encoding="utf-8").splitlines()[0]
 # (name, how to make the arguments from the tmp dir and files, substrings of the one error line)
 BAD_INPUTS = [
     ("unknown label", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", GOOD_CSV + "Maybe,Once,First\n")],
@@ -209,6 +219,17 @@ BAD_INPUTS = [
      ["r.csv:2: expected 3 fields (one per question), found 4"]),
     ("unknown column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,cheated,year,age\n")],
      ["r.csv:1: unknown column 'age' (expected the question ids: drugs, cheated, year)"]),
+    ("semicolons", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs;cheated;year\nYes;Never;First\n")],
+     ["r.csv:1: unknown column 'drugs;cheated;year'", "separated by semicolons (;)", "CSV UTF-8 (comma delimited)"]),
+    ("tabs", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs\tcheated\tyear\nYes\tNever\tFirst\n")],
+     ["r.csv:1: unknown column", "separated by tabs"]),
+    ("after a design line", lambda d, f: ["estimate", f["survey"], _write(
+        d / "r.csv", _design_line(f) + "\n" + GOOD_CSV + "Maybe,Once,First\n")],
+     ["r.csv:5: column 'drugs': unknown option label 'Maybe'"]),
+    ("another survey's responses", lambda d, f: ["estimate", f["survey"], _write(
+        d / "r.csv", _design_line(f).replace("epsilon=1.0", "epsilon=2.0") + "\n" + GOOD_CSV)],
+     ["r.csv: question 'drugs': the responses were collected with ε = 2 (k = 2, threshold",
+      "survey.json says ε = 1 (k = 2, threshold"]),
     ("missing column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,cheated\nYes,Never\n")],
      ["r.csv:1: missing column 'year'"]),
     ("duplicate column", lambda d, f: ["estimate", f["survey"], _write(d / "r.csv", "drugs,drugs,year\n")],

@@ -92,11 +92,17 @@ def test_export_writes_the_pair_estimate_reads(tmp_path, survey_file):
     out = tmp_path / "exports"
     result = run("export", "student-life", "--db", db_path, "-o", out)
     assert result.exit_code == 0, result.output
-    csv_path, json_path = out / "student-life-responses.csv", out / "student-life.json"
+    csv_path, json_path = out / "student-life-responses.csv", out / "student-life-codebook.json"
     assert result.output.strip() == f"Wrote {csv_path} and {json_path}"
     lines = csv_path.read_text().splitlines()
-    assert lines[0] == "drug_use,cheating,age_group" and sorted(lines[1:]) == ["No,Often,", "Yes,Never,45 to 64"]
+    assert lines[0].startswith("# deniable responses | survey=student-life | design=sha256:")
+    assert lines[1] == "drug_use,cheating,age_group,text-version"
+    assert sorted(lines[2:]) == ["No,Often,,1", "Yes,Never,45 to 64,1"]
     assert json.loads(json_path.read_text())["slug"] == "student-life"
+    result = run("export", "student-life", "--db", db_path, "-o", out, "--spss", "--stata")
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} == {"student-life-responses.csv", "student-life-codebook.json",
+                                               "student-life-responses.sav", "student-life-responses.dta"}
     result = run("export", "nope", "--db", db_path)
     assert result.exit_code == 1 and result.output.strip() == f"Error: {db_path}: no survey 'nope' in the database"
 
@@ -207,3 +213,34 @@ def test_import_with_an_owner_and_an_admin_account(tmp_path, survey_file):
         assert accounts == {"ada@example.org": 0, "root@example.org": 1}
     finally:
         db.conn.close()
+
+
+def test_the_demo_password_stays_across_restarts_until_a_reset_which_ends_old_sessions(tmp_path):
+    """What `serve --demo` does before gunicorn starts, in-process: the password of the last start
+    (kept beside the database, readable by its owner only) is printed again; a reset makes a new one."""
+    from deniable.server.cli.serve import _demo_login
+    from deniable.server.store.accounts import authenticate, researcher
+    from deniable.server.store.db import init_db
+
+    path = str(tmp_path / "demo.db")
+    db = init_db(path)
+    try:
+        email, first, account = _demo_login(db, path, reset=False)
+        kept = tmp_path / "demo.db.demo-password"
+        assert kept.read_text().strip() == first and (kept.stat().st_mode & 0o777) == 0o600
+        epoch = researcher(db, account)["session_epoch"]
+        assert _demo_login(db, path, reset=False) == (email, first, account)  # a restart: the same login
+        assert researcher(db, account)["session_epoch"] == epoch  # and the sessions stay
+        _, second, _ = _demo_login(db, path, reset=True)
+        assert second != first and kept.read_text().strip() == second
+        assert authenticate(db, email, second) and not authenticate(db, email, first)
+        assert researcher(db, account)["session_epoch"] == epoch + 1  # every earlier session ended
+        kept.write_text("stale\n")  # someone changed the password meanwhile: a fresh one, not a failure
+        assert _demo_login(db, path, reset=False)[1] not in ("stale", second)
+    finally:
+        db.conn.close()
+
+
+def test_reset_demo_password_goes_with_demo(tmp_path):
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "x.db"), "--reset-demo-password"])
+    assert result.exit_code == 2 and "--reset-demo-password goes with --demo" in result.output

@@ -37,22 +37,28 @@ def test_design_open_answer_and_read_the_chart(browser, page, live_server, resea
     assert page.url.endswith("/dashboard/")
 
     page.goto(f"{live_server}/dashboard/new")
-    page.fill("#slug", "secrets")
     page.fill("#title", "Secrets")
+    assert page.input_value("#slug") == "secrets"  # made from the title as it is typed
     page.fill("#target_n", "10")
-    page.fill("#questions-0-qid", "secret")
     page.fill("#questions-0-text", "Have you ever kept a secret?")
+    assert page.input_value("#questions-0-qid") == "kept_secret"
+    page.fill("#questions-0-qid", "secret")
     page.fill("#questions-0-options", "Yes\nNo")
     page.fill("#questions-0-epsilon", "1.5")
     with page.expect_navigation():
         page.click("#save")
     assert page.url.endswith("/dashboard/secrets/edit")
     assert page.locator("svg.dp-region").count() == 1  # the ε-DP region beside the question's ε
-    assert "Total ε per respondent" in page.inner_text(".planning")
+    assert "Total ε per respondent" in page.inner_text("#total-epsilon")
 
     with page.expect_navigation():
-        page.click("form.lifecycle button")
-    assert page.url.endswith("/dashboard/secrets/results")
+        page.click("#open-survey")
+    assert "/dashboard/secrets/confirm?to=open" in page.url and "What becomes frozen" in page.inner_text("main")
+    with page.expect_navigation():
+        page.click("#confirm-action")
+    assert page.url.endswith("/dashboard/secrets/edit#share-title")
+    assert page.input_value("#public-url") == f"{live_server}/s/secrets"
+    assert page.locator(".share-box svg.qr-code").is_visible()
 
     for option in (0, 1, 0):
         respond(browser, live_server, "secrets", option)
@@ -66,8 +72,11 @@ def test_design_open_answer_and_read_the_chart(browser, page, live_server, resea
     values = chart.locator("text.value").all_text_contents()
     table = page.locator("#q-secret table.estimates")
     for row, value in zip(table.locator("tbody tr").all(), values, strict=True):
+        estimate = row.locator(".estimate").inner_text()
         low, high = row.locator(".ci-low").inner_text(), row.locator(".ci-high").inner_text()
-        assert value.endswith(f"[{float(low):.3f}, {float(high):.3f}]")
+        assert value == f"{estimate} [{low}, {high}]"  # the chart and the table say the same, in percent
+        exact = float(row.locator(".ci-low").get_attribute("data-value"))
+        assert low == f"{100 * exact:.1f}%"
     assert page.locator("#q-secret .meta").inner_text().startswith("n = 3")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "results.png"), full_page=True)

@@ -74,6 +74,8 @@ MESSAGE_RES = [  # where each template puts a message a person can act on
     re.compile(r'<ul class="errors"[^>]*><li>\s*[^<\s]'),                   # dashboard field errors
     re.compile(r'class="errors form-errors"[^>]*><ul><li>\s*[^<\s]'),       # dashboard form errors
     re.compile(r'class="errors" role="alert">\s*[^<\s]'),                   # crosstab, subgroups
+    re.compile(r'class="closed-message">\s*[^<\s]'),                        # closed.html
+    re.compile(r'class="error-summary".*?<li><a href="#[^"]+">\s*[^<\s]', re.S),  # the dashboard's summaries
 ]
 
 COVERED: set[tuple[str, str]] = set()
@@ -157,7 +159,7 @@ def assert_message(response, client=None) -> None:
     """A refused request says why: JSON with ``error`` under /api/, else an HTML message."""
     status = response.status_code
     path = response.request.path
-    if path.startswith("/api/"):
+    if path.startswith("/api/") or (path == "/dashboard/plan.json" and status == 400):  # its own refusals: JSON
         assert response.mimetype == "application/json", (status, response.mimetype)
         body = response.get_json()
         assert isinstance(body, dict) and isinstance(body.get("error"), str) and body["error"].strip(), body
@@ -205,12 +207,13 @@ HEADERS = st.fixed_dictionaries({}, optional={
 })
 SLUG = st.one_of(st.sampled_from(sorted(SLUGS)), st.sampled_from(sorted(SLUGS)), st.text(max_size=12))
 QUERY_KEYS = ["method", "confidence", "simultaneous", "fake", "row", "col", "question", "by", "margin",
-              "next", "slug", "monitoring", "formula", "reference"]
+              "next", "slug", "monitoring", "formula", "reference", "to", "k", "epsilon", "target", "chart"]
 QUERY_VALUES = st.one_of(
     st.sampled_from(["exact", "wilson", "wald", "profile", "clopper-pearson", "0.90", "0.95", "0.99", "1", "0",
                      "y", "", "nan", "inf", "-inf", "1e999", "-1", "0.0001", "0.5", "0.6", "10000000000",
                      "drugs", "cheat", "age", "drug_use", "cheating", "age_group", str(10**400),
-                     "drugs ~ age", "cheat ~ num(age)", "drugs ~ cheat", "drug_use ~ age_group", "Yes", "~"]),
+                     "drugs ~ age", "cheat ~ num(age)", "drugs ~ cheat", "drug_use ~ age_group", "Yes", "~",
+                     "open", "close", "reopen", "delete", "2", "4", "64", "65", "100"]),
     st.text(max_size=8),
 )
 QUERY = st.lists(st.tuples(st.one_of(st.sampled_from(QUERY_KEYS), st.text(max_size=5)), QUERY_VALUES),
@@ -637,6 +640,14 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
     ("publish.release", "POST", "/dashboard/<slug>/publish/release"),
     ("publish.visibility", "POST", "/dashboard/<slug>/publish/visibility"),
+    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.sav"),
+    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.dta"),
+    ("dashboard.confirm", "GET", "/dashboard/<slug>/confirm"),
+    ("dashboard.preview", "GET", "/dashboard/<slug>/preview"),
+    ("dashboard.plan_json", "GET", "/dashboard/plan.json"),
+    ("dashboard.duplicate", "POST", "/dashboard/<slug>/duplicate"),
+    ("dashboard.delete", "POST", "/dashboard/<slug>/delete"),
+    ("dashboard.wording", "POST", "/dashboard/<slug>/wording"),
     ("results_api.estimates", "GET", "/api/v1/surveys/<slug>/estimates"),
 ]
 DASHBOARD_ROUTES = sorted({(endpoint, method) for endpoint, method, _ in DASHBOARD})
@@ -742,6 +753,10 @@ def test_dashboard_reads_logged_in(tmp_path):
                 assert response.status_code == 404
             else:
                 assert response.status_code in (200, 400)
+        elif endpoint == "dashboard.plan_json":
+            assert response.status_code in (200, 400)  # the parameters come from the query
+            if response.status_code == 400:
+                assert response.get_json()["field"] in ("k", "epsilon", "target", "margin")
         elif slug in SLUGS:
             assert response.status_code == 200
 
@@ -798,7 +813,7 @@ def test_dashboard_design(tmp_path):
 
 @covers(("dashboard.change_status", "POST"))
 def test_dashboard_lifecycle(tmp_path):
-    """Only draft → open → closed, by a researcher with a valid token; anything else changes nothing."""
+    """Only draft → open → closed (→ open again), by a researcher with a valid token; anything else changes nothing."""
     world = World(tmp_path)
     client, valid = world.researcher()
 
@@ -823,7 +838,7 @@ def test_dashboard_lifecycle(tmp_path):
             assert code == 404
         elif encoding == "json" or new not in ("open", "closed"):
             assert code == 400
-        elif (status, new) in (("draft", "open"), ("open", "closed")):
+        elif (status, new) in (("draft", "open"), ("open", "closed"), ("closed", "open")):  # and reopening
             assert code == 302 and world.status(slug) == new
             assert after != before
         else:
@@ -831,6 +846,71 @@ def test_dashboard_lifecycle(tmp_path):
 
     run()
     world.assert_reached(test_dashboard_lifecycle)
+
+
+WORDING_FIELDS = ["wording-title", "wording-description", "wording-contact", "wording-questions-0-text",
+                  "wording-questions-0-options-0", "wording-questions-0-options-1", "wording-questions-1-options-3",
+                  "wording-questions-2-text"]
+
+
+@covers(("dashboard.duplicate", "POST"), ("dashboard.delete", "POST"), ("dashboard.wording", "POST"))
+def test_dashboard_copy_delete_and_wording(tmp_path):
+    """Duplicate makes a draft, delete removes only a draft, a wording fix changes only words; a refused
+    request changes nothing and says why."""
+    world = World(tmp_path)
+    client, valid = world.researcher()
+
+    @FUZZ
+    @given(action=st.sampled_from(["duplicate", "delete", "wording", "wording"]),
+           slug=st.one_of(st.sampled_from(["drafty", "demo", "closed", "habits", "nope"]), SLUG),
+           fields=st.lists(st.tuples(st.one_of(st.sampled_from(WORDING_FIELDS), FIELD_NAME),
+                                     st.one_of(st.sampled_from(["No", "Yes", "", " ", "Yes, really", "x" * 300,
+                                                                "=SUM(1)", "Often"]), FIELD_VALUE)), max_size=4),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage", "foreign"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    @example(action="wording", slug="demo", fields=[("wording-questions-0-options-0", "Yes")], token="valid",
+             encoding="urlencoded")  # option 2's label moved to option 1: refused
+    def run(action, slug, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        status = world.status(slug) if slug in SLUGS else None
+        before = world.snapshot()
+        response = client.post(path(f"/dashboard/<slug>/{action}", slug), **kwargs)
+        after = check(world, response, before, client=client)
+        code = response.status_code
+        if slug not in SLUGS:
+            return  # a random slug may not route, or route elsewhere: the checks above hold
+        unreadable = encoding == "multipart" and any("\r" in name for name, _ in fields)
+        if not token_ok or unreadable:
+            assert code == 400
+        elif status is None:
+            assert code == 404
+        elif action == "duplicate":
+            assert code == 302 and len(after["surveys"]) == len(before["surveys"]) + 1
+        elif action == "delete":
+            assert (code, world.status(slug)) == ((302, None) if status == "draft" else (409, status))
+            if status == "draft":  # put it back for the next example
+                db = connect(world.db_path)
+                try:
+                    insert_survey(db, parse_definition({**DEMO_DEFINITION, "slug": slug}), owner_id=1)
+                finally:
+                    db.conn.close()
+        else:
+            assert code in (302, 409, 422), code
+            if code == 302:
+                db = connect(world.db_path)
+                try:
+                    stored = get_survey(db, slug)
+                finally:
+                    db.conn.close()
+                # only words changed: every question row is the same but for its text and option labels
+                # (id, survey_id, position, qid, text, options, required, epsilon, k, threshold)
+                def design(rows):
+                    return sorted((*r[:4], *r[6:], len(json.loads(r[5]))) for r in rows)
+                assert design(after["questions"]) == design(before["questions"])
+                assert stored.status == status and parse_definition(stored.survey.to_dict()) == stored.survey
+
+    run()
+    world.assert_reached(test_dashboard_copy_delete_and_wording)
 
 
 @covers(("dashboard.manage_invitations", "POST"))
@@ -956,10 +1036,13 @@ def all_routes(app) -> set[tuple[str, str]]:
             for method in rule.methods - {"HEAD", "OPTIONS"}}
 
 
-@covers(("static", "GET"), ("dashboard.static", "GET"))
+@covers(("static", "GET"), ("dashboard.static", "GET"), ("respond.favicon", "GET"))
 def test_static_files(tmp_path):
     world = World(tmp_path)
     client = world.app.test_client()
+    favicon = client.get("/favicon.ico", headers={"Range": "bytes=5-1"})
+    assert favicon.status_code in (200, 206, 416)
+    favicon.close()
 
     @FUZZ
     @given(folder=st.sampled_from(["/static/", "/dashboard/static/"]),
@@ -1085,7 +1168,7 @@ def test_planning_margin_of_one_half_is_refused_on_its_field(tmp_path):
     client, _ = world.researcher()
     response = client.get("/dashboard/drafty/edit", query_string={"margin": "0.5"})
     assert response.status_code == 200  # the panel falls back to ±0.05 and says why on the field
-    assert re.search(r'<ul class="errors" id="margin-errors"><li>Number must be between 0.001 and 0.499',
+    assert re.search(r'<ul class="errors" id="margin-errors"><li>enter a margin between 0.001 and 0.499',
                      response.get_data(as_text=True))
 
 

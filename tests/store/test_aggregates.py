@@ -9,9 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deniable.server.store import aggregates
-from deniable.server.store.db import connect, init_db
+from deniable.server.store.db import init_db
 from deniable.server.store.responses import insert_many, load_db_dataset, store_response
-from deniable.server.store.schema import migrations
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import Question, Survey
 
@@ -65,12 +64,15 @@ def test_wide_questions_use_two_bytes_and_round_trip(db_path, rows):
 
 def test_the_migration_counts_the_responses_already_stored(tmp_path):
     path = tmp_path / "old.db"
-    db = connect(path)
-    migrations.apply(db, stop_before="m007_answer_patterns")
+    db = init_db(path)
     stored = insert_survey(db, WIDE, status="open")
     for i, reports in enumerate(({"big": 3, "small": 1}, {"big": 3, "small": 1}, {"big": 299})):
         db.execute("INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, '{}')",
                    [f"r{i}", stored.id, "2026-01-01", json.dumps(reports)])
+    # As if the database predated the table: responses stored, the migration not yet applied.
+    db.execute("DROP TABLE answer_patterns")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_answer_patterns'")
+    db.conn.commit()
     db.conn.close()
     db = init_db(path)
     try:

@@ -1,4 +1,4 @@
-"""Storage of reports: validation, one transaction per response, bulk insert, load and export."""
+"""Storage of reports: validation, one transaction per response, bulk insert and load (exports: test_exports.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from deniable.server.survey.responses_csv import read_responses_csv
 from deniable.server.store.db import connect
-from deniable.server.survey.definition import load_definition
 from deniable.server.store.demo import demo_survey
-from deniable.server.store.responses import (ReportError, SurveyClosedError, export_survey, insert_many,
+from deniable.server.store.responses import (ReportError, SurveyClosedError, insert_many,
                               load_db_dataset, store_response, validate_reports)
 from deniable.server.store.surveys import get_survey, insert_survey, option_counts, set_status, today
 
@@ -110,35 +108,6 @@ def test_insert_many_rejects_bad_columns(db, stored, columns, message):
     with pytest.raises(ValueError, match=message):
         insert_many(db, stored, columns)
     assert db["responses"].count == 0
-
-
-def test_export_is_the_pair_estimate_reads(db, stored, tmp_path):
-    store_response(db, stored, {"drug_use": 1, "cheating": 2, "age_group": 0})
-    store_response(db, stored, {"drug_use": 0, "cheating": 3})
-    csv_path, json_path = export_survey(db, stored.slug, tmp_path / "out")
-    assert csv_path.name == "demo-responses.csv" and json_path.name == "demo.json"
-    lines = csv_path.read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "drug_use,cheating,age_group"
-    assert sorted(lines[1:]) == ["No,Often,", "Yes,A few times,Under 30"]  # in no particular order
-    survey = load_definition(json_path)
-    assert survey == stored.survey
-    again = read_responses_csv(csv_path, survey)
-    original = load_db_dataset(db, stored.slug)
-    for qid in original.columns:
-        assert np.array_equal(again.columns[qid], original.columns[qid])
-
-
-def test_export_quotes_labels_with_commas(db, tmp_path):
-    from deniable.server.survey.definition import parse_definition
-
-    survey = parse_definition({"slug": "quoted", "title": "T", "questions": [
-        {"id": "q", "text": "Q?", "options": ['Yes, often', 'No "never"'], "epsilon": 1.0}]})
-    stored = insert_survey(db, survey, status="open")
-    store_response(db, stored, {"q": 0})
-    store_response(db, stored, {"q": 1})
-    csv_path, json_path = export_survey(db, "quoted", tmp_path)
-    again = read_responses_csv(csv_path, load_definition(json_path))
-    assert sorted(again.columns["q"].tolist()) == [0, 1]
 
 
 def test_load_db_dataset_reads_a_readonly_connection(db, stored, db_path):

@@ -24,14 +24,14 @@ def test_estimate_bars_is_well_formed_svg_with_a_title_and_text_values():
     assert svg.find(f"{SVG}title").text == "Q1 & friends"
     texts = [t.text for t in svg.iter(f"{SVG}text")]
     assert "No <&>" in texts  # escaped in the markup, the label intact once parsed
-    assert "0.300 [0.250, 0.360]" in texts and "0.700 [0.620, 0.750]" in texts
+    assert "30.0% [25.0%, 36.0%]" in texts and "70.0% [62.0%, 75.0%]" in texts
     # Legible without colour: every bar is hatched by a pattern, not only coloured.
     assert all(r.get("fill") == "url(#c1-hatch)" for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar")
     assert svg.find(f".//{SVG}pattern").get("id") == "c1-hatch"
 
 
 def test_whiskers_sit_at_the_interval_ends_for_known_numbers():
-    # Domain [0, 0.8] (0.75 rounds up to 0.8): x = 150 + value / 0.8 * 360.
+    # Domain [0, 0.8] (0.75 rounds up to 0.8): x = 6 + value / 0.8 * PLOT_W.
     svg = parse(charts.estimate_bars(["a", "b"], [0.3, 0.7], [0.2, 0.6], [0.4, 0.75], title="t"))
     assert charts.axis_domain([0.3, 0.7], [0.2, 0.6], [0.4, 0.75]) == (0.0, 0.8)
     whiskers = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "whisker"]
@@ -39,16 +39,56 @@ def test_whiskers_sit_at_the_interval_ends_for_known_numbers():
     expected = [(0.2, 0.4), (0.6, 0.75)]
     for row, (g, (low, high)) in enumerate(zip(whiskers, expected)):
         span = next(line for line in g if line.get("class") == "whisker-span")
-        y = charts.BAR_TOP + row * charts.BAR_ROW_H + charts.BAR_ROW_H / 2
-        assert float(span.get("x1")) == pytest.approx(150 + low / 0.8 * 360, abs=0.01)
-        assert float(span.get("x2")) == pytest.approx(150 + high / 0.8 * 360, abs=0.01)
+        y = charts.bar_y(row) + 20 + charts.BAR_H / 2
+        assert float(span.get("x1")) == pytest.approx(6 + low / 0.8 * charts.PLOT_W, abs=0.01)
+        assert float(span.get("x2")) == pytest.approx(6 + high / 0.8 * charts.PLOT_W, abs=0.01)
         assert float(span.get("y1")) == float(span.get("y2")) == pytest.approx(y)
         caps = [line for line in g if line.get("class") == "whisker-cap"]
         assert sorted(float(c.get("x1")) for c in caps) == pytest.approx(
-            [150 + low / 0.8 * 360, 150 + high / 0.8 * 360], abs=0.01)
+            [6 + low / 0.8 * charts.PLOT_W, 6 + high / 0.8 * charts.PLOT_W], abs=0.01)
     bars = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar"]
-    assert float(bars[0].get("x")) == pytest.approx(150)
-    assert float(bars[0].get("width")) == pytest.approx(0.3 / 0.8 * 360, abs=0.01)
+    assert float(bars[0].get("x")) == pytest.approx(6)
+    assert float(bars[0].get("width")) == pytest.approx(0.3 / 0.8 * charts.PLOT_W, abs=0.01)
+
+
+def all_charts():
+    return [
+        charts.estimate_bars(["Yes", "No"], [0.3, 0.7], [0.2, 0.6], [0.4, 0.75], title="t"),
+        charts.grouped_bars(["Never", "Often"], [
+            {"label": "<30", "n": 120, "estimate": [0.6, 0.4], "ci_low": [0.5, 0.3], "ci_high": [0.7, 0.5]},
+            {"label": "not answered", "n": 0, "estimate": [0, 0], "ci_low": [0, 0], "ci_high": [0, 0]}],
+            title="g"),
+        charts.heatmap(["Yes", "No"], ["Never", "Once", "Often"], [[0.1, 0.2, 0.05], [0.3, 0.25, 0.1]],
+                       [[0.0, 0.1, 0.0], [0.2, 0.15, 0.0]], [[0.2, 0.3, 0.1], [0.4, 0.35, 0.2]], title="h"),
+        charts.dp_region(1.0),
+    ]
+
+
+@pytest.mark.parametrize("chart", all_charts())
+def test_every_label_is_at_least_12_units_and_the_svg_is_drawn_at_its_size(chart):
+    """Drawn at its own size (width = viewBox width), a label of 12 units is 12 px on screen."""
+    svg = parse(chart)
+    assert svg.get("width") == svg.get("viewBox").split()[2]
+    sizes = [float(t.get("font-size")) for t in svg.iter(f"{SVG}text")]
+    assert sizes and min(sizes) >= 12
+
+
+def test_grouped_bars_put_each_group_side_by_side_per_option():
+    svg = parse(all_charts()[1])
+    groups = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "group"]
+    assert [(g.get("data-group"), g.get("data-option")) for g in groups] == [("<30", "0"), ("<30", "1")]
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "not answered (n = 0): no respondents" in texts and "60.0% [50.0%, 70.0%]" in texts
+
+
+def test_heatmap_cells_carry_their_numbers_and_darker_means_larger():
+    svg = parse(all_charts()[2])
+    cells = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "cell"]
+    assert len(cells) == 6
+    fills = {(c.get("data-row"), c.get("data-col")): c.find(f"{SVG}rect").get("fill") for c in cells}
+    assert charts.HEAT.index(fills[("1", "0")]) > charts.HEAT.index(fills[("0", "2")])
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert "30.0%" in texts and "20.0–40.0" in texts
 
 
 def test_a_negative_unbiased_estimate_extends_the_axis_below_zero():

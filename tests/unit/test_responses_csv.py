@@ -40,7 +40,7 @@ def test_labels_a_spreadsheet_would_run_are_neutralized_and_read_back_exactly(tm
     ds = Dataset(survey, {"q": np.array([0, 1, 2, 3, 4, -1])})
     path = tmp_path / "f.csv"
     write_responses_csv(path, ds)
-    cells = [row[0] if row else "" for row in csv.reader(path.read_text().splitlines()[1:])]
+    cells = [row[0] if row else "" for row in csv.reader(path.read_text().splitlines()[2:])]
     assert cells == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1", "'-1", "'@SUM(1)", "ok", ""]
     assert read_responses_csv(path, survey).columns["q"].tolist() == [0, 1, 2, 3, 4, -1]
     (tmp_path / "plain.csv").write_text('q\n"=HYPERLINK(""http://evil.example"",""x"")"\n+1\n')
@@ -52,7 +52,8 @@ def test_round_trip_with_awkward_labels(tmp_path):
     path = tmp_path / "r.csv"
     write_responses_csv(path, ds)
     text = path.read_text()
-    assert text.splitlines()[0] == "a,b,g"
+    assert text.splitlines()[0].startswith("# deniable responses | survey=t | design=sha256:")
+    assert text.splitlines()[1] == "a,b,g"
     assert '"Yes, often"' in text and '"Say ""no"""' in text
     back = read_responses_csv(path, SURVEY)
     for qid in ("a", "b", "g"):

@@ -6,7 +6,7 @@ import pytest
 from werkzeug.security import check_password_hash
 
 from deniable.server.web.app import create_app
-from deniable.server.store.accounts import authenticate
+from deniable.server.store.accounts import authenticate, researcher
 from deniable.server.cli import cli
 from deniable.server.store.demo import DEMO_EMAIL, ensure_demo_researcher
 from deniable.server.store.db import connect, init_db
@@ -159,11 +159,17 @@ def test_a_deleted_researcher_is_logged_out(app, auth_client):
 
 def test_ensure_demo_researcher_gives_working_credentials(tmp_path):
     db = init_db(tmp_path / "demo.db")
-    email, password, _ = ensure_demo_researcher(db)
-    assert email == DEMO_EMAIL and len(password) >= 12
+    email, password, _, new = ensure_demo_researcher(db)
+    assert email == DEMO_EMAIL and len(password) >= 12 and new
     assert authenticate(db, email, password)
-    email2, password2, _ = ensure_demo_researcher(db)  # again: a new password, one account
-    assert password2 != password and authenticate(db, email, password2) and not authenticate(db, email, password)
+    epoch = researcher(db, authenticate(db, email, password)["id"])["session_epoch"]
+    # the password of the last start is kept while it works: same password, sessions kept
+    assert ensure_demo_researcher(db, password)[1:] == (password, _, False)
+    assert researcher(db, _)["session_epoch"] == epoch
+    email2, password2, _, new = ensure_demo_researcher(db)  # a reset: a new password, one account
+    assert new and password2 != password and authenticate(db, email, password2) and not authenticate(db, email, password)
+    assert researcher(db, _)["session_epoch"] == epoch + 1  # every earlier session ended
+    assert ensure_demo_researcher(db, "not the password")[3]  # a stale password: a new one
     assert db.execute("SELECT count(*) FROM researchers").fetchone()[0] == 1
     db.conn.close()
 

@@ -33,6 +33,14 @@ URLS = [
     ("GET", "/dashboard/habits/export/codebook.json"),
     ("GET", "/dashboard/habits/export/estimates.json"),
     ("GET", "/dashboard/habits/export/estimates.csv"),
+    ("GET", "/dashboard/habits/export/responses.sav"),
+    ("GET", "/dashboard/habits/export/responses.dta"),
+    ("GET", "/dashboard/habits/confirm?to=open"),
+    ("POST", "/dashboard/habits/duplicate"),
+    ("POST", "/dashboard/habits/delete"),
+    ("POST", "/dashboard/habits/wording"),
+    ("GET", "/dashboard/habits/preview"),
+    ("GET", "/dashboard/plan.json?k=2&epsilon=1"),
     ("GET", "/api/v1/surveys/habits/estimates"),
 ]
 
@@ -42,7 +50,7 @@ def test_the_access_table_covers_every_route(app):
     covered = set()
     for method, url in URLS:
         adapter = app.url_map.bind("localhost")
-        endpoint, _ = adapter.match(url, method=method)
+        endpoint, _ = adapter.match(url.split("?")[0], method=method)
         covered.add((endpoint, method))
     routes = {(rule.endpoint, method) for rule in app.url_map.iter_rules()
               if rule.endpoint.split(".")[0] in ("dashboard", "results_api")
@@ -143,44 +151,68 @@ def test_blank_question_slots_are_ignored(app, auth_client):
 Q = {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"}
 D = {"id": "drugs", "text": "Used drugs?", "options": ["Yes", "No"], "epsilon": 1.0}
 
-# (form overrides, the field whose errors list shows it, the message, the equivalent definition or None)
+# (form overrides, the field whose errors list shows it, its message in plain words, the line of the error
+#  summary at the top of the page, the equivalent definition and its message in a definition file, or None)
 INVALID = [
-    ({"slug": "Bad Slug"}, "slug", "must be lowercase letters, digits and '-'", {"slug": "Bad Slug"}),
-    ({"title": "  "}, "title", "must not be empty", {"title": "  "}),
-    ({"questions": [{**Q, "options": "Yes"}]}, "questions-0-options",
-     "questions[0].options: needs between 2 and 64 options, got 1", {"questions": [{**D, "options": ["Yes"]}]}),
-    ({"questions": [{**Q, "options": "Yes\nYes"}]}, "questions-0-options",
-     "questions[0].options[1]: duplicate label 'Yes'", {"questions": [{**D, "options": ["Yes", "Yes"]}]}),
-    ({"questions": [{**Q, "options": "Yes\n\nNo"}]}, "questions-0-options",
-     "questions[0].options[1]: must not be empty", {"questions": [{**D, "options": ["Yes", "", "No"]}]}),
-    ({"questions": [{**Q, "epsilon": "25"}]}, "questions-0-epsilon",
-     "questions[0].epsilon: epsilon must be a finite number in (0, 20], got 25.0", {"questions": [{**D, "epsilon": 25.0}]}),
-    ({"questions": [{**Q, "epsilon": "0"}]}, "questions-0-epsilon",
-     "questions[0].epsilon: epsilon must be a finite number in (0, 20], got 0.0", {"questions": [{**D, "epsilon": 0.0}]}),
-    ({"questions": [{**Q, "epsilon": "abc"}]}, "questions-0-epsilon", "questions[0].epsilon: must be a number, got 'abc'", None),
-    ({"questions": [{**Q, "epsilon": ""}]}, "questions-0-epsilon", "questions[0].epsilon: a protected question needs ε", None),
-    ({"questions": [{**Q, "qid": "1st"}]}, "questions-0-qid", "questions[0].id: must be a letter or _",
-     {"questions": [{**D, "id": "1st"}]}),
-    ({"questions": [Q, {**Q, "text": "Again?"}]}, "questions-1-qid", "questions[1].id: duplicate question id 'drugs'",
-     {"questions": [D, {**D, "text": "Again?"}]}),
-    ({"questions": [{**Q, "text": ""}]}, "questions-0-text", "questions[0].text: must not be empty",
-     {"questions": [{**D, "text": ""}]}),
+    ({"slug": "Bad Slug"}, "slug", "must be lowercase letters, digits and '-'", "Address: must be lowercase",
+     ({"slug": "Bad Slug"}, "slug: must be lowercase letters, digits and '-'")),
+    ({"title": "  "}, "title", "must not be empty", "Title: must not be empty", ({"title": "  "}, "title: must not be empty")),
+    ({"questions": [{**Q, "options": "Yes"}]}, "questions-0-options", "needs between 2 and 64 options, got 1",
+     "Question 1, options: needs between 2 and 64 options, got 1",
+     ({"questions": [{**D, "options": ["Yes"]}]}, "questions[0].options: needs between 2 and 64 options, got 1")),
+    ({"questions": [{**Q, "options": "Yes\nYes"}]}, "questions-0-options", "option 2: duplicate label 'Yes'",
+     "Question 1, options: option 2: duplicate label 'Yes'",
+     ({"questions": [{**D, "options": ["Yes", "Yes"]}]}, "questions[0].options[1]: duplicate label 'Yes'")),
+    ({"questions": [{**Q, "options": "Yes\n\nNo"}]}, "questions-0-options", "option 2: must not be empty",
+     "Question 1, options: option 2: must not be empty",
+     ({"questions": [{**D, "options": ["Yes", "", "No"]}]}, "questions[0].options[1]: must not be empty")),
+    ({"questions": [{**Q, "epsilon": "25"}]}, "questions-0-epsilon", "enter a number above 0 and at most 20, such as 1 (got 25)",
+     "Question 1, ε: enter a number above 0 and at most 20, such as 1",
+     ({"questions": [{**D, "epsilon": 25.0}]}, "questions[0].epsilon: epsilon must be a finite number in (0, 20], got 25.0")),
+    ({"questions": [{**Q, "epsilon": "0"}]}, "questions-0-epsilon", "enter a number above 0 and at most 20, such as 1 (got 0)",
+     "Question 1, ε: enter a number above 0", None),
+    ({"questions": [{**Q, "epsilon": "one"}]}, "questions-0-epsilon", "enter a number such as 1, not 'one'",
+     "Question 1, ε: enter a number such as 1", None),
+    ({"questions": [{**Q, "epsilon": ""}]}, "questions-0-epsilon", "a protected question needs ε: enter a number such as 1",
+     "Question 1, ε: a protected question needs ε", None),
+    ({"questions": [{**Q, "qid": "1st"}]}, "questions-0-qid", "must be a letter or _", "Question 1, id: must be a letter",
+     ({"questions": [{**D, "id": "1st"}]}, "questions[0].id: must be a letter or _")),
+    ({"questions": [Q, {**Q, "text": "Again?"}]}, "questions-1-qid", "duplicate question id 'drugs'",
+     "Question 2, id: duplicate question id 'drugs'",
+     ({"questions": [D, {**D, "text": "Again?"}]}, "questions[1].id: duplicate question id 'drugs'")),
+    ({"questions": [{**Q, "text": ""}]}, "questions-0-text", "must not be empty", "Question 1, text: must not be empty",
+     ({"questions": [{**D, "text": ""}]}, "questions[0].text: must not be empty")),
+    ({"target_n": "lots"}, "target_n", "enter a whole number of respondents", "Target respondents: enter a whole number", None),
 ]
 
 
-@pytest.mark.parametrize("overrides, field_id, message, definition", INVALID)
-def test_invalid_designs_show_the_definition_message_on_the_field(app, auth_client, overrides, field_id, message,
-                                                                  definition):
+def summary_links(page: str) -> list[tuple[str, str]]:
+    """The error summary's (target, text) links."""
+    match = re.search(r'<div class="error-summary".*?</div>', page, re.S)
+    assert match, "no error summary on the page"
+    return [(target, html.unescape(text)) for target, text in re.findall(r'<a href="#([^"]+)">(.*?)</a>', match.group(0))]
+
+
+@pytest.mark.parametrize("overrides, field_id, message, summary, definition", INVALID)
+def test_invalid_designs_are_summarised_at_the_top_and_shown_on_the_field(app, auth_client, overrides, field_id,
+                                                                          message, summary, definition):
     token = csrf_token(auth_client, "/dashboard/new")
     response = auth_client.post("/dashboard/new", data=form_data(token, **overrides))
     assert response.status_code == 422
     page = response.get_data(as_text=True)
-    assert message in field_errors(page, field_id), field_errors(page, field_id) or page[-3000:]
+    assert message in html.unescape(field_errors(page, field_id)), field_errors(page, field_id) or page[-3000:]
+    # The summary comes before the form, in plain words, each line a link to its field.
+    assert page.index('class="error-summary"') < page.index('id="design-form"')
+    links = summary_links(page)
+    assert any(target == field_id and text.startswith(summary) for target, text in links), links
+    assert f'id="{field_id}"' in page
+    assert not any("questions[" in text for _, text in links)  # no paths, the card's own words
     assert get_survey(open_db(app), overrides.get("slug", "habits")) is None
-    if definition is not None:  # the same words as for a definition file
+    if definition is not None:  # a definition file keeps its own message, with the field's path
+        changes, file_message = definition
         with pytest.raises(DefinitionError) as exc:
-            parse_definition({"slug": "habits", "title": "Habits", "questions": [D], **definition})
-        assert message in str(exc.value)
+            parse_definition({"slug": "habits", "title": "Habits", "questions": [D], **changes})
+        assert file_message in str(exc.value)
 
 
 def test_both_bad_questions_are_reported_at_once(auth_client):
@@ -188,14 +220,16 @@ def test_both_bad_questions_are_reported_at_once(auth_client):
     questions = [{**Q, "options": "Yes"}, {**Q, "qid": "other", "epsilon": "99"}]
     page = auth_client.post("/dashboard/new", data=form_data(token, questions=questions)).get_data(as_text=True)
     assert "needs between 2 and 64 options" in field_errors(page, "questions-0-options")
-    assert "(0, 20]" in field_errors(page, "questions-1-epsilon")
+    assert "at most 20" in field_errors(page, "questions-1-epsilon")
+    assert [target for target, _ in summary_links(page)] == ["questions-0-options", "questions-1-epsilon"]
 
 
 def test_no_questions_at_all(auth_client):
     token = csrf_token(auth_client, "/dashboard/new")
     response = auth_client.post("/dashboard/new", data=form_data(token, questions=[]))
     assert response.status_code == 422
-    assert "questions: must be a non-empty list" in html.unescape(response.get_data(as_text=True))
+    assert ("design-form", "Survey: add at least one question (fill in its text and options)") in \
+        summary_links(response.get_data(as_text=True))
 
 
 def test_an_existing_slug_is_refused(app, auth_client):
@@ -237,14 +271,19 @@ def test_the_planning_panel_shows_p_explain_margins_and_the_region(app, auth_cli
     assert response.status_code == 200
     page = html.unescape(response.get_data(as_text=True))
     q = get_survey(open_db(app), "habits").survey.question("cheat")
-    assert f"realized p = {q.mechanism.p:.6f}" in page
-    assert explain(q.epsilon, q.k)["coin"] in page
-    assert f"± {estimators.margin_of_error(q.epsilon, q.k, 800):.4f}" in page
-    assert f"± {estimators.margin_of_error(None, q.k, 800):.4f}" in page
-    assert "{:,}".format(estimators.sample_size(q.epsilon, q.k, 0.04)) in page
-    assert "{:,}".format(estimators.sample_size(None, q.k, 0.04)) in page
-    assert "Total ε per respondent: 3.000" in page or "Total ε per respondent: 2.99" in page
+    panel = re.search(r'<aside class="plan-panel" id="plan-1".*?</aside>', page, re.S).group(0)
+    assert f"Keeps the true answer {100 * q.mechanism.p:.1f}% of the time" in re.sub(r"</?strong>", "", panel)
+    assert f"p = {q.mechanism.p:.4f}" in panel and f"realized ε = {q.mechanism.epsilon:.4f}" in panel
+    assert explain(q.epsilon, q.k)["coin"] in panel
+    assert f"± {100 * estimators.margin_of_error(q.epsilon, q.k, 800):.1f} points" in panel
+    assert f"(± {100 * estimators.margin_of_error(None, q.k, 800):.1f} without privacy)" in panel
+    assert "Respondents needed for ± 4.0 points" in panel
+    assert f'data-needed="{estimators.sample_size(q.epsilon, q.k, 0.04)}"' in panel
+    assert "{:,}".format(estimators.sample_size(q.epsilon, q.k, 0.04)) in panel
+    assert "{:,}".format(estimators.sample_size(None, q.k, 0.04)) in panel
+    assert re.search(r"Total ε per respondent: <span id=\"total-epsilon-value\">(3\.000|2\.99\d)</span>", page)
     assert page.count('class="dp-region"') == 2  # one per protected question
+    assert 'id="margin"' in page and 'value="0.04"' in page  # the margin asked for fills the form
 
 
 # ---------------------------------------------------------------- lifecycle
@@ -263,8 +302,8 @@ def test_lifecycle_draft_open_closed(app, auth_client):
     assert "is open: it cannot become &#39;open&#39;" in auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
     assert change_status(auth_client, "closed").status_code == 302
     assert get_survey(open_db(app), "habits").status == "closed"
-    change_status(auth_client, "open")
-    assert get_survey(open_db(app), "habits").status == "closed"
+    change_status(auth_client, "open")  # reopening: the design stays frozen
+    assert get_survey(open_db(app), "habits").status == "open"
     assert change_status(auth_client, "draft").status_code == 400  # not a choice at all
 
 
@@ -274,7 +313,7 @@ def test_the_server_refuses_to_change_a_launched_design(app, auth_client, status
     if status == "closed":
         change_status(auth_client, "closed")
     page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
-    assert f"This survey is {status}" in page and 'name="questions-0-options"' not in page
+    assert f"This survey is <strong>{status}</strong>" in page and 'name="questions-0-options"' not in page
     before = get_survey(open_db(app), "habits")
     token = csrf_token(auth_client, "/dashboard/")
     # A hand-made POST (the page offers no form): other options and another ε.
@@ -310,7 +349,7 @@ def test_import_a_definition_file_and_export_it_again(app, auth_client):
     stored = get_survey(open_db(app), "habits")
     assert stored.status == "draft" and stored.target_n == 250
     exported = auth_client.get("/dashboard/habits/definition.json")
-    assert exported.headers["Content-Disposition"] == 'attachment; filename="habits.json"'
+    assert exported.headers["Content-Disposition"] == 'attachment; filename="habits-definition.json"'
     assert parse_definition(exported.get_json()) == parse_definition(DEFINITION)
 
 

@@ -19,25 +19,37 @@ from support.dashboard import make_survey, open_db, sample_columns, store_report
 CELLS = ("estimate", "consistent", "std-error", "ci-low", "ci-high", "noisy-count")
 
 
+CELL_RE = re.compile(r'class="(estimate|consistent|std-error|ci-low|ci-high|noisy-count|shift)"[^>]*?'
+                     r'data-value="([^"]*)">([^<]*)<')
+
+
 def page_numbers(page: str) -> dict:
-    """{qid: {"n", "rows": [{cell: text}]}} read from the results page's tables."""
+    """{qid: {"n", "rows": [{cell: exact value}], "shown": [{cell: text}]}} read from the results page's tables:
+    the exact numbers in data-value, what people read as the text."""
     out = {}
-    for qid, body in re.findall(r'<section class="question-results" id="q-([^"]+)".*?>(.*?)</section>', page, re.S):
-        rows = []
+    for qid, body in re.findall(r'<section class="question-results card" id="q-([^"]+)".*?>(.*?)</section>', page, re.S):
+        rows, shown = [], []
         for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
-            cells = dict(re.findall(r'class="(estimate|consistent|std-error|ci-low|ci-high|noisy-count|shift)">([^<]*)<',
-                                    tr))
+            cells = CELL_RE.findall(tr)
             if cells:
-                rows.append(cells)
-        n = re.search(r'n = <span class="n">(\d+)</span>', body)
-        out[qid] = {"n": int(n.group(1)) if n else 0, "rows": rows, "body": html.unescape(body)}
+                rows.append({name: value for name, value, _ in cells})
+                shown.append({name: text for name, _, text in cells})
+        n = re.search(r'n = <span class="n" data-value="(\d+)">', body)
+        out[qid] = {"n": int(n.group(1)) if n else 0, "rows": rows, "shown": shown, "body": html.unescape(body)}
     return out
 
 
 def expected_cells(result, i: int) -> dict:
-    return {"estimate": f"{result.estimate[i]:.4f}", "consistent": f"{result.consistent[i]:.4f}",
-            "std-error": f"{result.std_error[i]:.4f}", "ci-low": f"{result.ci_low[i]:.4f}",
-            "ci-high": f"{result.ci_high[i]:.4f}", "noisy-count": str(int(result.noisy_counts[i]))}
+    return {"estimate": repr(float(result.estimate[i])), "consistent": repr(float(result.consistent[i])),
+            "std-error": repr(float(result.std_error[i])), "ci-low": repr(float(result.ci_low[i])),
+            "ci-high": repr(float(result.ci_high[i])), "noisy-count": str(int(result.noisy_counts[i]))}
+
+
+def expected_text(result, i: int) -> dict:
+    """What a person reads: percentages with one decimal, the standard error in points, counts with commas."""
+    return {"estimate": f"{100 * result.estimate[i]:.1f}%", "consistent": f"{100 * result.consistent[i]:.1f}%",
+            "std-error": f"{100 * result.std_error[i]:.1f}", "ci-low": f"{100 * result.ci_low[i]:.1f}%",
+            "ci-high": f"{100 * result.ci_high[i]:.1f}%", "noisy-count": f"{int(result.noisy_counts[i]):,}"}
 
 
 @pytest.fixture
@@ -66,7 +78,7 @@ def test_results_page_numbers_equal_the_estimators_on_the_stored_counts(auth_cli
     response = auth_client.get("/dashboard/habits/results", query_string=args)
     assert response.status_code == 200
     page = response.get_data(as_text=True)
-    assert 'Respondents so far: <strong id="respondents">400</strong> of a target of 1000' in page
+    assert 'Respondents so far: <strong id="respondents" data-value="400">400</strong> of a target of 1,000 (40.0%)' in page
     shown = page_numbers(page)
     assert set(shown) == {"drugs", "cheat", "age"}
     for q in stored.survey.questions:
@@ -79,10 +91,12 @@ def test_results_page_numbers_equal_the_estimators_on_the_stored_counts(auth_cli
         assert f"{float(args['confidence']) * 100:g}%" in item["body"]
         if q.protected:
             assert f"ε = {result.epsilon:.4f}" in item["body"]
-        for i, row in enumerate(item["rows"]):
+        for i, (row, text) in enumerate(zip(item["rows"], item["shown"])):
             assert {k: row[k] for k in CELLS} == expected_cells(result, i)
+            assert {k: text[k] for k in CELLS} == expected_text(result, i)
             m = int(args.get("fake", 10))
-            assert row["shift"] == f"{m * (1 - result.q) / ((result.p - result.q) * result.n):.4f}"
+            shift = m * (1 - result.q) / ((result.p - result.q) * result.n)
+            assert float(row["shift"]) == pytest.approx(shift, rel=1e-12) and text["shift"] == f"{100 * shift:.1f}"
         assert len(item["rows"]) == q.k
         assert item["body"].count('class="whisker"') == q.k  # the chart, one whisker per option
 
@@ -123,9 +137,9 @@ def test_export_then_deniable_estimate_reproduces_the_page(tmp_path, auth_client
         assert shown["n"] == question["n"]
         for row, option in zip(shown["rows"], question["options"], strict=True):
             assert row == {**row, **{
-                "estimate": f"{option['estimate']:.4f}", "consistent": f"{option['consistent']:.4f}",
-                "std-error": f"{option['std_error']:.4f}", "ci-low": f"{option['ci_low']:.4f}",
-                "ci-high": f"{option['ci_high']:.4f}", "noisy-count": str(option["noisy_count"])}}
+                "estimate": repr(option["estimate"]), "consistent": repr(option["consistent"]),
+                "std-error": repr(option["std_error"]), "ci-low": repr(option["ci_low"]),
+                "ci-high": repr(option["ci_high"]), "noisy-count": str(option["noisy_count"])}}
     # The estimates export is the offline command's JSON, number for number.
     exported = auth_client.get("/dashboard/habits/export/estimates.json", query_string=args).get_json()
     assert exported == offline
@@ -162,14 +176,18 @@ def test_crosstab_of_two_protected_questions(app, auth_client, survey_with_repor
     drugs, cheat = stored.survey.question("drugs"), stored.survey.question("cheat")
     cost = drugs.mechanism.epsilon + cheat.mechanism.epsilon
     assert f"ε1 + ε2 = {drugs.mechanism.epsilon:.4f} + {cheat.mechanism.epsilon:.4f} = {cost:.4f}" in page
+    assert "Looking at this table spends nothing" in page and "privacy cost" not in page.lower()
     joint = load_db_dataset(open_db(app), "habits").joint_counts("drugs", "cheat")
     result = estimators.crosstab(joint, 1.0, 2.0, 0.95)
     for i in range(2):
         for j in range(3):
-            assert (f"{result.joint_estimate[i][j]:.4f} [{result.joint_ci_low[i][j]:.4f}, "
-                    f"{result.joint_ci_high[i][j]:.4f}]") in page
-            assert (f"{result.conditional_estimate[i][j]:.4f} [{result.conditional_ci_low[i][j]:.4f}, "
-                    f"{result.conditional_ci_high[i][j]:.4f}]") in page
+            for kind in ("joint", "conditional"):
+                est, low, high = (getattr(result, f"{kind}_{name}")[i][j] for name in ("estimate", "ci_low", "ci_high"))
+                assert (f'data-value="{est}" data-ci-low="{low}" data-ci-high="{high}">'
+                        f"{100 * est:.1f}% [{100 * low:.1f}%, {100 * high:.1f}%]") in page
+                # and in the heat-map, the same numbers as text
+                assert f'data-row="{i}" data-col="{j}" data-estimate="{est!r}"' in page
+    assert page.count('class="heatmap"') == 2
     assert "the joint ones are" in page and "× as wide" in page
 
 
@@ -193,8 +211,13 @@ def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):
         assert f"age = {label}" in page
         assert f"n = {result.n} · ε = {result.epsilon:.4f} · method wilson" in page
         for i in range(3):
-            assert f"[{result.ci_low[i]:.4f}, {result.ci_high[i]:.4f}]" in page
+            assert f'data-value="{result.ci_low[i]}">{100 * result.ci_low[i]:.1f}%' in page
+            assert f'data-value="{result.ci_high[i]}">{100 * result.ci_high[i]:.1f}%' in page
+            # side by side in the grouped chart
+            assert f"{label} (n = {result.n:,})" in page
+            assert f'data-group="{html.escape(label)}" data-option="{i}"' in response.get_data(as_text=True)
     assert np.asarray(table).sum() == 400
+    assert "age not answered" not in page  # every sampled row answered age
 
 
 @pytest.mark.parametrize("url", [

@@ -40,7 +40,7 @@ def test_invariant_2_schema_has_no_column_for_address_agent_or_time(app, db_path
                 assert not set(name.lower().split("_")) & FORBIDDEN, (table, name)
                 assert kind.upper() not in ("DATETIME", "TIMESTAMP"), (table, name)
         responses = {name for (name,) in conn.execute("SELECT name FROM pragma_table_info('responses')")}
-        assert responses == {"id", "survey_id", "submitted_on", "reports", "design"}
+        assert responses == {"id", "survey_id", "submitted_on", "reports", "design", "text_version"}
     finally:
         conn.close()
 

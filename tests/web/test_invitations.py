@@ -123,7 +123,7 @@ def test_responses_hold_nothing_that_links_to_a_token(app, invited, client):
         rowid = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'invitations'").fetchone()[0]
     finally:
         conn.close()
-    assert columns == {"id", "survey_id", "submitted_on", "reports", "design"}
+    assert columns == {"id", "survey_id", "submitted_on", "reports", "design", "text_version"}
     assert not any(invited[2] in str(v) or token_hash(invited[2]) in str(v) for v in row)
     assert invitation_columns == {"token_hash", "survey_id"} and "WITHOUT ROWID" in rowid
 

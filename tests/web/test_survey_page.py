@@ -54,8 +54,11 @@ def test_page_renders_the_questions_and_the_protection(client, open_demo):
         assert q.text in html
         assert all(label in html for label in q.options)
     # The privacy meaning, per question and in total, with the coin picture.
-    assert "at most 75% sure of your true answer if they thought it 50/50 before" in html
-    assert "Taken together, your 2 protected answers let anyone be at most 95.7% sure" in html
+    assert "Your device sends your true answer 75% of the time; otherwise it sends the other answer." in html
+    assert ("could only guess your answer before (50/50), can be at most 75% sure of it" in html)
+    assert "could only guess your answer before (a 1 in 4 chance), can be at most 71.2% sure of it" in html
+    assert "two possible sets of answers for you (50/50 before), can be at most 95.7% sure" in html
+    assert "ε" not in html  # no jargon for respondents
     assert "/static/coin.svg" in html
     assert "Not protected — sent as you answer." in html
     # The mechanism reaches the page only as integers.
@@ -65,7 +68,7 @@ def test_page_renders_the_questions_and_the_protection(client, open_demo):
     # No inline script or style; a module script; a disabled submit button and a noscript note.
     assert page.scripts == [{"type": "module", "src": "/static/survey.js"}]
     assert page.styles == 0
-    assert re.search(r'<button type="submit" id="submit-answers" disabled>', html)
+    assert re.search(r'<button type="submit" id="submit-answers" class="primary" disabled>', html)
     assert "<noscript>" in html
     assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
 
@@ -182,7 +185,13 @@ def test_form_post_to_a_closed_or_unknown_survey(client, app, open_demo, stored_
         db.conn.close()
     before = stored_state()
     response = client.post("/s/demo", data={"csrf_token": token, "drug_use": "1", "cheating": "1"})
-    assert response.status_code == 409 and "does not accept responses" in response.get_data(as_text=True)
+    closed = response.get_data(as_text=True)
+    # the same friendly page as the survey's address gives, never "Error 409" or the slug in quotes
+    assert response.status_code == 409 and "This survey is closed" in closed
+    assert "no longer accepts answers. Thank you for your interest." in closed
+    assert "Error 409" not in closed and "&#39;demo&#39;" not in closed
+    page = client.get("/s/demo")
+    assert page.status_code == 410 and "no longer accepts answers" in page.get_data(as_text=True)
     response = client.post("/s/nope", data={"csrf_token": token, "drug_use": "1"})
     assert response.status_code == 404
     assert stored_state() == before

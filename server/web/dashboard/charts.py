@@ -1,8 +1,12 @@
-"""Server-rendered SVG: estimate bars with interval whiskers, and the ε-DP error region.
+"""Server-rendered SVG: estimate bars with interval whiskers, grouped bars for subgroups, a
+heat-map for cross-tabs, and the ε-DP error region.
 
 No script, no ``style`` attributes (the Content-Security-Policy forbids inline style), only
-presentation attributes.  Legible without colour: bars are hatched, every bar carries its
-label and its numbers as text, whiskers have end caps.
+presentation attributes.  Legible without colour: bars are hatched, every bar and cell carries
+its label and its numbers as text, whiskers have end caps.  Legible on a phone: the charts are
+340 units wide and drawn at that size (they shrink only in a narrower column), with text of at
+least 13 units, so labels are never smaller than 12 px on a 390 px screen.  Numbers read by people
+are percentages with one decimal; the exact values sit in ``data-`` attributes.
 """
 
 from __future__ import annotations
@@ -12,22 +16,30 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-# Estimate bars: geometry in SVG user units.
-BAR_LABEL_W = 150  # left column for option labels
-BAR_PLOT_W = 360  # the axis
-BAR_TEXT_W = 190  # right column for the numbers
-BAR_ROW_H = 28
-BAR_H = 16
-BAR_TOP = 24  # room for the axis ticks above the rows
-BAR_BOTTOM = 22
+TEXT = 13  # font size of every label, in SVG units (= px at the drawn size)
+WIDTH = 340  # the bar charts' width
+PAD = 6
+BAR_TOP = 30  # room for the axis ticks above the rows
+ROW_H = 46  # a label line across the chart, then the bar with its whisker and, at the right, the numbers
+BAR_H = 14
+BAR_BOTTOM = 8
+HEADER_H = 24  # an option's heading in the grouped chart
+VALUE_W = 142  # room for "100.0% [100.0%, 100.0%]" at the right of the bars
+PLOT_W = WIDTH - 2 * PAD - VALUE_W
+LABEL_CHARS = 44
 
 # DP region: the unit square of (α, β) mapped to a REGION_SIDE square with a margin.
-REGION_SIDE = 160
-REGION_MARGIN = 36
+REGION_SIDE = 180
+REGION_MARGIN = 44
 
 
 def _f(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".") if math.isfinite(x) else "0"
+
+
+def pct(x: float) -> str:
+    """A proportion as a percentage with one decimal: ``0.2914 → '29.1%'``."""
+    return f"{100 * x:.1f}%" if math.isfinite(x) else "—"
 
 
 def _nice_ceiling(x: float) -> float:
@@ -45,72 +57,166 @@ def axis_domain(estimates: Sequence[float], ci_low: Sequence[float], ci_high: Se
 
 
 def bar_x(value: float, domain: tuple[float, float]) -> float:
-    """The x coordinate of ``value`` on the bar chart's axis."""
+    """The x coordinate of ``value`` on the bar charts' axis."""
     lo, hi = domain
-    return BAR_LABEL_W + (value - lo) / (hi - lo) * BAR_PLOT_W
+    return PAD + (value - lo) / (hi - lo) * PLOT_W
+
+
+def _shorten(label: str, limit: int = LABEL_CHARS) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _hatch(pattern: str, fill: str = "#dbe4f0", stroke: str = "#2b4a75") -> str:
+    return (f'<pattern id="{pattern}" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{fill}"/>'
+            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{stroke}" stroke-width="2"/></pattern>')
+
+
+def _axis(domain: tuple[float, float], bottom: float) -> list[str]:
+    lo, hi = domain
+    step = 0.1 if hi - lo <= 0.5 else 0.2 if hi - lo <= 1.2 else 0.5
+    axis_y = BAR_TOP - 8
+    out = [f'<line class="axis" x1="{_f(bar_x(lo, domain))}" y1="{axis_y}" x2="{_f(bar_x(hi, domain))}" '
+           f'y2="{axis_y}" stroke="#333" stroke-width="1"/>']
+    ticks = int(math.floor((hi - lo) / step + 1e-9))
+    for i in range(ticks + 1):
+        value = lo + i * step
+        x = bar_x(value, domain)
+        anchor = "start" if i == 0 else "end" if x > PAD + PLOT_W - 14 else "middle"
+        out.append(f'<line class="tick" x1="{_f(x)}" y1="{axis_y - 3}" x2="{_f(x)}" y2="{_f(bottom)}" '
+                   'stroke="#c4c9d2" stroke-width="0.75"/>')
+        out.append(f'<text class="tick-label" x="{_f(x)}" y="{axis_y - 6}" font-size="{TEXT}" '
+                   f'text-anchor="{anchor}">{100 * value:.0f}%</text>')
+    return out
+
+
+def _bar_row(y: float, label: str, est: float, low: float, high: float, domain, pattern: str) -> list[str]:
+    """One row: the label and the numbers on a line, the bar and its whisker below."""
+    lo, hi = domain
+    zero = bar_x(0.0, domain)
+    x_est = bar_x(min(max(est, lo), hi), domain)
+    x0, x1 = sorted((zero, x_est))
+    bar_y = y + 20
+    mid = bar_y + BAR_H / 2
+    xl, xh = bar_x(min(max(low, lo), hi), domain), bar_x(min(max(high, lo), hi), domain)
+    cap = BAR_H / 2 + 2
+    return [
+        f'<text class="label" x="{PAD}" y="{_f(y + 14)}" font-size="{TEXT}">{escape(_shorten(label))}</text>',
+        f'<text class="value" x="{WIDTH - PAD}" y="{_f(bar_y + BAR_H - 2)}" font-size="{TEXT}" text-anchor="end" '
+        f'data-estimate="{est!r}">{pct(est)} [{pct(low)}, {pct(high)}]</text>',
+        f'<rect class="bar" x="{_f(x0)}" y="{_f(bar_y)}" width="{_f(x1 - x0)}" height="{BAR_H}" '
+        f'fill="url(#{pattern})" stroke="#2b4a75" stroke-width="1"/>',
+        f'<g class="whisker" data-ci-low="{low!r}" data-ci-high="{high!r}" stroke="#000" stroke-width="1.5">'
+        f'<line class="whisker-span" x1="{_f(xl)}" y1="{_f(mid)}" x2="{_f(xh)}" y2="{_f(mid)}"/>'
+        f'<line class="whisker-cap" x1="{_f(xl)}" y1="{_f(mid - cap)}" x2="{_f(xl)}" y2="{_f(mid + cap)}"/>'
+        f'<line class="whisker-cap" x1="{_f(xh)}" y1="{_f(mid - cap)}" x2="{_f(xh)}" y2="{_f(mid + cap)}"/>'
+        '</g>',
+    ]
+
+
+def _svg_open(css_class: str, width: float, height: float, chart_id: str, title: str) -> list[str]:
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" viewBox="0 0 {_f(width)} {_f(height)}" '
+            f'width="{_f(width)}" height="{_f(height)}" role="img" aria-labelledby="{chart_id}-title">',
+            f'<title id="{chart_id}-title">{escape(title)}</title>']
 
 
 def bar_y(row: int) -> float:
-    """The y coordinate of the centre of row ``row``."""
-    return BAR_TOP + row * BAR_ROW_H + BAR_ROW_H / 2
+    """The y coordinate of the top of row ``row`` of :func:`estimate_bars`."""
+    return BAR_TOP + row * ROW_H
 
 
 def estimate_bars(labels: Sequence[str], estimates: Sequence[float], ci_low: Sequence[float],
                   ci_high: Sequence[float], *, title: str, chart_id: str = "chart") -> Markup:
-    """Horizontal bars of the estimates with whiskers from ``ci_low`` to ``ci_high``.
+    """Horizontal bars of the estimates with whiskers from ``ci_low`` to ``ci_high``, one row per option.
 
     ``chart_id`` must be unique on the page (it names the hatch pattern).
     """
     domain = axis_domain(estimates, ci_low, ci_high)
-    width = BAR_LABEL_W + BAR_PLOT_W + BAR_TEXT_W
-    height = BAR_TOP + len(labels) * BAR_ROW_H + BAR_BOTTOM
+    height = BAR_TOP + len(labels) * ROW_H + BAR_BOTTOM
     pattern = f"{chart_id}-hatch"
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="estimate-bars" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-labelledby="{chart_id}-title">',
-        f'<title id="{chart_id}-title">{escape(title)}</title>',
-        f'<defs><pattern id="{pattern}" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#dbe4f0"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" stroke="#2b4a75" stroke-width="2"/></pattern></defs>',
-    ]
-    # Axis with ticks every 0.1 (every 0.2 when the range is wide).
-    lo, hi = domain
-    step = 0.1 if hi - lo <= 0.6 else 0.2
-    axis_y = BAR_TOP - 6
-    out.append(f'<line class="axis" x1="{_f(bar_x(lo, domain))}" y1="{axis_y}" '
-               f'x2="{_f(bar_x(hi, domain))}" y2="{axis_y}" stroke="#333" stroke-width="1"/>')
-    ticks = int(math.floor((hi - lo) / step + 1e-9))
-    for i in range(ticks + 1):
-        value = lo + i * step
-        x = _f(bar_x(value, domain))
-        out.append(f'<line class="tick" x1="{x}" y1="{axis_y - 4}" x2="{x}" y2="{height - BAR_BOTTOM}" '
-                   'stroke="#bbb" stroke-width="0.5"/>')
-        out.append(f'<text x="{x}" y="{axis_y - 6}" font-size="10" text-anchor="middle">{value:.1f}</text>')
-    zero = bar_x(0.0, domain)
+    out = _svg_open("estimate-bars", WIDTH, height, chart_id, title)
+    out.append(f"<defs>{_hatch(pattern)}</defs>")
+    out += _axis(domain, height - BAR_BOTTOM)
     for row, (label, est, low, high) in enumerate(zip(labels, estimates, ci_low, ci_high)):
-        y = bar_y(row)
-        x_est = bar_x(min(max(est, lo), hi), domain)
-        x0, x1 = sorted((zero, x_est))
-        out.append(f'<text class="label" x="{BAR_LABEL_W - 6}" y="{_f(y + 4)}" font-size="12" '
-                   f'text-anchor="end">{escape(_shorten(label))}</text>')
-        out.append(f'<rect class="bar" x="{_f(x0)}" y="{_f(y - BAR_H / 2)}" width="{_f(x1 - x0)}" '
-                   f'height="{BAR_H}" fill="url(#{pattern})" stroke="#2b4a75" stroke-width="1"/>')
-        xl, xh = _f(bar_x(low, domain)), _f(bar_x(high, domain))
-        cap = BAR_H / 2 + 2
-        out.append(f'<g class="whisker" data-ci-low="{low!r}" data-ci-high="{high!r}" stroke="#000" '
-                   'stroke-width="1.5">'
-                   f'<line class="whisker-span" x1="{xl}" y1="{_f(y)}" x2="{xh}" y2="{_f(y)}"/>'
-                   f'<line class="whisker-cap" x1="{xl}" y1="{_f(y - cap)}" x2="{xl}" y2="{_f(y + cap)}"/>'
-                   f'<line class="whisker-cap" x1="{xh}" y1="{_f(y - cap)}" x2="{xh}" y2="{_f(y + cap)}"/>'
-                   '</g>')
-        out.append(f'<text class="value" x="{BAR_LABEL_W + BAR_PLOT_W + 8}" y="{_f(y + 4)}" font-size="12">'
-                   f'{est:.3f} [{low:.3f}, {high:.3f}]</text>')
+        out += _bar_row(bar_y(row), label, est, low, high, domain, pattern)
     out.append("</svg>")
     return Markup("".join(out))
 
 
-def _shorten(label: str, limit: int = 22) -> str:
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+def grouped_bars(options: Sequence[str], groups: Sequence[dict], *, title: str, chart_id: str = "grouped") -> Markup:
+    """Subgroups side by side: for each option, one bar per group with its whisker.
+
+    ``groups`` are ``{"label", "n", "estimate", "ci_low", "ci_high"}`` (sequences over the
+    options); a group with ``n == 0`` is drawn as a row that says so.
+    """
+    drawn = [g for g in groups if g["n"]]
+    domain = axis_domain(*(([v for g in drawn for v in g[key]] or [0.0]) for key in ("estimate", "ci_low", "ci_high")))
+    height = BAR_TOP + len(options) * (HEADER_H + len(groups) * ROW_H) + BAR_BOTTOM
+    out = _svg_open("grouped-bars", WIDTH, height, chart_id, title)
+    patterns = [f"{chart_id}-g{i}" for i in range(len(groups))]
+    fills = [("#dbe4f0", "#2b4a75"), ("#f3e2cf", "#7a4a12"), ("#dcefe3", "#1f5d3a"), ("#ece0f2", "#5b2c73")]
+    out.append("<defs>" + "".join(_hatch(p, *fills[i % len(fills)]) for i, p in enumerate(patterns)) + "</defs>")
+    out += _axis(domain, height - BAR_BOTTOM)
+    y = BAR_TOP
+    for i, option in enumerate(options):
+        out.append(f'<text class="option-heading" x="{PAD}" y="{_f(y + 17)}" font-size="{TEXT + 1}" '
+                   f'font-weight="700">{escape(_shorten(option, 40))}</text>')
+        y += HEADER_H
+        for g, group in enumerate(groups):
+            label = f"{group['label']} (n = {group['n']:,})"
+            if group["n"]:
+                out.append(f'<g class="group" data-group="{escape(group["label"])}" data-option="{i}">')
+                out += _bar_row(y, label, group["estimate"][i], group["ci_low"][i], group["ci_high"][i],
+                                domain, patterns[g])
+                out.append("</g>")
+            else:
+                out.append(f'<text class="label" x="{PAD}" y="{_f(y + 14)}" font-size="{TEXT}">'
+                           f'{escape(_shorten(label))}: no respondents</text>')
+            y += ROW_H
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+HEAT = ["#f4f7fb", "#dce7f5", "#bcd0ec", "#2f5f9e", "#1f4e8c", "#143766"]  # light to dark
+HEAT_LABEL_W = 110
+HEAT_CELL_W = 78
+HEAT_CELL_H = 52
+HEAT_TOP = 40
+
+
+def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], estimates, ci_low, ci_high, *,
+            title: str, chart_id: str = "heat") -> Markup:
+    """A cross-tab as a heat-map: one cell per pair, darker for larger estimates, each with its
+    estimate and interval as text (the shade only repeats what the numbers say)."""
+    width = HEAT_LABEL_W + len(col_labels) * HEAT_CELL_W + PAD
+    height = HEAT_TOP + len(row_labels) * HEAT_CELL_H + PAD
+    values = [v for row in estimates for v in row if math.isfinite(v)]
+    low_end, top = min(values, default=0.0), max(values, default=0.0)
+    span = top - low_end
+    out = _svg_open("heatmap", width, height, chart_id, title)
+    for j, label in enumerate(col_labels):
+        x = HEAT_LABEL_W + (j + 0.5) * HEAT_CELL_W
+        out.append(f'<text class="col-label" x="{_f(x)}" y="{HEAT_TOP - 12}" font-size="{TEXT}" '
+                   f'text-anchor="middle">{escape(_shorten(label, 10))}</text>')
+    for i, label in enumerate(row_labels):
+        y = HEAT_TOP + i * HEAT_CELL_H
+        out.append(f'<text class="row-label" x="{HEAT_LABEL_W - 8}" y="{_f(y + HEAT_CELL_H / 2 + 5)}" '
+                   f'font-size="{TEXT}" text-anchor="end">{escape(_shorten(label, 14))}</text>')
+        for j in range(len(col_labels)):
+            est, low, high = estimates[i][j], ci_low[i][j], ci_high[i][j]
+            # darker for larger, over the table's own range (the numbers carry the values)
+            level = min(len(HEAT) - 1, int((est - low_end) / span * len(HEAT))) if span and math.isfinite(est) else 0
+            ink = "#ffffff" if level >= 3 else "#111111"
+            x = HEAT_LABEL_W + j * HEAT_CELL_W
+            out.append(f'<g class="cell" data-row="{i}" data-col="{j}" data-estimate="{est!r}">'
+                       f'<rect x="{_f(x)}" y="{_f(y)}" width="{HEAT_CELL_W}" height="{HEAT_CELL_H}" '
+                       f'fill="{HEAT[level]}" stroke="#ffffff" stroke-width="2"/>'
+                       f'<text x="{_f(x + HEAT_CELL_W / 2)}" y="{_f(y + 22)}" font-size="{TEXT + 1}" '
+                       f'font-weight="700" text-anchor="middle" fill="{ink}">{pct(est)}</text>'
+                       f'<text x="{_f(x + HEAT_CELL_W / 2)}" y="{_f(y + 40)}" font-size="{TEXT - 0.5}" '
+                       f'text-anchor="middle" fill="{ink}">{100 * low:.1f}–{100 * high:.1f}</text></g>')
+    out.append("</svg>")
+    return Markup("".join(out))
 
 
 def dp_region_vertices(epsilon: float) -> list[tuple[float, float]]:
@@ -159,15 +265,15 @@ def dp_region(epsilon: float, *, chart_id: str = "region") -> Markup:
         'stroke="#777" stroke-dasharray="4 3" stroke-width="1"/>',
         f'<circle class="dp-corner" cx="{_f(region_point(corner, corner)[0])}" '
         f'cy="{_f(region_point(corner, corner)[1])}" r="3" fill="#000"/>',
-        f'<text x="{_f((x0 + x1) / 2)}" y="{_f(y0 + 26)}" font-size="10" text-anchor="middle">'
+        f'<text x="{_f((x0 + x1) / 2)}" y="{_f(y0 + 32)}" font-size="{TEXT - 1}" text-anchor="middle">'
         'type I error α (false accusation)</text>',
-        f'<text x="10" y="{_f((y0 + y1) / 2)}" font-size="10" text-anchor="middle" '
-        f'transform="rotate(-90 10 {_f((y0 + y1) / 2)})">type II error β (missed)</text>',
-        f'<text x="{_f(x0)}" y="{_f(y0 + 12)}" font-size="9" text-anchor="middle">0</text>',
-        f'<text x="{_f(x1)}" y="{_f(y0 + 12)}" font-size="9" text-anchor="middle">1</text>',
-        f'<text x="{_f(x0 - 4)}" y="{_f(y1 + 3)}" font-size="9" text-anchor="end">1</text>',
-        f'<text x="{_f(region_point(corner, corner)[0] + 5)}" y="{_f(region_point(corner, corner)[1] + 12)}" '
-        f'font-size="9">{corner:.3f}</text>',
+        f'<text x="14" y="{_f((y0 + y1) / 2)}" font-size="{TEXT - 1}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {_f((y0 + y1) / 2)})">type II error β (missed)</text>',
+        f'<text x="{_f(x0)}" y="{_f(y0 + 15)}" font-size="{TEXT - 1}" text-anchor="middle">0</text>',
+        f'<text x="{_f(x1)}" y="{_f(y0 + 15)}" font-size="{TEXT - 1}" text-anchor="middle">1</text>',
+        f'<text x="{_f(x0 - 5)}" y="{_f(y1 + 4)}" font-size="{TEXT - 1}" text-anchor="end">1</text>',
+        f'<text x="{_f(region_point(corner, corner)[0] + 6)}" y="{_f(region_point(corner, corner)[1] + 14)}" '
+        f'font-size="{TEXT - 1}">{corner:.3f}</text>',
         "</svg>",
     ]
     return Markup("".join(out))

@@ -1,32 +1,41 @@
-"""WTForms for the survey editor; validation goes through :mod:`deniable.server.survey.definition`.
+"""WTForms for the survey builder; validation goes through :mod:`deniable.server.survey.definition`.
 
 The form is turned into a definition dict and checked by the same functions as a definition
-file, so a researcher sees the same messages (``questions[1].epsilon: …``) either way; each
-error is put back on the field its path names (:attr:`DefinitionError.path`).  Question slots
-left entirely blank are ignored, which is how "add question" works without JavaScript.
+file; each error is put back, in plain words, on the field its path names
+(:attr:`DefinitionError.path`), and :func:`error_summary` lists them all at the top of the page,
+each linking to its field ("Question 1, ε: enter a number such as 1").  Question slots left
+entirely blank are ignored, which is how "add a question" works without JavaScript; the other
+question actions (move, duplicate, delete) are :func:`apply_action`.  A blank address or
+question id is derived from the title or the question text (:mod:`.naming`).
 """
 
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import (BooleanField, FieldList, FloatField, Form, FormField,
+from wtforms import (BooleanField, FieldList, FloatField, Form, FormField, HiddenField,
                      RadioField, SelectField, StringField, SubmitField, TextAreaField)
 from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Optional
 
+from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey.definition import DefinitionError, Survey, parse_definition, parse_question
 
 from ..fields import BoundedIntegerField
+from .naming import question_id, slugify
 
 MAX_TARGET = 100_000_000
+ACTIONS = ("up", "down", "duplicate", "delete")
+TARGET_MESSAGE = "enter a whole number of respondents between 1 and 100,000,000, such as 1000"
+MARGIN_MESSAGE = "enter a margin between 0.001 and 0.499, such as 0.05 (± 5 points)"
+EPSILON_HINT = f"above 0 and at most {MAX_EPSILON:g}; smaller protects more"
 
 
 class QuestionForm(Form):
     """One question slot (a subform: the outer FlaskForm carries the CSRF token)."""
 
-    qid = StringField("Question id")
     text = TextAreaField("Question text")
-    options = TextAreaField("Options (one per line)")
+    qid = StringField("Question id")
+    options = TextAreaField("Options")
     # Plain string choices: tuples are deprecated in WTForms 3.3, SelectChoice is missing before it.
     protection = RadioField("Asked", choices=["protected", "direct"], default="protected")
     epsilon = StringField("ε (privacy parameter)")
@@ -36,13 +45,27 @@ class QuestionForm(Form):
         return not any((field.data or "").strip() for field in (self.qid, self.text, self.options))
 
 
+# Plain string choices (see above); the template names them (LANGUAGE_NAMES).
+LANGUAGE_NAMES = {"": "The respondent's browser decides", "en": "English", "es": "Español", "fr": "Français"}
+
+
 class DesignForm(FlaskForm):
-    slug = StringField("Slug (the survey's address: /s/<slug>)")
     title = StringField("Title")
+    slug = StringField("Address (slug)")
     description = TextAreaField("Description")
+    information = TextAreaField("Information for respondents (optional)")
+    contact = StringField("Contact for questions (optional)")
+    consent = BooleanField("Respondents must agree to the information before answering")
+    language = SelectField("Language of the survey page", choices=list(LANGUAGE_NAMES), default="")
     target_n = BoundedIntegerField("Target respondents", default=1000,
-                            validators=[InputRequired(), NumberRange(min=1, max=MAX_TARGET)])
+                                   validators=[InputRequired(TARGET_MESSAGE),
+                                               NumberRange(min=1, max=MAX_TARGET, message=TARGET_MESSAGE)])
+    # Not stored: the margin the planning panels compute the respondents needed for.
+    margin = FloatField("Margin of error to plan for (±)", default=0.05,
+                        # estimators.sample_size needs margin < 0.5 (NumberRange is inclusive)
+                        validators=[Optional(), NumberRange(min=0.001, max=0.499, message=MARGIN_MESSAGE)])
     questions = FieldList(FormField(QuestionForm), min_entries=1)
+    action = HiddenField()  # set by the question buttons (name="action"), e.g. "up-2"
     save = SubmitField("Save draft")
     add_question = SubmitField("Add a question")
 
@@ -50,7 +73,8 @@ class DesignForm(FlaskForm):
 class ImportForm(FlaskForm):
     definition = FileField("Survey definition (JSON)", validators=[FileRequired()])
     target_n = BoundedIntegerField("Target respondents", default=1000,
-                            validators=[InputRequired(), NumberRange(min=1, max=MAX_TARGET)])
+                                   validators=[InputRequired(TARGET_MESSAGE),
+                                               NumberRange(min=1, max=MAX_TARGET, message=TARGET_MESSAGE)])
     submit = SubmitField("Import as a draft")
 
 
@@ -79,12 +103,15 @@ class StatusForm(FlaskForm):
     submit = SubmitField("Change")
 
 
-class PlanningForm(Form):
-    """GET parameters of the planning panel (no CSRF: it changes nothing)."""
+class ActionForm(FlaskForm):
+    """A POST with nothing but its CSRF token (duplicate, delete)."""
 
-    margin = FloatField("Wanted margin of error (±)", default=0.05,
-                        # estimators.sample_size needs margin < 0.5 (NumberRange is inclusive)
-                        validators=[Optional(), NumberRange(min=0.001, max=0.499)])
+
+class PlanningForm(Form):
+    """The planning panel's GET parameters (no CSRF: it changes nothing)."""
+
+    margin = FloatField("Margin of error to plan for (±)", default=0.05,
+                        validators=[Optional(), NumberRange(min=0.001, max=0.499, message=MARGIN_MESSAGE)])
 
 
 def split_options(text: str | None) -> list[str]:
@@ -97,21 +124,77 @@ def split_options(text: str | None) -> list[str]:
     return lines
 
 
+def question_entry(q) -> dict:
+    """A stored question as the data of one question slot."""
+    return {"qid": q.id, "text": q.text, "options": "\n".join(q.options),
+            "protection": "protected" if q.protected else "direct",
+            "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required}
+
+
 def fill_from_survey(form: DesignForm, survey: Survey, target_n: int) -> None:
-    """Put a stored design into an empty form (plus one blank slot for a new question)."""
+    """Put a stored design into an empty form."""
     form.slug.data = survey.slug
     form.title.data = survey.title
     form.description.data = survey.description
+    form.information.data = survey.information
+    form.contact.data = survey.contact
+    form.consent.data = survey.consent
+    form.language.data = survey.language or ""
     form.target_n.data = target_n
+    _replace_entries(form, [question_entry(q) for q in survey.questions])
+
+
+def _replace_entries(form: DesignForm, entries: list[dict]) -> None:
     while len(form.questions.entries):
         form.questions.pop_entry()
-    for q in survey.questions:
-        form.questions.append_entry({
-            "qid": q.id, "text": q.text, "options": "\n".join(q.options),
-            "protection": "protected" if q.protected else "direct",
-            "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required,
-        })
-    form.questions.append_entry()
+    for data in entries or [{}]:
+        form.questions.append_entry(data)
+
+
+def apply_action(form: DesignForm) -> str | None:
+    """Move, duplicate or delete the question the pressed button names (``action`` = ``up-2``);
+    return the id of the button or field to focus on the re-rendered page, or None."""
+    name, _, index = (form.action.data or "").partition("-")
+    if name not in ACTIONS or not index.isdigit() or int(index) >= len(form.questions.entries):
+        return None
+    i = int(index)
+    entries = [dict(entry.form.data) for entry in form.questions.entries]
+    focus = i
+    if name == "up" and i > 0:
+        entries[i - 1], entries[i] = entries[i], entries[i - 1]
+        focus = i - 1
+    elif name == "down" and i < len(entries) - 1:
+        entries[i + 1], entries[i] = entries[i], entries[i + 1]
+        focus = i + 1
+    elif name == "duplicate":
+        copy = dict(entries[i])
+        taken = {e["qid"] for e in entries}
+        copy["qid"] = question_id(f"{copy['qid'] or copy['text']} copy", taken) if copy["qid"] or copy["text"] else ""
+        entries.insert(i + 1, copy)
+        focus = i + 1
+    elif name == "delete":
+        entries.pop(i)
+        focus = min(i, len(entries) - 1)
+        _replace_entries(form, entries)
+        return f"questions-{max(focus, 0)}-text"
+    _replace_entries(form, entries)
+    return f"questions-{focus}-{name}" if name in ("up", "down") else f"questions-{focus}-text"
+
+
+def derive_names(form: DesignForm) -> None:
+    """Fill a blank address from the title and blank question ids from their text."""
+    if not (form.slug.data or "").strip() and (form.title.data or "").strip():
+        form.slug.data = slugify(form.title.data)
+    taken = {(entry.form.qid.data or "").strip() for entry in form.questions.entries}
+    for entry in form.questions.entries:
+        sub = entry.form
+        if not (sub.qid.data or "").strip() and (sub.text.data or "").strip():
+            sub.qid.data = question_id(sub.text.data, taken)
+            taken.add(sub.qid.data)
+
+
+def _epsilon_problem(raw: str) -> str:
+    return f"enter a number such as 1, not {raw!r} ({EPSILON_HINT})"
 
 
 def _question_dict(sub: QuestionForm, where: tuple) -> dict:
@@ -120,32 +203,47 @@ def _question_dict(sub: QuestionForm, where: tuple) -> dict:
     if sub.protection.data != "direct":
         raw = (sub.epsilon.data or "").strip()
         if not raw:
-            raise DefinitionError((*where, "epsilon"), "a protected question needs ε (or ask it directly)")
+            raise DefinitionError((*where, "epsilon"), "a protected question needs ε: enter a number such as 1, "
+                                  "or choose “directly (not protected)”")
         try:
-            data["epsilon"] = float(raw)
+            data["epsilon"] = float(raw.replace(",", "."))
         except ValueError:
-            raise DefinitionError((*where, "epsilon"), f"must be a number, got {raw!r}") from None
+            raise DefinitionError((*where, "epsilon"), _epsilon_problem(raw)) from None
     return data
+
+
+def _plain(error: DefinitionError, raw_epsilon: str | None = None) -> str:
+    """The problem in the builder's words (the definition file keeps its own, with the path)."""
+    if error.path[-1:] == ("epsilon",) and error.problem.startswith("epsilon must be"):
+        return f"enter a number above 0 and at most {MAX_EPSILON:g}, such as 1 (got {raw_epsilon})"
+    if error.path == ("questions",):
+        return "add at least one question (fill in its text and options)"
+    return error.problem
 
 
 def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
     """Attach ``error`` to the field its path names (``slots`` maps definition index → form entry)."""
     path = error.path
-    if path[:1] in (("slug",), ("title",), ("description",)):
-        getattr(form, path[0]).errors.append(error.problem)
+    if path[:1] in (("slug",), ("title",), ("description",), ("information",), ("contact",), ("consent",),
+                    ("language",)):
+        getattr(form, path[0]).errors.append(_plain(error))
         return
     if len(path) >= 2 and path[0] == "questions" and isinstance(path[1], int):
         entry = form.questions.entries[slots[path[1]]].form
         sub = path[2] if len(path) > 2 else None
         target = {"id": entry.qid, "text": entry.text, "options": entry.options,
                   "epsilon": entry.epsilon, "required": entry.required}.get(sub)
-        (target or entry.qid).errors.append(str(error))
+        problem = _plain(error, (entry.epsilon.data or "").strip())
+        if sub == "options" and len(path) > 3:
+            problem = f"option {path[3] + 1}: {problem}"
+        (target or entry.text).errors.append(problem)
         return
-    form.form_errors.append(str(error))
+    form.form_errors.append(_plain(error))
 
 
 def validated_survey(form: DesignForm) -> Survey | None:
     """Check the whole form through the definition parser; errors land on their fields."""
+    derive_names(form)
     if not form.validate():
         return None
     slots = [i for i, entry in enumerate(form.questions.entries) if not entry.form.is_blank()]
@@ -162,9 +260,36 @@ def validated_survey(form: DesignForm) -> Survey | None:
     if not ok:
         return None
     definition = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
-                  "description": form.description.data or "", "questions": questions}
+                  "description": form.description.data or "", "information": form.information.data or "",
+                  "contact": form.contact.data or "", "consent": bool(form.consent.data),
+                  "questions": questions}
+    if form.language.data:
+        definition["language"] = form.language.data
     try:
         return parse_definition(definition)
     except DefinitionError as exc:
         _place(form, exc, slots)
         return None
+
+
+LABELS = {"slug": "Address", "title": "Title", "description": "Description", "information": "Information",
+          "contact": "Contact", "consent": "Agreement", "language": "Language", "target_n": "Target respondents",
+          "margin": "Margin to plan for"}
+QUESTION_LABELS = {"text": "text", "qid": "id", "options": "options", "protection": "asked", "epsilon": "ε",
+                   "required": "required"}
+WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid float value.": MARGIN_MESSAGE,
+                 "This field is required.": "fill this in"}
+
+
+def error_summary(form: DesignForm) -> list[tuple[str, str]]:
+    """Every problem of the form as ``(field id, "Where: what to do")``, in the order of the page."""
+    out = [("design-form", f"Survey: {problem}") for problem in form.form_errors]
+    for name in ("title", "slug", "description", "information", "contact", "consent", "language", "target_n",
+                 "margin"):
+        field = getattr(form, name)
+        out += [(field.id, f"{LABELS[name]}: {WTFORMS_WORDS.get(e, e)}") for e in field.errors]
+    for number, entry in enumerate(form.questions.entries, start=1):
+        for name, label in QUESTION_LABELS.items():
+            field = entry.form[name]
+            out += [(field.id, f"Question {number}, {label}: {WTFORMS_WORDS.get(e, e)}") for e in field.errors]
+    return out

@@ -32,7 +32,7 @@ def _login():
 def _page(stored, *, error: str | None = None, status: int = 200, values: dict | None = None):
     db = get_readonly_db()
     return render_template(
-        "dashboard/publish.html", stored=stored, error=error, values=values or {},
+        "dashboard/publish.html", stored=stored, role="owner", error=error, values=values or {},
         budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
         latest=releases.latest_release(db, stored.id), candidates=candidates(stored.survey),
     ), status

@@ -18,10 +18,9 @@ from wtforms.validators import NumberRange, Optional
 
 from deniable import estimators
 from deniable.server.store.aggregates import pattern_counts
-from deniable.server.survey.patterns import Patterns
 from deniable.server.store.surveys import option_counts, respondent_count
 from deniable.server.survey.estimates import question_json
-from deniable.server.survey.planning import survey_plan
+from deniable.server.survey.patterns import Patterns
 
 from ..fields import BoundedIntegerField
 from . import charts
@@ -69,22 +68,12 @@ def question_results(survey, counts: dict, *, method: str, confidence: float, si
             if fake is not None:
                 item["shift"] = fake_shift(fake, result.p, result.q, result.n)
             item["chart"] = charts.estimate_bars(
-                q.options, [r["estimate"] for r in item["rows"]], [r["ci_low"] for r in item["rows"]],
-                [r["ci_high"] for r in item["rows"]], chart_id=f"q{position}",
+                q.options, list(result.estimate), list(result.ci_low), list(result.ci_high), chart_id=f"q{position}",
                 title=(f"{q.text} — estimates with {confidence:.0%} "
-                       f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n}"),
+                       f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n:,}"),
             )
         items.append(item)
     return items
-
-
-def planning(survey, target_n: int, margin: float) -> dict:
-    """The builder's planning panel: :func:`survey_plan` with the ε-DP error region of each question."""
-    plan = survey_plan(survey, target_n, margin)
-    for position, row in enumerate(plan["rows"]):
-        if "mechanism" in row:
-            row["region"] = charts.dp_region(row["mechanism"].epsilon, chart_id=f"region{position}")
-    return plan
 
 
 def _protected(stored) -> list:
@@ -121,6 +110,13 @@ def crosstab_view(db, stored, args) -> dict:
         return view
     result = estimators.crosstab(joint, q_row.epsilon, q_col.epsilon, level)
     view["result"] = result
+    view["joint_chart"] = charts.heatmap(
+        q_row.options, q_col.options, result.joint_estimate, result.joint_ci_low, result.joint_ci_high,
+        chart_id="joint", title=f"Joint estimates of {q_row.id} (rows) and {q_col.id} (columns), with intervals")
+    view["conditional_chart"] = charts.heatmap(
+        q_row.options, q_col.options, result.conditional_estimate, result.conditional_ci_low,
+        result.conditional_ci_high, chart_id="conditional",
+        title=f"Estimates of {q_col.id} (columns) within each answer to {q_row.id} (rows), with intervals")
     # The same confidence, the Wald intervals of each question alone: how much wider is the joint?
     singles = {}
     counts = option_counts(db, stored.id)
@@ -134,7 +130,8 @@ def crosstab_view(db, stored, args) -> dict:
 
 
 def subgroup_view(db, stored, args) -> dict:
-    """A protected question's estimates within each option of a direct question."""
+    """A protected question's estimates within each option of a direct question, and among those
+    who did not answer it; ``chart`` draws one option's estimates side by side across the groups."""
     protected = _protected(stored)
     direct = [q for q in stored.survey.questions if not q.protected]
     form = ResultsForm(args)
@@ -153,17 +150,26 @@ def subgroup_view(db, stored, args) -> dict:
         return view
     q, q_by = stored.survey.question(qid), stored.survey.question(by)
     table = survey_patterns(db, stored).dataset().counts_by(qid, by)  # aggregates: no row scan
-    nonempty = [g for g in range(q_by.k) if table[g].sum() > 0]
-    results = estimators.subgroups([table[g] for g in nonempty], q.epsilon, confidence=form.confidence_value,
+    # Those who answered the protected question but not the direct one: its counts minus the groups'.
+    table = np.asarray(table, dtype=np.int64)
+    unanswered = np.asarray(option_counts(db, stored.id).get(qid, np.zeros(q.k)), dtype=np.int64) - table.sum(axis=0)
+    labels = [*q_by.options, NOT_ANSWERED]
+    counts = [*table, np.maximum(unanswered, 0)]
+    nonempty = [g for g in range(len(counts)) if counts[g].sum() > 0]
+    results = estimators.subgroups([counts[g] for g in nonempty], q.epsilon, confidence=form.confidence_value,
                                    method=form.method.data, simultaneous=form.simultaneous.data) if nonempty else []
-    for position, (g, result) in enumerate(zip(nonempty, results)):
-        view["groups"].append({
-            "label": q_by.options[g], "result": result, "question": q,
-            "chart": charts.estimate_bars(q.options, list(result.estimate), list(result.ci_low),
-                                          list(result.ci_high), chart_id=f"g{position}",
-                                          title=f"{q.text} — {q_by.text}: {q_by.options[g]} (n = {result.n})"),
-        })
+    for g, result in zip(nonempty, results):
+        view["groups"].append({"label": labels[g], "result": result, "question": q,
+                               "not_answered": g == q_by.k})
     view["empty"] = [q_by.options[g] for g in range(q_by.k) if g not in nonempty]
+    drawn = [{"label": g["label"], "n": int(g["result"].n), "estimate": list(g["result"].estimate),
+              "ci_low": list(g["result"].ci_low), "ci_high": list(g["result"].ci_high)} for g in view["groups"]]
+    if drawn:
+        first = view["groups"][0]["result"]
+        view["chart"] = charts.grouped_bars(
+            q.options, drawn, chart_id="subgroups",
+            title=(f"{q.text}: each option's estimate by {q_by.text}, {first.confidence:.0%} "
+                   f"{first.method} intervals"))
     view.update(q=q, q_by=q_by)
     return view
 
@@ -189,6 +195,9 @@ def survey_patterns(db, stored) -> Patterns:
         _PATTERNS.pop(next(iter(_PATTERNS)))
     _PATTERNS[key] = (int(patterns.counts.sum()), patterns)
     return patterns
+
+
+NOT_ANSWERED = "not answered"
 
 
 def respondents_from_counts(db, stored, counts) -> int:

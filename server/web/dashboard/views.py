@@ -1,39 +1,43 @@
-"""The researchers' dashboard: design, launch, watch and export surveys (login required).
+"""The researchers' dashboard: design, watch and export surveys (login required).
 
 Reads go through the read-only connection.  No page reads the responses: the results page
 reads the per-option ``counts``, cross-tabs and subgroups the answer patterns
 (:mod:`deniable.server.store.aggregates`), both kept current on every insert, so every page
-stays fast at any size.  Only the responses exports read the rows.
+stays fast at any size.  Only the responses exports read the rows.  The lifecycle (open, close,
+reopen, duplicate, delete, wording fixes, preview) is :mod:`.lifecycle`; the builder's page
+:mod:`.builder`, its live planning numbers :mod:`.planner`.
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 
 from deniable.server.store import access, invitations
 from deniable.server.store.access import visible_surveys
-from deniable.server.store.responses import load_db_dataset
-from deniable.server.store.surveys import LifecycleError, insert_survey, option_counts, replace_design, set_status
+from deniable.server.store.exports import load_export
+from deniable.server.store.surveys import LifecycleError, insert_survey, option_counts, replace_design
+from deniable.server.store.wording import wording_changes, wording_history
 from deniable.server.survey import estimates as report
+from deniable.server.survey import filenames
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
-from deniable.server.survey.files import write_responses_parquet
-from deniable.server.survey.responses_csv import dumps_responses_csv
 
 from ..connections import get_db, get_readonly_db
 from ..security import public_url
+from . import formatting
 from .api import estimates_json
 from .auth import current_researcher, require_login
-from .forms import (DesignForm, ImportForm, InvitationForm, PlanningForm, ShareForm, StatusForm, fill_from_survey,
-                    validated_survey)
+from .builder import render_builder
+from .forms import (ActionForm, DesignForm, ImportForm, InvitationForm, PlanningForm, ShareForm,
+                    apply_action, fill_from_survey, validated_survey)
 from .permissions import survey_for
-from .results import (ResultsForm, crosstab_view, planning, question_results, respondents_from_counts,
-                      subgroup_view)
+from .results import ResultsForm, crosstab_view, question_results, respondents_from_counts, subgroup_view
+from .share import share_info
 
 # The dashboard's own stylesheet is served by this blueprint (/dashboard/static/dashboard.css).
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", static_folder="static")
+formatting.register(bp)
 
 
 @bp.before_request
@@ -49,7 +53,8 @@ def _index(import_form, status: int = 200):
     db = get_readonly_db()
     surveys = [(s, role, respondents_from_counts(db, s, option_counts(db, s.id)))
                for s, role in visible_surveys(db, current_researcher())]
-    return render_template("dashboard/index.html", surveys=surveys, import_form=import_form), status
+    return render_template("dashboard/index.html", surveys=surveys, import_form=import_form,
+                           action_form=ActionForm()), status
 
 
 @bp.route("/")
@@ -57,14 +62,23 @@ def index():
     return _index(ImportForm())
 
 
+def _question_action(form: DesignForm, stored=None, **extra):
+    """Add, move, duplicate or delete a question slot: the page again, nothing saved yet."""
+    if form.add_question.data:
+        form.questions.append_entry()
+        focus = f"questions-{len(form.questions.entries) - 1}-text"
+    else:
+        focus = apply_action(form)
+    return render_builder(form, stored, focus=focus, **extra)
+
+
 @bp.route("/new", methods=["GET", "POST"])
 def create():
     form = DesignForm()
     if request.method == "GET":
-        return render_template("dashboard/edit.html", form=form, stored=None, plan=None)
-    if form.add_question.data:
-        form.questions.append_entry()
-        return render_template("dashboard/edit.html", form=form, stored=None, plan=None)
+        return render_builder(form)
+    if form.add_question.data or form.action.data:
+        return _question_action(form)
     survey = validated_survey(form)
     if survey is not None:
         try:
@@ -72,9 +86,15 @@ def create():
         except DefinitionError as exc:
             form.slug.errors.append(exc.problem)
         else:
-            flash(f"Draft {survey.slug!r} saved.", "info")
-            return redirect(url_for("dashboard.edit", slug=survey.slug))
-    return render_template("dashboard/edit.html", form=form, stored=None, plan=None), 422
+            flash(f"Draft {survey.slug!r} saved. Preview it as a respondent, then open it when it is ready.", "info")
+            return redirect(_edit_url(survey.slug, form))
+    return render_builder(form, status=422)
+
+
+def _edit_url(slug: str, form: DesignForm) -> str:
+    """The draft's page again, keeping the margin the panels plan for."""
+    margin = form.margin.data
+    return url_for("dashboard.edit", slug=slug, **({"margin": f"{margin:g}"} if margin and margin != 0.05 else {}))
 
 
 @bp.route("/import", methods=["POST"])
@@ -96,45 +116,51 @@ def import_definition():
     return _index(form, 422)
 
 
+def survey_page_extras(stored, role) -> dict:
+    """What the design page shows beside the form: sharing, invitations, the wording's history."""
+    db = get_readonly_db()
+    return dict(role=role, share=share_info(stored), invitation_form=InvitationForm(), share_form=ShareForm(),
+                action_form=ActionForm(), shares=access.shares(db, stored.id),
+                unused_invitations=invitations.unused(db, stored.id),
+                changes=wording_changes(wording_history(db, stored.id)))
+
+
 @bp.route("/<slug>/edit", methods=["GET", "POST"])
 def edit(slug: str):
     stored, role = survey_for(slug, "editor")
-    plan_form = PlanningForm(request.args)
-    margin = plan_form.margin.data if plan_form.validate() and plan_form.margin.data else 0.05
+    extras = survey_page_extras(stored, role)
+    if stored.status != "draft":
+        from .lifecycle import render_launched
+
+        if request.method == "POST":
+            # The server refuses, whatever the page showed (docs/design.md, invariant 4).
+            message = (f"Survey {slug!r} is {stored.status}: its questions, options and ε are frozen. "
+                       "Fix the wording below, or duplicate it as a new draft to change the design.")
+            return render_launched(stored, extras, errors=[("frozen", message)], status=409)
+        return render_launched(stored, extras)
     form = DesignForm()
-    status = 200
     if request.method == "POST":
         form.slug.data = slug  # the slug names the survey; it does not change
-        if stored.status != "draft":
-            # The server refuses, whatever the page showed (docs/design.md, invariant 4).
-            form.form_errors.append(
-                f"Survey {slug!r} is {stored.status}: its questions, options and ε are frozen. "
-                "Import its definition under a new slug to change the design.")
-            status = 409
-        elif form.add_question.data:
-            form.questions.append_entry()
-        else:
-            survey = validated_survey(form)
-            if survey is not None:
-                try:
-                    replace_design(get_db(), slug, survey, target_n=form.target_n.data)
-                except LifecycleError as exc:
-                    form.form_errors.append(str(exc))
-                    status = 409
-                else:
-                    flash("Draft saved.", "info")
-                    return redirect(url_for("dashboard.edit", slug=slug))
-            else:
-                status = 422
-    else:
-        fill_from_survey(form, stored.survey, stored.target_n)
-    return render_template(
-        "dashboard/edit.html", form=form, stored=stored, status_form=StatusForm(),
-        plan=planning(stored.survey, stored.target_n, margin), plan_form=plan_form,
-        invitation_form=InvitationForm(), role=role, share_form=ShareForm(),
-        shares=access.shares(get_readonly_db(), stored.id),
-        unused_invitations=invitations.unused(get_readonly_db(), stored.id),
-    ), status
+        if form.add_question.data or form.action.data:
+            return _question_action(form, stored, **extras)
+        survey = validated_survey(form)
+        if survey is not None:
+            try:
+                replace_design(get_db(), slug, survey, target_n=form.target_n.data)
+            except LifecycleError as exc:
+                form.form_errors.append(str(exc))
+                return render_builder(form, stored, status=409, **extras)
+            flash("Draft saved.", "info")
+            return redirect(_edit_url(slug, form))
+        return render_builder(form, stored, status=422, **extras)
+    fill_from_survey(form, stored.survey, stored.target_n)
+    plan_form = PlanningForm(request.args)
+    if plan_form.validate():
+        form.margin.data = plan_form.margin.data or 0.05
+    else:  # the panels plan for ±0.05; the field shows what was asked and says why
+        form.margin.errors = list(plan_form.margin.errors)
+        form.margin.raw_data = [request.args.get("margin", "")[:40]]
+    return render_builder(form, stored, **extras)
 
 
 @bp.route("/<slug>/invitations", methods=["POST"])
@@ -152,7 +178,7 @@ def manage_invitations(slug: str):
             abort(400, description="count: how many links? (1 to 100,000)")
         tokens = invitations.generate(get_db(), stored.id, form.count.data)
         body = invitations.links_csv(tokens, public_url("respond.survey", slug=slug))
-        return _attachment(body, "text/csv", f"{slug}-invitations.csv")
+        return _attachment(body, "text/csv", filenames.invitations(slug))
     if form.set_mode.data:
         if form.mode.data not in ("invited", "anyone"):
             abort(400, description="mode: must be 'invited' or 'anyone'")
@@ -161,21 +187,6 @@ def manage_invitations(slug: str):
               else "Anyone with the survey address can respond now.", "info")
         return redirect(url_for("dashboard.edit", slug=slug))
     abort(400, description="invitations: choose Generate or Save")
-
-
-@bp.route("/<slug>/status", methods=["POST"])
-def change_status(slug: str):
-    survey_for(slug, "editor")
-    form = StatusForm()
-    if not form.validate_on_submit():
-        abort(400)
-    try:
-        set_status(get_db(), slug, form.status.data)
-    except LifecycleError as exc:
-        flash(str(exc), "error")
-        return redirect(url_for("dashboard.edit", slug=slug)), 409
-    flash(f"Survey {slug!r} is now {form.status.data}.", "info")
-    return redirect(url_for("dashboard.results" if form.status.data != "draft" else "dashboard.edit", slug=slug))
 
 
 @bp.route("/<slug>/shares", methods=["POST"])
@@ -209,7 +220,7 @@ def _attachment(body: str | bytes, mimetype: str, filename: str) -> Response:
 @bp.route("/<slug>/definition.json")
 def export_definition(slug: str):
     stored, _ = survey_for(slug)
-    return _attachment(dumps_definition(stored.survey), "application/json", f"{slug}.json")
+    return _attachment(dumps_definition(stored.survey), "application/json", filenames.definition(slug))
 
 
 def _results_form():
@@ -229,38 +240,42 @@ def results(slug: str):
     items = question_results(stored.survey, counts, method=form.method.data,
                              confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                              fake=form.fake.data, monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
+    names = {ext: filenames.estimates(slug, form.method.data, form.confidence_value, form.simultaneous.data, ext)
+             for ext in ("json", "csv")}
     return render_template("dashboard/results.html", stored=stored, form=form, items=items, role=role,
-                           respondents=respondents, status_form=StatusForm())
+                           respondents=respondents, share=share_info(stored), estimate_names=names)
 
 
 @bp.route("/<slug>/crosstab")
 def crosstab(slug: str):
     db = get_readonly_db()
-    stored, _ = survey_for(slug)
+    stored, role = survey_for(slug)
     view = crosstab_view(db, stored, request.args)
-    return render_template("dashboard/crosstab.html", stored=stored, view=view)
+    return render_template("dashboard/crosstab.html", stored=stored, view=view, role=role)
 
 
 @bp.route("/<slug>/subgroups")
 def subgroups(slug: str):
     db = get_readonly_db()
-    stored, _ = survey_for(slug)
+    stored, role = survey_for(slug)
     view = subgroup_view(db, stored, request.args)
-    return render_template("dashboard/subgroups.html", stored=stored, view=view)
+    return render_template("dashboard/subgroups.html", stored=stored, view=view, role=role)
 
 
-@bp.route("/<slug>/export/<any('responses.csv', 'responses.parquet', 'codebook.json'):name>")
+MIMETYPES = {"csv": "text/csv", "json": "application/json", "parquet": "application/vnd.apache.parquet",
+             "sav": "application/x-spss-sav", "dta": "application/x-stata-dta"}
+
+
+@bp.route("/<slug>/export/<any('responses.csv', 'responses.parquet', 'responses.sav', 'responses.dta', "
+          "'codebook.json'):name>")
 def export_responses(slug: str, name: str):
-    stored, _ = survey_for(slug)
-    if name == "responses.csv":
-        body, mimetype = dumps_responses_csv(load_db_dataset(get_readonly_db(), slug)), "text/csv"
-    elif name == "responses.parquet":
-        buffer = io.BytesIO()
-        write_responses_parquet(buffer, load_db_dataset(get_readonly_db(), slug))
-        body, mimetype = buffer.getvalue(), "application/vnd.apache.parquet"
-    else:
-        body, mimetype = dumps_definition(stored.survey), "application/json"
-    return _attachment(body, mimetype, f"{slug}-{name}")
+    """The responses (CSV, Parquet, SPSS, Stata) and their codebook, named as ``deniable export`` names them."""
+    survey_for(slug)
+    export = load_export(get_readonly_db(), slug)
+    kind, ext = name.split(".")
+    if kind == "codebook":
+        return _attachment(export.codebook(), MIMETYPES[ext], filenames.codebook(slug))
+    return _attachment(export.responses(ext), MIMETYPES[ext], filenames.responses(slug, ext))
 
 
 @bp.route("/<slug>/export/<any('estimates.json', 'estimates.csv'):name>")
@@ -277,4 +292,5 @@ def export_estimates(slug: str, name: str):
         mimetype = "application/json"
     else:
         body, mimetype = report.to_csv(results), "text/csv"
-    return _attachment(body, mimetype, f"{slug}-{name}")
+    return _attachment(body, mimetype, filenames.estimates(slug, form.method.data, form.confidence_value,
+                                                            form.simultaneous.data, name.rsplit(".", 1)[1]))

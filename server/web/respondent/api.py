@@ -99,8 +99,9 @@ def submit(slug):
         response_id = store_response(get_db(), stored, body["reports"], body.get("invitation"))
     except InvitationError as exc:
         return error(403, str(exc), exc.field)
-    except SurveyClosedError as exc:
-        return error(409, str(exc), "slug")
+    except SurveyClosedError:
+        return error(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
+                          "Thank you for your interest.", "slug")
     except ReportError as exc:
         return error(400, str(exc), exc.field)
     return jsonify(id=response_id), 201

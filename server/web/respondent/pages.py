@@ -3,12 +3,15 @@
 The page carries each protected question's mechanism only as the integers ``data-k`` and
 ``data-threshold``; ``survey.js`` randomizes in the browser and fills the hidden fields.  The
 POST is validated exactly like the JSON API (:func:`deniable.server.store.responses.store_response`); a
-rejected submission re-renders the form with a message naming the question, stores nothing.
+rejected submission re-renders the form with a message naming the question, stores nothing.  A
+closed survey answers every entry point (the page, the form's POST) with the same friendly page.
+Pages are in the survey's language, or the browser's (:mod:`..i18n`).
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, redirect, render_template, request, send_from_directory, session, url_for
+from flask_babel import gettext as _
 
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
@@ -16,6 +19,7 @@ from deniable.server.store.surveys import StoredSurvey, get_survey
 from deniable.server.survey.explain import explain_survey
 
 from ..connections import get_db
+from ..i18n import explain_options, set_survey_language
 from ..ratelimit import limited
 from .forms import build_form, form_reports, unknown_fields
 
@@ -27,25 +31,29 @@ def load_published(slug: str) -> StoredSurvey:
     """The survey if respondents may see it (open or closed); 404 for a draft or unknown slug."""
     stored = get_survey(get_db(), slug)
     if stored is None or stored.status == "draft":
-        abort(404, f"There is no survey called {slug!r}.")
+        abort(404, _("There is no survey called %(slug)s.", slug=repr(slug)))
+    set_survey_language(stored.survey.language)
     return stored
 
 
+def render_closed(stored: StoredSurvey, status: int = 410):
+    """The friendly page for a survey that no longer accepts answers (any entry point)."""
+    return render_template("closed.html", survey=stored.survey), status
+
+
 def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
-                  error_field: str | None = None, status: int = 200):
-    if stored.status != "open":
-        return render_template("error.html", code=410, title="This survey is closed",
-                               message=f"“{stored.survey.title}” no longer accepts answers. Thank you for your interest."), 410
+                  error_field: str | None = None, status: int = 200, preview: bool = False):
+    if stored.status != "open" and not preview:
+        return render_closed(stored)
     invitation = request.form.get("invitation") or request.args.get("t") or None
     if invitation is not None and len(invitation) > MAX_TOKEN_LENGTH:
         invitation = None  # not one of ours: never echo arbitrary data back into the page
-    if stored.invitation_only and invitation is None and error is None:
-        error = ("This survey is by invitation only: please open it through the invitation link "
-                 "you received.")
+    if stored.invitation_only and invitation is None and error is None and not preview:
+        error = _("This survey is by invitation only: please open it through the invitation link you received.")
     return render_template(
         "survey.html", stored=stored, survey=stored.survey, form=form or build_form(stored.survey),
-        privacy=explain_survey(stored.survey), error=error, error_field=error_field,
-        invitation=invitation,
+        privacy=explain_survey(stored.survey, **explain_options()), error=error, error_field=error_field,
+        invitation=invitation, preview=preview,
     ), status
 
 
@@ -72,8 +80,8 @@ def submit(slug):
         store_response(get_db(), stored, reports, request.form.get("invitation"))
     except InvitationError as exc:
         return render_survey(stored, form, error=str(exc), error_field=exc.field, status=403)
-    except SurveyClosedError as exc:
-        return render_template("error.html", code=409, title="This survey is closed", message=str(exc)), 409
+    except SurveyClosedError:
+        return render_closed(stored, 409)
     except ReportError as exc:
         return render_survey(stored, form, error=str(exc), error_field=exc.field, status=400)
     # Nothing about the answers goes into the session cookie: the thank-you page shows what was
@@ -86,3 +94,11 @@ def thanks(slug):
     stored = load_published(slug)
     session.pop("sent", None)  # what a session of an earlier version may still hold
     return render_template("thanks.html", survey=stored.survey)
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for it on every page (pages also link the SVG): no 404 in the console."""
+    from ..app import STATIC
+
+    return send_from_directory(STATIC, "favicon.svg", mimetype="image/svg+xml", max_age=86400)

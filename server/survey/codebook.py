@@ -1,0 +1,124 @@
+"""Exports that cannot be misread: the codebook, and the design line the responses CSV repeats.
+
+The **codebook** is the survey definition (so ``deniable estimate CODEBOOK.json RESPONSES.csv``
+reads it) plus what the reports were made under: each question's ``mechanism`` (``k``,
+``threshold``, declared and realized ε, ``p``, ``q``), the survey's ``design_fingerprint``
+(:func:`~.definition.design_fingerprint`) and, once the wording of a launched survey has been
+fixed, ``text_versions``: each wording, the day it took effect and how many responses were
+answered under it (the responses CSV says which, per row, in its ``text-version`` column).
+:func:`~.definition.parse_definition` checks the mechanism and the fingerprint on the way back
+in, so a codebook whose ε was edited is refused, naming the question and both values.
+
+The **design line** is the responses CSV's first line, a comment::
+
+    # deniable responses | survey=habits | design=sha256:… | drugs: k=2 epsilon=1.0 threshold=3148263749 | age: k=2 direct
+
+:func:`check_design` compares it with a codebook question by question.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .definition import Survey, design_fingerprint
+
+DESIGN_PREFIX = "# deniable responses"
+SEPARATOR = " | "
+
+
+class DesignMismatch(ValueError):
+    """The responses were made under another design than the codebook's; the message says how."""
+
+
+def question_mechanism(question) -> dict:
+    """What one question's reports were made under, as the codebook states it."""
+    if not question.protected:
+        return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
+                "p": 1.0, "q": 0.0}
+    mech = question.mechanism
+    return {"k": question.k, "threshold": mech.threshold, "declared_epsilon": question.epsilon,
+            "realized_epsilon": mech.epsilon, "p": mech.p, "q": mech.q}
+
+
+def codebook_dict(survey: Survey, text_versions: list[dict] | None = None) -> dict:
+    """The codebook of ``survey``: its definition with every question's mechanism and the design
+    fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed."""
+    data = survey.to_dict()
+    for entry, question in zip(data["questions"], survey.questions):
+        entry["mechanism"] = question_mechanism(question)
+    data["design_fingerprint"] = design_fingerprint(survey)
+    if text_versions:
+        data["text_versions"] = text_versions
+    return data
+
+
+def dumps_codebook(survey: Survey, text_versions: list[dict] | None = None) -> str:
+    return json.dumps(codebook_dict(survey, text_versions), indent=2, ensure_ascii=False) + "\n"
+
+
+def design_line(survey: Survey) -> str:
+    """The responses CSV's first line (without its newline): the survey, the fingerprint, each question's design."""
+    parts = [DESIGN_PREFIX, f"survey={survey.slug}", f"design={design_fingerprint(survey)}"]
+    for q in survey.questions:
+        if q.protected:
+            parts.append(f"{q.id}: k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
+        else:
+            parts.append(f"{q.id}: k={q.k} direct")
+    return SEPARATOR.join(parts)
+
+
+def parse_design_line(line: str) -> dict | None:
+    """``{"survey", "design", "questions": {qid: {"k", "epsilon", "threshold"}}}`` from a design
+    line, or None when ``line`` is not one (a CSV from elsewhere: nothing to compare)."""
+    if not line.startswith(DESIGN_PREFIX):
+        return None
+    info: dict = {"survey": None, "design": None, "questions": {}}
+    for part in line.split(SEPARATOR)[1:]:
+        part = part.strip()
+        if part.startswith(("survey=", "design=")):
+            key, value = part.split("=", 1)
+            info[key] = value
+        elif ": " in part:
+            qid, spec = part.split(": ", 1)
+            fields = dict(item.split("=", 1) for item in spec.split() if "=" in item)
+            try:
+                info["questions"][qid] = {
+                    "k": int(fields["k"]),
+                    "epsilon": float(fields["epsilon"]) if "epsilon" in fields else None,
+                    "threshold": int(fields["threshold"]) if "threshold" in fields else None,
+                }
+            except (KeyError, ValueError):
+                info["questions"][qid] = {"k": None, "epsilon": None, "threshold": None}
+    return info
+
+
+def _said(spec: dict) -> str:
+    if spec["epsilon"] is None:
+        return f"asked directly (k = {spec['k']})"
+    return f"ε = {spec['epsilon']:g} (k = {spec['k']}, threshold {spec['threshold']})"
+
+
+def check_design(survey: Survey, design: dict | None, *, responses: str, codebook: str) -> None:
+    """Raise DesignMismatch if the responses' design line disagrees with the codebook ``survey``.
+
+    The message names the first question that differs and both designs, e.g. ``responses.csv:
+    question 'drugs': the responses were collected with ε = 1 (…), but survey.json says ε = 2 (…)``.
+    """
+    if design is None:
+        return
+    for q in survey.questions:
+        mine = {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None}
+        theirs = design["questions"].get(q.id)
+        if theirs is None:
+            raise DesignMismatch(f"{responses}: question {q.id!r} of {codebook} is not in the responses' "
+                                 "design line: these responses belong to another survey")
+        if theirs != mine:
+            raise DesignMismatch(f"{responses}: question {q.id!r}: the responses were collected with "
+                                 f"{_said(theirs)}, but {codebook} says {_said(mine)}; use the codebook "
+                                 "exported with these responses")
+    extra = sorted(set(design["questions"]) - {q.id for q in survey.questions})
+    if extra:
+        raise DesignMismatch(f"{responses}: question {extra[0]!r} of the responses is not in {codebook}")
+    if design["design"] and design["design"] != design_fingerprint(survey):
+        raise DesignMismatch(f"{responses}: design {design['design']} but {codebook} gives "
+                             f"{design_fingerprint(survey)} (the order or the required flags differ)")

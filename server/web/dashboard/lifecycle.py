@@ -1,0 +1,161 @@
+"""A survey's lifecycle, with care: confirmations that say what becomes frozen, open, close and
+reopen, duplicate, delete a draft, fix the wording of a launched survey, preview as a respondent.
+
+Opening freezes the design (options' number and order, ε: invariant 4, also enforced by the
+database); after that only the words may change, each fix kept as a text version
+(:mod:`deniable.server.store.wording`) and shown as a change log.
+"""
+
+from __future__ import annotations
+
+from flask import abort, flash, redirect, render_template, request, url_for
+
+from deniable.server.store.surveys import LifecycleError, delete_draft, duplicate_survey, set_status
+from deniable.server.store.wording import WordingError, fix_wording
+
+from ..connections import get_db
+from ..i18n import set_survey_language
+from ..respondent.forms import build_form
+from ..respondent.pages import render_survey
+from .auth import current_researcher
+from .forms import ActionForm, StatusForm
+from .permissions import survey_for
+from .views import bp, survey_page_extras
+
+CONFIRMATIONS = {
+    # action: (the role it needs, the statuses it applies to, the status it sets or None)
+    "open": ("editor", {"draft"}, "open"),
+    "close": ("editor", {"open"}, "closed"),
+    "reopen": ("editor", {"closed"}, "open"),
+    "delete": ("owner", {"draft"}, None),
+}
+
+
+@bp.route("/<slug>/confirm")
+def confirm(slug: str):
+    """Say what an action does (and what becomes frozen) before it is done."""
+    survey_for(slug)  # a 404 for whoever may not see it, whatever the parameters
+    action = request.args.get("to", "")
+    if action not in CONFIRMATIONS:
+        abort(400, description="to: must be one of open, close, reopen, delete")
+    needs, statuses, new_status = CONFIRMATIONS[action]
+    stored, _ = survey_for(slug, needs)
+    if stored.status not in statuses:
+        flash(f"Survey {slug!r} is {stored.status}: it cannot be {'deleted' if action == 'delete' else action + 'ed'}.",
+              "error")
+        return redirect(url_for("dashboard.edit", slug=slug))
+    from deniable.server.web.security import public_url
+
+    return render_template("dashboard/confirm.html", stored=stored, action=action, new_status=new_status,
+                           url=public_url("respond.survey", slug=slug), status_form=StatusForm(),
+                           action_form=ActionForm())
+
+
+@bp.route("/<slug>/status", methods=["POST"])
+def change_status(slug: str):
+    survey_for(slug, "editor")
+    form = StatusForm()
+    if not form.validate_on_submit():
+        abort(400)
+    try:
+        before = set_status(get_db(), slug, form.status.data)
+    except LifecycleError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("dashboard.edit", slug=slug)), 409
+    if form.status.data == "open":
+        flash(f"Survey {slug!r} is open: respondents can answer at the address below. Its design is frozen; "
+              "you can still fix typos in its wording.", "info")
+        return redirect(url_for("dashboard.edit", slug=slug, _anchor="share-title"))
+    flash(f"Survey {slug!r} is closed: it accepts no more answers. You can reopen it.", "info")
+    return redirect(url_for("dashboard.results", slug=before.slug))
+
+
+@bp.route("/<slug>/duplicate", methods=["POST"])
+def duplicate(slug: str):
+    """Copy any survey one may see as a new draft of one's own (design and wording, no responses)."""
+    survey_for(slug)
+    if not ActionForm().validate_on_submit():
+        abort(400, description="csrf_token: the form's security token was not accepted")
+    copy = duplicate_survey(get_db(), slug, owner_id=current_researcher()["id"])
+    flash(f"Copied as the draft {copy.slug!r}: change its design, then open it.", "info")
+    return redirect(url_for("dashboard.edit", slug=copy.slug))
+
+
+@bp.route("/<slug>/delete", methods=["POST"])
+def delete(slug: str):
+    survey_for(slug, "owner")
+    if not ActionForm().validate_on_submit():
+        abort(400, description="csrf_token: the form's security token was not accepted")
+    try:
+        delete_draft(get_db(), slug)
+    except LifecycleError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("dashboard.edit", slug=slug)), 409
+    flash(f"Draft {slug!r} deleted.", "info")
+    return redirect(url_for("dashboard.index"))
+
+
+def wording_from_form(stored, form) -> dict:
+    """The wording fix as posted: page texts, and per question its text and option labels."""
+    wording = {name: form.get(f"wording-{name}", getattr(stored.survey, name))
+               for name in ("title", "description", "information", "contact")}
+    wording["questions"] = {
+        q.id: {"text": form.get(f"wording-questions-{i}-text", q.text),
+               "options": [form.get(f"wording-questions-{i}-options-{j}", label) for j, label in enumerate(q.options)]}
+        for i, q in enumerate(stored.survey.questions)}
+    return wording
+
+
+def field_id(field: str) -> str:
+    """The input of a wording error: ``questions[0].options[1]`` → ``wording-questions-0-options-1``."""
+    return "wording-" + field.replace("[", "-").replace("].", "-").replace("]", "").replace(".", "-")
+
+
+def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None):
+    """The page of an open or closed survey: sharing, lifecycle, the frozen design, wording fixes.
+
+    ``errors`` are ``(field id, message)`` pairs, listed at the top and linked to their field."""
+    return render_template("dashboard/launched.html", stored=stored, errors=errors or [],
+                           wording=wording, **extras), status
+
+
+@bp.route("/<slug>/wording", methods=["POST"])
+def wording(slug: str):
+    stored, role = survey_for(slug, "editor")
+    if not ActionForm().validate_on_submit():
+        abort(400, description="csrf_token: the form's security token was not accepted")
+    posted = wording_from_form(stored, request.form)
+    try:
+        fix_wording(get_db(), slug, posted, changed_by=current_researcher()["email"])
+    except WordingError as exc:
+        return render_launched(stored, survey_page_extras(stored, role), status=422, wording=posted,
+                               errors=[(field_id(exc.field), f"{_where(exc.field)}: {exc.message}")])
+    except LifecycleError as exc:
+        return render_launched(stored, survey_page_extras(stored, role), status=409, wording=posted,
+                               errors=[("wording-form", str(exc))])
+    flash("Wording fixed. Respondents see the new text now; the change log below keeps the old one, and the "
+          "codebook says which wording each response was answered under.", "info")
+    return redirect(url_for("dashboard.edit", slug=slug, _anchor="changes-title"))
+
+
+def _where(field: str) -> str:
+    """``questions[1].options[0]`` → ``Question 2, option 1``."""
+    import re
+
+    match = re.fullmatch(r"questions\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?", field)
+    if not match:
+        return field.capitalize()
+    number, part, option = match.groups()
+    where = f"Question {int(number) + 1}"
+    if option is not None:
+        return f"{where}, option {int(option) + 1}"
+    return f"{where}, {part}" if part else where
+
+
+@bp.route("/<slug>/preview")
+def preview(slug: str):
+    """The survey page as respondents see it (a draft too); nothing can be sent from it."""
+    stored, _ = survey_for(slug)
+    set_survey_language(stored.survey.language, preview=True)
+    return render_survey(stored, build_form(stored.survey), preview=True)
+

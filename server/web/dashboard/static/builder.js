@@ -1,0 +1,233 @@
+// The survey builder: names made from words, the question buttons' focus, and a live planning
+// panel beside each question.
+//
+// - The address (slug) follows the title, and a question's id follows its text, until the
+//   researcher edits the field (the server does the same for fields left blank).
+// - After a question was moved, copied, deleted or added (a round trip that keeps every edit),
+//   the focus returns to the same button or to the new question (data-focus).
+// - The planning numbers come from /dashboard/plan.json: the planner is exact (it sums the
+//   Feldman–Cousins intervals over the binomial distribution), so the numbers are exactly those of
+//   `deniable plan`.  A request is sent 350 ms after the last keystroke; older answers are dropped.
+
+const form = document.getElementById("design-form");
+
+function words(text) {
+  return text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().match(/[a-z0-9]+/g) || [];
+}
+
+function slugify(title) {
+  return words(title).join("-").slice(0, 63).replace(/^-+|-+$/g, "") || "survey";
+}
+
+function questionId(text, taken) {
+  const stop = new Set(form.dataset.stopWords.split(" "));
+  const keepFirst = new Set(form.dataset.keepFirst.split(" "));
+  const all = words(text);
+  let chosen = all.filter((w, i) => !stop.has(w) || (i === 0 && keepFirst.has(w))).slice(0, 4);
+  if (!chosen.length) chosen = all.slice(0, 4);
+  let base = chosen.join("_").slice(0, 40).replace(/^_+|_+$/g, "") || "question";
+  if (/^[0-9]/.test(base)) base = `q_${base}`;
+  let candidate = base;
+  for (let n = 2; taken.has(candidate); n += 1) candidate = `${base}_${n}`;
+  return candidate;
+}
+
+// A field follows its source until the researcher types in it (or it had a value already).
+function follow(source, target, derive) {
+  if (!source || !target) return;
+  let own = target.value.trim() !== "";
+  target.addEventListener("input", () => { own = target.value.trim() !== ""; });
+  source.addEventListener("input", () => {
+    if (!own && source.value.trim()) target.value = derive(source.value);
+  });
+}
+
+function cards() {
+  return Array.from(form.querySelectorAll("article.question-card"));
+}
+
+function takenIds(except) {
+  return new Set(cards().map((card) => card.querySelector("input[id$='-qid']"))
+    .filter((input) => input && input !== except).map((input) => input.value.trim()).filter(Boolean));
+}
+
+// ---------------------------------------------------------------- the planning panels
+
+function pct(x) {
+  return `${(100 * x).toFixed(1)}%`;
+}
+
+// As explain.percent: rounded up to 0.1 point, never "100%" (it bounds what an observer learns).
+function bound(x) {
+  if (x > 0.999) return "more than 99.9%";
+  return `${(Math.ceil(Math.round(x * 1e9) / 1e6) / 10).toFixed(1).replace(/\.0$/, "")}%`;
+}
+
+function points(x) {
+  return (100 * x).toFixed(1);
+}
+
+function thousands(n) {
+  return Number(n).toLocaleString("en-US");
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function optionCount(card) {
+  const text = card.querySelector("textarea[id$='-options']").value;
+  return text.split("\n").map((line) => line.trim()).filter(Boolean).length;
+}
+
+function isDirect(card) {
+  const checked = card.querySelector("input[type=radio][id$='-protection-1']");
+  return Boolean(checked && checked.checked);
+}
+
+function renderPlan(panel, plan, target, margin) {
+  const body = panel.querySelector(".plan-body");
+  body.replaceChildren();
+  const about = (exact) => (exact ? "" : "about ");
+  if (plan.protected) {
+    body.append(el("p", { class: "plan-keep" }, "Keeps the true answer ", el("strong", {}, bound(plan.p)),
+      " of the time ", el("span", { class: "plan-detail" },
+        `(k = ${plan.k}, realized ε = ${plan.epsilon.toFixed(4)}, p = ${plan.p.toFixed(4)}, q = ${plan.q.toFixed(4)})`)));
+    if (plan.warning) body.append(el("p", { class: "plan-warning" }, el("strong", {}, "Warning:"), ` ${plan.warning}`));
+    body.append(el("p", { class: "explain" }, `Respondents read: “${plan.coin} ${plan.posterior}”`));
+  } else {
+    body.append(el("p", { class: "plan-keep" }, "Asked directly: ", el("strong", {}, "not protected"),
+      ", the answer is sent as given."));
+  }
+  const moe = el("dd", {}, `${about(plan.moe_exact)}± ${points(plan.moe)} points `);
+  const needed = el("dd", {}, el("span", { class: "needed" }, `${about(plan.needed_exact)}${thousands(plan.needed)}`), " ");
+  if (plan.protected) {
+    moe.append(el("span", { class: "baseline" }, `(± ${points(plan.baseline_moe)} without privacy)`));
+    needed.append(el("span", { class: "baseline" },
+      `(${about(plan.baseline_needed_exact)}${thousands(plan.baseline_needed)} without privacy)`));
+  }
+  body.append(el("dl", { class: "plan-numbers" },
+    el("div", {}, el("dt", {}, `Margin of error at ${thousands(target)} respondents`), moe),
+    el("div", {}, el("dt", {}, `Respondents needed for ± ${points(margin)} points`), needed)));
+  if (!(plan.needed_exact && plan.moe_exact)) {
+    body.append(el("p", { class: "hint" }, "“About”: a large-sample estimate; ", el("code", {}, "deniable plan"),
+      " gives the exact number."));
+  }
+  if (plan.region) {
+    const figure = el("figure", { class: "region" });
+    figure.innerHTML = plan.region; // our own server's SVG (no script: CSP), made from numbers only
+    figure.append(el("figcaption", {}, "Type I/II error pairs a test of one answer can reach at this ε (hatched); dashed: ε = 0."));
+    body.append(el("details", { class: "region-details" }, el("summary", {}, "What an observer can tell apart"), figure));
+  }
+  panel.dataset.epsilon = plan.protected ? String(plan.epsilon) : "";
+  panel.dataset.needed = String(plan.needed);
+  panel.dataset.baselineNeeded = String(plan.baseline_needed);
+  panel.dataset.moe = String(plan.moe);
+  panel.dataset.baselineMoe = String(plan.baseline_moe);
+}
+
+function renderEmpty(panel, why) {
+  panel.querySelector(".plan-body").replaceChildren(el("p", { class: "plan-empty" }, why));
+  panel.dataset.epsilon = "";
+  delete panel.dataset.needed;
+}
+
+function updateTotal() {
+  const total = cards().map((card) => Number(card.querySelector(".plan-panel").dataset.epsilon || 0))
+    .reduce((a, b) => a + b, 0);
+  document.getElementById("total-epsilon-value").textContent = total.toFixed(3);
+  document.getElementById("total-epsilon-text").textContent =
+    "The ε shown here follow your edits; save to keep them.";
+}
+
+const pending = new Map();
+
+function schedule(card) {
+  clearTimeout(pending.get(card));
+  pending.set(card, setTimeout(() => refresh(card), 350));
+}
+
+let generation = 0;
+
+async function refresh(card) {
+  const panel = card.querySelector(".plan-panel");
+  const k = optionCount(card);
+  const epsilonText = card.querySelector("input[id$='-epsilon']").value.trim().replace(",", ".");
+  const direct = isDirect(card);
+  if (k < 2 || k > 64) {
+    renderEmpty(panel, "Enter at least two options (at most 64) to see how private and how precise this question will be.");
+    updateTotal();
+    return;
+  }
+  if (!direct && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
+    renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
+    updateTotal();
+    return;
+  }
+  const target = Number(document.getElementById("target_n").value) || 1000;
+  const margin = Number(document.getElementById("margin").value.replace(",", ".")) || 0.05;
+  const params = new URLSearchParams({ k: String(k), target: String(target), margin: String(margin),
+    chart: `live-region-${card.dataset.index}` });
+  if (!direct) params.set("epsilon", epsilonText);
+  const mine = ++generation;
+  card.dataset.generation = String(mine);
+  panel.classList.add("is-loading");
+  panel.setAttribute("aria-busy", "true");
+  try {
+    const response = await fetch(`${form.dataset.planUrl}?${params}`, { headers: { Accept: "application/json" } });
+    const plan = await response.json();
+    if (card.dataset.generation !== String(mine)) return; // a newer request is under way
+    if (!response.ok) renderEmpty(panel, plan.error || "These numbers cannot be computed.");
+    else renderPlan(panel, plan, target, margin);
+  } catch (error) {
+    renderEmpty(panel, "The planning numbers could not be loaded; they will be shown after saving.");
+  } finally {
+    if (card.dataset.generation === String(mine)) {
+      panel.classList.remove("is-loading");
+      panel.removeAttribute("aria-busy");
+      panel.dataset.ready = String(mine);
+      updateTotal();
+    }
+  }
+}
+
+function wireCard(card) {
+  const text = card.querySelector("textarea[id$='-text']");
+  const qid = card.querySelector("input[id$='-qid']");
+  follow(text, qid, (value) => questionId(value, takenIds(qid)));
+  for (const input of card.querySelectorAll("textarea[id$='-options'], input[id$='-epsilon']")) {
+    input.addEventListener("input", () => schedule(card));
+  }
+  for (const radio of card.querySelectorAll("input[type=radio]")) {
+    radio.addEventListener("change", () => {
+      card.classList.toggle("is-direct", isDirect(card));
+      schedule(card);
+    });
+  }
+}
+
+function init() {
+  if (!form) return;
+  follow(document.getElementById("title"), document.getElementById("slug"), slugify);
+  cards().forEach(wireCard);
+  for (const id of ["target_n", "margin"]) {
+    const input = document.getElementById(id);
+    if (input) input.addEventListener("input", () => cards().forEach(schedule));
+  }
+  // aria-disabled buttons (first "Up", last "Down") do nothing
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest("button[aria-disabled='true']");
+    if (button) event.preventDefault();
+  });
+  const focus = form.dataset.focus && document.getElementById(form.dataset.focus);
+  if (focus && !document.getElementById("error-summary")) {
+    focus.focus();
+    focus.scrollIntoView({ block: "center" });
+  }
+  form.dataset.ready = "true";
+}
+
+init();
