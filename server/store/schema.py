@@ -184,3 +184,21 @@ def m007_answer_patterns(db: sqlite_utils.Database) -> None:
             counted[key] = counted.get(key, 0) + 1
         db.conn.executemany("INSERT INTO answer_patterns VALUES (?, ?, ?, ?)",
                             [(stored.id, day, pattern, n) for (day, pattern), n in counted.items()])
+
+
+@migrations()
+def m030_question_types(db: sqlite_utils.Database) -> None:
+    """Numeric, check-all-that-apply and list-experiment questions (issue 11).
+
+    ``questions.type`` is the question's type (existing questions are choices) and ``spec`` the
+    type's own fields as JSON (a numeric question's min, max, step, mechanism and grid; a list
+    experiment's sensitive item).  ``cell_counts`` holds the sufficient statistics of every
+    question that is not a choice, kept current in each insert's transaction like ``counts``
+    (:mod:`deniable.server.survey.cells`): per (question, statistic, cell) a count — ``cell`` per
+    reported code of a numeric or list question, and ``tick``, ``pair`` (cell = j·K + l) and
+    ``ticked`` for a check-all-that-apply question.  No order, no time (invariant 6)."""
+    db["questions"].add_column("type", str, not_null_default="choice")
+    db["questions"].add_column("spec", str)
+    db.execute("CREATE TABLE cell_counts (survey_id INTEGER NOT NULL REFERENCES surveys(id), qid TEXT NOT NULL, "
+               "stat TEXT NOT NULL, cell INTEGER NOT NULL, count INTEGER NOT NULL, "
+               "PRIMARY KEY (survey_id, qid, stat, cell)) WITHOUT ROWID")
