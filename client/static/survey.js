@@ -6,12 +6,16 @@
 // retry or reload re-sends it instead of drawing again (averaging fresh draws would reveal the
 // true answer).  The true answer is never stored.
 //
+// Numeric, check-all-that-apply and list-experiment questions are read and randomized by
+// types.js (same rules: unnamed inputs, the report memoized, never the answer).
+//
 // Shared devices: once a submission went through (the thank-you page, thanks.js, marks it),
 // opening the survey again says so and offers "I am a different person", which forgets the
 // previous person's memoized reports; only then are new ones drawn.  What was sent is kept for
 // the thank-you page in sessionStorage (this tab only), never in a cookie.
 
 import { hasSecureRandom, randomize } from "./rr.js";
+import { initTyped, newPerson, readAnswer, reportFor } from "./types.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
@@ -99,8 +103,17 @@ function prepareSubmission(slug) {
   let firstMissing = null;
   const reports = [];
   const sent = {};
+  const typed = [];
   for (const fieldset of form.querySelectorAll("fieldset.question")) {
     const required = fieldset.dataset.required === "true";
+    if (fieldset.classList.contains("typed")) { // numeric, check all that apply, list experiment: types.js
+      const answer = readAnswer(fieldset);
+      const message = answer.error || (!answer.answered && required ? "Please answer this question: it is required." : "");
+      setError(fieldset, message);
+      if (message) firstMissing = firstMissing || fieldset;
+      typed.push({ fieldset, answer });
+      continue;
+    }
     let answered;
     if (fieldset.classList.contains("protected")) {
       answered = protectedRadios(fieldset).find((radio) => radio.checked);
@@ -120,9 +133,19 @@ function prepareSubmission(slug) {
     }
   }
   if (firstMissing) {
-    const first = firstMissing.querySelector("input[type=radio]");
+    const first = firstMissing.querySelector("input:not([type=hidden]):not([hidden])");
     if (first) first.focus();
     return false;
+  }
+  for (const { fieldset, answer } of typed) {
+    const hidden = fieldset.querySelector("input[type=hidden][data-report]");
+    if (!answer.answered) {
+      hidden.value = "";
+      continue;
+    }
+    const report = reportFor(fieldset, slug, memoKey(slug, fieldset.dataset.qid), answer.value);
+    hidden.value = report.text;
+    sent[fieldset.dataset.qid] = report.shown;
   }
   for (const { fieldset, answered } of reports) {
     const hidden = fieldset.querySelector("input[type=hidden][data-report]");
@@ -154,6 +177,7 @@ function guardSharedDevice(slug) {
   form.hidden = true;
   document.getElementById("different-person").addEventListener("click", () => {
     forgetPreviousPerson(slug);
+    newPerson(form, slug);
     notice.hidden = true;
     form.hidden = false;
     const first = form.querySelector("input[type=radio]");
@@ -186,7 +210,8 @@ function init() {
   }
   const slug = form.dataset.slug;
   guardSharedDevice(slug);
-  form.querySelectorAll("fieldset.protected").forEach(wireRadioGroup);
+  form.querySelectorAll("fieldset.protected:not(.typed)").forEach(wireRadioGroup);
+  initTyped(form, slug, (fieldset) => setError(fieldset, ""));
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
   });

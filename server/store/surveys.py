@@ -67,13 +67,16 @@ def _spec(q: Question) -> str | None:
 
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
+    typed = any(not q.is_choice for q in survey.questions)
     for position, q in enumerate(survey.questions):
-        rows.append({
+        row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
             "options": json.dumps(list(q.options), ensure_ascii=False), "required": int(q.required),
             "epsilon": q.epsilon, "k": q.k, "threshold": q.mechanism.threshold if q.protected else None,
-            "type": q.type, "spec": _spec(q),
-        })
+        }
+        if typed:  # a survey of choices only keeps the columns' defaults (and a schema from before m030 works)
+            row.update(type=q.type, spec=_spec(q))
+        rows.append(row)
     return rows
 
 

@@ -340,11 +340,11 @@ def parse_question(data, where: tuple = ()) -> Question:
     epsilon = data.get("epsilon")
     fields: dict = {}
     if kind == "choice":
-        labels = _labels(data["options"], (*where, "options"), 2, MAX_OPTIONS, "option labels")
+        labels = _labels(data["options"], (*where, "options"), 2, MAX_OPTIONS, "options")
         if epsilon is not None:
             epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
     elif kind == "multi":
-        labels = _labels(data["options"], (*where, "options"), 2, MAX_MULTI, "option labels")
+        labels = _labels(data["options"], (*where, "options"), 2, MAX_MULTI, "options")
         if epsilon is not None:
             try:
                 epsilon = multi_mechanism(len(labels), epsilon).declared_epsilon

@@ -1,6 +1,7 @@
 """What a privacy parameter means, in plain words for respondents (and researchers designing).
 
-Pure functions of ``(ε, k)``: the survey page and the dashboard show the same sentences.
+Pure functions of ``(ε, k)`` (and, for the other question types, of the question's mechanism:
+:func:`explain_question`): the survey page and the dashboard show the same sentences.
 Numbers come from the *realized* mechanism (:func:`deniable.client.mechanism.mechanism`), so the page
 never promises more than the browser delivers.
 
@@ -105,7 +106,66 @@ def explain_total(epsilon_total: float, n_protected: int) -> dict:
     }
 
 
+def _bounds_sentences(epsilon: float) -> dict:
+    odds, posterior = _bounds(epsilon)
+    return {
+        "epsilon": epsilon, "odds_bound": odds, "posterior_bound": posterior,
+        "posterior": (f"Whoever sees your submitted answer can be at most {percent(posterior)} sure of "
+                      f"your true answer if they thought it 50/50 before."),
+        "odds": (f"Any answer you could give makes what is sent at most {times(odds)} times as likely "
+                 f"as any other answer would."),
+        "summary": f"Protected (ε = {epsilon:.2f}): at most {percent(posterior)} sure, from 50/50.",
+    }
+
+
+PLAIN_LIST = ("Not protected by ε: only how many of the items apply to you is sent, exactly as you give it, "
+              "and nobody learns which ones. But if you count none or all of them, your answer to every "
+              "item, the sensitive one included, is known.")
+
+
+def explain_question(q) -> dict:
+    """Explain any question in plain words: :func:`explain` for a choice, the mechanism of the other
+    types (``coin`` says what the device does, the bounds come from the realized ε)."""
+    if q.is_choice:
+        return explain(q.epsilon, q.k)
+    mech = q.mechanism
+    if q.type == "list" and not q.protected:
+        return {"epsilon": None, "coin": PLAIN_LIST, "posterior": "", "odds": "",
+                "summary": "Not protected by ε (a plain list experiment).", "protected": False}
+    if q.type == "numeric" and q.method == "laplace":
+        t = mech.t
+        same = (1 - t) / (1 + t)
+        coin = (f"Your device adds random noise to your number before sending it: {percent(same)} of the time "
+                f"it sends your number itself, otherwise a number further away, each step further "
+                f"{1 / t:.2f} times less likely, in either direction.")
+    elif q.type == "numeric":
+        from .cells import decimal_text, grid_of
+
+        g = grid_of(q)
+        points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
+        if g == 1:
+            coin = (f"Your device first rounds your number at random to {points[0]} or {points[1]} (the nearer "
+                    f"one is the likelier), then sends that {percent(mech.rr.p)} of the time and otherwise "
+                    f"the other one.")
+        else:
+            shown = ", ".join(points[:6]) + (", …" if len(points) > 6 else "")
+            coin = (f"Your device first rounds your number at random to one of the two nearest of the values "
+                    f"{shown}, then sends that value {percent(mech.rr.p)} of the time and otherwise one of the "
+                    f"other {g} values ({percent(mech.rr.q)} each).")
+    elif q.type == "multi":
+        coin = (f"For each option on its own, your device sends your tick (or no tick) as it is "
+                f"{percent(mech.p)} of the time and otherwise the opposite.")
+    else:
+        coin = (f"You only say how many of the items apply to you. Your device sends that count "
+                f"{percent(mech.rr.p)} of the time and otherwise one of the other {mech.k - 1} counts "
+                f"({percent(mech.rr.q)} each).")
+    return {**_bounds_sentences(mech.epsilon), "declared_epsilon": q.epsilon, "coin": coin, "protected": True}
+
+
 def explain_survey(survey) -> dict:
-    """Per protected question id its :func:`explain`, and ``"total"``: :func:`explain_total`."""
-    questions = {q.id: explain(q.epsilon, q.k) for q in survey.questions if q.protected}
-    return {"questions": questions, "total": explain_total(survey.total_epsilon, len(questions))}
+    """Per protected question id its :func:`explain_question` (and a plain list experiment's, which
+    says it is not protected by ε), and ``"total"``: :func:`explain_total`."""
+    questions = {q.id: explain_question(q) for q in survey.questions
+                 if q.protected or q.type == "list"}
+    protected = sum(1 for q in survey.questions if q.protected)
+    return {"questions": questions, "total": explain_total(survey.total_epsilon, protected)}

@@ -92,7 +92,13 @@ def _sums_to_one(values, where: str) -> None:
 def _truth_of(q: Question, value, where: str):
     what = cells.kind(q)
     if what == "choice":
-        probs = _probabilities(value, where, q.k, f"one per option: {', '.join(q.options)}")
+        if (not isinstance(value, list)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            raise TruthError(f"{where}: must be a list of {q.k} numbers (one per option)")
+        if len(value) != q.k:
+            raise TruthError(f"{where}: has {len(value)} probabilities, "
+                             f"but the question has {q.k} options ({', '.join(q.options)})")
+        probs = _probabilities(value, where, q.k, "one per option")
         _sums_to_one(value, where)
         return probs
     if what in ("grid", "laplace"):
