@@ -12,12 +12,17 @@ audit of Ding, Wang, Wang, Zhang & Kifer, *Detecting violations of differential 
 (CCS 2018) and Jagielski, Ullman & Oprea, *Auditing differentially private machine learning*
 (NeurIPS 2020), with exact binomial bounds instead of asymptotic ones.
 
-The events tested are the single reports S = {s}: for k-ary randomized response they are the
-tight ones (``P(s | s) / P(s | b) = p/q = e^ε``).  With k true values and k reports there are
-k² lower and k² upper bounds; each is taken at level ``α / (2k²)`` (Bonferroni), so all of them
-hold together with probability at least ``1 − α`` and the maximum over every (a, b, s) of
-``ln(L[a, s] / U[b, s])`` is a lower bound on the true ε at confidence ``1 − α``.  A correct
-randomizer therefore shows a bound above its ε with probability at most α.
+The events tested are the columns of the table: single reports S = {s}, or any partition of
+the reports into cells (post-processing, so a binned randomizer is ε-LDP whenever the
+randomizer is).  For k-ary randomized response single reports are the tight events
+(``P(s | s) / P(s | b) = p/q = e^ε``); for the discrete Laplace mechanism on ``0..m`` they are
+the two tails ``{y ≤ 0}`` and ``{y ≥ m}`` against the answers 0 and m (ratio ``t^(−m) = e^ε`` on
+every report there), so ``deniable audit`` bins reports into those tails and the values between.
+With r true values and s cells there are r·s lower and r·s upper bounds; each is taken at level
+``α / (2rs)`` (Bonferroni), so all of them hold together with probability at least ``1 − α`` and
+the maximum over every (a, b, s) of ``ln(L[a, s] / U[b, s])`` is a lower bound on the true ε at
+confidence ``1 − α``.  A correct randomizer therefore shows a bound above its ε with probability
+at most α.
 """
 
 from __future__ import annotations
@@ -37,25 +42,26 @@ class EpsilonBound:
     point: float              # the same with the observed frequencies (no confidence)
     worst: tuple[int, int, int]  # the (a, b, s) giving the bound
     samples: int              # per true value
-    bounds_tested: int        # one-sided bounds in the Bonferroni correction (2k²)
+    bounds_tested: int        # one-sided bounds in the Bonferroni correction (2 r s)
     confidence: float
 
 
 def epsilon_lower_bound(counts, confidence: float = 0.95) -> EpsilonBound:
-    """Lower-bound ε from ``counts[a, s]`` = reports of s among N runs on true value a.
+    """Lower-bound ε from ``counts[a, s]`` = reports in cell s among N runs on true value a.
 
-    Every row must hold the same number N of runs.
+    ``counts`` is r × s (r true values, s report cells, both at least 2); every row must hold
+    the same number N of runs.
     """
     counts = np.asarray(counts, dtype=np.int64)
-    if counts.ndim != 2 or counts.shape[0] != counts.shape[1] or counts.shape[0] < 2:
-        raise ValueError(f"counts must be a k × k table with k ≥ 2, got shape {counts.shape}")
+    if counts.ndim != 2 or min(counts.shape) < 2:
+        raise ValueError(f"counts must be an r × s table with r, s ≥ 2, got shape {counts.shape}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     totals = counts.sum(axis=1)
     if (counts < 0).any() or totals.min() != totals.max() or totals[0] == 0:
         raise ValueError("every true value needs the same positive number of runs")
     k, n = counts.shape[0], int(totals[0])
-    tests = 2 * k * k
+    tests = 2 * counts.size
     alpha = (1 - confidence) / tests
     low, high = cp_lower(counts, n, alpha), cp_upper(counts, n, alpha)
     freq = counts / n

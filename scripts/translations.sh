@@ -13,7 +13,7 @@ if [ "${1:-}" != "compile" ]; then
     "$PYBABEL" extract -F babel.cfg -k _l --no-location --omit-header --sort-output -o "$DIR/messages.pot" .
     for lang in es fr; do
         if [ -f "$DIR/$lang/LC_MESSAGES/messages.po" ]; then
-            "$PYBABEL" update -i "$DIR/messages.pot" -d "$DIR" -l "$lang" --no-fuzzy-matching --omit-header
+            "$PYBABEL" update -i "$DIR/messages.pot" -d "$DIR" -l "$lang" --no-fuzzy-matching --width 100
         else
             "$PYBABEL" init -i "$DIR/messages.pot" -d "$DIR" -l "$lang"
         fi

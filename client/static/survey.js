@@ -6,6 +6,9 @@
 // retry or reload re-sends it instead of drawing again (averaging fresh draws would reveal the
 // true answer).  The true answer is never stored.
 //
+// Numeric, check-all-that-apply and list-experiment questions are read and randomized by
+// types.js (same rules: unnamed inputs, the report memoized, never the answer).
+//
 // Shared devices: once a submission went through (the thank-you page, thanks.js, marks it),
 // opening the survey again says so and offers "I am a different person", which forgets the
 // previous person's memoized reports; only then are new ones drawn.  What was sent is kept for
@@ -17,6 +20,7 @@
 // preview (data-preview) nothing is randomized, stored or sent.
 
 import { hasSecureRandom, randomize } from "./rr.js";
+import { initTyped, newPerson, readAnswer, reportFor } from "./types.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
@@ -109,8 +113,17 @@ function prepareSubmission(slug) {
   let firstMissing = null;
   const reports = [];
   const sent = {};
+  const typed = [];
   for (const fieldset of form.querySelectorAll("fieldset.question")) {
     const required = fieldset.dataset.required === "true";
+    if (fieldset.classList.contains("typed")) { // numeric, check all that apply, list experiment: types.js
+      const answer = readAnswer(fieldset);
+      const problem = answer.error || (!answer.answered && required ? message("msgRequired") : "");
+      setError(fieldset, problem);
+      if (problem) firstMissing = firstMissing || fieldset;
+      typed.push({ fieldset, answer });
+      continue;
+    }
     let answered;
     if (fieldset.classList.contains("protected")) {
       answered = protectedRadios(fieldset).find((radio) => radio.checked);
@@ -137,7 +150,7 @@ function prepareSubmission(slug) {
     if (!firstMissing) consent.focus();
   }
   if (firstMissing) {
-    const first = firstMissing.querySelector("input[type=radio]");
+    const first = firstMissing.querySelector("input:not([type=hidden]):not([hidden])");
     if (first) first.focus();
     return false;
   }
@@ -145,6 +158,16 @@ function prepareSubmission(slug) {
   if (form.dataset.preview === "true") {
     showStatus(message("msgPreview"));
     return false;
+  }
+  for (const { fieldset, answer } of typed) {
+    const hidden = fieldset.querySelector("input[type=hidden][data-report]");
+    if (!answer.answered) {
+      hidden.value = "";
+      continue;
+    }
+    const report = reportFor(fieldset, slug, memoKey(slug, fieldset.dataset.qid), answer.value);
+    hidden.value = report.text;
+    sent[fieldset.dataset.qid] = report.shown;
   }
   for (const { fieldset, answered } of reports) {
     const hidden = fieldset.querySelector("input[type=hidden][data-report]");
@@ -176,6 +199,7 @@ function guardSharedDevice(slug) {
   form.hidden = true;
   document.getElementById("different-person").addEventListener("click", () => {
     forgetPreviousPerson(slug);
+    newPerson(form, slug);
     notice.hidden = true;
     form.hidden = false;
     window.dispatchEvent(new Event("resize")); // the progress bar may be needed now
@@ -228,7 +252,8 @@ function init() {
   }
   const slug = form.dataset.slug;
   if (form.dataset.preview !== "true") guardSharedDevice(slug);
-  form.querySelectorAll("fieldset.protected").forEach(wireRadioGroup);
+  form.querySelectorAll("fieldset.protected:not(.typed)").forEach(wireRadioGroup);
+  initTyped(form, slug, (fieldset) => setError(fieldset, ""));
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
   });

@@ -26,8 +26,12 @@ function init() {
   for (const row of table.querySelectorAll("tr[data-qid]")) {
     const labels = JSON.parse(row.dataset.options);
     const value = sent[row.dataset.qid];
-    if (Number.isInteger(value) && value >= 0 && value < labels.length) {
-      row.querySelector("td.sent-label").textContent = labels[value];
+    // a choice sends an option index; the other types what survey.js wrote for this page (types.js)
+    const text = row.dataset.typed === "true"
+      ? (typeof value === "string" ? value : null)
+      : (Number.isInteger(value) && value >= 0 && value < labels.length ? labels[value] : null);
+    if (text !== null) {
+      row.querySelector("td.sent-label").textContent = text;
       row.hidden = false;
       shown += 1;
     }

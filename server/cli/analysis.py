@@ -38,19 +38,31 @@ def _load_survey(path: str) -> Survey:
 # ---------------------------------------------------------------- estimate
 
 
-def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None) -> Dataset:
-    """The reports to estimate from: a survey in a database, a responses file, or counts."""
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None):
+    """The reports to estimate from: a survey in a database, a responses file, or counts.
+
+    Returns ``(dataset, stats, n_responses, survey)``: the dataset (for cross-tabs and subgroups),
+    every question's sufficient statistics, the number of responses and the survey.  From a database, the dataset is the answer patterns and the
+    statistics come from the counts and cell counts, never from the rows.
+    """
     if db_path is not None:
         if len(inputs) != 1 or counts_path:
             raise click.UsageError("with --db, give exactly one argument: the survey's SLUG")
         from deniable.server.store.aggregates import pattern_counts
-        from deniable.server.store.surveys import get_survey
+        from deniable.server.store.surveys import get_survey, respondent_count, survey_stats
 
         with database(db_path, readonly=True) as db:
             stored = get_survey(db, inputs[0])
             if stored is None:
                 fail(f"{db_path}: no survey {inputs[0]!r} in the database")
-            return pattern_counts(db, stored).dataset()  # the stored aggregates: no row scan
+            # the stored aggregates: no row scan
+            return pattern_counts(db, stored).dataset(), survey_stats(db, stored), \
+                respondent_count(db, stored.id), stored.survey
+    dataset = _load_file_dataset(inputs, counts_path)
+    return dataset, dataset.all_stats(), dataset.n_responses, dataset.survey
+
+
+def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None) -> Dataset:
     from deniable.server.survey import files  # pyarrow: only here
     from deniable.server.survey.codebook import DesignMismatch, check_design
     from deniable.server.survey.responses_csv import CSVError, read_design
@@ -116,13 +128,16 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
 
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    dataset = _load_dataset(inputs, db_path, counts_path)
-    survey = dataset.survey
+    dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path)
     try:
         if crosstab:
             row, col = (_question(survey, qid, "--crosstab").id for qid in crosstab)
             if row == col:
                 raise click.UsageError("--crosstab: give two different questions")
+            for qid in (row, col):
+                if not survey.question(qid).is_choice:
+                    raise click.UsageError(f"--crosstab: question {qid!r} is {survey.question(qid).type}: "
+                                           "cross-tabs are of single-choice questions")
             ct = estimates.crosstab_estimates(survey, row, col, dataset.joint_counts(row, col),
                                            confidence=confidence)
             render = {"table": estimates.crosstab_table, "csv": estimates.crosstab_csv}
@@ -133,13 +148,16 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             return
         if by_qid:
             by = _question(survey, by_qid, "--by")
+            if not by.is_choice:
+                raise click.UsageError(f"--by: question {by.id!r} is {by.type}: subgroups are the options "
+                                       "of a single-choice question asked directly")
             if by.protected:
                 raise click.UsageError(f"--by: question {by.id!r} is randomized (ε = {by.epsilon:g}); "
                                        "subgroups need a question asked directly")
             groups = [
                 estimates.subgroup_estimates(survey, q.id, by.id, dataset.counts_by(q.id, by.id),
                                           method=method, confidence=confidence, simultaneous=simultaneous)
-                for q in survey.questions if q.id != by.id
+                for q in survey.questions if q.id != by.id and q.is_choice
             ]
             if fmt == "json":
                 echo_json({"survey": survey.slug, "by": by.id,
@@ -149,16 +167,16 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             else:
                 click.echo("\n".join(estimates.subgroups_table(sg) for sg in groups), nl=False)
             return
-        results = estimates.survey_estimates(survey, dataset.all_counts(), method=method,
+        results = estimates.survey_estimates(survey, stats, method=method,
                                           confidence=confidence, simultaneous=simultaneous)
     except ValueError as exc:  # an estimator refusing its input
         fail(str(exc))
     if fmt == "json":
-        echo_json(estimates.estimates_document(survey.slug, dataset.n_responses, results))
+        echo_json(estimates.estimates_document(survey.slug, n_responses, results))
     elif fmt == "csv":
         click.echo(estimates.to_csv(results), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {plural(dataset.n_responses, 'response')}\n")
+        click.echo(f"{survey.title} ({survey.slug}): {plural(n_responses, 'response')}\n")
         click.echo(estimates.to_table(results), nl=False)
 
 

@@ -1,8 +1,13 @@
-"""Answer patterns: the sufficient statistics of every grouped view, kept current on every insert.
+"""Answer patterns and cell counts: the sufficient statistics of every view, kept current on every insert.
 
-A response's **pattern** is its whole answer vector — per question the reported option index
-plus one (0 = not answered), one byte per question (two when a question has 255 options or
-more).  The table ``answer_patterns`` holds, per survey and day, how many responses gave each
+A response's **pattern** is its whole answer vector — per question the reported code plus one
+(0 = not answered; a choice's option index, a grid index, a list experiment's arm and count, a
+multi question's bit vector of up to 7 options: :mod:`deniable.server.survey.cells`), one byte per
+question (two when a question has 255 cells or more).  Discrete Laplace questions and multi
+questions of more than 7 options are not in the patterns (their cells would multiply the number
+of patterns): every view of them reads their **cell counts** (``cell_counts``, :func:`cell_rows`),
+which hold their own sufficient statistics — a value histogram, or ticks per option, pairwise
+co-occurrence and the number ticked.  The table ``answer_patterns`` holds, per survey and day, how many responses gave each
 pattern; every insert adds one in the same transaction as the response row and the per-option
 ``counts`` (:mod:`.responses`).  Everything grouped — cross-tabs of any two questions,
 subgroups, regression on direct covariates, estimates by day — is computed from it, so those
@@ -21,27 +26,37 @@ from __future__ import annotations
 import numpy as np
 import sqlite_utils
 
+from deniable.server.survey import cells
 from deniable.server.survey.dataset import NOT_ANSWERED
-from deniable.server.survey.definition import Survey
+from deniable.server.survey.definition import Question, Survey
 from deniable.server.survey.patterns import Patterns
 
 from .surveys import StoredSurvey
 
 
+def pattern_questions(survey: Survey) -> tuple[Question, ...]:
+    """The questions the answer patterns hold, in the survey's order (:func:`.cells.in_patterns`)."""
+    return tuple(q for q in survey.questions if cells.in_patterns(q))
+
+
 def _dtype(survey: Survey) -> np.dtype:
-    """One byte per question, or two (little-endian) when some question has 255 options or more."""
-    return np.dtype(np.uint8) if max((q.k for q in survey.questions), default=0) < 255 else np.dtype("<u2")
+    """One byte per question, or two (little-endian) when some question has 255 cells or more."""
+    widest = max((cells.n_cells(q) for q in pattern_questions(survey)), default=0)
+    return np.dtype(np.uint8) if widest < 255 else np.dtype("<u2")
 
 
 def encode(survey: Survey, reports: dict) -> bytes:
-    """The pattern of one response ``{qid: option index}`` (absent = not answered)."""
-    values = [reports.get(q.id, NOT_ANSWERED) + 1 for q in survey.questions]
+    """The pattern of one response ``{qid: code}`` (absent = not answered; a choice's code is its option index)."""
+    values = [reports.get(q.id, NOT_ANSWERED) + 1 for q in pattern_questions(survey)]
     return np.array(values, dtype=_dtype(survey)).tobytes()
 
 
 def encode_columns(survey: Survey, columns: dict[str, np.ndarray]) -> list[bytes]:
-    """The patterns of many responses given as columns of option indices (−1 = not answered)."""
-    stacked = np.stack([np.asarray(columns[q.id]) + 1 for q in survey.questions], axis=1).astype(_dtype(survey))
+    """The patterns of many responses given as columns of codes (−1 = not answered)."""
+    questions = pattern_questions(survey)
+    if not questions:
+        return [b""] * len(next(iter(columns.values()), []))
+    stacked = np.stack([np.asarray(columns[q.id]) + 1 for q in questions], axis=1).astype(_dtype(survey))
     width = stacked.shape[1] * stacked.itemsize
     raw = stacked.tobytes()
     return [raw[i:i + width] for i in range(0, len(raw), width)]
@@ -49,9 +64,9 @@ def encode_columns(survey: Survey, columns: dict[str, np.ndarray]) -> list[bytes
 
 def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
     """Read the survey's answer patterns (O(distinct day × pattern rows))."""
-    survey = stored.survey
+    dtype = _dtype(stored.survey)
+    survey = stored.survey.only(q.id for q in pattern_questions(stored.survey))
     rows = db.execute("SELECT day, pattern, count FROM answer_patterns WHERE survey_id = ?", [stored.id]).fetchall()
-    dtype = _dtype(survey)
     m = len(survey.questions)
     if rows:
         days, blobs, counts = zip(*rows)
@@ -71,3 +86,30 @@ def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[byte
     """Count ``patterns`` (each once, or ``counts[i]`` times); call inside the insert's transaction."""
     counts = [1] * len(patterns) if counts is None else counts
     db.conn.executemany(UPSERT, [(survey_id, day, p, int(c)) for p, c in zip(patterns, counts)])
+
+
+CELL_UPSERT = ("INSERT INTO cell_counts (survey_id, qid, stat, cell, count) VALUES (?, ?, ?, ?, ?) "
+               "ON CONFLICT (survey_id, qid, stat, cell) DO UPDATE SET count = count + excluded.count")
+
+
+def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
+    """``(stat, cell, count)`` increments of ``cell_counts`` for a question's statistics
+    (:func:`.cells.stats_from_codes` of the reports being inserted)."""
+    what = cells.kind(q)
+    if what == "multi":
+        k = q.k
+        rows = [("ticked", w, int(c)) for w, c in enumerate(stats["ticked"]) if c]
+        rows += [("tick", j, int(c)) for j, c in enumerate(stats["ticks"]) if c]
+        rows += [("pair", j * k + l, int(stats["pairs"][j, l])) for j in range(k) for l in range(j + 1, k)
+                 if stats["pairs"][j, l]]
+        return rows
+    if what == "laplace":
+        low = q.mechanism.low
+        return [("cell", int(v) - low, int(c)) for v, c in zip(stats["values"], stats["counts"]) if c]
+    dense = stats["counts"] if what == "grid" else np.concatenate([stats["control"], stats["treatment"]])
+    return [("cell", i, int(c)) for i, c in enumerate(dense) if c]
+
+
+def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> None:
+    """Add a question's statistics to ``cell_counts``; call inside the insert's transaction."""
+    db.conn.executemany(CELL_UPSERT, [(survey_id, q.id, stat, cell, count) for stat, cell, count in cell_rows(q, stats)])

@@ -1,12 +1,15 @@
 """Reports: validation, storage (one short transaction each), bulk insert and loading (exports: :mod:`.exports`).
 
 Only randomized reports are stored, with the design they were made under (docs/design.md,
-invariant 2): a row holds ``reports`` ``{qid: option index}``, ``design`` ``{qid: [k,
-threshold]}`` (``threshold`` is null for a question asked directly) and the day.  No IP
+invariant 2): a row holds ``reports`` ``{qid: report}`` (an option index, or the JSON report of
+another question type: :mod:`deniable.server.survey.cells`), ``design`` ``{qid: [k, threshold]}``
+for a choice (``threshold`` null when asked directly) or ``{qid: [type, …integers]}`` for the other
+types (:func:`design_of`), and the day.  No IP
 address, no user agent, no time of day, and no order (invariant 6): a response's key is random
 (:func:`~.schema.new_response_id`), so the table, an export and every id sort in an order that
 has nothing to do with the order of submission.  Every insert also bumps ``counts`` in the same
-transaction, so the estimators' sufficient statistics always agree with the rows.
+transaction (``cell_counts`` for the types other than choice), so the estimators' sufficient
+statistics always agree with the rows.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import sqlite_utils
 
-from deniable.client.mechanism import MechanismError, check_option, check_options
+from deniable.client.mechanism import MechanismError, check_options
+from deniable.server.survey import cells
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
@@ -53,10 +57,13 @@ def check_open(stored: StoredSurvey) -> None:
 
 
 def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
-    """Return the answered reports ``{qid: int}`` in question order, or raise :class:`ReportError`.
+    """Return the answered reports' codes ``{qid: int}`` in question order, or raise :class:`ReportError`.
 
-    Every report is an ``int`` (never a bool, float or string) in ``0..k−1``; required questions
-    are present; no unknown question ids.  A missing optional question is not answered.
+    A choice's report is an ``int`` (never a bool, float or string) in ``0..k−1``; the other
+    types' reports are checked by :func:`deniable.server.survey.cells.check_report` (a numeric
+    report in its range, ticks as a list of 0/1, a list experiment's ``{"arm", "count"}``);
+    required questions are present; no unknown question ids.  A missing optional question is not
+    answered.
     """
     survey = stored.survey
     if not isinstance(reports, Mapping):
@@ -72,15 +79,61 @@ def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
                 raise ReportError(f"{q.id}: an answer is required", q.id)
             continue
         try:
-            clean[q.id] = check_option(reports[q.id], q.k)
+            clean[q.id] = cells.check_report(q, reports[q.id])
         except MechanismError as exc:
             raise ReportError(f"{q.id}: {exc}", q.id) from None
     return clean
 
 
 def design_of(survey: Survey) -> dict[str, list]:
-    """``{qid: [k, threshold]}`` for every question (``threshold`` None when asked directly)."""
-    return {q.id: [q.k, q.mechanism.threshold if q.protected else None] for q in survey.questions}
+    """The mechanism each report is made under, as integers (``threshold`` None when asked directly).
+
+    Choice ``[k, threshold]``; numeric ``["grid", m, G, threshold]`` or ``["laplace", m, threshold,
+    L]``; multi ``["multi", K, threshold]`` (each tick's); list ``["list", J, threshold]``.
+    """
+    out = {}
+    for q in survey.questions:
+        threshold = q.mechanism.threshold if q.protected else None
+        what = cells.kind(q)
+        if what == "choice":
+            out[q.id] = [q.k, threshold]
+        elif what == "grid":
+            out[q.id] = ["grid", q.steps, cells.grid_of(q), threshold]
+        elif what == "laplace":
+            out[q.id] = ["laplace", q.steps, threshold, q.mechanism.tail]
+        elif what == "multi":
+            out[q.id] = ["multi", q.k, threshold]
+        else:
+            out[q.id] = ["list", len(q.options), threshold]
+    return out
+
+
+def _reports_json(survey: Survey, clean: dict[str, int]) -> dict:
+    """The stored JSON reports of validated codes (a choice's is its option index)."""
+    return {qid: cells.report_of(survey.question(qid), code) for qid, code in clean.items()}
+
+
+def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, columns: dict[str, np.ndarray],
+                   patterns=None, pattern_counts=None) -> None:
+    """Add reports (columns of codes, −1 = not answered) to the counts, cell counts and answer patterns.
+
+    Call inside the insert's transaction.
+    """
+    survey = stored.survey
+    if patterns is None:
+        patterns, pattern_counts = np.unique(np.array(aggregates.encode_columns(survey, columns), dtype=object),
+                                             return_counts=True)
+    aggregates.add(db, stored.id, day, list(patterns), pattern_counts)
+    for q in survey.questions:
+        column = np.asarray(columns[q.id])
+        if q.is_choice:
+            counts = np.bincount(column[column >= 0], minlength=q.k)
+            db.conn.executemany(
+                "UPDATE counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND option = ?",
+                [(int(c), stored.id, q.id, i) for i, c in enumerate(counts) if c],
+            )
+        elif (column >= 0).any():
+            aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, column))
 
 
 def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping,
@@ -109,13 +162,19 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
         response_id, day = new_response_id(), today()
         conn.execute(
             "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
-            [response_id, stored.id, day, _compact(clean), _compact({qid: design[qid] for qid in clean})],
+            [response_id, stored.id, day, _compact(_reports_json(stored.survey, clean)),
+             _compact({qid: design[qid] for qid in clean})],
         )
         conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
+        questions = {q.id: q for q in stored.survey.questions}
         conn.executemany(
             "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
-            [(stored.id, qid, option) for qid, option in clean.items()],
+            [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].is_choice],
         )
+        for qid, code in clean.items():
+            if not questions[qid].is_choice:
+                q = questions[qid]
+                aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, np.array([code])))
         invited = bool(row[1])
     if invited and scrub_now:
         scrub_before_answering(db)
@@ -127,11 +186,12 @@ def _json_path(qid: str) -> str:
 
 
 def load_db_dataset(db: sqlite_utils.Database, slug: str):
-    """Load a stored survey's reports as a :class:`deniable.server.survey.dataset.Dataset` (−1 = not answered).
+    """Load a stored survey's reports as a :class:`deniable.server.survey.dataset.Dataset` of codes (−1 = not answered).
 
     One pass over the rows with ``json_extract`` per question, fetched in chunks into
-    preallocated numpy arrays: about 2 s per million rows of three questions.  Raises LookupError for an
-    unknown slug.
+    preallocated numpy arrays: about 2 s per million rows of three questions.  A multi or list
+    report comes out of ``json_extract`` as JSON text, mapped to its code once per distinct text.
+    Raises LookupError for an unknown slug.
 
     >>> load_db_dataset(db, "demo").columns["drug_use"][:3]   # doctest: +SKIP
     array([1, 0, 0])
@@ -140,14 +200,23 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
     if stored is None:
         raise LookupError(f"no survey {slug!r} in the database")
     questions = stored.survey.questions
+    structured = [j for j, q in enumerate(questions) if cells.kind(q) in ("multi", "list")]
     n = db.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [stored.id]).fetchone()[0]
     data = np.full((n, len(questions)), -1, dtype=np.int64)
-    select = ", ".join(f"ifnull(json_extract(reports, '{_json_path(q.id)}'), -1)" for q in questions)
+    texts: dict[int, list] = {j: [] for j in structured}
+    select = ", ".join(
+        f"json_extract(reports, '{_json_path(q.id)}')" if j in texts else
+        f"ifnull(json_extract(reports, '{_json_path(q.id)}'), {_missing(q)})"
+        for j, q in enumerate(questions))
     cursor = db.conn.execute(
         f"SELECT {select} FROM responses WHERE survey_id = ? ORDER BY id", [stored.id]
     )
     start = 0
     while rows := cursor.fetchmany(FETCH_SIZE):
+        if texts:
+            for j in texts:
+                texts[j].extend(row[j] for row in rows)
+            rows = [tuple(-1 if j in texts else v for j, v in enumerate(row)) for row in rows]
         data[start:start + len(rows)] = rows
         start += len(rows)
     cursor.close()
@@ -155,11 +224,34 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
     columns = {}
     for j, q in enumerate(questions):
         column = np.ascontiguousarray(data[:, j])
-        bad = (column < -1) | (column >= q.k)
+        if j in texts:
+            column = _codes_of_json(q, texts[j][:start])
+        elif cells.kind(q) == "laplace":
+            answered = column != _missing(q)
+            column = np.where(answered, column - q.mechanism.low, -1)
+        bad = (column < -1) | (column >= cells.n_cells(q))
         if bad.any():
-            raise ValueError(f"{slug}: stored report for {q.id} out of range 0..{q.k - 1}: {column[bad][0]}")
+            raise ValueError(f"{slug}: stored report for {q.id} out of range: {column[bad][0]}")
         columns[q.id] = column
     return Dataset(stored.survey, columns)
+
+
+def _missing(q) -> int:
+    """What ``json_extract`` of a missing report becomes: −1, or for a Laplace report (which can be
+    −1 itself) a number below every report."""
+    return q.mechanism.low - 1 if cells.kind(q) == "laplace" else -1
+
+
+def _codes_of_json(q, values: list) -> np.ndarray:
+    """Codes of stored multi or list reports (JSON text, None = not answered), once per distinct text."""
+    mapping: dict = {None: -1}
+    out = np.empty(len(values), dtype=np.int64)
+    for i, value in enumerate(values):
+        code = mapping.get(value)
+        if code is None:
+            code = mapping[value] = cells.check_report(q, json.loads(value))
+        out[i] = code
+    return out
 
 
 def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[int, dict[str, np.ndarray]]:
@@ -180,11 +272,14 @@ def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[i
             continue
         column = np.asarray(columns[q.id])
         if column.ndim != 1 or column.dtype.kind not in "iu":
-            raise ValueError(f"{q.id}: must be a 1-d array of integer option indices, got {column.dtype}")
+            raise ValueError(f"{q.id}: must be a 1-d array of integer option indices (codes), got {column.dtype}")
         try:
-            column = check_options(column, q.k, missing=True).astype(np.int64)
+            column = check_options(column, cells.n_cells(q), missing=True).astype(np.int64)
         except MechanismError as exc:
             raise ValueError(f"{q.id}: {exc}") from None
+        invalid = cells.invalid_codes(q, column)
+        if invalid.any():
+            raise ValueError(f"{q.id}: code {int(column[invalid][0])} is not a possible report (row {int(np.argmax(invalid))})")
         if q.required and (column == -1).any():
             raise ValueError(f"{q.id}: required question not answered in row {int(np.argmax(column == -1))}")
         checked[q.id] = column
@@ -208,22 +303,22 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
     n, checked = _check_columns(survey, columns)
     day = submitted_on or today()
     design = design_of(survey)
-    # Per question, the JSON fragment of each option (index −1, "not answered", is the empty
-    # string at the end), each with a leading comma that SQL strips: the rows' JSON is built by
-    # numpy's elementwise concatenation instead of a Python loop per row.
-    report_parts = [np.array([f',"{q.id}":{i}' for i in range(q.k)] + [""], dtype=object)
-                    for q in survey.questions]
-    design_parts = [np.array([f',"{q.id}":{_compact(design[q.id])}'] * q.k + [""], dtype=object)
-                    for q in survey.questions]
     done = 0
     for start in range(0, n, batch_size):
         block = {q.id: checked[q.id][start:start + batch_size] for q in survey.questions}
         size = len(next(iter(block.values()))) if block else 0
         reports = np.full(size, "", dtype=object)
         designs = np.full(size, "", dtype=object)
-        for q, r_part, d_part in zip(survey.questions, report_parts, design_parts):
-            reports = reports + r_part[block[q.id]]
-            designs = designs + d_part[block[q.id]]
+        for q in survey.questions:
+            # The JSON fragment of each distinct code in the block (with a leading comma that SQL
+            # strips; "not answered" is the empty string): the rows' JSON is built by numpy's
+            # elementwise concatenation instead of a Python loop per row.
+            codes, inverse = np.unique(block[q.id], return_inverse=True)
+            r_part = np.array([f',"{q.id}":{_compact(cells.report_of(q, c))}' if c >= 0 else "" for c in codes],
+                              dtype=object)
+            d_part = np.array([f',"{q.id}":{_compact(design[q.id])}' if c >= 0 else "" for c in codes], dtype=object)
+            reports = reports + r_part[inverse.reshape(-1)]
+            designs = designs + d_part[inverse.reshape(-1)]
         # Random keys, inserted in key order (which is random with respect to the rows): the
         # B-tree fills page by page instead of splitting at random places.
         rows = sorted(zip((new_response_id() for _ in range(size)), reports.tolist(), designs.tolist()))
@@ -233,16 +328,7 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
                 "VALUES (?, ?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
                 ((rid, stored.id, day, rep, des) for rid, rep, des in rows),
             )
-            patterns, pattern_counts = np.unique(np.array(aggregates.encode_columns(survey, block), dtype=object),
-                                                 return_counts=True)
-            aggregates.add(db, stored.id, day, list(patterns), pattern_counts)
-            for q in survey.questions:
-                column = block[q.id]
-                counts = np.bincount(column[column >= 0], minlength=q.k)
-                db.conn.executemany(
-                    "UPDATE counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND option = ?",
-                    [(int(c), stored.id, q.id, i) for i, c in enumerate(counts) if c],
-                )
+            add_statistics(db, stored, day, block)
         done += size
         if progress is not None:
             progress(done, n)

@@ -170,15 +170,19 @@ def m007_answer_patterns(db: sqlite_utils.Database) -> None:
     import json
     from types import SimpleNamespace
 
+    from deniable.server.survey.definition import Question
+
     from .aggregates import encode
 
     db.execute("CREATE TABLE answer_patterns (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
                "day TEXT NOT NULL, pattern BLOB NOT NULL, count INTEGER NOT NULL, "
                "PRIMARY KEY (survey_id, day, pattern)) WITHOUT ROWID")
-    # The questions as this migration finds them (not through .surveys, which reads later columns).
+    # The questions as this migration finds them, all choices (not through .surveys, which reads
+    # columns that later migrations add).
     for (survey_id,) in db.execute("SELECT id FROM surveys").fetchall():
-        shape = SimpleNamespace(questions=[SimpleNamespace(id=qid, k=k) for qid, k in db.execute(
-            "SELECT qid, k FROM questions WHERE survey_id = ? ORDER BY position", [survey_id])])
+        shape = SimpleNamespace(questions=[Question(id=qid, text=text, options=tuple(json.loads(options)))
+                                           for qid, text, options in db.execute(
+            "SELECT qid, text, options FROM questions WHERE survey_id = ? ORDER BY position", [survey_id])])
         counted: dict[tuple[str, bytes], int] = {}
         for day, reports in db.execute("SELECT submitted_on, reports FROM responses WHERE survey_id = ?",
                                        [survey_id]):
@@ -263,3 +267,35 @@ def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None
             AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
                             ON o.value = n.value AND o.key != n.key))
         BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their number, order or epsilon'); END""")
+
+
+@migrations()
+def m030_question_types(db: sqlite_utils.Database) -> None:
+    """Numeric, check-all-that-apply and list-experiment questions (issue 11).
+
+    ``questions.type`` is the question's type (existing questions are choices) and ``spec`` the
+    type's own fields as JSON (a numeric question's min, max, step, mechanism and grid; a list
+    experiment's sensitive item).  ``cell_counts`` holds the sufficient statistics of every
+    question that is not a choice, kept current in each insert's transaction like ``counts``
+    (:mod:`deniable.server.survey.cells`): per (question, statistic, cell) a count — ``cell`` per
+    reported code of a numeric or list question, and ``tick``, ``pair`` (cell = j·K + l) and
+    ``ticked`` for a check-all-that-apply question.  No order, no time (invariant 6)."""
+    db["questions"].add_column("type", str, not_null_default="choice")
+    db["questions"].add_column("spec", str)
+    db.execute("CREATE TABLE cell_counts (survey_id INTEGER NOT NULL REFERENCES surveys(id), qid TEXT NOT NULL, "
+               "stat TEXT NOT NULL, cell INTEGER NOT NULL, count INTEGER NOT NULL, "
+               "PRIMARY KEY (survey_id, qid, stat, cell)) WITHOUT ROWID")
+    # A launched survey's question keeps its type and spec too (the m010 trigger, with them added).
+    db.execute("DROP TRIGGER questions_frozen_update")
+    db.execute(
+        """CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
+        WHEN (SELECT status FROM surveys WHERE id = OLD.survey_id) != 'draft' AND NOT (
+            NEW.id = OLD.id AND NEW.survey_id = OLD.survey_id AND NEW.position = OLD.position
+            AND NEW.qid = OLD.qid AND NEW.required = OLD.required AND NEW.k = OLD.k
+            AND NEW.epsilon IS OLD.epsilon AND NEW.threshold IS OLD.threshold
+            AND NEW.type IS OLD.type AND NEW.spec IS OLD.spec
+            AND json_valid(NEW.options) AND json_type(NEW.options) = 'array'
+            AND json_array_length(NEW.options) = json_array_length(OLD.options)
+            AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
+                            ON o.value = n.value AND o.key != n.key))
+        BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their number, order, type or epsilon'); END""")

@@ -13,11 +13,13 @@ import datetime
 import json
 import weakref
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 import numpy as np
 import sqlite_utils
 
-from deniable.server.survey.definition import DefinitionError, Question, Survey
+from deniable.server.survey import cells
+from deniable.server.survey.definition import DefinitionError, Question, Survey, number
 
 from .db import write_transaction
 
@@ -53,21 +55,40 @@ def today() -> str:
     return datetime.date.today().isoformat()
 
 
+def _spec(q: Question) -> str | None:
+    """The type's own fields as JSON (None for a choice)."""
+    if q.type == "numeric":
+        spec = {"min": number(q.minimum), "max": number(q.maximum), "step": number(q.step)}
+        if q.protected:
+            spec["mechanism"] = q.method
+            if q.method == "grid":
+                spec["grid"] = q.grid
+        return json.dumps(spec)
+    if q.type == "list":
+        return json.dumps({"sensitive": q.sensitive}, ensure_ascii=False)
+    return None
+
+
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
+    typed = any(not q.is_choice for q in survey.questions)
     for position, q in enumerate(survey.questions):
-        rows.append({
+        row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
             "options": json.dumps(list(q.options), ensure_ascii=False), "required": int(q.required),
             "epsilon": q.epsilon, "k": q.k, "threshold": q.mechanism.threshold if q.protected else None,
-        })
+        }
+        if typed:  # a survey of choices only keeps the columns' defaults (and a schema from before m030 works)
+            row.update(type=q.type, spec=_spec(q))
+        rows.append(row)
     return rows
 
 
 def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
+    """Zeroed option counts of the choice questions (the other types' statistics: ``cell_counts``)."""
     return [
         {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0}
-        for q in survey.questions for i in range(q.k)
+        for q in survey.questions if q.is_choice for i in range(q.k)
     ]
 
 
@@ -111,6 +132,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
             changes["target_n"] = target_n
         db["surveys"].update(survey_id, changes)
         db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM cell_counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM answer_patterns WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
         db["questions"].insert_all(_question_rows(survey_id, survey))
@@ -152,7 +174,8 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
-        for table in ("counts", "questions", "survey_shares", "invitations", "wording_versions", "responses"):
+        for table in ("counts", "cell_counts", "answer_patterns", "release_budgets", "questions", "survey_shares",
+                      "invitations", "wording_versions", "responses"):
             db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
 
@@ -183,14 +206,24 @@ def duplicate_survey(db: sqlite_utils.Database, slug: str, *, owner_id: int | No
     return insert_survey(db, copy, target_n=stored.target_n, owner_id=owner_id)
 
 
+def _question_from_row(q: dict) -> Question:
+    kind = q.get("type") or "choice"
+    spec = json.loads(q["spec"]) if q.get("spec") else {}
+    fields = {}
+    if kind == "numeric":
+        fields = {"minimum": Decimal(repr(spec["min"])), "maximum": Decimal(repr(spec["max"])),
+                  "step": Decimal(repr(spec["step"])), "method": spec.get("mechanism"), "grid": spec.get("grid")}
+        fields = {k: (v.normalize() if isinstance(v, Decimal) and v != 0 else v) for k, v in fields.items()}
+    elif kind == "list":
+        fields = {"sensitive": spec["sensitive"]}
+    return Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])), epsilon=q["epsilon"],
+                    required=bool(q["required"]), type=kind, **fields)
+
+
 def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
     survey = Survey(
         slug=row["slug"], title=row["title"], description=row["description"] or "",
-        questions=tuple(
-            Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])),
-                     epsilon=q["epsilon"], required=bool(q["required"]))
-            for q in questions
-        ),
+        questions=tuple(_question_from_row(q) for q in questions),
         information=row.get("information") or "", contact=row.get("contact") or "",
         consent=bool(row.get("consent")), language=row.get("language"),
     )
@@ -265,6 +298,43 @@ def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.nda
     ):
         counts.setdefault(qid, []).append(count)
     return {qid: np.asarray(values, dtype=np.int64) for qid, values in counts.items()}
+
+
+def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
+    """Every question's sufficient statistics (:func:`deniable.server.survey.cells.stats_from_histogram`):
+    the option counts of the choice questions from ``counts``, the other types' from ``cell_counts``.
+
+    Both tables are kept current on every insert, so this costs O(cells), never a scan of the rows.
+    """
+    counts = option_counts(db, stored.id)
+    rows: dict[str, dict[str, list]] = {}
+    for qid, stat, cell, count in db.execute(
+        "SELECT qid, stat, cell, count FROM cell_counts WHERE survey_id = ?", [stored.id]
+    ):
+        rows.setdefault(qid, {}).setdefault(stat, []).append((cell, count))
+    out = {}
+    for q in stored.survey.questions:
+        if q.is_choice:
+            out[q.id] = counts.get(q.id, np.zeros(q.k, dtype=np.int64))
+            continue
+        found = rows.get(q.id, {})
+        if cells.kind(q) != "multi":
+            pairs = found.get("cell", [])
+            codes = np.array([c for c, _ in pairs], dtype=np.int64)
+            out[q.id] = cells.stats_from_histogram(q, codes, np.array([n for _, n in pairs], dtype=np.int64))
+            continue
+        k = q.k
+        ticked = np.zeros(k + 1, dtype=np.int64)
+        ticks = np.zeros(k, dtype=np.int64)
+        pair_counts = np.zeros((k, k), dtype=np.int64)
+        for cell, count in found.get("ticked", []):
+            ticked[cell] = count
+        for cell, count in found.get("tick", []):
+            ticks[cell] = count
+        for cell, count in found.get("pair", []):
+            pair_counts[cell // k, cell % k] = count
+        out[q.id] = {"n": int(ticked.sum()), "ticks": ticks, "pairs": pair_counts, "ticked": ticked}
+    return out
 
 
 def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:

@@ -1,12 +1,12 @@
 """Exports that cannot be misread: the codebook, and the design line the responses CSV repeats.
 
 The **codebook** is the survey definition (so ``deniable estimate CODEBOOK.json RESPONSES.csv``
-reads it) plus what the reports were made under: each question's ``mechanism`` (``k``,
+reads it) plus what the reports were made under: each question's ``randomization`` (``k``,
 ``threshold``, declared and realized ε, ``p``, ``q``), the survey's ``design_fingerprint``
 (:func:`~.definition.design_fingerprint`) and, once the wording of a launched survey has been
 fixed, ``text_versions``: each wording, the day it took effect and how many responses were
 answered under it (the responses CSV says which, per row, in its ``text-version`` column).
-:func:`~.definition.parse_definition` checks the mechanism and the fingerprint on the way back
+:func:`~.definition.parse_definition` checks the randomization and the fingerprint on the way back
 in, so a codebook whose ε was edited is refused, naming the question and both values.
 
 The **design line** is the responses CSV's first line, a comment::
@@ -30,8 +30,9 @@ class DesignMismatch(ValueError):
     """The responses were made under another design than the codebook's; the message says how."""
 
 
-def question_mechanism(question) -> dict:
-    """What one question's reports were made under, as the codebook states it."""
+def question_randomization(question) -> dict:
+    """What one question's reports were made under, as the codebook states it (a numeric
+    question's mechanism and grid are in its definition already)."""
     if not question.protected:
         return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
                 "p": 1.0, "q": 0.0}
@@ -41,11 +42,11 @@ def question_mechanism(question) -> dict:
 
 
 def codebook_dict(survey: Survey, text_versions: list[dict] | None = None) -> dict:
-    """The codebook of ``survey``: its definition with every question's mechanism and the design
+    """The codebook of ``survey``: its definition with every question's randomization and the design
     fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed."""
     data = survey.to_dict()
     for entry, question in zip(data["questions"], survey.questions):
-        entry["mechanism"] = question_mechanism(question)
+        entry["randomization"] = question_randomization(question)
     data["design_fingerprint"] = design_fingerprint(survey)
     if text_versions:
         data["text_versions"] = text_versions
@@ -60,11 +61,21 @@ def design_line(survey: Survey) -> str:
     """The responses CSV's first line (without its newline): the survey, the fingerprint, each question's design."""
     parts = [DESIGN_PREFIX, f"survey={survey.slug}", f"design={design_fingerprint(survey)}"]
     for q in survey.questions:
+        kind = "" if q.is_choice else f"type={q.type} " + (f"mechanism={q.method} " if q.method else "") + \
+            (f"grid={q.grid} " if q.grid else "")
         if q.protected:
-            parts.append(f"{q.id}: k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
+            parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
         else:
-            parts.append(f"{q.id}: k={q.k} direct")
+            parts.append(f"{q.id}: {kind}k={q.k} direct")
     return SEPARATOR.join(parts)
+
+
+def _design(q) -> dict:
+    """One question's design as a design line states it."""
+    design = {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None}
+    if not q.is_choice:
+        design.update(type=q.type, mechanism=q.method, grid=q.grid)
+    return design
 
 
 def parse_design_line(line: str) -> dict | None:
@@ -82,20 +93,25 @@ def parse_design_line(line: str) -> dict | None:
             qid, spec = part.split(": ", 1)
             fields = dict(item.split("=", 1) for item in spec.split() if "=" in item)
             try:
-                info["questions"][qid] = {
+                design = {
                     "k": int(fields["k"]),
                     "epsilon": float(fields["epsilon"]) if "epsilon" in fields else None,
                     "threshold": int(fields["threshold"]) if "threshold" in fields else None,
                 }
+                if "type" in fields:
+                    design.update(type=fields["type"], mechanism=fields.get("mechanism"),
+                                  grid=int(fields["grid"]) if "grid" in fields else None)
             except (KeyError, ValueError):
-                info["questions"][qid] = {"k": None, "epsilon": None, "threshold": None}
+                design = {"k": None, "epsilon": None, "threshold": None}
+            info["questions"][qid] = design
     return info
 
 
 def _said(spec: dict) -> str:
+    kind = f"{spec['type']}{', ' + spec['mechanism'] if spec.get('mechanism') else ''}, " if spec.get("type") else ""
     if spec["epsilon"] is None:
-        return f"asked directly (k = {spec['k']})"
-    return f"ε = {spec['epsilon']:g} (k = {spec['k']}, threshold {spec['threshold']})"
+        return f"asked directly ({kind}k = {spec['k']})"
+    return f"ε = {spec['epsilon']:g} ({kind}k = {spec['k']}, threshold {spec['threshold']})"
 
 
 def check_design(survey: Survey, design: dict | None, *, responses: str, codebook: str) -> None:
@@ -107,7 +123,7 @@ def check_design(survey: Survey, design: dict | None, *, responses: str, codeboo
     if design is None:
         return
     for q in survey.questions:
-        mine = {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None}
+        mine = _design(q)
         theirs = design["questions"].get(q.id)
         if theirs is None:
             raise DesignMismatch(f"{responses}: question {q.id!r} of {codebook} is not in the responses' "

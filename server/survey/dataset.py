@@ -2,7 +2,10 @@
 
 A :class:`Dataset` holds, for every question of a survey, one integer per row: the reported
 option index (randomized for a protected question), or ``-1`` when the question was not
-answered.  A row is one response, or — with ``weights`` — one distinct answer pattern and how
+answered.  For the other question types the integer is the report's code (:mod:`.cells`: a grid
+index, a Laplace report's steps from its least value, a multi question's bit mask, a list
+experiment's arm and count), and :meth:`Dataset.stats` gives each question's sufficient
+statistics.  A row is one response, or — with ``weights`` — one distinct answer pattern and how
 many responses gave it (counts aggregated by a ``GROUP BY``, in this app's store or in any data
 engine).  Every source (a responses CSV or Parquet file, a counts file, the database, a
 simulation) produces one; everything downstream needs only its counts (sufficient statistics,
@@ -18,6 +21,7 @@ import numpy as np
 
 from deniable.client.mechanism import MechanismError, check_options
 
+from .cells import n_cells, stats_from_codes
 from .definition import Survey
 
 NOT_ANSWERED = -1
@@ -53,7 +57,7 @@ class Dataset:
             if column.ndim != 1 or column.dtype.kind not in "iu":
                 raise ValueError(f"column {q.id!r}: must be a 1-D integer array, got {column.dtype}")
             try:
-                self.columns[q.id] = check_options(column, q.k, missing=True)
+                self.columns[q.id] = check_options(column, n_cells(q), missing=True)
             except MechanismError as exc:
                 raise ValueError(f"column {q.id!r}: {exc}") from None
 
@@ -71,7 +75,7 @@ class Dataset:
 
     def counts(self, qid: str) -> np.ndarray:
         """Return the number of reports of each option of question ``qid`` (answered rows only)."""
-        k = self.survey.question(qid).k
+        k = n_cells(self.survey.question(qid))
         column = self.columns[qid]
         if self.weights is not None:
             return _weighted_bincount(column.astype(np.intp) + 1, self.weights, k + 1)[1:]
@@ -85,12 +89,24 @@ class Dataset:
         """Return :meth:`counts` for every question, in the survey's order."""
         return {q.id: self.counts(q.id) for q in self.survey.questions}
 
+    def stats(self, qid: str):
+        """The sufficient statistics of question ``qid`` (:func:`.cells.stats_from_codes`): a choice
+        question's option counts, a dict for the other types."""
+        q = self.survey.question(qid)
+        if q.is_choice:
+            return self.counts(qid)
+        return stats_from_codes(q, self.columns[qid], self.weights)
+
+    def all_stats(self) -> dict:
+        """Return :meth:`stats` for every question, in the survey's order."""
+        return {q.id: self.stats(q.id) for q in self.survey.questions}
+
     def joint_counts(self, q_row: str, q_col: str) -> np.ndarray:
         """Return the ``k_row × k_col`` table of reports, over the rows where both were answered."""
         if q_row == q_col:
             raise ValueError(f"a cross-tab needs two different questions, got {q_row!r} twice")
-        k1 = self.survey.question(q_row).k
-        k2 = self.survey.question(q_col).k
+        k1 = n_cells(self.survey.question(q_row))
+        k2 = n_cells(self.survey.question(q_col))
         cell = (self.columns[q_row].astype(np.intp) + 1) * (k2 + 1) + (self.columns[q_col] + 1)
         size = (k1 + 1) * (k2 + 1)
         if self.weights is not None:

@@ -1,15 +1,29 @@
 """Survey definitions (docs/design.md, "Formats"): parse, validate, and serialize.
 
-A definition is ``{"slug", "title", "description", "questions": [{"id", "text", "options",
-"epsilon", "required"}]}``.  A question without ``epsilon`` (or with ``null``) is asked
-directly and is not protected.  ``required`` defaults to true.  Optional keys for the
-respondents' page: ``information`` (what the study is, shown before the questions),
-``contact`` (who to ask), ``consent`` (true: respondents tick "I agree to take part" before
-sending) and ``language`` (``en``, ``es`` or ``fr``; default: the respondent's browser's).
+A definition is ``{"slug", "title", "description", "questions": [...]}``; a question is
+``{"id", "text", "type", "epsilon", "required", ...}`` with, by ``type``:
+
+- ``"choice"`` (the default): ``"options"``, one answer among 2–64 labels (k-ary randomized
+  response);
+- ``"numeric"``: ``"min"``, ``"max"``, ``"step"`` (default 1; ``(max − min)/step`` a whole number of
+  1–1000 steps), ``"mechanism"`` (``"grid"`` or ``"laplace"``) and, for the grid, ``"grid"`` (G, a
+  divisor of the steps).  Without a mechanism the planner's choice is written in
+  (:func:`deniable.estimators.plan_numeric`: grid randomized response with G = 1, the least
+  worst-case variance of the mean);
+- ``"multi"``: ``"options"`` (2–20), any subset ticked (each tick randomized at ε/K);
+- ``"list"``: ``"items"`` (1–10 control items) and ``"sensitive"``; without ε it is a plain list
+  experiment, "not protected by ε".
+
+A question without ``epsilon`` (or with ``null``) is asked directly and is not protected.
+``required`` defaults to true.  Optional keys for the respondents' page: ``information`` (what
+the study is, shown before the questions), ``contact`` (who to ask), ``consent`` (true:
+respondents tick "I agree to take part" before sending) and ``language`` (``en``, ``es`` or
+``fr``; default: the respondent's browser's).
 
 A codebook (:mod:`.codebook`) is a definition with what the export was made under: each
-question's ``mechanism`` and the survey's ``design_fingerprint``; when present they are checked
-against the questions, so an edited ε is refused instead of silently giving wrong estimates.
+question's ``randomization`` and the survey's ``design_fingerprint``; when present they are
+checked against the questions, so an edited ε is refused instead of silently giving wrong
+estimates.
 
 Every problem raises :class:`DefinitionError`, which carries the field it is about as a path
 (``("questions", 1, "epsilon")``) and reads ``questions[1].epsilon: …``.
@@ -19,11 +33,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import numbers
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from deniable.client.listexp import MAX_ITEMS, ListMechanism, list_mechanism
 from deniable.client.mechanism import Mechanism, MechanismError, mechanism, resolve
+from deniable.client.multi import MAX_MULTI, MultiMechanism, direct_multi, multi_mechanism
+from deniable.client.numeric import (MAX_STEPS, GridMechanism, LaplaceMechanism, check_grid, direct_grid,
+                                     grid_mechanism, laplace)
 
 from .spreadsheet import spreadsheet_safe
 
@@ -39,7 +60,16 @@ LANGUAGES = ("en", "es", "fr")
 SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "contact", "consent", "language",
                # written into codebooks (.codebook) and checked on the way back in
                "design_fingerprint", "text_versions"}
-QUESTION_KEYS = {"id", "text", "options", "epsilon", "required", "mechanism"}
+CODEBOOK_KEYS = {"randomization"}  # a codebook's question: what its reports were made under
+QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"} | CODEBOOK_KEYS
+TYPES = ("choice", "numeric", "multi", "list")
+TYPE_KEYS = {
+    "choice": QUESTION_KEYS | {"type"},
+    "numeric": {"id", "text", "type", "min", "max", "step", "epsilon", "mechanism", "grid", "required"} | CODEBOOK_KEYS,
+    "multi": QUESTION_KEYS | {"type"},
+    "list": {"id", "text", "type", "items", "sensitive", "epsilon", "required"} | CODEBOOK_KEYS,
+}
+NUMERIC_MECHANISMS = ("grid", "laplace")
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
 RESERVED_IDS = {"csrf_token", "invitation"}
 
@@ -74,31 +104,87 @@ class DefinitionError(ValueError):
         return DefinitionError(self.path, self.problem, source=source)
 
 
+def number(value: Decimal) -> int | float:
+    """A definition's number for JSON: an int when whole, else the float of its shortest decimal."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
 @dataclass(frozen=True)
 class Question:
+    """One question.  ``options`` are a choice's labels, a multi's options or a list's control items."""
+
     id: str
     text: str
-    options: tuple[str, ...]
+    options: tuple[str, ...] = ()
     epsilon: float | None = None
     required: bool = True
+    type: str = "choice"
+    minimum: Decimal | None = None  # numeric
+    maximum: Decimal | None = None
+    step: Decimal | None = None
+    method: str | None = None  # numeric: "grid" or "laplace" (None when asked directly)
+    grid: int | None = None  # numeric grid: G
+    sensitive: str | None = None  # list
 
     @property
     def k(self) -> int:
+        """Options of a choice or multi question, answers of a numeric one, counts 0..J + 1 of a list."""
+        if self.type == "numeric":
+            return self.steps + 1
+        if self.type == "list":
+            return len(self.options) + 2
         return len(self.options)
+
+    @property
+    def steps(self) -> int:
+        """A numeric question's m = (max − min)/step."""
+        return int((self.maximum - self.minimum) / self.step)
 
     @property
     def protected(self) -> bool:
         return self.epsilon is not None
 
     @property
-    def mechanism(self) -> Mechanism:
+    def is_choice(self) -> bool:
+        return self.type == "choice"
+
+    @property
+    def mechanism(self) -> Mechanism | GridMechanism | LaplaceMechanism | MultiMechanism | ListMechanism:
         """The realized parameters (for a direct question, ``p = 1``: :func:`~deniable.client.mechanism.direct`)."""
+        if self.type == "numeric":
+            if not self.protected:
+                return direct_grid(self.steps)
+            if self.method == "laplace":
+                return laplace(self.steps, self.epsilon)
+            return grid_mechanism(self.steps, self.grid, self.epsilon)
+        if self.type == "multi":
+            return direct_multi(self.k) if self.epsilon is None else multi_mechanism(self.k, self.epsilon)
+        if self.type == "list":
+            return list_mechanism(len(self.options), self.epsilon)
         return resolve(self.k, self.epsilon)
 
+    def value(self, index) -> Decimal:
+        """A numeric question's answer for an answer index (``min + index · step``)."""
+        return self.minimum + self.step * index
+
     def to_dict(self) -> dict:
-        data = {"id": self.id, "text": self.text, "options": list(self.options)}
+        data = {"id": self.id, "text": self.text}
+        if self.type != "choice":
+            data["type"] = self.type
+        if self.type == "numeric":
+            data.update({"min": number(self.minimum), "max": number(self.maximum)})
+            if self.step != 1:
+                data["step"] = number(self.step)
+        elif self.type == "list":
+            data.update({"items": list(self.options), "sensitive": self.sensitive})
+        else:
+            data["options"] = list(self.options)
         if self.protected:
             data["epsilon"] = self.epsilon
+            if self.type == "numeric":
+                data["mechanism"] = self.method
+                if self.method == "grid":
+                    data["grid"] = self.grid
         if not self.required:
             data["required"] = False
         return data
@@ -118,14 +204,14 @@ class Survey:
     @property
     def total_epsilon(self) -> float:
         """Privacy cost per respondent by basic composition: the sum of the protected questions'
-        *realized* ε (never above the declared sum)."""
+        *realized* ε (never above the declared sum).  A plain list experiment has no ε: it is
+        labelled "not protected by ε", like a question asked directly."""
         return sum(q.mechanism.epsilon for q in self.questions if q.protected)
 
     def only(self, question_ids) -> Survey:
         """The same survey with only these questions (in the survey's order)."""
         keep = set(question_ids)
-        return Survey(slug=self.slug, title=self.title, description=self.description,
-                      questions=tuple(q for q in self.questions if q.id in keep))
+        return replace(self, questions=tuple(q for q in self.questions if q.id in keep))
 
     def question(self, question_id: str) -> Question:
         for q in self.questions:
@@ -144,12 +230,14 @@ class Survey:
 
 def design_fingerprint(survey: Survey) -> str:
     """A short hash of what a survey's reports mean: each question's id, k, ε, threshold and
-    whether it is required, in order — not the wording, which may be fixed after opening.
+    whether it is required (and, beyond a choice, its type, numeric mechanism and grid), in order
+    — not the wording, which may be fixed after opening.
 
     The codebook states it and the responses CSV repeats it, so a pair that does not belong
     together is noticed (``deniable estimate``).
     """
-    design = [[q.id, q.k, q.epsilon, q.mechanism.threshold if q.protected else None, q.required]
+    design = [[q.id, q.k, q.epsilon, q.mechanism.threshold if q.protected else None, q.required,
+               *(() if q.is_choice else (q.type, q.method, q.grid))]
               for q in survey.questions]
     digest = hashlib.sha256(json.dumps(design, separators=(",", ":")).encode("utf-8")).hexdigest()
     return f"sha256:{digest[:16]}"
@@ -180,12 +268,97 @@ def parse_epsilon(value, k: int, path: tuple) -> float:
         raise DefinitionError(path, str(exc)) from None
 
 
+def _labels(values, path: tuple, low: int, high: int, what: str) -> tuple[str, ...]:
+    """Validate a list of 2..MAX labels: strings, distinct, not alike once written to CSV."""
+    if not isinstance(values, list):
+        raise DefinitionError(path, f"must be a list of {what}")
+    if not low <= len(values) <= high:
+        raise DefinitionError(path, f"needs between {low} and {high} {what}, got {len(values)}")
+    labels = tuple(_text(o, (*path, i), max_len=MAX_LABEL) for i, o in enumerate(values))
+    seen = {}
+    for i, label in enumerate(labels):
+        if label in seen:
+            raise DefinitionError((*path, i), f"duplicate label {label!r}")
+        seen[label] = i
+    for i, label in enumerate(labels):
+        safe = spreadsheet_safe(label)
+        if safe != label and safe in seen:  # the export writes this label as `safe`: ambiguous
+            raise DefinitionError((*path, i), f"label {label!r} is written {safe!r} in CSV "
+                                  f"exports (so spreadsheets do not run it), which is another option's label")
+    return labels
+
+
+def _decimal(value, path: tuple) -> Decimal:
+    """A definition's number as an exact Decimal (a float through its shortest repr)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DefinitionError(path, f"must be a number, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DefinitionError(path, "must be a finite number")
+    try:
+        out = Decimal(repr(value)) if isinstance(value, float) else Decimal(int(value))
+    except (InvalidOperation, ValueError, OverflowError):
+        raise DefinitionError(path, f"must be a number, got {value!r}"[:100]) from None
+    if abs(out) > Decimal(10) ** 12 or out.as_tuple().exponent < -6:
+        raise DefinitionError(path, "must be at most 10^12 in size, with at most 6 decimal places")
+    return out.normalize() if out != 0 else Decimal(0)
+
+
+def _numeric_fields(data: dict, where: tuple, epsilon) -> dict:
+    """min, max, step, mechanism and grid of a numeric question (the planner picks a missing mechanism)."""
+    for key in ("min", "max"):
+        if key not in data:
+            raise DefinitionError((*where, key), "is required for a numeric question")
+    low, high = _decimal(data["min"], (*where, "min")), _decimal(data["max"], (*where, "max"))
+    step = _decimal(data.get("step", 1), (*where, "step"))
+    if step <= 0:
+        raise DefinitionError((*where, "step"), "must be positive")
+    if high <= low:
+        raise DefinitionError((*where, "max"), f"must be greater than min ({number(low)})")
+    steps = (high - low) / step
+    if steps != steps.to_integral_value():
+        raise DefinitionError((*where, "step"), f"max − min ({number(high - low)}) must be a whole number of steps "
+                              f"of {number(step)}")
+    if not 1 <= steps <= MAX_STEPS:
+        raise DefinitionError((*where, "step"), f"a numeric question has at most {MAX_STEPS + 1} possible answers "
+                              f"(min to max in steps of step), got {int(steps) + 1}")
+    m = int(steps)
+    method, grid = data.get("mechanism"), data.get("grid")
+    if epsilon is None:
+        for key in ("mechanism", "grid"):
+            if data.get(key) is not None:
+                raise DefinitionError((*where, key), "only a protected question (with epsilon) has a mechanism")
+        return {"minimum": low, "maximum": high, "step": step, "method": None, "grid": None}
+    if method is None:
+        from deniable.estimators.numeric import plan_numeric
+
+        best = plan_numeric(m, epsilon, 1000)[0]
+        method = best.mechanism
+        grid = best.grid if grid is None and method == "grid" else grid
+    if method not in NUMERIC_MECHANISMS:
+        raise DefinitionError((*where, "mechanism"), f"must be one of {', '.join(NUMERIC_MECHANISMS)}, got {method!r}"[:120])
+    try:
+        if method == "laplace":
+            if grid is not None:
+                raise DefinitionError((*where, "grid"), "only the grid mechanism has a grid")
+            laplace(m, epsilon)
+        else:
+            grid = check_grid(m, 1 if grid is None else grid)
+            grid_mechanism(m, grid, epsilon)
+    except MechanismError as exc:
+        raise DefinitionError((*where, "grid" if "grid" in str(exc) else "epsilon"), str(exc)) from None
+    return {"minimum": low, "maximum": high, "step": step, "method": method, "grid": grid}
+
+
 def parse_question(data, where: tuple = ()) -> Question:
     """Validate one question object; ``where`` is its place (``("questions", 0)``) in error paths."""
     if not isinstance(data, dict):
         raise DefinitionError(where, "must be an object")
-    _unknown_keys(data, QUESTION_KEYS, where)
-    for key in ("id", "text", "options"):
+    kind = data.get("type", "choice")
+    if kind not in TYPES:
+        raise DefinitionError((*where, "type"), f"must be one of {', '.join(TYPES)}, got {kind!r}"[:120])
+    _unknown_keys(data, TYPE_KEYS[kind], where)
+    needed = {"choice": ("options",), "numeric": ("min", "max"), "multi": ("options",), "list": ("items", "sensitive")}
+    for key in ("id", "text", *needed[kind]):
         if key not in data:
             raise DefinitionError((*where, key), "is required")
     qid = data["id"]
@@ -195,36 +368,43 @@ def parse_question(data, where: tuple = ()) -> Question:
     if qid in RESERVED_IDS:
         raise DefinitionError((*where, "id"), f"{qid!r} is reserved for the survey form; choose another id")
     text = _text(data["text"], (*where, "text"), max_len=MAX_TEXT)
-    options = data["options"]
-    if not isinstance(options, list):
-        raise DefinitionError((*where, "options"), "must be a list of option labels")
-    if not 2 <= len(options) <= MAX_OPTIONS:
-        raise DefinitionError((*where, "options"), f"needs between 2 and {MAX_OPTIONS} options, got {len(options)}")
-    labels = tuple(_text(o, (*where, "options", i), max_len=MAX_LABEL) for i, o in enumerate(options))
-    seen = {}
-    for i, label in enumerate(labels):
-        if label in seen:
-            raise DefinitionError((*where, "options", i), f"duplicate label {label!r}")
-        seen[label] = i
-    for i, label in enumerate(labels):
-        safe = spreadsheet_safe(label)
-        if safe != label and safe in seen:  # the export writes this label as `safe`: ambiguous
-            raise DefinitionError((*where, "options", i), f"label {label!r} is written {safe!r} in CSV "
-                                  f"exports (so spreadsheets do not run it), which is another option's label")
-    epsilon = data.get("epsilon")
-    if epsilon is not None:
-        epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
     required = data.get("required", True)
     if not isinstance(required, bool):
         raise DefinitionError((*where, "required"), "must be true or false")
-    question = Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required)
-    if "mechanism" in data:
-        check_mechanism(question, data["mechanism"], (*where, "mechanism"))
+    epsilon = data.get("epsilon")
+    fields: dict = {}
+    if kind == "choice":
+        labels = _labels(data["options"], (*where, "options"), 2, MAX_OPTIONS, "options")
+        if epsilon is not None:
+            epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
+    elif kind == "multi":
+        labels = _labels(data["options"], (*where, "options"), 2, MAX_MULTI, "options")
+        if epsilon is not None:
+            try:
+                epsilon = multi_mechanism(len(labels), epsilon).declared_epsilon
+            except MechanismError as exc:
+                raise DefinitionError((*where, "epsilon"), str(exc)) from None
+    elif kind == "list":
+        labels = _labels(data["items"], (*where, "items"), 1, MAX_ITEMS, "control items")
+        sensitive = _text(data["sensitive"], (*where, "sensitive"), max_len=MAX_LABEL)
+        if sensitive in labels:
+            raise DefinitionError((*where, "sensitive"), "must differ from every control item")
+        fields["sensitive"] = sensitive
+        if epsilon is not None:
+            epsilon = parse_epsilon(epsilon, len(labels) + 2, (*where, "epsilon"))
+    else:
+        labels = ()
+        if epsilon is not None:
+            epsilon = parse_epsilon(epsilon, 2, (*where, "epsilon"))
+        fields = _numeric_fields(data, where, epsilon)
+    question = Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required, type=kind, **fields)
+    if "randomization" in data:
+        check_randomization(question, data["randomization"], (*where, "randomization"))
     return question
 
 
-def check_mechanism(question: Question, stated, path: tuple) -> None:
-    """Refuse a codebook whose stated mechanism (k, threshold, ε) is not the question's own.
+def check_randomization(question: Question, stated, path: tuple) -> None:
+    """Refuse a codebook whose stated randomization (k, threshold, ε) is not the question's own.
 
     The message names both values, e.g. after ε was edited from 1 to 2 in a codebook.
     """
@@ -233,7 +413,7 @@ def check_mechanism(question: Question, stated, path: tuple) -> None:
     k = stated.get("k")
     if k != question.k:
         raise DefinitionError((*path, "k"), f"the codebook says k = {k!r} but the question has "
-                              f"{question.k} options: was the codebook edited?")
+                              f"{question.k} possible answers: was the codebook edited?")
     declared = stated.get("declared_epsilon")
     threshold = stated.get("threshold")
     own = question.mechanism.threshold if question.protected else None

@@ -21,6 +21,7 @@ import numpy as np
 
 from deniable import estimators
 
+from . import type_estimates
 from .definition import Question, Survey
 from .spreadsheet import SafeWriter
 
@@ -46,29 +47,38 @@ def _number(value):
 
 def survey_estimates(survey: Survey, counts: dict, *, method: str = "exact", confidence: float = 0.95,
                      simultaneous: bool = False, monitoring: bool = False, tuned_for: int = 10_000) -> list:
-    """Return ``[(question, EstimateResult)]`` for every question of ``survey`` from its counts.
+    """Return ``[(question, result)]`` for every question of ``survey`` from its sufficient statistics.
 
-    A question asked directly is estimated with ``epsilon=None`` (no randomization: p = 1, q = 0).
-    ``monitoring`` gives confidence-sequence intervals (:func:`deniable.estimators.monitor`, tuned
-    for ``tuned_for`` respondents) instead of the fixed-n ``method``.
+    ``counts[qid]`` is a choice question's option counts, or another type's statistics
+    (:mod:`.cells`, :meth:`.dataset.Dataset.stats`); the result is an ``EstimateResult`` for a
+    choice and the type's result otherwise (:mod:`.type_estimates`).  A question asked directly is
+    estimated with ``epsilon=None`` (no randomization: p = 1, q = 0).  ``monitoring`` gives a
+    choice question confidence-sequence intervals (:func:`deniable.estimators.monitor`, tuned for
+    ``tuned_for`` respondents) instead of the fixed-n ``method``; the other types keep theirs.
     """
-    if monitoring:
-        return [(q, estimators.monitor(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
-                                       simultaneous=simultaneous, tuned_for=tuned_for))
-                for q in survey.questions]
-    return [
-        (q, estimators.estimate(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
-                                method=method, simultaneous=simultaneous))
-        for q in survey.questions
-    ]
+    out = []
+    for q in survey.questions:
+        if not q.is_choice:
+            out.append((q, type_estimates.estimate_question(q, counts[q.id], method=method, confidence=confidence,
+                                                            simultaneous=simultaneous)))
+        elif monitoring:
+            out.append((q, estimators.monitor(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
+                                              simultaneous=simultaneous, tuned_for=tuned_for)))
+        else:
+            out.append((q, estimators.estimate(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
+                                               method=method, simultaneous=simultaneous)))
+    return out
 
 
 def question_json(question: Question, result) -> dict:
     """One question's estimates in the docs/design.md format: the per-option record everywhere.
 
-    :meth:`deniable.estimators.EstimateResult.as_dict` with the question's id, text and option
-    labels; ε is ``null`` for a question asked directly, and an empty note is ``null``.
+    For a choice, :meth:`deniable.estimators.EstimateResult.as_dict` with the question's id, text
+    and option labels; ε is ``null`` for a question asked directly, and an empty note is ``null``.
+    The other types' records: :func:`.type_estimates.question_json`.
     """
+    if not question.is_choice:
+        return type_estimates.question_json(question, result)
     data = {"id": question.id, "text": question.text, **result.as_dict(question.options),
             "note": result.note or None}
     if not question.protected:
@@ -96,8 +106,11 @@ def _cell(value):
 
 
 def _csv_rows(results):
-    """One list of :data:`CSV_COLUMNS` values per question × option."""
+    """One list of :data:`CSV_COLUMNS` values per question × option (× estimate, for the other types)."""
     for q, r in results:
+        if not q.is_choice:
+            yield from type_estimates.csv_rows(q, r, CSV_COLUMNS)
+            continue
         data = question_json(q, r)
         for i, option in enumerate(data["options"]):
             row = {"question": q.id, "option": i, **{k: data[k] for k in CSV_COLUMNS if k in data}, **option}
@@ -159,6 +172,8 @@ ESTIMATE_HEADERS = ["option", "reported", "estimate", "consistent", "std.err", "
 
 
 def question_table(question: Question, result) -> str:
+    if not question.is_choice:
+        return type_estimates.table(question, result, grid)
     lines = [f"{question.id}: {question.text}",
              f"  {_design_line(question, result)}",
              f"  {_method_line(result)}"]

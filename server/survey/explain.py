@@ -1,6 +1,7 @@
 """What a privacy parameter means, in plain words for respondents (and researchers designing).
 
-Pure functions of ``(ε, k)``: the survey page and the dashboard show the same sentences.
+Pure functions of ``(ε, k)`` (and, for the other question types, of the question's mechanism:
+:func:`explain_question`): the survey page and the dashboard show the same sentences.
 Numbers come from the *realized* mechanism (:func:`deniable.client.mechanism.mechanism`), so the
 page never promises more than the browser delivers, and bounds are rounded *up* (never "at
 most 75%" for 75.04%).
@@ -181,9 +182,74 @@ def explain_total(epsilon_total: float, n_protected: int, *, gettext=_same, loca
     }
 
 
+def _bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> dict:
+    """The two-answer bounds of a report made under ``epsilon`` (the types without a k-ary coin)."""
+    _ = gettext
+    odds, bound = math.exp(epsilon), two_way_bound(epsilon)
+    return {
+        "epsilon": epsilon, "odds_bound": odds, "posterior_bound": bound,
+        "posterior": _("Whoever sees what was sent, and could only guess your answer before (50/50), can be at "
+                       "most %(sure)s sure of it.") % {"sure": percent(bound, locale, gettext=_)},
+        "odds": _("Whatever someone believed before, what is sent makes one answer at most %(odds)s times as "
+                  "likely as another.") % {"odds": times(odds, locale)},
+        "summary": f"Protected (ε = {epsilon:.2f}): between two answers at 50/50, at most {percent(bound)} sure.",
+        "warning": exposure_warning(epsilon),
+    }
+
+
+def explain_question(q, *, gettext=_same, locale: str = "en") -> dict:
+    """Explain any question in plain words: :func:`explain` for a choice, the mechanism of the other
+    types (``coin`` says what the device does, the bounds come from the realized ε)."""
+    _ = gettext
+    if q.is_choice:
+        return explain(q.epsilon, q.k, gettext=gettext, locale=locale)
+    mech = q.mechanism
+    if q.type == "list" and not q.protected:
+        plain = _("Not protected by ε: only how many of the items apply to you is sent, exactly as you give it, "
+                  "and nobody learns which ones. But if you count none or all of them, your answer to every "
+                  "item, the sensitive one included, is known.")
+        return {"epsilon": None, "coin": plain, "posterior": "", "odds": "",
+                "summary": "Not protected by ε (a plain list experiment).", "protected": False, "warning": None}
+
+    def pct(x, up=True):
+        return percent(x, locale, up=up, gettext=_)
+
+    if q.type == "numeric" and q.method == "laplace":
+        t = mech.t
+        coin = _("Your device adds random noise to your number before sending it: %(same)s of the time it sends "
+                 "your number itself, otherwise a number further away, each step further %(factor)s times less "
+                 "likely, in either direction.") % {"same": pct((1 - t) / (1 + t)), "factor": times(1 / t, locale)}
+    elif q.type == "numeric":
+        from .cells import decimal_text, grid_of
+
+        g = grid_of(q)
+        points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
+        if g == 1:
+            coin = _("Your device first rounds your number at random to %(low)s or %(high)s (the nearer one is the "
+                     "likelier), then sends that %(kept)s of the time and otherwise the other one."
+                     ) % {"low": points[0], "high": points[1], "kept": pct(mech.rr.p)}
+        else:
+            shown = ", ".join(points[:6]) + (", …" if len(points) > 6 else "")
+            coin = _("Your device first rounds your number at random to one of the two nearest of the values "
+                     "%(values)s, then sends that value %(kept)s of the time and otherwise one of the other "
+                     "%(others)s values (%(each)s each).") % {"values": shown, "kept": pct(mech.rr.p), "others": g,
+                                                             "each": pct(mech.rr.q, up=False)}
+    elif q.type == "multi":
+        coin = _("For each option on its own, your device sends your tick (or no tick) as it is %(kept)s of the "
+                 "time and otherwise the opposite.") % {"kept": pct(mech.p)}
+    else:
+        coin = _("You only say how many of the items apply to you. Your device sends that count %(kept)s of the "
+                 "time and otherwise one of the other %(others)s counts (%(each)s each)."
+                 ) % {"kept": pct(mech.rr.p), "others": mech.k - 1, "each": pct(mech.rr.q, up=False)}
+    return {**_bounds_sentences(mech.epsilon, gettext=gettext, locale=locale), "declared_epsilon": q.epsilon,
+            "coin": coin, "protected": True}
+
+
 def explain_survey(survey, *, gettext=_same, locale: str = "en") -> dict:
-    """Per protected question id its :func:`explain`, and ``"total"``: :func:`explain_total`."""
-    questions = {q.id: explain(q.epsilon, q.k, gettext=gettext, locale=locale)
-                 for q in survey.questions if q.protected}
+    """Per protected question id its :func:`explain_question` (and a plain list experiment's, which
+    says it is not protected by ε), and ``"total"``: :func:`explain_total`."""
+    questions = {q.id: explain_question(q, gettext=gettext, locale=locale) for q in survey.questions
+                 if q.protected or q.type == "list"}
+    protected = sum(1 for q in survey.questions if q.protected)
     return {"questions": questions,
-            "total": explain_total(survey.total_epsilon, len(questions), gettext=gettext, locale=locale)}
+            "total": explain_total(survey.total_epsilon, protected, gettext=gettext, locale=locale)}

@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
-from .responses_csv import TEXT_VERSION, CSVError, read_responses_csv, value_set
+from .responses_csv import (TEXT_VERSION, CSVError, cell_array, dictionary_codes, read_responses_csv,
+                            unknown_cell, value_set)
 
 COUNT = "count"
 
@@ -60,17 +61,16 @@ def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0)
                        f"not {column.type}")
     encoded = pc.dictionary_encode(column).combine_chunks() if not pa.types.is_dictionary(column.type) \
         else column.combine_chunks()
-    texts, meaning = value_set(question)
-    positions = pc.index_in(encoded.dictionary, value_set=texts)
-    unknown = positions.is_null().to_numpy(zero_copy_only=False)
+    mapping = dictionary_codes(question, encoded.dictionary, value_set(question) if question.is_choice else None)
+    unknown = mapping == -2
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     if unknown.any():
         row = int(np.flatnonzero(np.isin(codes, np.flatnonzero(unknown)))[0])
         label = encoded.dictionary[int(codes[row])].as_py()
-        raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: unknown option label "
-                       f"{label!r} (expected one of: {', '.join(question.options)})")
-    mapped = np.append(meaning[positions.fill_null(0).to_numpy(zero_copy_only=False)], NOT_ANSWERED)
-    return mapped[codes].astype(np.int16)  # code −1 (null) takes the appended NOT_ANSWERED
+        raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: {unknown_cell(question, label)}")
+    mapped = np.append(mapping, NOT_ANSWERED)
+    out = mapped[codes]  # code −1 (null) takes the appended NOT_ANSWERED
+    return out.astype(np.int16) if question.is_choice else out
 
 
 def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str] = frozenset()) -> None:
@@ -106,9 +106,15 @@ def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | 
     answered; ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
     arrays, names = [], []
     for q in dataset.survey.questions:
-        indices = dataset.columns[q.id].astype(np.int16)
-        arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
-                                                     pa.array(list(q.options), pa.string())))
+        if q.is_choice:
+            indices = dataset.columns[q.id].astype(np.int16)
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
+                                                         pa.array(list(q.options), pa.string())))
+        else:
+            codes = dataset.columns[q.id]
+            cells_ = cell_array(q, codes)
+            arrays.append(pa.DictionaryArray.from_arrays(
+                pa.array(cells_.indices.to_numpy(zero_copy_only=False), mask=codes == NOT_ANSWERED), cells_.dictionary))
         names.append(q.id)
     if text_versions is not None:
         arrays.append(pa.array(np.asarray(text_versions, dtype=np.int32)))

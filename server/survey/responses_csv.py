@@ -1,7 +1,8 @@
 """The responses CSV (docs/design.md, "Formats"), read and written at C speed with pyarrow.
 
 One row per response, one column per question id (the header is exactly a permutation of the
-survey's question ids), each cell the reported option label exactly as in the definition, an
+survey's question ids), each cell the reported option label exactly as in the definition (for
+the other question types the text cell of :mod:`.cells`: a number, ``YNY``, ``treatment:3``), an
 empty cell = not answered.  A blank line is a response with no answers.  The files this project
 writes begin with a design line, a comment that the reader checks against the codebook
 (:mod:`.codebook`), and an export from the database ends each row with ``text-version``: the
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from . import cells
 from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
@@ -233,23 +235,41 @@ def value_set(question) -> tuple[pa.Array, np.ndarray]:
     return pa.array(texts, pa.string()), meaning
 
 
+def dictionary_codes(question, dictionary: pa.Array, labels: tuple[pa.Array, np.ndarray]) -> np.ndarray:
+    """The code of each distinct cell text of a column (−1 not answered, −2 unknown).
+
+    A choice maps its labels (and their neutralized forms) with ``pyarrow.compute.index_in``; the
+    other types parse each distinct text once (:func:`.cells.codes_of`).
+    """
+    if not question.is_choice:
+        return cells.codes_of(question, dictionary.to_pylist())
+    texts, meaning = labels
+    positions = pc.index_in(dictionary, value_set=texts)
+    unknown = positions.is_null().to_numpy(zero_copy_only=False)
+    return np.where(unknown, -2, meaning[positions.fill_null(0).to_numpy(zero_copy_only=False)]).astype(np.int64)
+
+
 def _to_indices(path: Path, question, column: pa.DictionaryArray, labels: tuple[pa.Array, np.ndarray],
                 rows_before: int, header_line: int = 1) -> np.ndarray:
-    """Map one block's dictionary-encoded labels to option indices (the empty label to −1)."""
-    # index_in on the block's dictionary (its distinct values), then one take on the indices.
-    texts, meaning = labels
-    positions = pc.index_in(column.dictionary, value_set=texts)
-    unknown = positions.is_null().to_numpy(zero_copy_only=False)
+    """Map one block's dictionary-encoded cells to codes (the empty cell to −1)."""
+    # the codes of the block's dictionary (its distinct values), then one take on the indices.
+    mapping = dictionary_codes(question, column.dictionary, labels)
+    unknown = mapping == -2
     if unknown.any():
         # The first row of the block holding any unknown label (not only the first distinct one).
         bad_entries = np.flatnonzero(unknown)
         row = int(np.flatnonzero(np.isin(column.indices.to_numpy(zero_copy_only=False), bad_entries))[0])
         label = column.dictionary[int(column.indices[row].as_py())].as_py()
         line = _line_of_row(path, rows_before + row, header_line)
-        raise CSVError(f"{path}:{line}: column {question.id!r}: unknown option label {label!r} "
-                       f"(expected one of: {_labels_list(question.options)})")
-    mapping = meaning[positions.to_numpy(zero_copy_only=False)]
+        raise CSVError(f"{path}:{line}: column {question.id!r}: {unknown_cell(question, label)}")
     return mapping[column.indices.to_numpy(zero_copy_only=False)]
+
+
+def unknown_cell(question, text: str) -> str:
+    """The message for a cell that is not a report of ``question``."""
+    if question.is_choice:
+        return f"unknown option label {text!r} (expected one of: {_labels_list(question.options)})"
+    return f"not a report of this {question.type} question: {text[:40]!r} (expected {cells.expected(question)})"
 
 
 def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] | None = None,
@@ -261,11 +281,14 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
     ``text_versions`` (one per row) adds the ``text-version`` column.
     """
     survey = dataset.survey
-    # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet).
-    labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string()) for q in survey.questions}
+    # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet); the
+    # other types' cells are numbers, Y/N letters and arm:count, never formula-like.
+    labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string())
+              for q in survey.questions if q.is_choice}
     texts = [q.id for q in survey.questions] + [spreadsheet_safe(o) for q in survey.questions for o in q.options]
     quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
-    fields = [(q.id, pa.dictionary(pa.int16(), pa.string())) for q in survey.questions]
+    fields = [(q.id, pa.dictionary(pa.int16() if q.is_choice else pa.int32(), pa.string()))
+              for q in survey.questions]
     names = [q.id for q in survey.questions]
     if text_versions is not None:
         fields.append((TEXT_VERSION, pa.int32()))
@@ -276,9 +299,13 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
     def chunk(start: int) -> pa.RecordBatch:
         arrays = []
         for q in survey.questions:
-            indices = dataset.columns[q.id][start:start + WRITE_CHUNK].astype(np.int16)
-            indices[indices == NOT_ANSWERED] = q.k  # the "" label
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
+            codes = dataset.columns[q.id][start:start + WRITE_CHUNK]
+            if q.is_choice:
+                indices = codes.astype(np.int16)
+                indices[indices == NOT_ANSWERED] = q.k  # the "" label
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
+            else:
+                arrays.append(cell_array(q, codes))
         if text_versions is not None:
             arrays.append(pa.array(np.asarray(text_versions[start:start + WRITE_CHUNK], dtype=np.int32)))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -298,6 +325,13 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
                         progress(min(WRITE_CHUNK, n - start))
     except (OSError, pa.ArrowException) as exc:
         raise CSVError(f"{path}: cannot write: {exc}") from None
+
+
+def cell_array(question, codes: np.ndarray) -> pa.DictionaryArray:
+    """A column of codes of a non-choice question as dictionary-encoded text cells ("" = not answered)."""
+    unique, inverse = np.unique(np.asarray(codes, dtype=np.int64), return_inverse=True)
+    texts = ["" if c == NOT_ANSWERED else cells.text_of(question, c) for c in unique.tolist()]
+    return pa.DictionaryArray.from_arrays(pa.array(inverse.reshape(-1).astype(np.int32)), pa.array(texts, pa.string()))
 
 
 def _open_sink(path):

@@ -44,7 +44,7 @@ def test_bound_on_exact_expected_counts_is_just_below_epsilon():
 
 
 def test_bad_tables_are_clear_errors():
-    with pytest.raises(ValueError, match="k × k"):
+    with pytest.raises(ValueError, match="r × s"):
         epsilon_lower_bound([[1, 2, 3]])
     with pytest.raises(ValueError, match="same positive number"):
         epsilon_lower_bound([[5, 5], [3, 3]])

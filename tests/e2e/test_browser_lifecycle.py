@@ -117,7 +117,7 @@ def test_exports_cannot_be_misread_and_open_in_spss_and_stata(app, dashboard, li
     edited = json.loads(codebook.read_text())
     edited["questions"][0]["epsilon"] = 2.0
     for q in edited["questions"]:
-        q.pop("mechanism")
+        q.pop("randomization")
     edited.pop("design_fingerprint")
     wrong = tmp_path / "edited.json"
     wrong.write_text(json.dumps(edited))

@@ -44,11 +44,11 @@ def test_export_is_the_pair_estimate_reads(db, answered, tmp_path):
 
 def test_the_codebook_states_each_mechanism_and_the_fingerprint(db, answered, tmp_path):
     codebook = json.loads(load_export(db, "demo").codebook())
-    drug = codebook["questions"][0]["mechanism"]
+    drug = codebook["questions"][0]["randomization"]
     mech = answered.survey.questions[0].mechanism
     assert drug == {"k": 2, "threshold": mech.threshold, "declared_epsilon": answered.survey.questions[0].epsilon,
                     "realized_epsilon": mech.epsilon, "p": mech.p, "q": mech.q}
-    assert codebook["questions"][2]["mechanism"]["declared_epsilon"] is None  # asked directly
+    assert codebook["questions"][2]["randomization"]["declared_epsilon"] is None  # asked directly
     assert codebook["design_fingerprint"] == design_fingerprint(answered.survey)
     assert "text_versions" not in codebook  # the wording never changed
 
@@ -59,11 +59,11 @@ def test_an_edited_codebook_is_refused_naming_the_question_and_both_values(db, a
     with pytest.raises(DefinitionError) as info:
         loads_definition(json.dumps(codebook), "demo-codebook.json")
     message = str(info.value)
-    assert "questions[1].mechanism" in message and "'cheating'" in message
+    assert "questions[1].randomization" in message and "'cheating'" in message
     assert "ε = 2.0" in message and "ε = 1" in message
     # without the mechanism either, the CSV's design line still catches it
     for q in codebook["questions"]:
-        del q["mechanism"]
+        del q["randomization"]
     del codebook["design_fingerprint"]
     edited = loads_definition(json.dumps(codebook))
     with pytest.raises(DesignMismatch, match=r"question 'cheating': the responses were collected with ε = 2 "

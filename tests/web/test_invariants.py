@@ -96,7 +96,13 @@ def test_survey_js_memoizes_only_the_report():
     assert calls == ['key, "1"', "key, String(report)"]
     # For the thank-you page, this tab keeps what was sent: the reports and the direct answers.
     assert re.findall(r"sessionStorage\.setItem\((.*?)\);", source) == ["lastSentKey(slug), JSON.stringify(sent)"]
-    assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report"]
+    assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report.shown", "report"]
+    # The other question types (types.js): the memo of the randomized report, and the list
+    # experiment's arm (a fair coin, independent of the answers); never the answer.
+    types = (ROOT / "client" / "static" / "types.js").read_text(encoding="utf-8")
+    assert re.findall(r"(?:localStorage|\bstorage)\.setItem\((.*?)\);", types) == ["key, text", "key, arm"]
+    assert re.search(r"if \(randomized\) storage\.setItem\(key, text\);", types)
+    assert "sessionStorage" not in types and "console." not in types
     thanks = (ROOT / "client" / "static" / "thanks.js").read_text(encoding="utf-8")
     assert re.findall(r"localStorage\.setItem\((.*?)\);", thanks) == ['sentKey(slug), "1"']
     assert "console." not in source + thanks and "sessionStorage.setItem" not in thanks

@@ -15,6 +15,7 @@ from flask import Blueprint, jsonify, request
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
 from deniable.server.store.surveys import get_launched_survey
+from deniable.server.survey.definition import number
 
 from ..app import csrf
 from ..connections import get_db
@@ -55,17 +56,48 @@ def survey(slug):
     stored = _published(slug)
     if stored is None:
         return error(404, f"no survey {slug!r}", "slug")
-    questions = []
-    for q in stored.survey.questions:
-        item = {"id": q.id, "text": q.text, "options": list(q.options), "required": q.required,
-                "protected": q.protected, "k": q.k}
-        if q.protected:
-            mech = q.mechanism
-            item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q,
-                        realized_epsilon=mech.epsilon)
-        questions.append(item)
+    questions = [question_design(q) for q in stored.survey.questions]
     return jsonify(slug=stored.slug, title=stored.survey.title, description=stored.survey.description,
                    status=stored.status, questions=questions)
+
+
+def question_design(q) -> dict:
+    """A question as the API publishes it: what a client needs to randomize and report.
+
+    A choice: ``options``, ``k`` and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``,
+    ``realized_epsilon``.  The other types add ``type`` and their mechanism's integers: a numeric
+    question ``min``, ``max``, ``step``, ``steps`` (m) and ``mechanism`` with ``grid`` and
+    ``threshold`` (grid randomized response) or ``threshold`` and ``tail`` (discrete Laplace: reports
+    are steps from min in ``−tail..m + tail``); a multi question ``options`` and each tick's
+    ``threshold``, ``p``; a list experiment ``items``, ``sensitive`` and the count's ``threshold``
+    (reports ``{"arm": 0|1, "count": c}``).
+    """
+    item = {"id": q.id, "text": q.text, "required": q.required, "protected": q.protected}
+    if q.type != "choice":
+        item["type"] = q.type
+    mech = q.mechanism
+    if q.type == "numeric":
+        item.update(min=number(q.minimum), max=number(q.maximum), step=number(q.step), steps=q.steps)
+        if q.protected:
+            item.update(epsilon=q.epsilon, mechanism=q.method, threshold=mech.threshold,
+                        realized_epsilon=mech.epsilon)
+            if q.method == "grid":
+                item.update(grid=q.grid, p=mech.rr.p, q=mech.rr.q)
+            else:
+                item.update(tail=mech.tail, t=mech.t)
+        else:
+            item["mechanism"] = "direct"
+        return item
+    if q.type == "list":
+        item.update(items=list(q.options), sensitive=q.sensitive)
+        if q.protected:
+            item.update(epsilon=q.epsilon, k=mech.k, threshold=mech.threshold, p=mech.rr.p, q=mech.rr.q,
+                        realized_epsilon=mech.epsilon)
+        return item
+    item.update(options=list(q.options), k=q.k)
+    if q.protected:
+        item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q, realized_epsilon=mech.epsilon)
+    return item
 
 
 @bp.post("/surveys/<slug>/responses")

@@ -1,0 +1,158 @@
+"""The list experiment's estimate: the difference in (debiased) means between the arms.
+
+Control respondents count how many of J items apply to them (Y_C in ``0..J``), treatment
+respondents how many of the J items and the sensitive one (Y_T in ``0..J + 1``); the arms are
+assigned by a fair coin, so ``E Y_T − E Y_C = τ``, the share holding the sensitive item
+(Blair & Imai 2012, the difference-in-means estimator of the ``list`` package for R).
+
+With ε the count is reported through k-ary randomized response over ``0..J + 1`` (k = J + 2), so
+each report R is debiased by the unbiased score ``(R − q k(k − 1)/2)/(p − q)`` of
+:func:`.scores.rr_score` (``E = E Y``); a plain list experiment's score is the count itself.
+Then
+
+    τ̂ = s̄_T − s̄_C,     Var τ̂ = V_T/n_T + V_C/n_C,
+
+each arm's variance the larger of its sample variance and the least the randomized response
+alone gives (:meth:`.scores.ScoreModel.vmin` at the arm's estimated mean), and the interval
+``τ̂ ± t_ν sqrt(Var τ̂)`` with Welch–Satterthwaite degrees of freedom ν, clipped to [0, 1]
+(τ is a share).  It is a large-sample interval, like Blair & Imai's; its coverage is checked by
+Monte Carlo in ``scripts/types_coverage.py`` (README).  Each arm's mean also gets the score
+interval of :mod:`.scores`.
+
+The planner's margin (:func:`list_margin`) is ``z sqrt((V_T + V_C)/(n/2))`` with each arm's
+variance at its largest (answers on the two ends of the range) or, as the typical case,
+with control items independent and each held by half the respondents.
+
+References
+----------
+.. [1] G. Blair, K. Imai, "Statistical analysis of list experiments", Political Analysis 20
+   (2012) 47–77.
+.. [2] D. Corstange, "Sensitive questions, truthful answers? Modeling the list experiment with
+   LISTIT", Political Analysis 17 (2009) 45–63.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from deniable.client.listexp import list_mechanism
+
+from .binomial import z
+from .numeric import MeanResult, moments_mean
+from .scores import moments, rr_model, rr_score
+from .validate import check_confidence
+
+
+@dataclass(frozen=True, eq=False)
+class ListResult:
+    """The sensitive item's prevalence and each arm's mean count."""
+
+    items: int
+    n_control: int
+    n_treatment: int
+    epsilon: float | None  # realized; None for a plain list experiment
+    declared_epsilon: float | None
+    confidence: float
+    estimate: float
+    std_error: float
+    ci_low: float
+    ci_high: float
+    df: float
+    control: MeanResult
+    treatment: MeanResult
+    noisy_control: np.ndarray
+    noisy_treatment: np.ndarray
+    note: str = ""
+
+
+def estimate_list(control, treatment, items: int, epsilon, confidence: float = 0.95) -> ListResult:
+    """Estimate the share holding the sensitive item from each arm's report counts.
+
+    Parameters
+    ----------
+    control, treatment : sequence of int, length J + 2
+        ``control[c]`` reports of count c in the control arm (likewise treatment).
+    items : int
+        J, the control items.
+    epsilon : float or None
+        The declared ε of the count's randomized response; None for a plain list experiment.
+    confidence : float
+        Level of the intervals.
+
+    Returns
+    -------
+    ListResult
+
+    Examples
+    --------
+    >>> r = estimate_list([10, 40, 40, 10, 0], [5, 30, 40, 20, 5], items=3, epsilon=None)
+    >>> round(r.estimate, 2)
+    0.4
+    """
+    confidence = check_confidence(confidence)
+    mech = list_mechanism(items, epsilon)
+    k = mech.k
+    control = np.asarray(control, dtype=np.int64)
+    treatment = np.asarray(treatment, dtype=np.int64)
+    if control.shape != (k,) or treatment.shape != (k,) or (control < 0).any() or (treatment < 0).any():
+        raise ValueError(f"each arm needs {k} non-negative report counts (counts 0..{items + 1})")
+    p, q = mech.rr.p, mech.rr.q
+    scores = rr_score(k, p, q)
+    model = rr_model(k, p, q)
+    arms = {}
+    for name, counts in (("control", control), ("treatment", treatment)):
+        mom = moments(counts, scores)
+        est, se, lo, hi, clt = moments_mean(model, mom, confidence)
+        n = int(counts.sum())
+        arms[name] = (MeanResult(n=n, estimate=float(est), std_error=float(se), ci_low=float(lo), ci_high=float(hi),
+                                 method="score", confidence=confidence, clt_half_width=float(clt)), mom)
+    (c_mean, c_mom), (t_mean, t_mom) = arms["control"], arms["treatment"]
+    notes = []
+    if c_mean.n < 2 or t_mean.n < 2:
+        notes.append("each arm needs at least 2 reports: the prevalence is not estimated")
+        return ListResult(items=items, n_control=c_mean.n, n_treatment=t_mean.n,
+                          epsilon=mech.epsilon if mech.protected else None,
+                          declared_epsilon=epsilon, confidence=confidence, estimate=float("nan"),
+                          std_error=float("nan"), ci_low=0.0, ci_high=1.0, df=float("nan"),
+                          control=c_mean, treatment=t_mean, noisy_control=control, noisy_treatment=treatment,
+                          note="; ".join(notes))
+
+    def arm_variance(mom):
+        n = float(mom.n)
+        floor = float(model.vmin(np.clip(mom.mean, 0, model.span)))
+        return max(float(mom.m2) * n / (n - 1), floor) / n
+
+    v_c, v_t = arm_variance(c_mom), arm_variance(t_mom)
+    total = v_c + v_t
+    df = total**2 / (v_c**2 / (c_mean.n - 1) + v_t**2 / (t_mean.n - 1)) if total > 0 else float(c_mean.n + t_mean.n - 2)
+    crit = float(student_t.ppf(1 - (1 - confidence) / 2, max(df, 1.0)))
+    tau = t_mean.estimate - c_mean.estimate
+    half = crit * np.sqrt(total)
+    return ListResult(
+        items=items, n_control=c_mean.n, n_treatment=t_mean.n, epsilon=mech.epsilon if mech.protected else None,
+        declared_epsilon=epsilon, confidence=confidence, estimate=float(tau), std_error=float(np.sqrt(total)),
+        ci_low=float(np.clip(tau - half, 0.0, 1.0)), ci_high=float(np.clip(tau + half, 0.0, 1.0)), df=float(df),
+        control=c_mean, treatment=t_mean, noisy_control=control, noisy_treatment=treatment, note="; ".join(notes),
+    )
+
+
+def list_margin(items: int, epsilon, n: int, confidence: float = 0.95) -> dict:
+    """The prevalence's expected half-width with n respondents (n/2 per arm), worst and typical case.
+
+    Worst: each arm's answers on the two ends of their range with the largest variance (control
+    0 or J, treatment 0 or J + 1, half each).  Typical: control items independent, each held by
+    half, and the sensitive item by 10%.
+    """
+    mech = list_mechanism(items, epsilon)
+    model = rr_model(mech.k, mech.rr.p, mech.rr.q)
+    control_mu, treatment_mu = items / 2, (items + 1) / 2
+    worst = (float(model.variance(control_mu, items**2 / 4)) + float(model.variance(treatment_mu, (items + 1) ** 2 / 4)))
+    typical_c = float(model.variance(items / 2, items / 4))
+    typical_t = float(model.variance(items / 2 + 0.1, items / 4 + 0.09))
+    half = max(n, 2) / 2
+    return {"items": items, "epsilon": mech.epsilon if mech.protected else None, "n": n,
+            "margin_worst": z(confidence) * np.sqrt(worst / half),
+            "margin_typical": z(confidence) * np.sqrt((typical_c + typical_t) / half)}

@@ -1,0 +1,142 @@
+"""Estimates for check-all-that-apply questions: each option's prevalence, the number ticked, pairs.
+
+Each option's tick is binary randomized response at ``ε/K`` (:mod:`deniable.client.multi`), so
+
+* **per option**, the number of reports that tick option j is exactly Binomial(n, λ_j) with
+  ``λ_j = q + (p − q) π_j``: the estimates and the exact Feldman–Cousins intervals of a yes/no
+  question (:func:`.marginal.estimate`), one binomial per option (Bonferroni over the K options
+  when ``simultaneous``);
+* **the number of options ticked** T: a report ticks ``W = Σ_j b'_j`` options, and given the true
+  ticks the reported bits are independent with variance ``p(1 − p)`` each (``q = 1 − p``), so
+  ``E W = Kq + (p − q) E T`` and ``Var W = K p(1 − p) + (p − q)² Var T``.  The unbiased score
+  ``(W − Kq)/(p − q)`` has ``Var = Var T + K p(1 − p)/(p − q)²``: the score interval of
+  :mod:`.scores` with T in ``0..K``;
+* **pairs**: two options' reported ticks are a 2 × 2 cross-tab of two binary randomized
+  responses at ``ε/K`` each, so :func:`.joint.crosstab` gives the share ticking both (with its
+  exact conservative interval) and the share of those ticking j who also tick l.
+
+The sufficient statistics are n, the per-option tick counts, the pairwise co-occurrence counts
+and the distribution of W (the store keeps exactly these: ``deniable.server.store``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deniable.client.multi import bit_epsilon, direct_multi, multi_mechanism
+
+from .intervals import check_method
+from .joint import crosstab
+from .marginal import estimate
+from .numeric import MeanResult, moments_mean
+from .result import CrosstabResult, frozen
+from .scores import ScoreModel, moments
+from .validate import check_confidence
+
+
+@dataclass(frozen=True, eq=False)
+class MultiResult:
+    """Per-option prevalence, the mean number ticked and every pair, for one question."""
+
+    n: int
+    k: int
+    epsilon: float  # realized, whole report
+    declared_epsilon: float
+    p: float
+    q: float
+    method: str
+    confidence: float
+    simultaneous: bool
+    noisy_counts: np.ndarray  # reported ticks per option
+    estimate: np.ndarray
+    consistent: np.ndarray
+    std_error: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    ticked: MeanResult  # the mean number of options ticked
+    pairs: dict  # (j, l) → CrosstabResult, j < l, option 0 of each side = "ticked"
+    pair_counts: np.ndarray  # reports ticking both j and l (j < l)
+    note: str = ""
+
+
+def ticked_model(k: int, p: float, q: float) -> ScoreModel:
+    """Score model of the number ticked: ``Var = Var T + K p(1 − p)/(p − q)²`` (module notes)."""
+    return ScoreModel(span=k, c=1.0, h0=k * p * (1 - p) / (p - q) ** 2)
+
+
+def ticked_scores(k: int, p: float, q: float) -> np.ndarray:
+    """The unbiased score ``(W − Kq)/(p − q)`` of each number of reported ticks W = 0..K."""
+    return (np.arange(k + 1) - k * q) / (p - q)
+
+
+def pair_table(n: int, ticks_j: int, ticks_l: int, both: int) -> np.ndarray:
+    """The 2 × 2 table of reports for options j (rows) and l (columns); index 0 = ticked."""
+    return np.array([[both, ticks_j - both], [ticks_l - both, n - ticks_j - ticks_l + both]], dtype=np.int64)
+
+
+def estimate_multi(n, ticks, pairs, ticked, epsilon, confidence=0.95, method="exact",
+                   simultaneous=False) -> MultiResult:
+    """Estimate a check-all-that-apply question from its sufficient statistics.
+
+    Parameters
+    ----------
+    n : int
+        Reports (respondents who answered).
+    ticks : sequence of int, length K
+        Reports that tick each option.
+    pairs : array_like, shape (K, K)
+        ``pairs[j, l]`` (j < l) reports that tick both j and l.
+    ticked : sequence of int, length K + 1
+        ``ticked[w]`` reports that tick exactly w options (sums to n).
+    epsilon : float or None
+        The question's declared ε (each bit gets ε/K); None: asked directly.
+    confidence, method, simultaneous
+        As for :func:`.marginal.estimate`; ``simultaneous`` is Bonferroni over the K options.
+
+    Returns
+    -------
+    MultiResult
+
+    Examples
+    --------
+    >>> r = estimate_multi(100, [60, 30], [[0, 20], [0, 0]], [30, 50, 20], epsilon=2.0)
+    >>> r.k, r.ticked.method, len(r.pairs)
+    (2, 'score', 1)
+    """
+    confidence = check_confidence(confidence)
+    method = check_method(method)
+    ticks = np.asarray(ticks, dtype=np.int64)
+    k = ticks.size
+    pairs = np.asarray(pairs, dtype=np.int64)
+    ticked = np.asarray(ticked, dtype=np.int64)
+    n = int(n)
+    if pairs.shape != (k, k) or ticked.shape != (k + 1,):
+        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
+    if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
+        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
+    mech = direct_multi(k) if epsilon is None else multi_mechanism(k, epsilon)
+    per_bit = None if epsilon is None else bit_epsilon(epsilon, k)
+    level = 1 - (1 - confidence) / k if simultaneous else confidence
+    results = [estimate([n - c, c], per_bit, confidence=level, method=method) for c in ticks.tolist()]
+    pick = lambda name: np.array([getattr(r, name)[1] for r in results])  # noqa: E731  option 1 = ticked
+    model = ticked_model(k, mech.p, mech.q)
+    mom = moments(ticked, ticked_scores(k, mech.p, mech.q))
+    est, se, lo, hi, clt = moments_mean(model, mom, confidence)
+    mean = MeanResult(n=n, estimate=float(est), std_error=float(se), ci_low=float(lo), ci_high=float(hi),
+                      method="score", confidence=confidence, clt_half_width=float(clt))
+    pair_results: dict[tuple[int, int], CrosstabResult] = {}
+    if n > 0:
+        for j in range(k):
+            for l in range(j + 1, k):
+                pair_results[(j, l)] = crosstab(pair_table(n, int(ticks[j]), int(ticks[l]), int(pairs[j, l])),
+                                                per_bit, per_bit, confidence)
+    notes = sorted({r.note for r in results if r.note})
+    return MultiResult(
+        n=n, k=k, epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
+        method=method, confidence=confidence, simultaneous=bool(simultaneous), noisy_counts=frozen(ticks, np.int64),
+        estimate=frozen(pick("estimate")), consistent=frozen(pick("consistent")), std_error=frozen(pick("std_error")),
+        ci_low=frozen(pick("ci_low")), ci_high=frozen(pick("ci_high")), ticked=mean, pairs=pair_results, pair_counts=frozen(pairs, np.int64),
+        note="; ".join(notes),
+    )
