@@ -37,8 +37,9 @@ def question_randomization(question) -> dict:
         return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
                 "p": 1.0, "q": 0.0}
     mech = question.mechanism
+    rr = getattr(mech, "rr", mech)  # a numeric grid's or a list's k-ary randomized response
     return {"k": question.k, "threshold": mech.threshold, "declared_epsilon": question.epsilon,
-            "realized_epsilon": mech.epsilon, "p": mech.p, "q": mech.q}
+            "realized_epsilon": mech.epsilon, "p": getattr(rr, "p", None), "q": getattr(rr, "q", None)}
 
 
 def codebook_dict(survey: Survey, text_versions: list[dict] | None = None) -> dict:

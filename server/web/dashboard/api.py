@@ -7,7 +7,7 @@ import json
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import HTTPException
 
-from deniable.server.store.surveys import option_counts
+from deniable.server.store.surveys import option_counts, survey_stats
 from deniable.server.survey import estimates as report
 
 from ..connections import get_readonly_db
@@ -39,7 +39,7 @@ def estimates(slug: str):
         field, problems = next(iter(form.errors.items()))
         return api_error(400, f"{field}: {' '.join(problems)}", field)
     counts = option_counts(db, stored.id)
-    results = report.survey_estimates(stored.survey, counts, method=form.method.data,
+    results = report.survey_estimates(stored.survey, survey_stats(db, stored), method=form.method.data,
                                       confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                       monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     return Response(estimates_json(stored, results, respondents_from_counts(db, stored, counts)),

@@ -19,7 +19,8 @@ from wtforms.validators import NumberRange, Optional
 from deniable import estimators
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.surveys import option_counts, respondent_count
-from deniable.server.survey.estimates import question_json
+from deniable.server.survey import type_estimates
+from deniable.server.survey.estimates import CSV_COLUMNS, question_json
 from deniable.server.survey.patterns import Patterns
 
 from ..fields import BoundedIntegerField
@@ -48,14 +49,23 @@ def fake_shift(m: int, p: float, q: float, n: int) -> float:
     return m * (1 - q) / ((p - q) * n) if n else math.inf
 
 
-def question_results(survey, counts: dict, *, method: str, confidence: float, simultaneous: bool,
+def question_results(survey, stats: dict, *, method: str, confidence: float, simultaneous: bool,
                      fake: int | None = None, monitoring: bool = False, tuned_for: int = 10_000) -> list[dict]:
-    """Per question: its estimate (None before any answer), the table rows, the SVG chart."""
+    """Per question: its estimate (None before any answer), the table rows, the SVG chart.
+
+    ``stats`` is :func:`deniable.server.store.surveys.survey_stats`: a choice question's option
+    counts, or another type's sufficient statistics (then ``typed`` holds its rows as in the
+    estimates CSV: the mean, each option or grid value, the median, the prevalence, …).
+    """
     items = []
     for position, q in enumerate(survey.questions):
-        observed = np.asarray(counts.get(q.id, np.zeros(q.k, dtype=np.int64)), dtype=np.int64)
+        if not q.is_choice:
+            items.append(_typed_item(q, stats[q.id], position, method=method, confidence=confidence,
+                                     simultaneous=simultaneous))
+            continue
+        observed = np.asarray(stats.get(q.id, np.zeros(q.k, dtype=np.int64)), dtype=np.int64)
         item = {"question": q, "n": int(observed.sum()), "result": None, "rows": [], "chart": None,
-                "shift": None, "mechanism": q.mechanism}
+                "shift": None, "mechanism": q.mechanism, "typed": None}
         if item["n"]:
             if monitoring:
                 result = estimators.monitor(observed, q.epsilon, confidence=confidence, simultaneous=simultaneous,
@@ -76,8 +86,30 @@ def question_results(survey, counts: dict, *, method: str, confidence: float, si
     return items
 
 
+def _typed_item(q, stats, position: int, *, method: str, confidence: float, simultaneous: bool) -> dict:
+    """A numeric, check-all-that-apply or list question's results: the rows of the estimates CSV
+    (:func:`deniable.server.survey.type_estimates.csv_rows`) and a chart of its shares."""
+    item = {"question": q, "n": 0, "result": None, "rows": [], "chart": None, "shift": None,
+            "mechanism": q.mechanism, "typed": []}
+    result = type_estimates.estimate_question(q, stats, method=method, confidence=confidence,
+                                              simultaneous=simultaneous)
+    item["n"] = type_estimates.n_of(result)
+    if not item["n"]:
+        return item
+    rows = [dict(zip(CSV_COLUMNS, row)) for row in type_estimates.csv_rows(q, result, CSV_COLUMNS)]
+    item["typed"] = rows
+    shares = [r for r in rows if isinstance(r["option"], int) or r["option"] == "prevalence"]
+    if shares and all(r["estimate"] != "" and r["ci_low"] != "" for r in shares):
+        item["chart"] = charts.estimate_bars(
+            [str(r["label"]) for r in shares], [r["estimate"] for r in shares], [r["ci_low"] for r in shares],
+            [r["ci_high"] for r in shares], chart_id=f"q{position}",
+            title=f"{q.text} — estimates with {confidence:.0%} intervals, n = {item['n']:,}")
+    return item
+
+
 def _protected(stored) -> list:
-    return [q for q in stored.survey.questions if q.protected]
+    """The protected single-choice questions: what cross-tabs and subgroups are made of."""
+    return [q for q in stored.survey.questions if q.protected and q.is_choice]
 
 
 def crosstab_view(db, stored, args) -> dict:
@@ -85,7 +117,7 @@ def crosstab_view(db, stored, args) -> dict:
     protected = _protected(stored)
     view = {"protected": protected, "error": None, "result": None, "confidences": CONFIDENCES}
     if len(protected) < 2:
-        view["error"] = "A cross-tab needs two protected questions; this survey has fewer."
+        view["error"] = "A cross-tab needs two protected single-choice questions; this survey has fewer."
         return view
     ids = [q.id for q in protected]
     row_id = args.get("row", ids[0])
@@ -133,7 +165,7 @@ def subgroup_view(db, stored, args) -> dict:
     """A protected question's estimates within each option of a direct question, and among those
     who did not answer it; ``chart`` draws one option's estimates side by side across the groups."""
     protected = _protected(stored)
-    direct = [q for q in stored.survey.questions if not q.protected]
+    direct = [q for q in stored.survey.questions if not q.protected and q.is_choice]
     form = ResultsForm(args)
     view = {"protected": protected, "direct": direct, "form": form, "error": None, "groups": []}
     if not protected or not direct:

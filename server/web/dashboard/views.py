@@ -17,7 +17,8 @@ from flask import Blueprint, Response, abort, flash, redirect, render_template, 
 from deniable.server.store import access, invitations
 from deniable.server.store.access import visible_surveys
 from deniable.server.store.exports import load_export
-from deniable.server.store.surveys import LifecycleError, insert_survey, option_counts, replace_design
+from deniable.server.store.surveys import (LifecycleError, insert_survey, option_counts, replace_design,
+                                            survey_stats)
 from deniable.server.store.wording import wording_changes, wording_history
 from deniable.server.survey import estimates as report
 from deniable.server.survey import filenames
@@ -138,6 +139,14 @@ def edit(slug: str):
                        "Fix the wording below, or duplicate it as a new draft to change the design.")
             return render_launched(stored, extras, errors=[("frozen", message)], status=409)
         return render_launched(stored, extras)
+    if not all(q.is_choice for q in stored.survey.questions):
+        # The builder edits single-choice questions only; the other types are designed in JSON.
+        refused = None
+        if request.method == "POST":
+            refused = (f"The builder does not edit the design of {slug!r} (its questions are not all single "
+                       "choice): change its JSON definition and import it again.")
+        return render_template("dashboard/typed_draft.html", stored=stored, refused=refused,
+                               **extras), 409 if refused else 200
     form = DesignForm()
     if request.method == "POST":
         form.slug.data = slug  # the slug names the survey; it does not change
@@ -237,7 +246,7 @@ def results(slug: str):
     form = _results_form()
     counts = option_counts(db, stored.id)
     respondents = respondents_from_counts(db, stored, counts)
-    items = question_results(stored.survey, counts, method=form.method.data,
+    items = question_results(stored.survey, survey_stats(db, stored), method=form.method.data,
                              confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                              fake=form.fake.data, monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     names = {ext: filenames.estimates(slug, form.method.data, form.confidence_value, form.simultaneous.data, ext)
@@ -284,7 +293,7 @@ def export_estimates(slug: str, name: str):
     stored, _ = survey_for(slug)
     form = _results_form()
     counts = option_counts(db, stored.id)
-    results = report.survey_estimates(stored.survey, counts, method=form.method.data,
+    results = report.survey_estimates(stored.survey, survey_stats(db, stored), method=form.method.data,
                                       confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                       monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     if name.endswith(".json"):
