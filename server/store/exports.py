@@ -40,12 +40,8 @@ class Export:
     def codebook(self) -> str:
         """The codebook: the definition, each question's mechanism, the design fingerprint and,
         once the wording changed, every wording with the number of responses answered under it."""
-        versions = None
-        if self.history:
-            counts = np.bincount(self.text_versions, minlength=len(self.history) + 1)
-            versions = [{"version": h["version"], "since": h["since"], "responses": int(counts[h["version"]]),
-                         "wording": h["wording"]} for h in self.history]
-        return dumps_codebook(self.stored.survey, versions)
+        counts = dict(enumerate(np.bincount(self.text_versions, minlength=len(self.history) + 1)))
+        return dumps_codebook(self.stored.survey, _wordings(self.history, counts))
 
     def responses(self, fmt: str = "csv") -> bytes:
         """The responses file in ``fmt`` (csv, parquet, sav or dta)."""
@@ -82,6 +78,26 @@ def load_export(db: sqlite_utils.Database, slug: str) -> Export:
     finally:
         db.execute("COMMIT")
     return Export(stored=stored, dataset=dataset, text_versions=versions, history=history)
+
+
+def codebook_text(db: sqlite_utils.Database, slug: str) -> str:
+    """The codebook alone, without reading the responses unless the wording was ever fixed (then
+    one ``GROUP BY text_version``).  Raises LookupError for an unknown slug."""
+    stored = get_survey(db, slug)
+    if stored is None:
+        raise LookupError(f"no survey {slug!r} in the database")
+    history = wording_history(db, stored.id)
+    counts = dict(db.execute("SELECT text_version, count(*) FROM responses WHERE survey_id = ? GROUP BY text_version",
+                             [stored.id]).fetchall()) if history else {}
+    return dumps_codebook(stored.survey, _wordings(history, counts))
+
+
+def _wordings(history: list[dict], responses_per_version: dict) -> list[dict] | None:
+    """The codebook's ``text_versions``: each wording with how many responses were answered under it."""
+    if not history:
+        return None
+    return [{"version": h["version"], "since": h["since"], "responses": int(responses_per_version.get(h["version"], 0)),
+             "wording": h["wording"]} for h in history]
 
 
 def write_export(db: sqlite_utils.Database, slug: str, out_dir, formats=("csv",)) -> list[Path]:

@@ -16,7 +16,7 @@ from flask import Blueprint, Response, abort, flash, redirect, render_template, 
 
 from deniable.server.store import access, invitations
 from deniable.server.store.access import visible_surveys
-from deniable.server.store.exports import load_export
+from deniable.server.store.exports import codebook_text, load_export
 from deniable.server.store.surveys import (LifecycleError, insert_survey, option_counts, replace_design,
                                             survey_stats)
 from deniable.server.store.wording import wording_changes, wording_history
@@ -280,10 +280,10 @@ MIMETYPES = {"csv": "text/csv", "json": "application/json", "parquet": "applicat
 def export_responses(slug: str, name: str):
     """The responses (CSV, Parquet, SPSS, Stata) and their codebook, named as ``deniable export`` names them."""
     survey_for(slug)
-    export = load_export(get_readonly_db(), slug)
     kind, ext = name.split(".")
-    if kind == "codebook":
-        return _attachment(export.codebook(), MIMETYPES[ext], filenames.codebook(slug))
+    if kind == "codebook":  # no row is read for it
+        return _attachment(codebook_text(get_readonly_db(), slug), MIMETYPES[ext], filenames.codebook(slug))
+    export = load_export(get_readonly_db(), slug)
     return _attachment(export.responses(ext), MIMETYPES[ext], filenames.responses(slug, ext))
 
 
