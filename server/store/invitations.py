@@ -1,6 +1,8 @@
 """Invitation links: single-use tokens that let one person respond to an invitation-only survey.
 
-A token is 144 random bits (``secrets.token_urlsafe(18)``); the database keeps only its SHA-256.
+A token is 144 random bits (``secrets.token_urlsafe(18)``, drawn again while it starts with ``-``
+or ``_``, so that no CSV writes it with a spreadsheet guard before it: :func:`new_token`); the
+database keeps only its SHA-256.
 A slow password hash is not needed: nobody can search a 2^144 space, so the hash only has to
 be one-way.  A token is consumed by deleting its hash in the same ``BEGIN IMMEDIATE``
 transaction that inserts the response (:func:`.responses.store_response`): the response
@@ -31,6 +33,15 @@ class InvitationError(ValueError):
     field = "invitation"
 
 
+def new_token() -> str:
+    """A fresh token that starts with a letter or digit (the first character is drawn again
+    otherwise: 62 of 64 values remain, about 0.05 bits fewer)."""
+    while True:
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        if token[0] not in "-_":
+            return token
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -39,7 +50,7 @@ def generate(db: sqlite_utils.Database, survey_id: int, n: int) -> list[str]:
     """Create ``n`` new tokens for the survey (one transaction) and return them; only hashes are stored."""
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_BATCH:
         raise ValueError(f"count: must be a whole number from 1 to {MAX_BATCH:,}, got {n!r}")
-    tokens = [secrets.token_urlsafe(TOKEN_BYTES) for _ in range(n)]
+    tokens = [new_token() for _ in range(n)]
     with write_transaction(db):
         db.conn.executemany("INSERT INTO invitations (token_hash, survey_id) VALUES (?, ?)",
                             [(token_hash(t), survey_id) for t in tokens])
