@@ -225,6 +225,24 @@ def m020_release_ledger(db: sqlite_utils.Database) -> None:
         BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")
 
 
+def _freeze_questions_but_wording(db: sqlite_utils.Database, also: str = "", what: str = "number, order") -> None:
+    """(Re)create the trigger that lets a launched survey's questions change only in wording: the
+    text and the option labels (same number, no label moved); ``also`` adds columns that must not
+    change either."""
+    db.execute("DROP TRIGGER questions_frozen_update")
+    db.execute(
+        f"""CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
+        WHEN (SELECT status FROM surveys WHERE id = OLD.survey_id) != 'draft' AND NOT (
+            NEW.id = OLD.id AND NEW.survey_id = OLD.survey_id AND NEW.position = OLD.position
+            AND NEW.qid = OLD.qid AND NEW.required = OLD.required AND NEW.k = OLD.k
+            AND NEW.epsilon IS OLD.epsilon AND NEW.threshold IS OLD.threshold {also}
+            AND json_valid(NEW.options) AND json_type(NEW.options) = 'array'
+            AND json_array_length(NEW.options) = json_array_length(OLD.options)
+            AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
+                            ON o.value = n.value AND o.key != n.key))
+        BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their {what} or epsilon'); END""")
+
+
 @migrations()
 def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None:
     """Issue 10: what respondents read before the questions, and fixing the wording of a launched
@@ -255,18 +273,7 @@ def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None
         WHEN (SELECT text_version FROM surveys WHERE id = NEW.survey_id) > 1
         BEGIN UPDATE responses SET text_version = (SELECT text_version FROM surveys WHERE id = NEW.survey_id)
               WHERE id = NEW.id; END""")
-    db.execute("DROP TRIGGER questions_frozen_update")
-    db.execute(
-        """CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
-        WHEN (SELECT status FROM surveys WHERE id = OLD.survey_id) != 'draft' AND NOT (
-            NEW.id = OLD.id AND NEW.survey_id = OLD.survey_id AND NEW.position = OLD.position
-            AND NEW.qid = OLD.qid AND NEW.required = OLD.required AND NEW.k = OLD.k
-            AND NEW.epsilon IS OLD.epsilon AND NEW.threshold IS OLD.threshold
-            AND json_valid(NEW.options) AND json_type(NEW.options) = 'array'
-            AND json_array_length(NEW.options) = json_array_length(OLD.options)
-            AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
-                            ON o.value = n.value AND o.key != n.key))
-        BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their number, order or epsilon'); END""")
+    _freeze_questions_but_wording(db)
 
 
 @migrations()
@@ -286,16 +293,4 @@ def m030_question_types(db: sqlite_utils.Database) -> None:
                "stat TEXT NOT NULL, cell INTEGER NOT NULL, count INTEGER NOT NULL, "
                "PRIMARY KEY (survey_id, qid, stat, cell)) WITHOUT ROWID")
     # A launched survey's question keeps its type and spec too (the m010 trigger, with them added).
-    db.execute("DROP TRIGGER questions_frozen_update")
-    db.execute(
-        """CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
-        WHEN (SELECT status FROM surveys WHERE id = OLD.survey_id) != 'draft' AND NOT (
-            NEW.id = OLD.id AND NEW.survey_id = OLD.survey_id AND NEW.position = OLD.position
-            AND NEW.qid = OLD.qid AND NEW.required = OLD.required AND NEW.k = OLD.k
-            AND NEW.epsilon IS OLD.epsilon AND NEW.threshold IS OLD.threshold
-            AND NEW.type IS OLD.type AND NEW.spec IS OLD.spec
-            AND json_valid(NEW.options) AND json_type(NEW.options) = 'array'
-            AND json_array_length(NEW.options) = json_array_length(OLD.options)
-            AND NOT EXISTS (SELECT 1 FROM json_each(OLD.options) AS o JOIN json_each(NEW.options) AS n
-                            ON o.value = n.value AND o.key != n.key))
-        BEGIN SELECT RAISE(ABORT, 'the survey is not a draft: only the wording of its questions and options may change, not their number, order, type or epsilon'); END""")
+    _freeze_questions_but_wording(db, "AND NEW.type IS OLD.type AND NEW.spec IS OLD.spec", "number, order, type")
