@@ -8,29 +8,10 @@ import pytest
 from conftest import ARTIFACTS
 from deniable.server.store.responses import insert_many
 from deniable.server.store.surveys import get_survey
+from support.browser import watched_page
 from support.dashboard import EMAIL, PASSWORD, make_survey, open_db, sample_columns
 
 pytestmark = pytest.mark.browser
-
-RECORD_VIOLATIONS = """
-window.__cspViolations = [];
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline")));
-"""
-
-
-def watched_page(browser):
-    """A fresh context that records CSP violations, console errors and failed loads."""
-    context = browser.new_context()
-    context.add_init_script(RECORD_VIOLATIONS)
-    page = context.new_page()
-    problems = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
-            if r.status >= 400 and r.request.resource_type != "document" else None)
-    return context, page, problems
 
 
 def test_analysis_publish_and_public_pages_in_chromium(app, browser, live_server, researcher):

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from support.browser import watched_page
 from support.dashboard import EMAIL, PASSWORD, make_survey, sample_columns, store_reports
 
 pytestmark = pytest.mark.browser
-
-RECORD_VIOLATIONS = """
-window.__cspViolations = [];
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline")));
-"""
 
 CROSSTAB_SURVEY = {
     "slug": "pages", "title": "Every page", "description": "",
@@ -27,16 +22,8 @@ CROSSTAB_SURVEY = {
 def test_every_page_runs_under_the_policy(app, browser, live_server, researcher, open_demo):
     stored = make_survey(app, CROSSTAB_SURVEY, status="open")
     store_reports(app, stored.slug, sample_columns())
-    context = browser.new_context()
-    context.add_init_script(RECORD_VIOLATIONS)
-    page = context.new_page()
-    problems = []
     # The error page's own 404 is logged to the console; any other failed load is a problem.
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
-            if r.status >= 400 and r.request.resource_type != "document" else None)
+    context, page, problems = watched_page(browser)
     # The favicon loads at low priority and is cancelled when the test moves on quickly: not a failure.
     page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}")
             if not (r.url.endswith("/favicon.svg") and "ERR_ABORTED" in (r.failure or "")) else None)

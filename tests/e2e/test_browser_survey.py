@@ -7,28 +7,14 @@ fields, the direct question's field and the CSRF token.
 from __future__ import annotations
 
 import json
-import sqlite3
 from urllib.parse import parse_qs
 
 import pytest
+from support.browser import record_requests, stored_reports
 
 pytestmark = pytest.mark.browser
 
 PROTECTED = ("drug_use", "cheating")
-
-
-def rows(db_path) -> list[dict]:
-    conn = sqlite3.connect(db_path)
-    try:
-        return [json.loads(r) for (r,) in conn.execute("SELECT reports FROM responses ORDER BY id")]
-    finally:
-        conn.close()
-
-
-def record(page) -> list:
-    requests = []
-    page.on("request", lambda request: requests.append(request))
-    return requests
 
 
 def answer_and_submit(page, live_server, *, drug="Yes", cheating="Once", age="30 to 44"):
@@ -47,7 +33,7 @@ def posted(requests) -> list[dict]:
 
 
 def test_submit_sends_only_the_randomized_reports(page, live_server, open_demo, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     answer_and_submit(page, live_server)
     assert all(r.url.startswith(live_server) for r in requests)  # nothing leaves for elsewhere
     bodies = posted(requests)
@@ -59,7 +45,7 @@ def test_submit_sends_only_the_randomized_reports(page, live_server, open_demo, 
     sent = {qid: int(body[qid][0]) for qid in PROTECTED}
     assert sent["drug_use"] in (0, 1) and sent["cheating"] in range(4)
     # The server stored exactly what the browser sent.
-    assert rows(db_path) == [{**sent, "age_group": 1}]
+    assert stored_reports(db_path) == [{**sent, "age_group": 1}]
     # The device memoized the reports (never the choices) and that it has answered; nothing else.
     storage = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
     assert storage == {**{f"deniable:report:demo:{qid}": str(sent[qid]) for qid in PROTECTED},
@@ -91,19 +77,19 @@ def send_refused(page, live_server):
 
 def test_a_reload_before_sending_resends_the_memoized_report(page, live_server, open_demo, db_path):
     """A refused send, a reload, other choices: the reports drawn the first time are what is sent."""
-    requests = record(page)
+    requests = record_requests(page)
     send_refused(page, live_server)
     answer_and_submit(page, live_server, drug="No", cheating="Never", age=None)  # the page opened again
     refused, accepted = posted(requests)
     assert {qid: refused[qid] for qid in PROTECTED} == {qid: accepted[qid] for qid in PROTECTED}
-    assert len(rows(db_path)) == 1
+    assert len(stored_reports(db_path)) == 1
 
 
 def test_a_shared_device_asks_before_the_next_person_answers(page, live_server, open_demo, db_path):
     """Person A answers; person B opens the survey on the same browser: it says answers were sent
     from this device, and only "I am a different person" forgets A's reports and lets B answer,
     with fresh draws.  B's thank-you page shows B's reports only."""
-    requests = record(page)
+    requests = record_requests(page)
     answer_and_submit(page, live_server)
     first = posted(requests)[0]
     page.goto(f"{live_server}/s/demo")
@@ -125,13 +111,13 @@ def test_a_shared_device_asks_before_the_next_person_answers(page, live_server, 
     shown = page.locator("tr[data-qid]:not([hidden]) td.sent-label").all_inner_texts()
     assert shown == [["No", "Yes"][int(second["drug_use"][0])],
                      ["Never", "Once", "A few times", "Often"][int(second["cheating"][0])]]  # no age: B skipped it
-    assert len(rows(db_path)) == 2 and "age_group" in first and "age_group" not in second
+    assert len(stored_reports(db_path)) == 2 and "age_group" in first and "age_group" not in second
 
 
 def test_retry_after_a_refused_submission_resends_the_same_report(page, live_server, open_demo, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     send_refused(page, live_server)
-    assert rows(db_path) == []
+    assert stored_reports(db_path) == []
     page.wait_for_selector("#submit-answers:not([disabled])")
     page.get_by_label("Yes", exact=True).check()
     page.get_by_label("Often", exact=True).check()
@@ -139,11 +125,11 @@ def test_retry_after_a_refused_submission_resends_the_same_report(page, live_ser
         page.click("#submit-answers")
     refused, accepted = posted(requests)
     assert {qid: refused[qid] for qid in PROTECTED} == {qid: accepted[qid] for qid in PROTECTED}
-    assert rows(db_path) == [{qid: int(accepted[qid][0]) for qid in PROTECTED}]
+    assert stored_reports(db_path) == [{qid: int(accepted[qid][0]) for qid in PROTECTED}]
 
 
 def test_required_questions_must_be_answered(page, live_server, open_demo, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     page.goto(f"{live_server}/s/demo")
     page.wait_for_selector("#submit-answers:not([disabled])")
     page.get_by_label("Yes", exact=True).check()
@@ -152,7 +138,7 @@ def test_required_questions_must_be_answered(page, live_server, open_demo, db_pa
     message.wait_for(state="visible")
     assert "required" in message.inner_text()
     assert page.locator("#drug_use-error").is_hidden()
-    assert posted(requests) == [] and rows(db_path) == []
+    assert posted(requests) == [] and stored_reports(db_path) == []
     assert page.evaluate("() => localStorage.length") == 0  # nothing randomized before a valid submit
 
 
@@ -174,7 +160,7 @@ def test_without_javascript_the_form_cannot_submit(browser, live_server, open_de
     context = browser.new_context(java_script_enabled=False)
     try:
         page = context.new_page()
-        requests = record(page)
+        requests = record_requests(page)
         page.goto(f"{live_server}/s/demo")
         assert page.locator("#submit-answers").is_disabled()
         assert "This survey needs JavaScript" in page.locator("noscript").inner_text() or \
@@ -184,7 +170,7 @@ def test_without_javascript_the_form_cannot_submit(browser, live_server, open_de
         page.keyboard.press("Enter")  # implicit submission: refused while the default button is disabled
         page.wait_for_timeout(300)
         assert posted(requests) == []
-        assert rows(db_path) == []
+        assert stored_reports(db_path) == []
     finally:
         context.close()
 

@@ -8,12 +8,11 @@ exactly what was sent, and what the thank-you page shows.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
+from support.browser import record_requests, stored_reports
 
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import insert_survey
@@ -34,20 +33,6 @@ def open_habits(app):
         return insert_survey(db, HABITS, status="open")
     finally:
         db.conn.close()
-
-
-def stored(db_path) -> list[dict]:
-    conn = sqlite3.connect(db_path)
-    try:
-        return [json.loads(r) for (r,) in conn.execute("SELECT reports FROM responses")]
-    finally:
-        conn.close()
-
-
-def record(page) -> list:
-    requests = []
-    page.on("request", lambda request: requests.append(request))
-    return requests
 
 
 def posted(requests) -> list[dict]:
@@ -72,7 +57,7 @@ def open_page(page, live_server):
 
 
 def test_only_reports_are_sent_stored_and_shown(page, live_server, open_habits, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     open_page(page, live_server)
     arm = arm_of(page)
     # the arm decides what the respondent sees: J items, or J + 1 with the sensitive one
@@ -92,7 +77,7 @@ def test_only_reports_are_sent_stored_and_shown(page, live_server, open_habits, 
     assert all("-value" not in (request.post_data or "") for request in requests)  # no visible input's id
     # the server stored exactly the reports sent
     expected = {q.id: cells.parse_form(q, sent[q.id]) for q in HABITS.questions if q.id in sent}
-    assert stored(db_path) == [expected]
+    assert stored_reports(db_path) == [expected]
     # the device keeps the randomized reports, the arm and that it answered: never the answers
     storage = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
     assert storage == {**{f"deniable:report:habits:{qid}": sent[qid] for qid in TYPED},
@@ -114,14 +99,14 @@ def test_only_reports_are_sent_stored_and_shown(page, live_server, open_habits, 
 
 
 def test_a_retry_resends_the_memoized_reports_and_arm(page, live_server, open_habits, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     open_page(page, live_server)
     arm = arm_of(page)
     page.evaluate("() => { document.querySelector('input[name=csrf_token]').value = 'stale'; }")
     fill(page)
     with page.expect_navigation():
         page.click("#submit-answers")
-    assert stored(db_path) == []
+    assert stored_reports(db_path) == []
     page.wait_for_selector("#submit-answers:not([disabled])")
     assert arm_of(page) == arm  # the same arm after the reload
     fill(page, drinks="0", hours="0", ticks=("Cocaine",), count="0")  # other answers: the memo wins
@@ -129,18 +114,18 @@ def test_a_retry_resends_the_memoized_reports_and_arm(page, live_server, open_ha
         page.click("#submit-answers")
     refused, accepted = posted(requests)
     assert {qid: refused[qid] for qid in TYPED} == {qid: accepted[qid] for qid in TYPED}
-    assert len(stored(db_path)) == 1
+    assert len(stored_reports(db_path)) == 1
 
 
 def test_bad_numbers_are_refused_on_the_page(page, live_server, open_habits, db_path):
-    requests = record(page)
+    requests = record_requests(page)
     open_page(page, live_server)
     fill(page, hours="2.25")  # not on the half-hour steps
     page.click("#submit-answers")
     message = page.locator("#hours-error")
     message.wait_for(state="visible")
     assert "from 0 to 20 in steps of 0.5" in message.inner_text()
-    assert posted(requests) == [] and stored(db_path) == []
+    assert posted(requests) == [] and stored_reports(db_path) == []
     assert page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('deniable:report'))") == []
 
 

@@ -1,0 +1,43 @@
+"""Helpers for the chromium tests: what a page sends, what the server stored, what went wrong."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+RECORD_VIOLATIONS = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline")));
+"""
+
+
+def stored_reports(db_path) -> list[dict]:
+    """The reports column of every stored response."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return [json.loads(r) for (r,) in conn.execute("SELECT reports FROM responses ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def record_requests(page) -> list:
+    """Every request the page makes from now on (the list fills as it goes)."""
+    requests = []
+    page.on("request", lambda request: requests.append(request))
+    return requests
+
+
+def watched_page(browser):
+    """A fresh context that records CSP violations, console errors and failed loads:
+    ``(context, page, problems)``."""
+    context = browser.new_context()
+    context.add_init_script(RECORD_VIOLATIONS)
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
+            if r.status >= 400 and r.request.resource_type != "document" else None)
+    return context, page, problems
