@@ -7,7 +7,7 @@ import json
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import HTTPException
 
-from deniable.server.store.surveys import option_counts, survey_stats
+from deniable.server.store.surveys import survey_stats
 from deniable.server.survey import estimates as report
 
 from ..connections import get_readonly_db
@@ -38,11 +38,11 @@ def estimates(slug: str):
     if not form.validate():
         field, problems = next(iter(form.errors.items()))
         return api_error(400, f"{field}: {' '.join(problems)}", field)
-    counts = option_counts(db, stored.id)
-    results = report.survey_estimates(stored.survey, survey_stats(db, stored), method=form.method.data,
+    stats = survey_stats(db, stored)
+    results = report.survey_estimates(stored.survey, stats, method=form.method.data,
                                       confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                       monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
-    return Response(estimates_json(stored, results, respondents_from_counts(db, stored, counts)),
+    return Response(estimates_json(stored, results, respondents_from_counts(db, stored, stats)),
                     mimetype="application/json")
 
 

@@ -244,9 +244,9 @@ def results(slug: str):
     db = get_readonly_db()
     stored, role = survey_for(slug)
     form = _results_form()
-    counts = option_counts(db, stored.id)
-    respondents = respondents_from_counts(db, stored, counts)
-    items = question_results(stored.survey, survey_stats(db, stored), method=form.method.data,
+    stats = survey_stats(db, stored)
+    respondents = respondents_from_counts(db, stored, stats)
+    items = question_results(stored.survey, stats, method=form.method.data,
                              confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                              fake=form.fake.data, monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     names = {ext: filenames.estimates(slug, form.method.data, form.confidence_value, form.simultaneous.data, ext)
@@ -292,12 +292,12 @@ def export_estimates(slug: str, name: str):
     db = get_readonly_db()
     stored, _ = survey_for(slug)
     form = _results_form()
-    counts = option_counts(db, stored.id)
-    results = report.survey_estimates(stored.survey, survey_stats(db, stored), method=form.method.data,
+    stats = survey_stats(db, stored)
+    results = report.survey_estimates(stored.survey, stats, method=form.method.data,
                                       confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                       monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     if name.endswith(".json"):
-        body = estimates_json(stored, results, respondents_from_counts(db, stored, counts))
+        body = estimates_json(stored, results, respondents_from_counts(db, stored, stats))
         mimetype = "application/json"
     else:
         body, mimetype = report.to_csv(results), "text/csv"
