@@ -22,27 +22,37 @@ from deniable.server.survey.definition import DefinitionError, Survey, parse_def
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
+from .slots import FIELDS, KINDS, MECHANISMS, question_dict, question_entry, split_lines
 
 MAX_TARGET = 100_000_000
 ACTIONS = ("up", "down", "duplicate", "delete")
 TARGET_MESSAGE = "enter a whole number of respondents between 1 and 100,000,000, such as 1000"
 MARGIN_MESSAGE = "enter a margin between 0.001 and 0.499, such as 0.05 (± 5 points)"
-EPSILON_HINT = f"above 0 and at most {MAX_EPSILON:g}; smaller protects more"
 
 
 class QuestionForm(Form):
-    """One question slot (a subform: the outer FlaskForm carries the CSRF token)."""
+    """One question slot (a subform: the outer FlaskForm carries the CSRF token), with the fields of
+    every question type (:mod:`.slots`)."""
 
+    kind = RadioField("Question type", choices=list(KINDS), default="choice")
     text = TextAreaField("Question text")
     qid = StringField("Question id")
     options = TextAreaField("Options")
+    items = TextAreaField("Control items")
+    sensitive = StringField("Sensitive item")
+    minimum = StringField("Smallest answer (min)")
+    maximum = StringField("Largest answer (max)")
+    step = StringField("Step between answers", default="1")
+    mechanism = RadioField("Mechanism", choices=list(MECHANISMS), default="auto")
+    grid = StringField("Grid intervals G")
     # Plain string choices: tuples are deprecated in WTForms 3.3, SelectChoice is missing before it.
     protection = RadioField("Asked", choices=["protected", "direct"], default="protected")
     epsilon = StringField("ε (privacy parameter)")
     required = BooleanField("Answer required", default=True)
 
     def is_blank(self) -> bool:
-        return not any((field.data or "").strip() for field in (self.qid, self.text, self.options))
+        return not any((field.data or "").strip() for field in (self.qid, self.text, self.options, self.items,
+                                                                self.sensitive, self.minimum, self.maximum))
 
 
 # Plain string choices (see above); the template names them (LANGUAGE_NAMES).
@@ -115,20 +125,8 @@ class PlanningForm(Form):
 
 
 def split_options(text: str | None) -> list[str]:
-    """One option per line; surrounding blank lines dropped, inner blank lines kept (and refused)."""
-    lines = [line.strip() for line in (text or "").replace("\r\n", "\n").split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
-def question_entry(q) -> dict:
-    """A stored question as the data of one question slot."""
-    return {"qid": q.id, "text": q.text, "options": "\n".join(q.options),
-            "protection": "protected" if q.protected else "direct",
-            "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required}
+    """One option per line (:func:`.slots.split_lines`)."""
+    return split_lines(text)
 
 
 def fill_from_survey(form: DesignForm, survey: Survey, target_n: int) -> None:
@@ -193,25 +191,6 @@ def derive_names(form: DesignForm) -> None:
             taken.add(sub.qid.data)
 
 
-def _epsilon_problem(raw: str) -> str:
-    return f"enter a number such as 1, not {raw!r} ({EPSILON_HINT})"
-
-
-def _question_dict(sub: QuestionForm, where: tuple) -> dict:
-    data = {"id": (sub.qid.data or "").strip(), "text": sub.text.data or "",
-            "options": split_options(sub.options.data), "required": bool(sub.required.data)}
-    if sub.protection.data != "direct":
-        raw = (sub.epsilon.data or "").strip()
-        if not raw:
-            raise DefinitionError((*where, "epsilon"), "a protected question needs ε: enter a number such as 1, "
-                                  "or choose “directly (not protected)”")
-        try:
-            data["epsilon"] = float(raw.replace(",", "."))
-        except ValueError:
-            raise DefinitionError((*where, "epsilon"), _epsilon_problem(raw)) from None
-    return data
-
-
 def _plain(error: DefinitionError, raw_epsilon: str | None = None) -> str:
     """The problem in the builder's words (the definition file keeps its own, with the path)."""
     if error.path[-1:] == ("epsilon",) and error.problem.startswith("epsilon must be"):
@@ -231,11 +210,10 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
     if len(path) >= 2 and path[0] == "questions" and isinstance(path[1], int):
         entry = form.questions.entries[slots[path[1]]].form
         sub = path[2] if len(path) > 2 else None
-        target = {"id": entry.qid, "text": entry.text, "options": entry.options,
-                  "epsilon": entry.epsilon, "required": entry.required}.get(sub)
+        target = entry[FIELDS[sub]] if sub in FIELDS else None
         problem = _plain(error, (entry.epsilon.data or "").strip())
-        if sub == "options" and len(path) > 3:
-            problem = f"option {path[3] + 1}: {problem}"
+        if sub in ("options", "items") and len(path) > 3:
+            problem = f"{'option' if sub == 'options' else 'item'} {path[3] + 1}: {problem}"
         (target or entry.text).errors.append(problem)
         return
     form.form_errors.append(_plain(error))
@@ -251,7 +229,7 @@ def validated_survey(form: DesignForm) -> Survey | None:
     for n, slot in enumerate(slots):
         where = ("questions", n)
         try:
-            data = _question_dict(form.questions.entries[slot].form, where)
+            data = question_dict(form.questions.entries[slot].form, where)
             parse_question(data, where)  # every question's first problem, not only the first question's
             questions.append(data)
         except DefinitionError as exc:
@@ -275,7 +253,9 @@ def validated_survey(form: DesignForm) -> Survey | None:
 LABELS = {"slug": "Address", "title": "Title", "description": "Description", "information": "Information",
           "contact": "Contact", "consent": "Agreement", "language": "Language", "target_n": "Target respondents",
           "margin": "Margin to plan for"}
-QUESTION_LABELS = {"text": "text", "qid": "id", "options": "options", "protection": "asked", "epsilon": "ε",
+QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items": "control items",
+                   "sensitive": "sensitive item", "minimum": "min", "maximum": "max", "step": "step",
+                   "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε", "qid": "id",
                    "required": "required"}
 WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid float value.": MARGIN_MESSAGE,
                  "This field is required.": "fill this in"}

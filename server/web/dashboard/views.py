@@ -139,14 +139,6 @@ def edit(slug: str):
                        "Fix the wording below, or duplicate it as a new draft to change the design.")
             return render_launched(stored, extras, errors=[("frozen", message)], status=409)
         return render_launched(stored, extras)
-    if not all(q.is_choice for q in stored.survey.questions):
-        # The builder edits single-choice questions only; the other types are designed in JSON.
-        refused = None
-        if request.method == "POST":
-            refused = (f"The builder does not edit the design of {slug!r} (its questions are not all single "
-                       "choice): change its JSON definition and import it again.")
-        return render_template("dashboard/typed_draft.html", stored=stored, refused=refused,
-                               **extras), 409 if refused else 200
     form = DesignForm()
     if request.method == "POST":
         form.slug.data = slug  # the slug names the survey; it does not change
