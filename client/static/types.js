@@ -60,17 +60,24 @@ function reportedValue(fieldset, report) {
   return decimal(value, int(fieldset, "scale"));
 }
 
+// A message in the page's language: the survey form's data-msg-* attribute (templates/survey.html),
+// with {name} placeholders filled in.
+function message(fieldset, name, values = {}) {
+  const text = fieldset.closest("form").dataset[name] || "";
+  return text.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole));
+}
+
 // ---------------------------------------------------------------- reading answers (never stored)
 
 function numericAnswer(fieldset) {
   const input = fieldset.querySelector("input[data-value]");
   if (input.value.trim() === "") {
-    return input.validity && input.validity.badInput ? { error: "Please give a number." } : { answered: false };
+    return input.validity && input.validity.badInput ? { error: message(fieldset, "msgNumber") } : { answered: false };
   }
   const index = answerIndex(fieldset, input.value);
   if (index === null) {
-    return { error: `Please give a number from ${input.min} to ${input.max}`
-      + (input.step !== "1" ? ` in steps of ${input.step}.` : ".") };
+    const values = { min: input.min, max: input.max, step: input.step };
+    return { error: message(fieldset, input.step !== "1" ? "msgNumberRangeStep" : "msgNumberRange", values) };
   }
   return { answered: true, value: index };
 }
@@ -133,10 +140,10 @@ function shown(fieldset, text) {
     const labels = Array.from(text, (bit, j) => (bit === "1"
       ? fieldset.querySelector(`label[for="${fieldset.dataset.qid}-option-${j}"]`).textContent : null))
       .filter((label) => label !== null);
-    return labels.length ? labels.join(", ") : "none ticked";
+    return labels.length ? labels.join(", ") : message(fieldset, "msgNoneTicked");
   }
   const [arm, count] = text.split(":").map(Number);
-  return `${count} (of the ${int(fieldset, "items") + arm} items shown)`;
+  return message(fieldset, "msgCountShown", { count, shown: int(fieldset, "items") + arm });
 }
 
 // The report of an answer: memoized when randomized (a retry or reload re-sends it), else as given.

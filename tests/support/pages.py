@@ -8,6 +8,9 @@ consent and contact texts) through the store's own functions; :data:`RESPONDENT_
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from deniable.server.store.db import connect
@@ -41,6 +44,9 @@ STUDY = {
 }
 DRAFT = {**STUDY, "slug": "draft-survey", "title": "Next term's survey (draft)", "consent": False, "information": ""}
 OLD = {**STUDY, "slug": "old-survey", "title": "Campus health 2024", "consent": False}
+# A draft with a question of every type beyond single choice (the builder edits them all).
+TYPED = {**json.loads((Path(__file__).parents[2] / "examples" / "habits.json").read_text(encoding="utf-8")),
+         "slug": "typed-draft"}
 
 # (label, path, the browser's language)
 RESPONDENT_PAGES = [
@@ -57,6 +63,8 @@ DASHBOARD_PAGES = [
     ("surveys", "/dashboard/"),
     ("new survey", "/dashboard/new"),
     ("builder, draft", "/dashboard/draft-survey/edit"),
+    ("builder, draft with every question type", "/dashboard/typed-draft/edit"),
+    ("preview, every question type", "/dashboard/typed-draft/preview"),
     ("preview as respondent", "/dashboard/draft-survey/preview"),
     ("confirm opening", "/dashboard/draft-survey/confirm?to=open"),
     ("confirm deleting", "/dashboard/draft-survey/confirm?to=delete"),
@@ -84,7 +92,7 @@ def _columns(survey, n: int, seed: int) -> dict:
 
 
 def populate(db_path: str, n: int = 1800) -> None:
-    """Store the demo, an open study with responses, a draft and a closed survey whose wording was
+    """Store the demo, an open study with responses, a draft, a draft of every question type and a closed survey whose wording was
     fixed, all owned by the test researcher (support.dashboard.EMAIL)."""
     from deniable.server.web.app import create_app
 
@@ -96,6 +104,7 @@ def populate(db_path: str, n: int = 1800) -> None:
         study = insert_survey(db, parse_definition(STUDY), status="open", target_n=2000, owner_id=owner)
         insert_many(db, study, _columns(study.survey, n, 1))
         insert_survey(db, parse_definition(DRAFT), target_n=1500, owner_id=owner)
+        insert_survey(db, parse_definition(TYPED), target_n=1000, owner_id=owner)
         old = insert_survey(db, parse_definition(OLD), status="open", target_n=800, owner_id=owner)
         insert_many(db, old, _columns(old.survey, n // 2, 2))
         fix_wording(db, "old-survey", {"questions": {"cheat": {"text": "How often have you cheated on a test "

@@ -14,7 +14,7 @@ from deniable.estimators.numeric import plan_numeric
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import load_definition
-from support.dashboard import csrf_token, open_db
+from support.dashboard import csrf_token, ensure_researcher, open_db
 
 NUMERIC = {"kind": "numeric", "qid": "drinks", "text": "Drinks last week?", "minimum": "0", "maximum": "40",
            "step": "1", "mechanism": "auto", "protection": "protected", "epsilon": "1"}
@@ -180,3 +180,20 @@ def test_plan_json_numbers_are_the_estimators(auth_client):
 def test_plan_json_refuses_bad_typed_parameters_naming_them(auth_client, query, field):
     response = auth_client.get(f"/dashboard/plan.json?{query}")
     assert response.status_code == 400 and response.get_json()["field"] == field
+
+
+@pytest.mark.parametrize("language, texts", [
+    ("es", ["Tu respuesta, de 0 a 40:", "Tu respuesta, de 0 a 20 en pasos de 0.5:", "Marca todas las que correspondan",
+            "¿Cuántas de estas afirmaciones se aplican a ti?", "Indica un número de {min} a {max}.",
+            "ninguna marcada", "{count} (de los {shown} elementos mostrados)"]),
+    ("fr", ["Votre réponse, de 0 à 40 :", "Cochez toutes celles qui vous concernent", "aucune cochée",
+            "Veuillez indiquer un nombre de {min} à {max} par pas de {step}.", "Combien de ces affirmations"]),
+])
+def test_the_typed_questions_speak_the_respondents_language(app, client, db_path, language, texts):
+    db = connect(db_path)
+    insert_survey(db, load_definition("examples/habits.json"), status="open", owner_id=ensure_researcher(app))
+    db.close()
+    page = html.unescape(client.get("/s/habits", headers={"Accept-Language": language}).get_data(as_text=True))
+    for text in texts:
+        assert text in page, text
+    assert "Tick every one" not in page and "Please give a number" not in page

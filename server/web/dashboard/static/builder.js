@@ -8,6 +8,9 @@
 // - The planning numbers come from /dashboard/plan.json: the planner is exact (it sums the
 //   Feldman–Cousins intervals over the binomial distribution), so the numbers are exactly those of
 //   `deniable plan`.  A request is sent 350 ms after the last keystroke; older answers are dropped.
+//   A numeric, check-all-that-apply or list-experiment question's answer carries its panel
+//   rendered by the server (the same Jinja macro as the page), so the two never disagree.
+// - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
 
 const form = document.getElementById("design-form");
 
@@ -143,6 +146,64 @@ function updateTotal() {
     "The ε shown here follow your edits; save to keep them.";
 }
 
+function renderTyped(panel, plan) {
+  panel.querySelector(".plan-body").innerHTML = plan.html; // our own server's HTML (Jinja-escaped, no script: CSP)
+  panel.dataset.epsilon = plan.protected ? String(plan.epsilon) : "";
+  panel.dataset.needed = String(plan.needed !== undefined ? plan.needed : plan.option.needed);
+}
+
+function planInputs() {
+  return {
+    target: Number(document.getElementById("target_n").value) || 1000,
+    margin: Number(document.getElementById("margin").value.replace(",", ".")) || 0.05,
+  };
+}
+
+async function fetchPlan(card, panel, params, render) {
+  const mine = ++generation;
+  card.dataset.generation = String(mine);
+  panel.classList.add("is-loading");
+  panel.setAttribute("aria-busy", "true");
+  try {
+    const response = await fetch(`${form.dataset.planUrl}?${params}`, { headers: { Accept: "application/json" } });
+    const plan = await response.json();
+    if (card.dataset.generation !== String(mine)) return; // a newer request is under way
+    if (!response.ok) renderEmpty(panel, plan.error || "These numbers cannot be computed.");
+    else render(plan);
+  } catch (error) {
+    renderEmpty(panel, "The planning numbers could not be loaded; they will be shown after saving.");
+  } finally {
+    if (card.dataset.generation === String(mine)) {
+      panel.classList.remove("is-loading");
+      panel.removeAttribute("aria-busy");
+      panel.dataset.ready = String(mine);
+      updateTotal();
+    }
+  }
+}
+
+function refreshTyped(card, panel, kind) {
+  const params = typedParams(card, kind);
+  const epsilonText = fieldValue(card, "epsilon");
+  if (typeof params === "string") {
+    renderEmpty(panel, params);
+    updateTotal();
+    return;
+  }
+  if (!isDirect(card)) {
+    if (!(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
+      renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
+      updateTotal();
+      return;
+    }
+    params.set("epsilon", epsilonText);
+  }
+  const { target, margin } = planInputs();
+  params.set("target", String(target));
+  params.set("margin", String(margin));
+  fetchPlan(card, panel, params, (plan) => renderTyped(panel, plan));
+}
+
 const pending = new Map();
 
 function schedule(card) {
@@ -152,8 +213,54 @@ function schedule(card) {
 
 let generation = 0;
 
+function kindOf(card) {
+  const checked = card.querySelector("input.q-kind:checked");
+  return checked ? checked.value : "choice";
+}
+
+function fieldValue(card, suffix) {
+  const input = card.querySelector(`[id$='-${suffix}']`);
+  return input ? input.value.trim().replace(",", ".") : "";
+}
+
+function lineCount(card, suffix) {
+  return card.querySelector(`textarea[id$='-${suffix}']`).value.split("\n").map((line) => line.trim())
+    .filter(Boolean).length;
+}
+
+// The parameters of a typed question's plan, or the sentence saying what is missing.
+function typedParams(card, kind) {
+  const params = new URLSearchParams({ type: kind });
+  if (kind === "numeric") {
+    const [min, max, step] = ["minimum", "maximum", "step"].map((suffix) => fieldValue(card, suffix));
+    if (min === "" || max === "") return "Enter the smallest and the largest possible answer to see how precise the mean will be.";
+    params.set("min", min);
+    params.set("max", max);
+    if (step !== "") params.set("step", step);
+    const mechanism = card.querySelector("input.q-mechanism:checked");
+    if (mechanism && mechanism.value !== "auto") {
+      params.set("mechanism", mechanism.value);
+      if (mechanism.value === "grid" && fieldValue(card, "grid") !== "") params.set("grid", fieldValue(card, "grid"));
+    }
+  } else if (kind === "multi") {
+    const k = optionCount(card);
+    if (k < 2 || k > 20) return "Enter at least two options (at most 20) to see how private and how precise this question will be.";
+    params.set("k", String(k));
+  } else {
+    const items = lineCount(card, "items");
+    if (items < 1 || items > 10) return "Enter the control items (1 to 10) to see how precise the estimate will be.";
+    params.set("items", String(items));
+  }
+  return params;
+}
+
 async function refresh(card) {
   const panel = card.querySelector(".plan-panel");
+  const kind = kindOf(card);
+  if (kind !== "choice") {
+    refreshTyped(card, panel, kind);
+    return;
+  }
   const k = optionCount(card);
   const epsilonText = card.querySelector("input[id$='-epsilon']").value.trim().replace(",", ".");
   const direct = isDirect(card);
@@ -198,9 +305,9 @@ function wireCard(card) {
   const text = card.querySelector("textarea[id$='-text']");
   const qid = card.querySelector("input[id$='-qid']");
   follow(text, qid, (value) => questionId(value, takenIds(qid)));
-  for (const input of card.querySelectorAll("textarea[id$='-options'], input[id$='-epsilon']")) {
-    input.addEventListener("input", () => schedule(card));
-  }
+  card.addEventListener("input", (event) => {
+    if (event.target !== text && event.target !== qid && event.target.type !== "radio") schedule(card);
+  });
   for (const radio of card.querySelectorAll("input[type=radio]")) {
     radio.addEventListener("change", () => {
       card.classList.toggle("is-direct", isDirect(card));
