@@ -79,7 +79,7 @@ def test_a_typed_draft_is_edited_and_saved(app, auth_client, db_path):
     plain = {**LIST, "protection": "direct", "epsilon": ""}
     response = auth_client.post("/dashboard/habits/edit", data=builder_data(token, [hours, plain, MULTI]))
     assert response.status_code == 302, response.get_data(as_text=True)
-    hours_q, shop, used = get_survey(open_db(app), "habits").survey.questions
+    hours_q, shop, _used = get_survey(open_db(app), "habits").survey.questions
     assert (hours_q.method, hours_q.grid, hours_q.step) == ("grid", 4, 0.5)
     assert shop.type == "list" and not shop.protected
     page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
@@ -138,7 +138,7 @@ def test_a_bad_field_is_named_and_nothing_is_stored(app, auth_client, db_path, q
     question_two = message.replace("Question 1", "Question 2")
     field_two = field.replace("questions-0", "questions-1")
     assert f'<a href="#{field_two}">{question_two}' in page  # the summary names the field and links to it
-    assert f'id="{field_two}-errors"' in page or field_two.endswith("-kind") or field_two.endswith("-mechanism")
+    assert f'id="{field_two}-errors"' in page or field_two.endswith(("-kind", "-mechanism"))
     assert rows(db_path) == before  # nothing partial stored
 
 

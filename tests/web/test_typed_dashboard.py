@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 from deniable.server.cli import cli
