@@ -197,3 +197,14 @@ def test_the_typed_questions_speak_the_respondents_language(app, client, db_path
     for text in texts:
         assert text in page, text
     assert "Tick every one" not in page and "Please give a number" not in page
+
+
+def test_question_actions_keep_a_typed_slots_fields(app, auth_client):
+    token = csrf_token(auth_client, "/dashboard/new")
+    data = builder_data(token, [LIST, NUMERIC], action="duplicate-1")
+    del data["save"]
+    page = html.unescape(auth_client.post("/dashboard/new", data=data).get_data(as_text=True))
+    checked = re.findall(r'<input checked class="q-kind" id="questions-\d+-kind-\d" [^>]*value="(\w+)"', page)
+    assert checked == ["list", "numeric", "numeric"]
+    assert 'name="questions-2-maximum" type="text" value="40"' in page and "I have shoplifted" in page
+    assert get_survey(open_db(app), "typed") is None
