@@ -15,7 +15,6 @@ import argparse
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,9 @@ import scipy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_offline import FLOOR, pairs  # noqa: E402
 
 from deniable import estimators  # noqa: E402
 from deniable.client.mechanism import mechanism  # noqa: E402
@@ -118,12 +120,10 @@ def main() -> None:
         rows.append((f"write the responses CSV ({n:,} rows × 3, {csv_path.stat().st_size / 1e6:.0f} MB)",
                      fmt(time.perf_counter() - start)))
         command = deniable_command() + ["estimate", str(ROOT / "examples" / "survey.json"), str(csv_path)]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-
-        def run_estimate():
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-
-        rows.append((f"`deniable estimate` on that CSV (whole process)", fmt(best_of(run_estimate, 3))))
+        estimate_s, floor_s, ratio = pairs(command, [sys.executable, "-c", FLOOR, str(csv_path)], 3)
+        rows.append(("`deniable estimate` on that CSV (whole process)", fmt(estimate_s)))
+        rows.append(("floor: pyarrow read + value_counts of it (whole process)", fmt(floor_s)))
+        rows.append(("estimate / floor (median of 3 alternating pairs)", f"{ratio:.2f}×"))
     finally:
         shutil.rmtree(tmp)
 
