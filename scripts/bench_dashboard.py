@@ -58,6 +58,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="responses to store (default 10^6)")
     parser.add_argument("--repeat", type=int, default=7, help="renders after the first (default 7)")
+    parser.add_argument("--no-row-exports", action="store_true",
+                        help="skip the responses exports, the only pages that read every row (O(n))")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,8 +98,15 @@ def main() -> None:
             ("codebook export", "/dashboard/bench/export/codebook.json"),
             ("cross-tab drugs × cheat", "/dashboard/bench/crosstab?row=drugs&col=cheat"),
             ("subgroups cheat by age", "/dashboard/bench/subgroups?question=cheat&by=age"),
-            ("responses export CSV (every row)", "/dashboard/bench/export/responses.csv"),
-            ("responses export Parquet (every row)", "/dashboard/bench/export/responses.parquet"),
+            ("regression (default model)", "/dashboard/bench/regression"),
+            ("regression cheat ~ age (multinomial)", "/dashboard/bench/regression?formula=cheat+~+age"),
+            ("results over time (monitoring=1)", "/dashboard/bench/results?monitoring=1"),
+            ("monitoring page", "/dashboard/bench/monitoring?question=cheat"),
+            ("publish page", "/dashboard/bench/publish"),
+            ("preview", "/dashboard/bench/preview"),
+            *([] if args.no_row_exports else [
+                ("responses export CSV (every row)", "/dashboard/bench/export/responses.csv"),
+                ("responses export Parquet (every row)", "/dashboard/bench/export/responses.parquet")]),
         ]:
             first, size = timed(client, url)
             times = [timed(client, url)[0] for _ in range(args.repeat)]

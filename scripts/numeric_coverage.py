@@ -15,7 +15,7 @@ Multinomial(n, λ) with ``λ = q + (p − q) π_J`` (π_J: the rounded answers' 
 exactly); for the Laplace mechanism each report is X + G₁ − G₂ with numpy's geometric draws (the
 distribution the exact sampler produces, up to its clamp at probability 2^−40).
 
-    python scripts/numeric_coverage.py                 # 20,000 replicates per cell: about 20 minutes
+    python scripts/numeric_coverage.py                 # 20,000 replicates per cell: about 6 minutes on two cores
     python scripts/numeric_coverage.py --reps 2000     # a quick look
 """
 

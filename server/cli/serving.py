@@ -92,6 +92,9 @@ class Handler(PyWSGIHandler):
         self._deadline.close()
         return environ
 
+    def log_request(self):
+        """Nothing: there is no access log, so gunicorn's per-request record is not even built."""
+
     def log_error(self, msg, *args):
         """gevent's own messages about bad requests, without the client's address."""
         try:

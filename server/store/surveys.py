@@ -264,20 +264,20 @@ def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | 
     snapshot: :func:`deniable.server.store.responses.store_response` reads it again inside its write
     transaction, so a survey closed in between accepts nothing.
     """
-    rows = _dict_rows(db.conn.execute("SELECT * FROM surveys WHERE slug = ?", [slug]))
-    if not rows or rows[0]["status"] == "draft":
+    row = db.conn.execute("SELECT id, status, target_n, opened_on, closed_on, invitation_only, text_version "
+                          "FROM surveys WHERE slug = ?", [slug]).fetchone()
+    if row is None or row[1] == "draft":
         return None
-    row = rows[0]
+    survey_id, status, target_n, opened_on, closed_on, invitation_only, text_version = row
     cache = _launched.setdefault(db, {})
-    known = cache.get(row["id"])
-    if known is None or known.slug != row["slug"] or known.text_version != (row.get("text_version") or 1):
+    known = cache.get(survey_id)
+    if known is None or known.slug != slug or known.text_version != (text_version or 1):
         known = get_survey(db, slug)
         if known is None:
             return None
-        cache[row["id"]] = known
-    return replace(known, status=row["status"], target_n=row["target_n"],
-                   opened_on=row["opened_on"], closed_on=row["closed_on"],
-                   invitation_only=bool(row.get("invitation_only")))
+        cache[survey_id] = known
+    return replace(known, status=status, target_n=target_n, opened_on=opened_on, closed_on=closed_on,
+                   invitation_only=bool(invitation_only))
 
 
 def _dict_rows(cursor) -> list[dict]:

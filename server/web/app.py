@@ -62,9 +62,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import connections, errors, i18n, public, ratelimit, security
     from .dashboard import analysis, auth, lifecycle, planner, publish, views  # noqa: F401 (lifecycle, planner: their routes)
     from .dashboard import api as results_api
-    from .respondent import api, pages
+    from .respondent import api, pages, submit_route
 
     connections.init_app(app)
+    submit_route.install(app)  # inside security's ProxyFix, which must see the request first
     security.init_app(app)
     csrf.init_app(app)
     i18n.init_app(app)

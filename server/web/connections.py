@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 
 import sqlite_utils
 from flask import current_app, g
@@ -87,6 +88,18 @@ def get_db() -> sqlite_utils.Database:
 def get_readonly_db() -> sqlite_utils.Database:
     """The request's read-only handle (dashboard reads)."""
     return _handle("db_ro", readonly=True)
+
+
+@contextmanager
+def pooled(app):
+    """A read-write handle outside a Flask request (the submission route): returned to the pool
+    at the end, and the scrubber started, as :func:`close_db` does for a request."""
+    key, db = _process_pool().checkout(app.config["DATABASE"], False)
+    try:
+        yield db
+    finally:
+        _process_pool().checkin(key, db)
+        scrub.start(app.config["DATABASE"], float(app.config["SCRUB_SECONDS"]))
 
 
 def close_db(exc=None) -> None:

@@ -41,9 +41,12 @@ def http_error(exc: HTTPException):
     return _respond(exc.code or 500, exc.description or exc.name)
 
 
+def too_large_message(config) -> str:
+    return f"request body: larger than the limit of {config.get('MAX_CONTENT_LENGTH')} bytes"
+
+
 def too_large(exc: RequestEntityTooLarge):
-    limit = current_app.config.get("MAX_CONTENT_LENGTH")
-    return _respond(413, f"request body: larger than the limit of {limit} bytes", "body")
+    return _respond(413, too_large_message(current_app.config), "body")
 
 
 def csrf_error(exc: CSRFError):
@@ -59,13 +62,18 @@ def csrf_error(exc: CSRFError):
     return _respond(400, message, "csrf_token")
 
 
+def untrusted_host_message(config, host: str, exc: SecurityError) -> str:
+    """What to do about a ``Host`` outside ``TRUSTED_HOSTS``."""
+    host = "".join(c for c in host[:100] if c.isprintable())
+    trusted = ", ".join(config.get("TRUSTED_HOSTS") or [])
+    return (f"{exc.description} This server answers only to: {trusted}. If {host!r} is its public "
+            f"name, start it with `deniable serve --public-host {host.split(':')[0] or 'NAME'}` "
+            "(or add it to DENIABLE_TRUSTED_HOSTS).")
+
+
 def untrusted_host(exc: SecurityError):
     """A ``Host`` outside ``TRUSTED_HOSTS``: no URL can be built for it, so no page template."""
-    host = "".join(c for c in request.headers.get("Host", "")[:100] if c.isprintable())
-    trusted = ", ".join(current_app.config.get("TRUSTED_HOSTS") or [])
-    message = (f"{exc.description} This server answers only to: {trusted}. If {host!r} is its public "
-               f"name, start it with `deniable serve --public-host {host.split(':')[0] or 'NAME'}` "
-               "(or add it to DENIABLE_TRUSTED_HOSTS).")
+    message = untrusted_host_message(current_app.config, request.headers.get("Host", ""), exc)
     if _wants_json():
         return api_error(400, message, "Host")
     return message, 400, {"Content-Type": "text/plain; charset=utf-8"}

@@ -80,9 +80,9 @@ class RateLimiter:
     def _hidden(self, kind: str, value: str) -> str:
         return hmac.new(self._key, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()[:24]
 
-    def client_key(self) -> str:
+    def client_key(self, address: str | None) -> str:
         """A keyed hash of the client address; its key exists only in this server's memory."""
-        return self._hidden("address", request.remote_addr or "unknown")
+        return self._hidden("address", address or "unknown")
 
     def _each(self, setting: str, scope: str, key: str, action: str):
         """Yield ``(item, strategy, allowed)`` for each limit of ``setting`` after ``action``."""
@@ -99,9 +99,9 @@ class RateLimiter:
         reset = strategy.get_window_stats(item, scope, key).reset_time
         raise RateLimited(message, max(1, math.ceil(reset - time.time())))
 
-    def hit(self, setting: str, scope: str) -> None:
-        """Count one request of this client against ``setting``; raise RateLimited past the limit."""
-        key = self.client_key()
+    def hit(self, setting: str, scope: str, address: str | None) -> None:
+        """Count one request from ``address`` against ``setting``; raise RateLimited past the limit."""
+        key = self.client_key(address)
         for item, strategy, allowed in self._each(setting, scope, key, "hit"):
             if not allowed:
                 self._refuse(f"Too many requests from this address: at most {item}. "
@@ -134,8 +134,12 @@ class RateLimiter:
                     pass
 
 
+def limiter_of(app) -> RateLimiter:
+    return app.extensions["deniable.ratelimit"]
+
+
 def limiter() -> RateLimiter:
-    return current_app.extensions["deniable.ratelimit"]
+    return limiter_of(current_app)
 
 
 def limited(setting: str, *, scope: str, methods=("POST",)):
@@ -145,7 +149,7 @@ def limited(setting: str, *, scope: str, methods=("POST",)):
         def wrapped(*args, **kwargs):
             current = limiter()
             if current.enabled and request.method in methods:
-                current.hit(setting, scope)
+                current.hit(setting, scope, request.remote_addr)
             return view(*args, **kwargs)
         return wrapped
     return decorate

@@ -28,6 +28,9 @@ CSP = (
 )
 
 
+# Every response's security headers (and Cache-Control: no-store but on the static files).
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+           "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
 STATIC_ENDPOINTS = {"static", "dashboard.static"}
 DEFAULT_TRUSTED_HOSTS = ["localhost", "127.0.0.1"]
 
@@ -44,10 +47,8 @@ def public_url(endpoint: str, **values) -> str:
 def _headers(response):
     if request.endpoint not in STATIC_ENDPOINTS:
         response.headers.setdefault("Cache-Control", "no-store")
-    response.headers.setdefault("Content-Security-Policy", CSP)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "no-referrer")
-    response.headers.setdefault("X-Frame-Options", "DENY")
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
     return response
 
 

@@ -237,7 +237,7 @@ def test_failed_logins_back_off_per_account_whatever_the_address(db_path):
         response = login(client, password="wrong guess", next_url=None) if attempt < 6 else login(client)
         codes.append(response.status_code)
         # every attempt from another address: a per-address limit alone would not stop this
-        app.extensions["deniable.ratelimit"].client_key = (lambda n=attempt: f"address-{n}")
+        app.extensions["deniable.ratelimit"].client_key = (lambda address, n=attempt: f"address-{n}")
     assert codes[:5] == [401] * 5 and codes[5:] == [429, 429]  # even the right password waits
     refused = login(app.test_client())
     assert b"Too many failed logins for this account" in refused.data and "Retry-After" in refused.headers

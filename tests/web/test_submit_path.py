@@ -1,14 +1,21 @@
 """The fast submission path stays honest: the cached design never lets a closed survey accept,
-a draft is never served, and a cookie-less API request gets no session."""
+a draft is never served, a cookie-less API request gets no session, and the route answered in
+front of Flask (server/web/respondent/submit_route.py) keeps what Flask gave it: the host check,
+the headers, the JSON error shape, a logged 500 that stores nothing."""
 
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from deniable.server.store.db import connect
 from deniable.server.survey.definition import parse_definition
 from deniable.server.store.demo import DEMO_DEFINITION
 from deniable.server.store.surveys import insert_survey, set_status
+from deniable.server.web.app import create_app
+from deniable.server.web.security import HEADERS
 
 URL = "/api/v1/surveys/demo/responses"
 VALID = {"reports": {"drug_use": 1, "cheating": 2}}
@@ -74,3 +81,63 @@ def test_a_session_cookie_still_works_beside_the_api(client, open_demo):
     assert page.status_code == 200 and "Set-Cookie" in page.headers
     with client.session_transaction() as session:
         assert session.get("csrf_token")
+
+
+def test_the_route_answers_as_flask_did(client, open_demo):
+    response = post(client, VALID)
+    assert response.status_code == 201 and response.mimetype == "application/json"
+    assert response.data == json.dumps({"id": response.json["id"]}, separators=(",", ":")).encode() + b"\n"
+    assert response.headers["Cache-Control"] == "no-store"
+    assert all(response.headers[name] == value for name, value in HEADERS.items())
+    assert int(response.headers["Content-Length"]) == len(response.data)
+    for method in ("GET", "PUT", "DELETE", "HEAD"):
+        refused = client.open(URL, method=method)
+        assert refused.status_code == 405 and refused.headers["Allow"] == "POST"
+    assert client.post(URL + "/", json=VALID).status_code == 404  # only the exact path
+    assert client.post("/api/v1/surveys/a/b/responses", json=VALID).status_code == 404
+
+
+def test_an_untrusted_host_cannot_submit(db_path, open_demo, stored_state):
+    app = create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_ENABLED": False,
+                      "TRUSTED_HOSTS": ["survey.example.org"]})
+    before = stored_state()
+    refused = app.test_client().post(URL, json=VALID, headers={"Host": "evil.example"})
+    assert refused.status_code == 400 and refused.json["field"] == "Host"
+    assert "--public-host evil.example" in refused.json["error"]
+    assert stored_state() == before
+    ok = app.test_client().post(URL, json=VALID, headers={"Host": "survey.example.org"})
+    assert ok.status_code == 201
+
+
+@pytest.mark.parametrize("origin, status", [("http://localhost", 201), ("http://localhost/", 201),
+                                            ("https://localhost", 403), ("http://localhost:8000", 403)])
+def test_the_origin_must_be_the_servers_own(client, open_demo, origin, status):
+    assert post_with(client, {"Origin": origin}).status_code == status
+
+
+def post_with(client, headers):
+    return client.post(URL, data=json.dumps(VALID), content_type="application/json", headers=headers)
+
+
+def test_an_unexpected_failure_is_a_logged_json_500_that_stores_nothing(db_path, open_demo,
+                                                                       caplog):
+    """A real fault: the counts table is gone (another process broke the file), so the
+    transaction fails after the response row was inserted; it is rolled back."""
+    app = create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_ENABLED": False})
+    db = connect(db_path)
+    try:
+        db.conn.execute("ALTER TABLE counts RENAME TO counts_elsewhere")
+        db.conn.commit()
+        rows_before = db.execute("SELECT count(*) FROM responses").fetchone()[0]
+    finally:
+        db.conn.close()
+    with caplog.at_level(logging.ERROR):
+        response = app.test_client().post(URL, json=VALID, environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert response.status_code == 500 and response.json == {
+        "error": "An unexpected error happened on the server. Nothing was stored.", "field": None}
+    assert "no such table: counts" in caplog.text and "203.0.113.9" not in caplog.text
+    db = connect(db_path)
+    try:
+        assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == rows_before
+    finally:
+        db.conn.close()

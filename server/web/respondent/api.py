@@ -1,53 +1,31 @@
-"""The JSON API: ``/api/v1/surveys/<slug>`` (the design) and ``…/responses`` (submit reports).
+"""The JSON API: ``GET /api/v1/surveys/<slug>``, the design a client needs to randomize and report.
 
-The API carries no CSRF token, so it is exempt from CSRF and instead refuses what a
-cross-site page could send: a body that is not ``application/json`` (a cross-site form cannot
-set it without a CORS preflight, which this app never grants), an ``Origin`` other than its
-own, or ``Sec-Fetch-Site: cross-site``.  Every failure is a 4xx ``{"error", "field"}`` (:func:`~deniable.server.web.errors.api_error`).
+Submitting, ``POST …/responses``, is :mod:`.submit_route`, answered in front of Flask.  The API
+carries no CSRF token, so it is exempt from CSRF and instead refuses what a cross-site page
+could send: a body that is not ``application/json`` (a cross-site form cannot set it without a
+CORS preflight, which this app never grants), an ``Origin`` other than its own, or
+``Sec-Fetch-Site: cross-site``.  Every failure is a 4xx ``{"error", "field"}``
+(:func:`~deniable.server.web.errors.api_error`).
 """
 
 from __future__ import annotations
 
-import json
+from flask import Blueprint, jsonify
 
-from flask import Blueprint, jsonify, request
-
-from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
 from deniable.server.store.surveys import get_launched_survey
 from deniable.server.survey.definition import number
 
 from ..app import csrf
 from ..connections import get_db
 from ..errors import api_error as error
-from ..ratelimit import limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
 
 
-def _no_duplicate_keys(pairs):
-    data = {}
-    for key, value in pairs:
-        if key in data:
-            raise ReportError(f"{key}: appears more than once", key)
-        data[key] = value
-    return data
-
-
 def _published(slug):
     """The survey unless unknown or a draft; its design is parsed once per worker thread."""
     return get_launched_survey(get_db(), slug)
-
-
-def _cross_site() -> str | None:
-    """Why the request looks cross-site, or None."""
-    origin = request.headers.get("Origin")
-    if origin is not None and origin.rstrip("/") != request.host_url.rstrip("/"):
-        return f"cross-origin requests are refused (Origin {origin[:100]!r})"
-    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
-        return "cross-site requests are refused (Sec-Fetch-Site: cross-site)"
-    return None
 
 
 @bp.get("/surveys/<slug>")
@@ -98,42 +76,3 @@ def question_design(q) -> dict:
     if q.protected:
         item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q, realized_epsilon=mech.epsilon)
     return item
-
-
-@bp.post("/surveys/<slug>/responses")
-@limited("RATELIMIT_SUBMIT", scope="submit")
-def submit(slug):
-    """Store one response ``{"reports": {qid: option index}}``; 201 ``{"id": …}``."""
-    why = _cross_site()
-    if why:
-        return error(403, why, "Origin")
-    if request.mimetype != "application/json":
-        return error(415, f"Content-Type must be application/json, got {request.mimetype or 'none'!r}",
-                     "Content-Type")
-    stored = _published(slug)
-    if stored is None:
-        return error(404, f"no survey {slug!r}", "slug")
-    try:
-        try:
-            body = json.loads(request.get_data(), object_pairs_hook=_no_duplicate_keys)
-        except (ValueError, RecursionError) as exc:
-            if isinstance(exc, ReportError):
-                raise
-            raise ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body") from None
-        if not isinstance(body, dict):
-            raise ReportError('body: must be a JSON object {"reports": {...}}', "body")
-        extra = sorted(set(body) - {"reports", "invitation"})
-        if extra:
-            raise ReportError(f"{extra[0][:64]}: unknown key (the body holds \"reports\" and, "
-                              "for an invitation-only survey, \"invitation\")", extra[0][:64])
-        if "reports" not in body:
-            raise ReportError('reports: is required ({"reports": {"<question id>": <option index>}})', "reports")
-        response_id = store_response(get_db(), stored, body["reports"], body.get("invitation"))
-    except InvitationError as exc:
-        return error(403, str(exc), exc.field)
-    except SurveyClosedError:
-        return error(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
-                          "Thank you for your interest.", "slug")
-    except ReportError as exc:
-        return error(400, str(exc), exc.field)
-    return jsonify(id=response_id), 201

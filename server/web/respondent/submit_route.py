@@ -1,0 +1,167 @@
+"""``POST /api/v1/surveys/<slug>/responses``: the submission route, answered in front of Flask.
+
+Every response sent through the JSON API arrives here, and for this route Flask's machinery
+(request and application contexts, matching the path against every blueprint's rules, the
+session interface, the before- and after-request hooks, the response object) cost about as much
+server CPU as validating and storing the response (README, "Benchmarks": the profile of
+``scripts/bench_load.py``).  So :func:`install` puts a small WSGI application in front of Flask
+that answers this one path and hands every other request to Flask untouched.  It keeps
+everything Flask did for the route, in the same order:
+
+1. a ``Host`` outside ``TRUSTED_HOSTS`` is refused (400, the message of :func:`..errors.untrusted_host`);
+2. only POST is allowed (405, ``Allow: POST``);
+3. the per-address submission limit, one count with the survey form (429 with ``Retry-After``);
+4. a cross-site request is refused (403), a body that is not ``application/json`` (415);
+5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413;
+6. the body is parsed, validated and stored in one write transaction
+   (:func:`deniable.server.store.responses.store_response`) and answered ``201 {"id": …}``;
+
+with the same security headers (:data:`..security.HEADERS`), a connection from the same pool,
+the scrubber started after a write (:func:`..connections.pooled`), and every error in the API's
+one shape ``{"error", "field"}``.  An unexpected exception is logged (the path, never the
+address) and answered 500 with nothing stored, or raised when the app is testing, as Flask does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from werkzeug.exceptions import RequestEntityTooLarge, SecurityError
+from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
+from werkzeug.wsgi import get_host, get_input_stream, get_path_info
+
+from deniable.server.store.invitations import InvitationError
+from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
+from deniable.server.store.surveys import get_launched_survey
+
+from ..connections import pooled
+from ..errors import too_large_message, untrusted_host_message
+from ..ratelimit import RateLimited, limiter_of
+from ..security import HEADERS
+
+PATH = re.compile(r"/api/v1/surveys/([^/]+)/responses")
+
+
+class Refused(Exception):
+    """An API error: ``status`` and the body ``{"error": message, "field": field}``."""
+
+    def __init__(self, status: int, message: str, field: str | None, headers: tuple = ()):
+        super().__init__(message)
+        self.status, self.message, self.field, self.headers = status, message, field, headers
+
+
+def _no_duplicate_keys(pairs):
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise ReportError(f"{key}: appears more than once", key)
+        data[key] = value
+    return data
+
+
+def parse_body(raw: bytes) -> tuple[object, object]:
+    """``(reports, invitation)`` from a submission's JSON body, or :class:`ReportError` naming the part."""
+    try:
+        body = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+    except ReportError:
+        raise
+    except (ValueError, RecursionError):
+        raise ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body") from None
+    if not isinstance(body, dict):
+        raise ReportError('body: must be a JSON object {"reports": {...}}', "body")
+    extra = sorted(set(body) - {"reports", "invitation"})
+    if extra:
+        raise ReportError(f"{extra[0][:64]}: unknown key (the body holds \"reports\" and, "
+                          "for an invitation-only survey, \"invitation\")", extra[0][:64])
+    if "reports" not in body:
+        raise ReportError('reports: is required ({"reports": {"<question id>": <option index>}})', "reports")
+    return body["reports"], body.get("invitation")
+
+
+def cross_site(environ, host: str) -> str | None:
+    """Why the request looks cross-site, or None (its ``Origin`` is not this server's own)."""
+    origin = environ.get("HTTP_ORIGIN")
+    if origin is not None and origin.rstrip("/") != f"{environ['wsgi.url_scheme']}://{host}":
+        return f"cross-origin requests are refused (Origin {origin[:100]!r})"
+    if environ.get("HTTP_SEC_FETCH_SITE", "").lower() == "cross-site":
+        return "cross-site requests are refused (Sec-Fetch-Site: cross-site)"
+    return None
+
+
+def _respond(start_response, status: int, payload: dict, headers=()) -> list[bytes]:
+    """A JSON answer as Flask's ``jsonify`` writes it (sorted keys, ASCII, a final newline)."""
+    body = (json.dumps(payload, separators=(",", ":"), sort_keys=True) + "\n").encode()
+    start_response(f"{status} {HTTP_STATUS_CODES[status].upper()}", [
+        ("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers,
+        ("Cache-Control", "no-store"), *HEADERS.items()])
+    return [body]
+
+
+class SubmitRoute:
+    """WSGI: the submission path answered here, everything else by ``flask_app`` (the next app)."""
+
+    def __init__(self, app, next_app):
+        self.app, self.next_app = app, next_app
+
+    def __call__(self, environ, start_response):
+        match = PATH.fullmatch(get_path_info(environ))
+        if match is None:
+            return self.next_app(environ, start_response)
+        try:
+            return _respond(start_response, 201, {"id": self.submit(environ, match.group(1))})
+        except Refused as exc:
+            return _respond(start_response, exc.status, {"error": exc.message, "field": exc.field}, exc.headers)
+        except Exception:
+            propagate = self.app.config["PROPAGATE_EXCEPTIONS"]
+            if propagate if propagate is not None else (self.app.testing or self.app.debug):
+                raise
+            self.app.logger.exception("Exception on POST %s", PATH.pattern)
+            return _respond(start_response, 500, {
+                "error": "An unexpected error happened on the server. Nothing was stored.", "field": None})
+
+    def submit(self, environ, slug: str) -> str:
+        """Store one response; its id, or :class:`Refused`."""
+        config = self.app.config
+        try:
+            host = get_host(environ, config["TRUSTED_HOSTS"])
+        except SecurityError as exc:
+            raise Refused(400, untrusted_host_message(config, environ.get("HTTP_HOST", ""), exc), "Host") from None
+        if environ["REQUEST_METHOD"] != "POST":
+            raise Refused(405, "The method is not allowed for the requested URL.", None, (("Allow", "POST"),))
+        limits = limiter_of(self.app)
+        if limits.enabled:
+            try:
+                limits.hit("RATELIMIT_SUBMIT", "submit", environ.get("REMOTE_ADDR"))
+            except RateLimited as exc:
+                raise Refused(429, exc.description, None, (("Retry-After", str(exc.retry_after)),)) from None
+        why = cross_site(environ, host)
+        if why:
+            raise Refused(403, why, "Origin")
+        mimetype = parse_options_header(environ.get("CONTENT_TYPE", ""))[0].lower()
+        if mimetype != "application/json":
+            raise Refused(415, f"Content-Type must be application/json, got {mimetype or 'none'!r}",
+                          "Content-Type")
+        with pooled(self.app) as db:
+            stored = get_launched_survey(db, slug)
+            if stored is None:
+                raise Refused(404, f"no survey {slug!r}", "slug")
+            try:
+                raw = get_input_stream(environ, max_content_length=config["MAX_CONTENT_LENGTH"]).read()
+            except RequestEntityTooLarge:
+                raise Refused(413, too_large_message(config), "body") from None
+            try:
+                reports, invitation = parse_body(raw)
+                return store_response(db, stored, reports, invitation)
+            except InvitationError as exc:
+                raise Refused(403, str(exc), exc.field) from None
+            except SurveyClosedError:
+                raise Refused(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
+                                   "Thank you for your interest.", "slug") from None
+            except ReportError as exc:
+                raise Refused(400, str(exc), exc.field) from None
+
+
+def install(app) -> None:
+    """Answer the submission path in front of ``app``'s Flask handling (before any ProxyFix wraps it)."""
+    app.wsgi_app = SubmitRoute(app, app.wsgi_app)
