@@ -14,10 +14,26 @@ audit of Ding, Wang, Wang, Zhang & Kifer, *Detecting violations of differential 
 
 The events tested are the columns of the table: single reports S = {s}, or any partition of
 the reports into cells (post-processing, so a binned randomizer is ε-LDP whenever the
-randomizer is).  For k-ary randomized response single reports are the tight events
-(``P(s | s) / P(s | b) = p/q = e^ε``); for the discrete Laplace mechanism on ``0..m`` they are
-the two tails ``{y ≤ 0}`` and ``{y ≥ m}`` against the answers 0 and m (ratio ``t^(−m) = e^ε`` on
-every report there), so ``deniable audit`` bins reports into those tails and the values between.
+randomizer is).  The cells of each mechanism, chosen where it is tight:
+
+* **k-ary randomized response** (single choice, and a list experiment's count): single reports
+  (``P(s | s) / P(s | b) = p/q = e^ε``).  A list experiment's report is the pair (arm, count);
+  the true inputs are the respondents who hold nothing (count 0 in either arm) and everything
+  (J in control, J + 1 in treatment), and the cells are every pair (:func:`list_cells`): the pair
+  (treatment, J + 1) has ratio p/q.  A *plain* list experiment reports (treatment, J + 1) only
+  for the second respondent, so the bound grows without limit with the samples: not ε-LDP.
+* **grid randomized response** on 0..m with G + 1 grid points: the answers 0 and m (on the grid:
+  no rounding) and the cells {report 0}, {report G}, {anything else} (:func:`end_cells`),
+  ratio p/q.  (``deniable audit`` also runs the middle answer, whose rounding is random.)
+* **the discrete Laplace mechanism** on 0..m: the two tails ``{y ≤ 0}`` and ``{y ≥ m}`` against
+  the answers 0 and m (ratio ``t^(−m) = e^ε`` on every report there), and the values between
+  (:func:`tail_cells`).
+* **check all that apply** with K options: the empty set against the full set, which differ in
+  every bit.  For them the likelihood ratio of a report depends only on its number W of ticks,
+  ``(p/q)^(2W − K)``, so the cells are W = 0..K (:func:`tick_cells`, a post-processing of the
+  whole report vector that loses nothing for this pair): W = K (the all-ticked pattern) has
+  ratio ``(p/q)^K = e^ε``, and W = 0 the same the other way.
+
 With r true values and s cells there are r·s lower and r·s upper bounds; each is taken at level
 ``α / (2rs)`` (Bonferroni), so all of them hold together with probability at least ``1 − α`` and
 the maximum over every (a, b, s) of ``ln(L[a, s] / U[b, s])`` is a lower bound on the true ε at
@@ -66,7 +82,7 @@ def epsilon_lower_bound(counts, confidence: float = 0.95) -> EpsilonBound:
     low, high = cp_lower(counts, n, alpha), cp_upper(counts, n, alpha)
     freq = counts / n
     best, point, worst = 0.0, 0.0, (0, 1, 0)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # cells never seen: ln 0, and ln 0 − ln 0 (dropped)
         for a in range(k):
             for b in range(k):
                 if a == b:
@@ -81,3 +97,34 @@ def epsilon_lower_bound(counts, confidence: float = 0.95) -> EpsilonBound:
                     point = max(point, float(finite.max()))
     return EpsilonBound(lower_bound=best, point=point, worst=worst, samples=n, bounds_tested=tests,
                         confidence=confidence)
+
+
+def end_cells(counts) -> np.ndarray:
+    """Grid reports 0..G binned into {0}, {G} and the rest (the rest only when G ≥ 2)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape[-1] == 2:
+        return counts
+    return np.stack([counts[..., 0], counts[..., -1], counts[..., 1:-1].sum(axis=-1)], axis=-1)
+
+
+def tail_cells(counts, low: int, m: int) -> np.ndarray:
+    """Discrete Laplace reports ``y = low + i`` (counts[..., i]) binned into y ≤ 0, 0 < y < m, y ≥ m."""
+    counts = np.asarray(counts, dtype=np.int64)
+    y = low + np.arange(counts.shape[-1])
+    return np.stack([counts[..., y <= 0].sum(axis=-1), counts[..., (y > 0) & (y < m)].sum(axis=-1),
+                     counts[..., y >= m].sum(axis=-1)], axis=-1)
+
+
+def tick_cells(masks, k: int) -> np.ndarray:
+    """Reported subsets (bit masks of K options) counted by their number of ticks, W = 0..K."""
+    masks = np.asarray(masks, dtype=np.int64).reshape(-1)
+    ticks = np.zeros(masks.size, dtype=np.int64)
+    for j in range(k):
+        ticks += (masks >> j) & 1
+    return np.bincount(ticks, minlength=k + 1)
+
+
+def list_cells(arms, reports, items: int) -> np.ndarray:
+    """List-experiment reports (arm, count) counted by pair: cell ``arm · (J + 2) + count``."""
+    arms, reports = (np.asarray(a, dtype=np.int64).reshape(-1) for a in (arms, reports))
+    return np.bincount(arms * (items + 2) + reports, minlength=2 * (items + 2))

@@ -139,12 +139,12 @@ def estimate_list(control, treatment, items: int, epsilon, confidence: float = 0
     )
 
 
-def list_margin(items: int, epsilon, n: int, confidence: float = 0.95) -> dict:
-    """The prevalence's expected half-width with n respondents (n/2 per arm), worst and typical case.
+def list_variances(items: int, epsilon) -> tuple[float, float]:
+    """The two arms' score variances added (``V_T + V_C``, per report): worst and typical case.
 
     Worst: each arm's answers on the two ends of their range with the largest variance (control
     0 or J, treatment 0 or J + 1, half each).  Typical: control items independent, each held by
-    half, and the sensitive item by 10%.
+    half, and the sensitive item by 10%.  ``epsilon`` None: a plain list experiment.
     """
     mech = list_mechanism(items, epsilon)
     model = rr_model(mech.k, mech.rr.p, mech.rr.q)
@@ -152,7 +152,32 @@ def list_margin(items: int, epsilon, n: int, confidence: float = 0.95) -> dict:
     worst = (float(model.variance(control_mu, items**2 / 4)) + float(model.variance(treatment_mu, (items + 1) ** 2 / 4)))
     typical_c = float(model.variance(items / 2, items / 4))
     typical_t = float(model.variance(items / 2 + 0.1, items / 4 + 0.09))
+    return worst, typical_c + typical_t
+
+
+def list_margin(items: int, epsilon, n: int, confidence: float = 0.95) -> dict:
+    """The prevalence's expected half-width with n respondents (n/2 per arm), worst and typical case
+    (:func:`list_variances`)."""
+    mech = list_mechanism(items, epsilon)
+    worst, typical = list_variances(items, epsilon)
     half = max(n, 2) / 2
     return {"items": items, "epsilon": mech.epsilon if mech.protected else None, "n": n,
             "margin_worst": z(confidence) * np.sqrt(worst / half),
-            "margin_typical": z(confidence) * np.sqrt((typical_c + typical_t) / half)}
+            "margin_typical": z(confidence) * np.sqrt(typical / half)}
+
+
+def list_sample_size(items: int, epsilon, margin: float, confidence: float = 0.95) -> dict:
+    """Respondents (an even number, half per arm) for the prevalence's half-width ``margin``.
+
+    ``n/2 = ceil(z² V / margin²)`` with V from :func:`list_variances`, worst and typical case:
+    the large-sample half-width ``z sqrt(V/(n/2))`` of :func:`list_margin` is then at most the margin.
+
+    >>> list_sample_size(3, None, 0.05)["needed_worst"]
+    19208
+    """
+    if isinstance(margin, bool) or not 0 < float(margin) < 1:
+        raise ValueError(f"margin must be a number in (0, 1), got {margin!r}")
+    worst, typical = list_variances(items, epsilon)
+    zq = z(check_confidence(confidence))
+    worst_arm, typical_arm = (int(np.ceil(zq * zq * v / (margin * margin))) for v in (worst, typical))
+    return {"needed_worst": 2 * worst_arm, "needed_typical": 2 * typical_arm}

@@ -265,22 +265,19 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
 # ---------------------------------------------------------------- plan
 
 
-@click.command("plan")
-@click.option("--k", "k", type=int, required=True, help="Number of options of the question.")
-@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), required=True,
-              help="Wanted half-width of the interval, as a proportion (0.03 = ±3 points).")
-@click.option("--epsilon", "epsilons", type=float, multiple=True, metavar="E",
-              help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
-@confidence_option
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def plan(k, margin, epsilons, confidence, fmt) -> None:
-    """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
+def _check_margin(margin: float, numeric: bool) -> float:
+    import math
 
-    \b
-    Example:
-        deniable plan --k 2 --margin 0.03
-        deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
-    """
+    if numeric and not (math.isfinite(margin) and margin > 0):
+        raise click.BadParameter(f"{margin} is not a positive number (the mean's margin, in the question's units)",
+                                 param_hint="'--margin'")
+    if not numeric and not 0 < margin < 1:
+        raise click.BadParameter(f"{margin} is not in the range 0<x<1 (a proportion: 0.03 = ±3 points)",
+                                 param_hint="'--margin'")
+    return margin
+
+
+def _plan_choice(k, margin, epsilons, confidence, fmt) -> None:
     from deniable.client.mechanism import MechanismError, check_k
     from deniable.server.survey import planning
 
@@ -288,15 +285,112 @@ def plan(k, margin, epsilons, confidence, fmt) -> None:
         k = check_k(k)
     except MechanismError as exc:
         raise click.UsageError(f"--k: {exc}") from None
-    epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
     try:
         rows = planning.plan_rows(k, margin, epsilons, confidence=confidence)
     except (MechanismError, ValueError) as exc:
-        raise click.UsageError(f"--epsilon: {exc}") from None
+        raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
     if fmt == "json":
         echo_json({"k": k, "margin": margin, "confidence": confidence, "plans": rows})
     else:
         click.echo(planning.plan_table(k, margin, confidence, rows), nl=False)
+
+
+def _plan_type(kind: str, value, step, margin, epsilons, confidence, fmt) -> None:
+    from deniable.client.mechanism import MechanismError, check_epsilon
+    from deniable.server.survey import type_planning as tp
+
+    try:
+        for epsilon in epsilons:
+            check_epsilon(epsilon)
+    except MechanismError as exc:
+        raise click.UsageError(f"--epsilon: {exc}") from None
+    try:
+        if kind == "numeric":
+            question = tp.numeric_question(*value, step)
+            rows = tp.numeric_plan_rows(question, margin, epsilons, confidence)
+            head = {"type": "numeric", "min": float(question.minimum), "max": float(question.maximum),
+                    "step": float(question.step), "answers": question.steps + 1}
+            text = tp.numeric_plan_table(question, margin, confidence, rows)
+        elif kind == "multi":
+            rows = tp.multi_plan_rows(value, margin, epsilons, confidence)
+            head, text = {"type": "multi", "options": value}, tp.multi_plan_table(value, margin, confidence, rows)
+        else:
+            rows = tp.list_plan_rows(value, margin, epsilons, confidence)
+            head, text = {"type": "list", "items": value}, tp.list_plan_table(value, margin, confidence, rows)
+    except tp.PlanInputError as exc:
+        raise click.UsageError(str(exc)) from None
+    except (MechanismError, ValueError) as exc:
+        raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
+    if fmt == "json":
+        echo_json({**head, "margin": margin, "confidence": confidence, "plans": rows})
+    else:
+        click.echo(text, nl=False)
+
+
+def _number(text: str):
+    """A command-line number for a definition: an int when whole, else a float (never NaN or inf)."""
+    import math
+
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{text!r} is not a number", param_hint="'--numeric' / '--step'")
+    return value
+
+
+@click.command("plan")
+@click.option("--k", "k", type=int, help="Plan a single-choice question with K options.")
+@click.option("--numeric", nargs=2, metavar="MIN MAX", help="Plan a numeric question with answers MIN..MAX.")
+@click.option("--step", metavar="S", help="With --numeric: the answers' spacing (default 1).")
+@click.option("--multi", "multi", type=int, metavar="K", help="Plan a check-all-that-apply question with K options.")
+@click.option("--list", "items", type=int, metavar="J",
+              help="Plan a list experiment with J control items (plain, and at each ε).")
+@click.option("--margin", type=float, required=True,
+              help="Wanted half-width of the interval: a proportion (0.03 = ±3 points), or for --numeric "
+                   "the mean's, in the question's units.")
+@click.option("--epsilon", "epsilons", type=float, multiple=True, metavar="E",
+              help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
+@confidence_option
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+def plan(k, numeric, step, multi, items, margin, epsilons, confidence, fmt) -> None:
+    """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
+
+    One of --k (single choice), --numeric MIN MAX (the mean, with the planner's mechanism and
+    every alternative's margin), --multi K (each option's prevalence) or --list J (the sensitive
+    item's prevalence, plain and at each ε).
+
+    \b
+    Example:
+        deniable plan --k 2 --margin 0.03
+        deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
+        deniable plan --numeric 0 40 --margin 2 --epsilon 1
+        deniable plan --multi 4 --margin 0.05 --epsilon 2
+        deniable plan --list 3 --margin 0.1 --epsilon 1
+    """
+    chosen = [name for name, given in (("--k", k is not None), ("--numeric", numeric is not None),
+                                       ("--multi", multi is not None), ("--list", items is not None)) if given]
+    if len(chosen) != 1:
+        raise click.UsageError("give exactly one of --k, --numeric, --multi and --list"
+                               + (f" (got {' and '.join(chosen)})" if chosen else ""))
+    if step is not None and numeric is None:
+        raise click.UsageError("--step goes with --numeric")
+    margin = _check_margin(margin, numeric is not None)
+    epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
+    if k is not None:
+        _plan_choice(k, margin, epsilons, confidence, fmt)
+    elif numeric is not None:
+        _plan_type("numeric", tuple(_number(v) for v in numeric), None if step is None else _number(step),
+                   margin, epsilons, confidence, fmt)
+    elif multi is not None:
+        _plan_type("multi", multi, None, margin, epsilons, confidence, fmt)
+    else:
+        _plan_type("list", items, None, margin, epsilons, confidence, fmt)
 
 
 COMMANDS = (estimate, simulate, plan)

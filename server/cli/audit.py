@@ -1,11 +1,13 @@
 """``deniable audit``: sample the shipped randomizers and lower-bound the ε they really give.
 
 The browser side is the real thing: the app is served on a loopback port and headless
-chromium imports ``/static/rr.js`` from it (or, with ``--script``, another file served at that
-same address, which is how a broken randomizer is shown to fail).  The Python side is
-:func:`deniable.client.randomize` drawing from the OS CSPRNG.  The settings audited are a grid of
-(k, ε) and, with ``--db``, the mechanisms of the protected questions stored in a database.  The
-statistics are in :mod:`deniable.estimators.audit`.
+chromium imports ``/static/rr.js`` from it — the samplers of every question type, which
+``survey.js`` and ``types.js`` call — (or, with ``--script``, another file served at that same
+address, which is how a broken randomizer is shown to fail).  The Python side is their twins in
+:mod:`deniable.client`, drawing from the OS CSPRNG.  The settings audited (:mod:`.audit_settings`)
+are a grid over ε of every question type and, with ``--db``, the mechanisms of the protected
+questions (and plain list experiments) stored in a database.  The statistics are in
+:mod:`deniable.estimators.audit`.
 """
 
 from __future__ import annotations
@@ -20,29 +22,14 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 import click
 
+from . import audit_settings
+from .audit_settings import TYPES, Setting, browser_counts, python_counts
 from .common import database, db_option
-
-if TYPE_CHECKING:  # numpy and the randomizer are imported by the command when it runs
-    from deniable.client.mechanism import Mechanism
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
-BATCH = 200_000  # draws per page.evaluate call
-
-SAMPLE_JS = """
-async ([value, k, threshold, n]) => {
-  const rr = await import('/static/rr.js');
-  const counts = new Array(k).fill(0);
-  for (let i = 0; i < n; i++) counts[rr.randomize(value, k, threshold)] += 1;
-  return counts;
-}
-"""
-
-
 def install_hint() -> str:
     """How to install Playwright into the Python this deniable runs on (a checkout's .venv or any other)."""
     return (f"deniable audit needs Playwright, which is not installed for {sys.executable}: install it with "
@@ -93,59 +80,59 @@ def browser_page(script: Path | None, chromium: str):
             server.server_close()
 
 
-def browser_counts(page, k: int, threshold: int, samples: int, advance):
-    import numpy as np
-
-    counts = np.zeros((k, k), dtype=np.int64)
-    for value in range(k):
-        done = 0
-        while done < samples:
-            batch = min(BATCH, samples - done)
-            counts[value] += page.evaluate(SAMPLE_JS, [value, k, threshold, batch])
-            done += batch
-            advance(batch)
-    return counts
-
-
-def stored_mechanisms(db_path: str) -> list[tuple[Mechanism, list[str]]]:
-    """The distinct mechanisms of the protected questions stored in a database (opened read-only).
+def stored_settings(db_path: str, types) -> list[Setting]:
+    """The mechanisms of the questions stored in a database (opened read-only).
 
     Read through :func:`deniable.server.store.surveys.list_surveys`, the code the survey page renders from, so
-    each is the (k, threshold) the page hands to ``rr.js``; each comes with the ``slug/qid`` of
-    the questions asked under it.
+    each is the mechanism the page hands to ``rr.js``; each comes with the ``slug/qid`` of the
+    questions asked under it.
     """
     from deniable.client.mechanism import MechanismError
     from deniable.server.store.surveys import list_surveys
 
-    found: dict[Mechanism, list[str]] = {}
     with database(db_path, readonly=True) as db:
         try:
-            for stored in list_surveys(db):
-                for q in stored.survey.questions:
-                    if q.protected and q.is_choice:  # the other types' samplers: tests/e2e/test_rr_js.py
-                        found.setdefault(q.mechanism, []).append(f"{stored.survey.slug}/{q.id}")
+            found = audit_settings.stored_settings(list_surveys(db), types)
         except (sqlite3.Error, MechanismError) as exc:
             raise click.ClickException(f"{db_path}: cannot read the surveys: {exc}") from None
     if not found:
         raise click.ClickException(f"{db_path}: no protected questions to audit")
-    return sorted(found.items(), key=lambda item: (item[0].k, item[0].declared_epsilon))
+    return found
 
 
-def python_counts(k: int, epsilon: float, samples: int, advance):
-    import numpy as np
+def verdict(row: dict) -> str:
+    if row["ok"] is None:
+        return (f"NOT ε-LDP: a plain list experiment (the samples show ε ≥ {row['browser_lower_bound']:.1f} "
+                "and growing with the samples)")
+    return "ok" if row["ok"] else "VIOLATION: more than the declared ε"
 
-    from deniable.client import randomize
 
-    counts = np.zeros((k, k), dtype=np.int64)
-    for value in range(k):
-        reports = randomize(np.full(samples, value), k, epsilon)
-        counts[value] = np.bincount(reports, minlength=k)
-        advance(samples)
-    return counts
+def _number(value) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def echo_table(rows: list[dict], samples: int, confidence: float) -> None:
+    click.echo(f"{samples:,} runs per true value; all {2 * len(rows)} lower bounds (ε ≥) hold together "
+               f"with confidence {confidence}")
+    table = [[r["type"], r["setting"], _number(r["declared_epsilon"]), _number(r["realized_epsilon"]),
+              f"{r['browser_lower_bound']:.4f}", f"{r['python_lower_bound']:.4f}",
+              *((_number(r["browser_point"]), _number(r["python_point"])) if r["protected"] else ("∞", "∞"))]
+             for r in rows]
+    headers = ["type", "setting", "declared ε", "realized ε", "browser ≥", "python ≥", "browser obs.", "python obs."]
+    widths = [max(len(c) for c in col) for col in zip(headers, *table)]
+    questions = any(r["questions"] for r in rows)
+    for cells, r in zip([headers, *table], [None, *rows]):
+        line = "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        tail = "verdict" + ("  questions" if questions else "") if r is None else \
+            verdict(r) + ("  " + ", ".join(r["questions"]) if r["questions"] else "")
+        click.echo(f"  {line}  {tail}")
 
 
 @click.command("audit")
-@click.option("--k", "ks", type=click.IntRange(2, 16), multiple=True, help="Options (repeatable; default 2 and 4).")
+@click.option("--type", "types", type=click.Choice(TYPES), multiple=True,
+              help="Question types to audit (repeatable; default all).")
+@click.option("--k", "ks", type=click.IntRange(2, 16), multiple=True,
+              help="Options of the single-choice settings (repeatable; default 2 and 4).")
 @click.option("--epsilon", "epsilons", type=float, multiple=True,
               help="Declared ε (repeatable; default 0.5, 1 and 2).")
 @click.option("--samples", type=click.IntRange(1000, 10**9), default=1_000_000, show_default=True,
@@ -158,66 +145,62 @@ def python_counts(k: int, epsilon: float, samples: int, advance):
 @db_option(None, "Audit the mechanism of every protected question stored in this database "
                  "(read-only), instead of the default grid.")
 @click.option("--chromium", default=CHROMIUM, show_default=True, help="The chromium executable.")
-def audit(ks, epsilons, samples, confidence, fmt, script, db_path, chromium) -> None:
+def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromium) -> None:
     """Check that the randomizers give no more than the declared ε.
 
-    Runs the browser randomizer (/static/rr.js in headless chromium) and the Python one
-    SAMPLES times for every true value and reports a lower bound on the ε they really give
+    Runs the browser samplers (/static/rr.js in headless chromium) and their Python twins
+    SAMPLES times for every true input and reports a lower bound on the ε they really give
     (Clopper–Pearson, Bonferroni over all bounds of all rows), beside the declared and
-    realized ε.  Exit status 1 if a lower bound exceeds the declared ε.  With --db the
-    settings are those of the protected questions stored in FILE, plus any --k/--epsilon grid
-    asked for.
+    realized ε, for every question type: single choice, numeric (grid randomized response and
+    discrete Laplace), check all that apply and the list experiment (a plain one is shown not to
+    be ε-LDP).  Exit status 1 if a lower bound exceeds the declared ε.  With --db the settings
+    are those of the questions stored in FILE, plus any --k/--epsilon grid asked for.
 
     \b
     Example:
         deniable audit --k 2 --k 5 --epsilon 1 --samples 1000000
+        deniable audit --type laplace --type multi --epsilon 1
         deniable audit --db deniable.db
     """
-    from deniable.client.mechanism import MechanismError, mechanism
+    from deniable.client.mechanism import MechanismError
     from deniable.estimators.audit import epsilon_lower_bound  # scipy: only here
 
-    configs: list[tuple[Mechanism, list[str]]] = stored_mechanisms(db_path) if db_path else []
+    types = types or TYPES
+    configs: list[Setting] = stored_settings(db_path, types) if db_path else []
     if not db_path or ks or epsilons:
-        for k in ks or (2, 4):
-            for eps in epsilons or (0.5, 1.0, 2.0):
-                try:
-                    configs.append((mechanism(k, eps), []))
-                except MechanismError as exc:
-                    raise click.BadParameter(str(exc), param_hint="--epsilon") from None
+        try:
+            configs += audit_settings.default_settings(types, ks or (2, 4), epsilons or (0.5, 1.0, 2.0))
+        except MechanismError as exc:
+            raise click.BadParameter(str(exc), param_hint="--epsilon") from None
     # Bonferroni across the table too: every bound of every row holds together with `confidence`,
     # so a correct pair of randomizers fails the command with probability at most 1 − confidence.
     each = 1 - (1 - confidence) / (2 * len(configs))
     rows = []
-    total = 2 * samples * sum(mech.k for mech, _ in configs)
+    total = 2 * samples * sum(len(setting.inputs) for setting in configs)
     with browser_page(script, chromium) as page, click.progressbar(
             length=total, label="sampling the randomizers", file=sys.stderr) as bar:
-        for mech, questions in configs:
-            k, eps = mech.k, mech.declared_epsilon
+        for setting in configs:
             found = {
-                "browser": epsilon_lower_bound(browser_counts(page, k, mech.threshold, samples, bar.update), each),
-                "python": epsilon_lower_bound(python_counts(k, eps, samples, bar.update), each),
+                "browser": epsilon_lower_bound(setting.cells(browser_counts(page, setting, samples, bar.update)), each),
+                "python": epsilon_lower_bound(setting.cells(python_counts(setting, samples, bar.update)), each),
             }
+            eps = setting.declared_epsilon
             rows.append({
-                "k": k, "declared_epsilon": eps, "threshold": mech.threshold, "realized_epsilon": mech.epsilon,
+                "type": setting.kind, "setting": setting.label, "k": setting.mech.k if setting.kind == "choice" else None,
+                "declared_epsilon": eps, "threshold": setting.mech.threshold, "realized_epsilon": setting.realized_epsilon,
+                "protected": setting.protected,
                 **{f"{side}_lower_bound": b.lower_bound for side, b in found.items()},
-                **{f"{side}_point": b.point for side, b in found.items()},
-                "ok": all(b.lower_bound <= eps for b in found.values()),
-                "questions": questions,
+                # a plain list experiment's observed ratio is infinite (a cell never seen for one input)
+                **{f"{side}_point": b.point if setting.protected else None for side, b in found.items()},
+                "ok": all(b.lower_bound <= eps for b in found.values()) if setting.protected else None,
+                "questions": setting.questions,
             })
+    for row in rows:
+        row["verdict"] = verdict(row)
     if fmt == "json":
         click.echo(json.dumps({"samples": samples, "confidence": confidence, "confidence_each": each,
                                "script": str(script) if script else "/static/rr.js", "results": rows}, indent=2))
     else:
-        click.echo(f"{samples:,} runs per true value; all {2 * len(rows)} lower bounds (ε ≥) hold together "
-                   f"with confidence {confidence}")
-        click.echo(f"{'k':>3} {'declared ε':>11} {'realized ε':>11} {'browser ≥':>10} {'python ≥':>9} "
-                   f"{'browser obs.':>13} {'python obs.':>12}  verdict"
-                   f"{'  questions' if any(r['questions'] for r in rows) else ''}")
-        for r in rows:
-            click.echo(f"{r['k']:>3} {r['declared_epsilon']:>11.4f} {r['realized_epsilon']:>11.4f} "
-                       f"{r['browser_lower_bound']:>10.4f} {r['python_lower_bound']:>9.4f} "
-                       f"{r['browser_point']:>13.4f} {r['python_point']:>12.4f}  "
-                       f"{'ok' if r['ok'] else 'VIOLATION: more than the declared ε'}"
-                       f"{'  ' + ', '.join(r['questions']) if r['questions'] else ''}")
-    if not all(r["ok"] for r in rows):
+        echo_table(rows, samples, confidence)
+    if any(r["ok"] is False for r in rows):
         sys.exit(1)

@@ -70,8 +70,8 @@ def run(*args):
 @pytest.mark.browser
 def test_shipped_rr_js_and_python_pass():
     # all bounds of both randomizers in both settings hold together with probability ≥ 0.999
-    result = run("--k", "2", "--k", "5", "--epsilon", "1", "--samples", "200000", "--confidence", "0.999",
-                 "--format", "json")
+    result = run("--type", "choice", "--k", "2", "--k", "5", "--epsilon", "1", "--samples", "200000",
+                 "--confidence", "0.999", "--format", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output[result.output.index("{"):])["results"]
     assert [(r["k"], r["ok"]) for r in rows] == [(2, True), (5, True)]
@@ -93,12 +93,12 @@ def test_a_threshold_five_percent_too_high_is_caught(tmp_path):
     assert keep in source
     broken = tmp_path / "rr-broken.js"
     broken.write_text(source.replace(keep, "if (draw(nextUint32) < Math.min(threshold * 1.05, 4294967296)) {"))
-    result = run("--k", "2", "--epsilon", "1", "--samples", "200000", "--confidence", "0.999",
+    result = run("--type", "choice", "--k", "2", "--epsilon", "1", "--samples", "200000", "--confidence", "0.999",
                  "--script", str(broken))
     assert result.exit_code == 1, result.output
     assert "VIOLATION" in result.output
-    line = next(l for l in result.output.splitlines() if re.match(r"\s+2\s", l))
-    browser_bound = float(line.split()[3])
+    line = next(l for l in result.output.splitlines() if re.match(r"\s+choice\s+k=2\s", l))
+    browser_bound = float(line.split()[4])
     assert browser_bound > 1.0 and math.isclose(browser_bound, 1.19, abs_tol=0.05)
 
 
