@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import beta
 
 
 def z(confidence: float) -> float:
@@ -21,11 +20,17 @@ def z(confidence: float) -> float:
     return float(ndtri(1 - (1 - confidence) / 2))
 
 
+def _beta():
+    from scipy.stats import beta  # scipy.stats takes most of a second to import: only when used
+
+    return beta
+
+
 def cp_lower(x, n, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson lower bound: the π with ``P(X ≥ x | n, π) = α`` (0 when x = 0)."""
     x = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore"):
-        bound = beta.ppf(alpha, x, n - x + 1)
+        bound = _beta().ppf(alpha, x, n - x + 1)
     return np.where(x > 0, bound, 0.0)
 
 
@@ -33,5 +38,5 @@ def cp_upper(x, n, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson upper bound: the π with ``P(X ≤ x | n, π) = α`` (1 when x = n)."""
     x = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore"):
-        bound = beta.ppf(1 - alpha, x + 1, n - x)
+        bound = _beta().ppf(1 - alpha, x + 1, n - x)
     return np.where(x < n, bound, 1.0)

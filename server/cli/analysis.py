@@ -82,7 +82,7 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None) -> Data
     try:
         if not files.is_parquet(inputs[1]):  # a CSV says which design it was exported under
             check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
-        return files.read_responses(inputs[1], survey, progress=True)
+        return files.read_patterns(inputs[1], survey, progress=True)
     except (CSVError, DesignMismatch) as exc:
         fail(str(exc))
 

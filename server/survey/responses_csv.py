@@ -160,15 +160,12 @@ def _arrow_error(path: Path, exc: Exception, width: int, header_line: int = 1) -
     return CSVError(f"{path}: cannot parse as CSV: {message}")
 
 
-def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
-    """Read a responses CSV into a :class:`Dataset` of option indices (``-1`` = not answered).
-
-    ``progress`` may be a callable that receives the number of bytes consumed after each block
-    (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.
-    """
-    path = Path(path)
+@contextlib.contextmanager
+def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], None]):
+    """``(header_line, batches)``: the header's line number and an iterator over the file's record
+    batches (every cell a dictionary-encoded string, the ``text-version`` column left out), with
+    the progress bar or callback of ``progress`` and every read or parse error as a CSVError."""
     header, header_line = _read_header(path, survey)
-    questions = {q.id: q for q in survey.questions}
     width = len(header)
     # Every cell is a string (dictionary-encoded); none is ever null: "" means not answered,
     # and labels like "NA" or "null" stay labels.
@@ -180,9 +177,6 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     # No invalid_row_handler: pyarrow decodes a bad row's text for it and, when the row is not
     # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
     parse = pcsv.ParseOptions(ignore_empty_lines=False)
-    value_sets = {qid: value_set(q) for qid, q in questions.items()}
-    parts: dict[str, list[np.ndarray]] = {qid: [] for qid in header if qid != TEXT_VERSION}
-    rows_before = 0
     total = path.stat().st_size
     bar = None
     update = progress if callable(progress) else None
@@ -192,27 +186,47 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
         bar = click.progressbar(length=total, label=f"reading {path.name}", file=sys.stderr)
         bar.__enter__()
         update = bar.update
-    try:
+
+    def batches():
         with open(path, "rb") as fh:
-            try:
-                reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
-                done = 0
-                for batch in reader:
-                    for qid, column in zip(batch.schema.names, batch.columns):
-                        parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before,
-                                                      header_line))
-                    rows_before += batch.num_rows
-                    if update is not None:
-                        position = min(fh.tell(), total)
-                        update(position - done)
-                        done = position
-            except pa.ArrowInvalid as exc:
-                raise _arrow_error(path, exc, width, header_line) from None
+            reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
+            done = 0
+            for batch in reader:
+                yield batch
+                if update is not None:
+                    position = min(fh.tell(), total)
+                    update(position - done)
+                    done = position
+
+    try:
+        yield header_line, batches()
+    except pa.ArrowInvalid as exc:
+        raise _arrow_error(path, exc, width, header_line) from None
     except OSError as exc:
         raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
+    """Read a responses CSV into a :class:`Dataset` of option indices (``-1`` = not answered), one row
+    per response.
+
+    ``progress`` may be a callable that receives the number of bytes consumed after each block
+    (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.
+    """
+    path = Path(path)
+    questions = {q.id: q for q in survey.questions}
+    value_sets = {qid: value_set(q) for qid, q in questions.items()}
+    parts: dict[str, list[np.ndarray]] = {qid: [] for qid in questions}
+    rows_before = 0
+    with _csv_batches(path, survey, progress) as (header_line, batches):
+        for batch in batches:
+            for qid, column in zip(batch.schema.names, batch.columns):
+                parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before,
+                                              header_line))
+            rows_before += batch.num_rows
     columns = {}
     for q in survey.questions:
         chunks = parts[q.id]
@@ -224,6 +238,52 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
                 raise CSVError(f"{path}:{line}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = column
     return Dataset(survey, columns)
+
+
+def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
+    """The responses CSV as :func:`read_responses_csv` reads it, aggregated while it is read: one
+    row per distinct answer pattern with its count (a weighted :class:`Dataset`, the same estimates).
+
+    Each block is grouped by Arrow (``group_by(...).aggregate(count_all)``) before any cell is turned
+    into a code, so only the distinct patterns reach Python: ``deniable estimate`` costs about a bare
+    pyarrow read of the file.  A file with a bad cell or an empty required answer is read again
+    row by row, so the error names its line exactly as :func:`read_responses_csv` does.
+    """
+    path = Path(path)
+    partials = []
+    with _csv_batches(path, survey, progress) as (_, batches):
+        for batch in batches:
+            block = pa.Table.from_batches([batch])
+            partials.append(block.group_by(block.column_names).aggregate([([], "count_all")]))
+    try:
+        return patterns_dataset(path, survey, partials, "count_all")
+    except CSVError:
+        read_responses_csv(path, survey)  # raises the error with its line
+        raise
+
+
+def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: str) -> Dataset:
+    """A weighted :class:`Dataset` from tables of answer patterns (question columns of cell texts,
+    and ``count``); CSVError (without a row) for an unknown cell or an empty required answer."""
+    ids = [q.id for q in survey.questions]
+    if tables:
+        strings = [t.select(ids).cast(pa.schema([(qid, pa.string()) for qid in ids])).append_column(count, t[count])
+                   for t in tables]
+        table = pa.concat_tables(strings).group_by(ids).aggregate([(count, "sum")])
+        weights = table[f"{count}_sum"].to_numpy().astype(np.int64)
+    else:
+        table, weights = pa.table({qid: pa.array([], pa.string()) for qid in ids}), np.empty(0, dtype=np.int64)
+    columns = {}
+    for q in survey.questions:
+        encoded = pc.dictionary_encode(table[q.id]).combine_chunks()
+        mapping = dictionary_codes(q, encoded.dictionary, value_set(q) if q.is_choice else None)
+        if (mapping == -2).any():
+            raise CSVError(f"{path}: column {q.id!r}: a cell is not a report of this question")
+        codes = mapping[encoded.indices.to_numpy(zero_copy_only=False)] if len(encoded) else mapping[:0]
+        if q.required and (codes == NOT_ANSWERED).any():
+            raise CSVError(f"{path}: column {q.id!r}: empty, but the question is required")
+        columns[q.id] = codes.astype(np.int16) if q.is_choice else codes
+    return Dataset(survey, columns, weights)
 
 
 def value_set(question) -> tuple[pa.Array, np.ndarray]:

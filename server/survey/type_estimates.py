@@ -12,12 +12,15 @@ import math
 
 import numpy as np
 
-from deniable.estimators.listexp import ListResult, estimate_list
-from deniable.estimators.multi import MultiResult, estimate_multi
-from deniable.estimators.numeric import MeanResult, NumericResult, estimate_grid, estimate_laplace
+from typing import TYPE_CHECKING
 
 from . import cells
 from .definition import Question, number
+
+if TYPE_CHECKING:  # the estimators (scipy) are imported when a survey has a question of these types
+    from deniable.estimators.listexp import ListResult
+    from deniable.estimators.multi import MultiResult
+    from deniable.estimators.numeric import MeanResult, NumericResult
 
 
 def _number(value):
@@ -31,6 +34,10 @@ def _number(value):
 
 def estimate_question(q: Question, stats, *, method: str, confidence: float, simultaneous: bool):
     """The estimator's result for a question that is not a choice."""
+    from deniable.estimators.listexp import estimate_list
+    from deniable.estimators.multi import estimate_multi
+    from deniable.estimators.numeric import estimate_grid, estimate_laplace
+
     what = cells.kind(q)
     if what == "grid":
         return estimate_grid(stats["counts"], q.steps, cells.grid_of(q), q.epsilon, confidence=confidence,
@@ -119,15 +126,15 @@ def list_json(q: Question, r: ListResult) -> dict:
 
 def question_json(q: Question, result) -> dict:
     """The estimates record of a question that is not a choice."""
-    if isinstance(result, NumericResult):
+    if q.type == "numeric":
         return numeric_json(q, result)
-    if isinstance(result, MultiResult):
+    if q.type == "multi":
         return multi_json(q, result)
     return list_json(q, result)
 
 
 def n_of(result) -> int:
-    if isinstance(result, ListResult):
+    if hasattr(result, "n_control"):  # a list experiment's two arms
         return result.n_control + result.n_treatment
     return int(result.n)
 

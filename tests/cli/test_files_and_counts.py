@@ -97,6 +97,32 @@ def test_aggregate_keeps_every_count(simulated):
     assert np.array_equal(patterns.counts_by("drugs", "year"), rows.counts_by("drugs", "year"))
 
 
+@pytest.mark.parametrize("name", ["responses.csv", "responses.parquet"])
+def test_reading_patterns_keeps_every_count(simulated, name):
+    """What `deniable estimate` reads (Arrow groups the rows as it reads them) is the rows, aggregated."""
+    survey = load_definition(SURVEY)
+    rows = files.read_responses(simulated / name, survey)
+    patterns = files.read_patterns(simulated / name, survey)
+    assert patterns.n_responses == rows.n_responses == 5000 and patterns.n_rows < 50
+    for q in survey.questions:
+        assert np.array_equal(patterns.counts(q.id), rows.counts(q.id))
+    assert np.array_equal(patterns.joint_counts("drugs", "cheated"), rows.joint_counts("drugs", "cheated"))
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["Yes,Never,First", "Maybe,Never,First"], ":4: column 'drugs': unknown option label 'Maybe'"),
+    (["Yes,Never,First", ",Never,First"], ":4: column 'drugs': empty, but the question is required"),
+])
+def test_reading_patterns_names_the_line_of_a_bad_cell(simulated, tmp_path, lines, message):
+    source = (simulated / "responses.csv").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(source[:2] + lines + source[2:]) + "\n", encoding="utf-8")
+    survey = load_definition(SURVEY)
+    for read in (files.read_responses, files.read_patterns):
+        with pytest.raises(CSVError, match=message):
+            read(path, survey)
+
+
 @pytest.mark.parametrize("content, message", [
     ("drugs,n\nYes,3\n", "unknown column 'n'"),
     ("drugs\nYes\n", "no 'count' column"),
