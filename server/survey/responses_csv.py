@@ -21,6 +21,7 @@ import contextlib
 import csv
 import io
 import itertools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -178,14 +179,6 @@ def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], No
     # UTF-8, prints an "Exception ignored" traceback; the error message says enough.
     parse = pcsv.ParseOptions(ignore_empty_lines=False)
     total = path.stat().st_size
-    bar = None
-    update = progress if callable(progress) else None
-    if progress is True and total > BLOCK_SIZE:
-        import click
-
-        bar = click.progressbar(length=total, label=f"reading {path.name}", file=sys.stderr)
-        bar.__enter__()
-        update = bar.update
 
     def batches():
         with open(path, "rb") as fh:
@@ -198,15 +191,26 @@ def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], No
                     update(position - done)
                     done = position
 
-    try:
-        yield header_line, batches()
-    except pa.ArrowInvalid as exc:
-        raise _arrow_error(path, exc, width, header_line) from None
-    except OSError as exc:
-        raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+    with _progress(path, progress) as update:
+        try:
+            yield header_line, batches()
+        except pa.ArrowInvalid as exc:
+            raise _arrow_error(path, exc, width, header_line) from None
+        except OSError as exc:
+            raise CSVError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _progress(path: Path, progress: bool | Callable[[int], None]):
+    """The callable to give the bytes read to: ``progress`` itself, a bar on stderr when it is True
+    (and the file is longer than one block), or None."""
+    if progress is True and path.stat().st_size > BLOCK_SIZE:
+        import click
+
+        with click.progressbar(length=path.stat().st_size, label=f"reading {path.name}", file=sys.stderr) as bar:
+            yield bar.update
+    else:
+        yield progress if callable(progress) else None
 
 
 def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
@@ -244,22 +248,88 @@ def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], Non
     """The responses CSV as :func:`read_responses_csv` reads it, aggregated while it is read: one
     row per distinct answer pattern with its count (a weighted :class:`Dataset`, the same estimates).
 
-    Each block is grouped by Arrow (``group_by(...).aggregate(count_all)``) before any cell is turned
-    into a code, so only the distinct patterns reach Python: ``deniable estimate`` costs about a bare
-    pyarrow read of the file.  A file with a bad cell or an empty required answer is read again
-    row by row, so the error names its line exactly as :func:`read_responses_csv` does.
+    Arrow parses and groups (``group_by(...).aggregate(count_all)``) before any cell becomes a code,
+    so only the distinct patterns reach Python; and it does so on every core, over ranges of
+    :data:`RANGE_SIZE` bytes of the memory-mapped file that start at line starts (when no label
+    holds a quote or a line break, so that no field can span two ranges; else one block after
+    another).  ``deniable estimate`` then costs about a bare pyarrow read of the file.  A file
+    with anything wrong — a bad cell, an empty required answer, a line that does not parse — is
+    read again by :func:`read_responses_csv`, which names the line.
     """
     path = Path(path)
+    header, header_line = _read_header(path, survey)
+    try:
+        ranges = _line_ranges(path, survey, header_line)
+        partials = (_grouped_ranges(path, header, ranges, progress) if ranges is not None
+                    else _grouped_blocks(path, survey, progress))
+        return patterns_dataset(path, survey, partials, "count_all")
+    except (CSVError, pa.ArrowException):
+        return read_responses_csv(path, survey)  # raises the error with its line
+
+
+RANGE_SIZE = 32 << 20  # bytes of the CSV parsed as one range by one thread
+
+
+def _line_ranges(path: Path, survey: Survey, header_line: int) -> list[tuple[int, int]] | None:
+    """Byte ranges of about RANGE_SIZE covering the data lines, each starting at a line start; None
+    when a field could hold a line break (a label with a quote or a line break) or lines end in a
+    bare CR."""
+    if any(c in label for q in survey.questions for label in q.options for c in '"\r\n'):
+        return None
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+        start = 0
+        for _ in range(header_line):
+            start = head.find(b"\n", start) + 1
+            if start == 0:
+                return None
+        if b"\r" in head.replace(b"\r\n", b""):
+            return None
+        ranges = []
+        while start < size:
+            fh.seek(min(start + RANGE_SIZE, size))
+            fh.readline()  # to the end of the line the nominal end falls in
+            end = min(fh.tell(), size)
+            ranges.append((start, end))
+            start = end
+    return ranges
+
+
+def _grouped_ranges(path: Path, header: list[str], ranges, progress) -> list[pa.Table]:
+    """Each range parsed and grouped by Arrow, ``os.cpu_count()`` ranges at a time (Arrow releases
+    the GIL), with the progress bar (or callback) of :func:`_csv_batches` moved on by each range."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = pa.dictionary(pa.int32(), pa.string())
+    convert = pcsv.ConvertOptions(column_types={name: text for name in header}, strings_can_be_null=False,
+                                  null_values=[], include_columns=[n for n in header if n != TEXT_VERSION])
+    read = pcsv.ReadOptions(column_names=header, use_threads=False)
+    parse = pcsv.ParseOptions(ignore_empty_lines=False)
+    data = pa.memory_map(str(path)).read_buffer()
+
+    def grouped(span):
+        block = pcsv.read_csv(pa.BufferReader(data.slice(span[0], span[1] - span[0])), read_options=read,
+                              parse_options=parse, convert_options=convert).unify_dictionaries()
+        return block.group_by(block.column_names).aggregate([([], "count_all")]), span[1] - span[0]
+
+    with _progress(path, progress) as update, ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        partials = []
+        for table, size in pool.map(grouped, ranges):
+            partials.append(table)
+            if update is not None:
+                update(size)
+    return partials
+
+
+def _grouped_blocks(path: Path, survey: Survey, progress) -> list[pa.Table]:
+    """Each block of the streamed file grouped by Arrow, one after another."""
     partials = []
     with _csv_batches(path, survey, progress) as (_, batches):
         for batch in batches:
             block = pa.Table.from_batches([batch])
             partials.append(block.group_by(block.column_names).aggregate([([], "count_all")]))
-    try:
-        return patterns_dataset(path, survey, partials, "count_all")
-    except CSVError:
-        read_responses_csv(path, survey)  # raises the error with its line
-        raise
+    return partials
 
 
 def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: str) -> Dataset:

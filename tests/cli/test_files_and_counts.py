@@ -109,6 +109,32 @@ def test_reading_patterns_keeps_every_count(simulated, name):
     assert np.array_equal(patterns.joint_counts("drugs", "cheated"), rows.joint_counts("drugs", "cheated"))
 
 
+def test_reading_patterns_in_many_ranges_or_block_by_block_keeps_every_count(simulated, tmp_path, monkeypatch):
+    """Ranges of a few hundred bytes (each split at a line start, read on parallel threads), and a
+    survey whose labels hold quotes (a field could span two ranges: read block by block)."""
+    from deniable.server.survey import responses_csv
+    from deniable.server.survey.dataset import Dataset
+    from deniable.server.survey.definition import parse_definition
+
+    survey = load_definition(SURVEY)
+    rows = files.read_responses(simulated / "responses.csv", survey)
+    monkeypatch.setattr(responses_csv, "RANGE_SIZE", 300)
+    assert len(responses_csv._line_ranges(simulated / "responses.csv", survey, 2)) > 100
+    patterns = files.read_patterns(simulated / "responses.csv", survey)
+    assert patterns.n_rows < 50 and patterns.n_responses == 5000
+    for q in survey.questions:
+        assert np.array_equal(patterns.counts(q.id), rows.counts(q.id))
+
+    quoted = parse_definition({"slug": "q", "title": "Q", "questions": [
+        {"id": "said", "text": "Said?", "options": ['Said "yes"', "No,\nnever"], "epsilon": 1.0}]})
+    codes = np.random.default_rng(5).integers(0, 2, 3000).astype(np.int16)
+    path = tmp_path / "quoted.csv"
+    responses_csv.write_responses_csv(path, Dataset(quoted, {"said": codes}))
+    assert responses_csv._line_ranges(path, quoted, 2) is None
+    read = files.read_patterns(path, quoted)
+    assert read.n_rows == 2 and np.array_equal(read.counts("said"), np.bincount(codes, minlength=2))
+
+
 @pytest.mark.parametrize("lines, message", [
     (["Yes,Never,First", "Maybe,Never,First"], ":4: column 'drugs': unknown option label 'Maybe'"),
     (["Yes,Never,First", ",Never,First"], ":4: column 'drugs': empty, but the question is required"),
