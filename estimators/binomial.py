@@ -26,6 +26,13 @@ def _beta():
     return beta
 
 
+def binom_pmf(x, n, p):
+    """``scipy.stats.binom.pmf``, with scipy.stats imported on the first call (it takes most of a second)."""
+    from scipy.stats import binom
+
+    return binom.pmf(x, n, p)
+
+
 def cp_lower(x, n, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson lower bound: the π with ``P(X ≥ x | n, π) = α`` (0 when x = 0)."""
     x = np.asarray(x, dtype=float)

@@ -40,17 +40,11 @@ import math
 import numpy as np
 from scipy.special import ndtr, xlogy
 
-from .binomial import z
+from .binomial import binom_pmf, z
 
 FEW_RESPONDENTS = 40  # at or below this n, std_error gets a note
 MATERIAL_BIAS = 0.01  # consistent-estimate bias worth a note (one percentage point)
 _EXACT_SUM_COUNTS = 50_000  # bias sums over at most this many counts; a normal limit beyond
-
-
-def _binom_pmf(x, n, p):
-    from scipy.stats import binom  # scipy.stats takes most of a second to import: only when used
-
-    return binom.pmf(x, n, p)
 
 
 def _kl(a: float, b: float) -> float:
@@ -93,7 +87,7 @@ def consistent_bias(n: int, p: float, q: float, pi) -> np.ndarray:
             continue
         x = np.arange(max(0, math.floor(n * lam[i] - spread)), min(n, math.ceil(n * lam[i] + spread)) + 1)
         values = np.clip((x / n - q) / (p - q), 0.0, 1.0)
-        out[i] = _binom_pmf(x, n, lam[i]) @ values - pi[i]
+        out[i] = binom_pmf(x, n, lam[i]) @ values - pi[i]
     return out
 
 

@@ -34,11 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
-from scipy.stats import binom
 
 from deniable.client.mechanism import resolve
 
-from .binomial import z
+from .binomial import binom_pmf, z
 from .evaluation import outside, window
 from .exact import belt
 from .validate import check_confidence
@@ -110,7 +109,7 @@ def _half_widths(n: int, p: float, q: float, confidence: float, pi: np.ndarray) 
     out = np.empty(pi.size)
     for i in range(pi.size):
         span = slice(int(lo[i]) - first, int(hi[i]) - first + 1)
-        out[i] = binom.pmf(counts[span], n, lam[i]) @ width[span] + left_out[i]
+        out[i] = binom_pmf(counts[span], n, lam[i]) @ width[span] + left_out[i]
     return out / 2
 
 

@@ -7,26 +7,16 @@ from __future__ import annotations
 import pytest
 
 from deniable.server.store.surveys import get_survey
-from support.browser import stored_reports
-from support.dashboard import EMAIL, PASSWORD, open_db
+from support.browser import builder_page, stored_reports
+from support.dashboard import open_db
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def builder(page, live_server, researcher):
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "status of 422" not in m.text
-            else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{live_server}/auth/login")
-    page.fill("#email", EMAIL)
-    page.fill("#password", PASSWORD)
-    with page.expect_navigation():
-        page.click("#submit")
-    yield page
-    assert errors == []
+    with builder_page(page, live_server) as logged_in:
+        yield logged_in
 
 
 def panel_says(page, i: int, text: str) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+
+from support.dashboard import EMAIL, PASSWORD
 
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
@@ -41,3 +44,21 @@ def watched_page(browser):
     page.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
             if r.status >= 400 and r.request.resource_type != "document" else None)
     return context, page, problems
+
+
+@contextlib.contextmanager
+def builder_page(page, live_server):
+    """``page`` logged in as the test researcher at 1280 × 900; fails afterwards on any page error or
+    console error (but the 422 chromium logs for a refused save: that is the builder working)."""
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "status of 422" not in m.text
+            else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server}/auth/login")
+    page.fill("#email", EMAIL)
+    page.fill("#password", PASSWORD)
+    with page.expect_navigation():
+        page.click("#submit")
+    yield page
+    assert errors == []

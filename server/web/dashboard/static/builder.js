@@ -279,26 +279,7 @@ async function refresh(card) {
   const params = new URLSearchParams({ k: String(k), target: String(target), margin: String(margin),
     chart: `live-region-${card.dataset.index}` });
   if (!direct) params.set("epsilon", epsilonText);
-  const mine = ++generation;
-  card.dataset.generation = String(mine);
-  panel.classList.add("is-loading");
-  panel.setAttribute("aria-busy", "true");
-  try {
-    const response = await fetch(`${form.dataset.planUrl}?${params}`, { headers: { Accept: "application/json" } });
-    const plan = await response.json();
-    if (card.dataset.generation !== String(mine)) return; // a newer request is under way
-    if (!response.ok) renderEmpty(panel, plan.error || "These numbers cannot be computed.");
-    else renderPlan(panel, plan, target, margin);
-  } catch (error) {
-    renderEmpty(panel, "The planning numbers could not be loaded; they will be shown after saving.");
-  } finally {
-    if (card.dataset.generation === String(mine)) {
-      panel.classList.remove("is-loading");
-      panel.removeAttribute("aria-busy");
-      panel.dataset.ready = String(mine);
-      updateTotal();
-    }
-  }
+  await fetchPlan(card, panel, params, (plan) => renderPlan(panel, plan, target, margin));
 }
 
 function wireCard(card) {
