@@ -14,7 +14,6 @@ Non-finite numbers (an interval with no data) become ``null``.
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 from deniable import estimators
 
 from . import type_estimates
+from .type_estimates import json_number
 from .definition import Question, Survey
 from .spreadsheet import SafeWriter
 
@@ -30,16 +30,6 @@ CSV_COLUMNS = (
     "confidence", "simultaneous", "noisy_count", "estimate", "consistent", "std_error",
     "ci_low", "ci_high",
 )
-
-
-def _number(value):
-    """A JSON-safe number: a Python float or int, or None when not finite."""
-    if value is None:
-        return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 # ---------------------------------------------------------------- marginal estimates
@@ -127,7 +117,7 @@ def to_csv(results) -> str:
 
 
 def _pct(value) -> str:
-    value = _number(value)
+    value = json_number(value)
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
@@ -219,15 +209,15 @@ def crosstab_json(ct: Crosstab) -> dict:
                 "row_label": row_label,
                 "col_label": col_label,
                 "noisy_count": int(ct.noisy_counts[i, j]),
-                "estimate": _number(r.joint_estimate[i, j]),
-                "consistent": _number(r.joint_consistent[i, j]),
-                "std_error": _number(r.joint_std_error[i, j]),
-                "ci_low": _number(r.joint_ci_low[i, j]),
-                "ci_high": _number(r.joint_ci_high[i, j]),
-                "conditional_estimate": _number(r.conditional_estimate[i, j]),
-                "conditional_std_error": _number(r.conditional_std_error[i, j]),
-                "conditional_ci_low": _number(r.conditional_ci_low[i, j]),
-                "conditional_ci_high": _number(r.conditional_ci_high[i, j]),
+                "estimate": json_number(r.joint_estimate[i, j]),
+                "consistent": json_number(r.joint_consistent[i, j]),
+                "std_error": json_number(r.joint_std_error[i, j]),
+                "ci_low": json_number(r.joint_ci_low[i, j]),
+                "ci_high": json_number(r.joint_ci_high[i, j]),
+                "conditional_estimate": json_number(r.conditional_estimate[i, j]),
+                "conditional_std_error": json_number(r.conditional_std_error[i, j]),
+                "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
+                "conditional_ci_high": json_number(r.conditional_ci_high[i, j]),
             })
     total_epsilon = sum(q.epsilon for q in (ct.row, ct.col) if q.protected)
     return {
@@ -235,8 +225,8 @@ def crosstab_json(ct: Crosstab) -> dict:
         "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
         "n": int(r.n),
         "declared_epsilon": total_epsilon if total_epsilon else None,
-        "epsilon": _number(r.epsilon) if total_epsilon else None,
-        "confidence": _number(r.confidence),
+        "epsilon": json_number(r.epsilon) if total_epsilon else None,
+        "confidence": json_number(r.confidence),
         # exact conservative intervals (deniable.estimators.joint); the note says whether the
         # consistent fit converged and which rows were too small for conditionals
         "method": r.method,

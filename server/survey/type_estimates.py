@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the estimators (scipy) are imported when a survey has a que
     from deniable.estimators.numeric import MeanResult, NumericResult
 
 
-def _number(value):
+def json_number(value):
+    """A JSON-safe number: a Python float or int, or None when not finite (or None)."""
     if value is None:
         return None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -52,26 +53,26 @@ def estimate_question(q: Question, stats, *, method: str, confidence: float, sim
 
 def _value(q: Question, index) -> float | None:
     """A numeric question's value for an answer index (NaN stays None)."""
-    index = _number(index)
+    index = json_number(index)
     return None if index is None else float(q.minimum) + float(q.step) * index
 
 
 def _mean_json(mean: MeanResult, scale: float = 1.0, offset: float = 0.0) -> dict:
     def units(x):
-        x = _number(x)
+        x = json_number(x)
         return None if x is None else offset + scale * x
 
-    return {"n": mean.n, "estimate": units(mean.estimate), "std_error": _number(mean.std_error * scale),
+    return {"n": mean.n, "estimate": units(mean.estimate), "std_error": json_number(mean.std_error * scale),
             "ci_low": units(mean.ci_low), "ci_high": units(mean.ci_high), "method": mean.method,
-            "confidence": mean.confidence, "clt_half_width": _number(mean.clt_half_width * scale),
-            "width_ratio": _number(mean.width_ratio)}
+            "confidence": mean.confidence, "clt_half_width": json_number(mean.clt_half_width * scale),
+            "width_ratio": json_number(mean.width_ratio)}
 
 
 def numeric_json(q: Question, r: NumericResult) -> dict:
     step, low = float(q.step), float(q.minimum)
     data = {"id": q.id, "text": q.text, "type": "numeric", "n": r.n, "mechanism": r.mechanism, "grid": r.grid,
             "min": number(q.minimum), "max": number(q.maximum), "step": number(q.step),
-            "epsilon": _number(r.epsilon) if q.protected else None,
+            "epsilon": json_number(r.epsilon) if q.protected else None,
             "declared_epsilon": q.epsilon, "confidence": r.confidence, "note": r.note or None,
             "mean": _mean_json(r.mean, step, low)}
     if r.distribution is not None:
@@ -79,47 +80,47 @@ def numeric_json(q: Question, r: NumericResult) -> dict:
         data["p"], data["q"], data["method"] = d.p, d.q, d.method
         data["distribution"] = [
             {"value": _value(q, int(r.support[j])), "noisy_count": int(d.noisy_counts[j]),
-             "estimate": _number(d.estimate[j]), "consistent": _number(d.consistent[j]),
-             "std_error": _number(d.std_error[j]), "ci_low": _number(d.ci_low[j]), "ci_high": _number(d.ci_high[j]),
-             "cdf": _number(r.cdf[j]), "cdf_low": _number(r.cdf_low[j]), "cdf_high": _number(r.cdf_high[j])}
+             "estimate": json_number(d.estimate[j]), "consistent": json_number(d.consistent[j]),
+             "std_error": json_number(d.std_error[j]), "ci_low": json_number(d.ci_low[j]), "ci_high": json_number(d.ci_high[j]),
+             "cdf": json_number(r.cdf[j]), "cdf_low": json_number(r.cdf_low[j]), "cdf_high": json_number(r.cdf_high[j])}
             for j in range(len(r.support))]
         data["median"] = {"estimate": _value(q, r.median), "ci_low": _value(q, r.median_low),
                           "ci_high": _value(q, r.median_high), "method": "grid CDF test inversion (Clopper–Pearson)"}
     if r.histogram is not None:
-        data["histogram"] = [{"value": _value(q, i), "estimate": _number(v)} for i, v in enumerate(r.histogram)]
+        data["histogram"] = [{"value": _value(q, i), "estimate": json_number(v)} for i, v in enumerate(r.histogram)]
         data["histogram_iterations"] = r.histogram_iterations
         data["histogram_converged"] = r.histogram_converged
     return data
 
 
 def multi_json(q: Question, r: MultiResult) -> dict:
-    options = [{"label": label, "noisy_count": int(r.noisy_counts[j]), "estimate": _number(r.estimate[j]),
-                "consistent": _number(r.consistent[j]), "std_error": _number(r.std_error[j]),
-                "ci_low": _number(r.ci_low[j]), "ci_high": _number(r.ci_high[j])}
+    options = [{"label": label, "noisy_count": int(r.noisy_counts[j]), "estimate": json_number(r.estimate[j]),
+                "consistent": json_number(r.consistent[j]), "std_error": json_number(r.std_error[j]),
+                "ci_low": json_number(r.ci_low[j]), "ci_high": json_number(r.ci_high[j])}
                for j, label in enumerate(q.options)]
     pairs = []
     for (j, l), ct in r.pairs.items():
         pairs.append({"labels": [q.options[j], q.options[l]], "noisy_count": int(r.pair_counts[j, l]),
-                      "estimate": _number(ct.joint_estimate[0, 0]), "consistent": _number(ct.joint_consistent[0, 0]),
-                      "std_error": _number(ct.joint_std_error[0, 0]), "ci_low": _number(ct.joint_ci_low[0, 0]),
-                      "ci_high": _number(ct.joint_ci_high[0, 0]),
-                      "conditional_estimate": _number(ct.conditional_estimate[0, 0]),
-                      "conditional_ci_low": _number(ct.conditional_ci_low[0, 0]),
-                      "conditional_ci_high": _number(ct.conditional_ci_high[0, 0])})
+                      "estimate": json_number(ct.joint_estimate[0, 0]), "consistent": json_number(ct.joint_consistent[0, 0]),
+                      "std_error": json_number(ct.joint_std_error[0, 0]), "ci_low": json_number(ct.joint_ci_low[0, 0]),
+                      "ci_high": json_number(ct.joint_ci_high[0, 0]),
+                      "conditional_estimate": json_number(ct.conditional_estimate[0, 0]),
+                      "conditional_ci_low": json_number(ct.conditional_ci_low[0, 0]),
+                      "conditional_ci_high": json_number(ct.conditional_ci_high[0, 0])})
     return {"id": q.id, "text": q.text, "type": "multi", "n": r.n,
-            "epsilon": _number(r.epsilon) if q.protected else None, "declared_epsilon": q.epsilon,
-            "bit_epsilon": _number(r.epsilon / r.k) if q.protected else None, "p": r.p, "q": r.q,
+            "epsilon": json_number(r.epsilon) if q.protected else None, "declared_epsilon": q.epsilon,
+            "bit_epsilon": json_number(r.epsilon / r.k) if q.protected else None, "p": r.p, "q": r.q,
             "method": r.method, "confidence": r.confidence, "simultaneous": r.simultaneous, "note": r.note or None,
             "options": options, "ticked": _mean_json(r.ticked), "pairs": pairs}
 
 
 def list_json(q: Question, r: ListResult) -> dict:
     return {"id": q.id, "text": q.text, "type": "list", "items": list(q.options), "sensitive": q.sensitive,
-            "protected": q.protected, "epsilon": _number(r.epsilon), "declared_epsilon": q.epsilon,
+            "protected": q.protected, "epsilon": json_number(r.epsilon), "declared_epsilon": q.epsilon,
             "method": "difference in means", "confidence": r.confidence,
             "n": r.n_control + r.n_treatment, "n_control": r.n_control, "n_treatment": r.n_treatment,
-            "estimate": _number(r.estimate), "std_error": _number(r.std_error), "ci_low": _number(r.ci_low),
-            "ci_high": _number(r.ci_high), "df": _number(r.df), "note": r.note or None,
+            "estimate": json_number(r.estimate), "std_error": json_number(r.std_error), "ci_low": json_number(r.ci_low),
+            "ci_high": json_number(r.ci_high), "df": json_number(r.df), "note": r.note or None,
             "control": _mean_json(r.control), "treatment": _mean_json(r.treatment),
             "noisy_control": [int(c) for c in r.noisy_control], "noisy_treatment": [int(c) for c in r.noisy_treatment]}
 
@@ -176,12 +177,12 @@ def csv_rows(q: Question, result, columns: tuple[str, ...]):
 
 
 def _fmt(x, digits: int = 3) -> str:
-    x = _number(x)
+    x = json_number(x)
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
 def _pct(x) -> str:
-    x = _number(x)
+    x = json_number(x)
     return "—" if x is None else f"{100 * x:.1f}%"
 
 

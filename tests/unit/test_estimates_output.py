@@ -128,4 +128,4 @@ def test_crosstab_and_subgroups_render():
 @pytest.mark.parametrize("value,expected", [(np.int64(3), 3), (np.float64(0.5), 0.5), (math.inf, None),
                                             (math.nan, None), (None, None)])
 def test_number(value, expected):
-    assert report._number(value) == expected
+    assert report.json_number(value) == expected
