@@ -117,14 +117,19 @@ def insert_survey(db: sqlite_utils.Database, survey: Survey, *, status: str = "d
     return get_survey(db, survey.slug)
 
 
+def _id_and_status(db: sqlite_utils.Database, slug: str) -> tuple[int, str]:
+    """The survey's id and status (LookupError if there is none), read inside the caller's transaction."""
+    row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
+    if row is None:
+        raise LookupError(f"no survey {slug!r}")
+    return row
+
+
 def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
                    target_n: int | None = None) -> StoredSurvey:
     """Replace a draft's title, description and questions (the slug stays)."""
     with write_transaction(db):
-        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if row is None:
-            raise LookupError(f"no survey {slug!r}")
-        survey_id, status = row
+        survey_id, status = _id_and_status(db, slug)
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: its options and epsilon are frozen")
         changes = {"title": survey.title, "description": survey.description, **_page_texts(survey)}
@@ -149,10 +154,7 @@ def set_status(db: sqlite_utils.Database, slug: str, status: str) -> StoredSurve
     """Move a survey along draft → open → closed, or reopen a closed one (its design stays
     frozen); any other move raises LifecycleError.  Reopening keeps the first opening day."""
     with write_transaction(db):
-        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if row is None:
-            raise LookupError(f"no survey {slug!r}")
-        survey_id, current = row
+        survey_id, current = _id_and_status(db, slug)
         if status not in TRANSITIONS.get(current, set()):
             raise LifecycleError(f"survey {slug!r} is {current}: it cannot become {status!r}")
         if current == "closed":
@@ -167,10 +169,7 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
     """Delete a draft and everything that hangs on it; a launched survey is kept (LifecycleError,
     and a trigger refuses it too)."""
     with write_transaction(db):
-        row = db.execute("SELECT id, status FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if row is None:
-            raise LookupError(f"no survey {slug!r}")
-        survey_id, status = row
+        survey_id, status = _id_and_status(db, slug)
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
