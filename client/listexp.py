@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mechanism import Mechanism, MechanismError, direct, mechanism
+from .mechanism import Mechanism, MechanismError, ThroughRR, direct, mechanism
 from .randomizer import _uint32_source, randomize, randomize_one
 
 MAX_ITEMS = 10  # control items
@@ -34,27 +34,15 @@ ARMS = ("control", "treatment")
 
 
 @dataclass(frozen=True)
-class ListMechanism:
+class ListMechanism(ThroughRR):
     """The count's randomized response over ``0..J + 1`` (``p = 1`` for a plain list experiment)."""
 
     items: int  # J, the control items
     rr: Mechanism  # k = J + 2
 
     @property
-    def protected(self) -> bool:
-        return self.rr.protected
-
-    @property
     def k(self) -> int:
         return self.items + 2
-
-    @property
-    def threshold(self) -> int:
-        return self.rr.threshold
-
-    @property
-    def epsilon(self) -> float:
-        return self.rr.epsilon
 
     def as_dict(self) -> dict:
         return {"mechanism": "list" if self.protected else "plain list", "items": self.items, **self.rr.as_dict()}

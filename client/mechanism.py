@@ -170,3 +170,26 @@ def resolve(k, epsilon) -> Mechanism:
     (1.0, 0.0)
     """
     return direct(k) if epsilon is None else mechanism(k, epsilon)
+
+
+class ThroughRR:
+    """The privacy of a mechanism whose report goes through one k-ary randomized response, its
+    ``rr`` field (the list experiment's count, the grid index): protected, threshold and ε are its."""
+
+    rr: Mechanism
+
+    @property
+    def protected(self) -> bool:
+        return self.rr.protected
+
+    @property
+    def threshold(self) -> int:
+        return self.rr.threshold
+
+    @property
+    def epsilon(self) -> float:
+        return self.rr.epsilon
+
+    @property
+    def declared_epsilon(self) -> float:
+        return self.rr.declared_epsilon

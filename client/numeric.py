@@ -58,7 +58,7 @@ from decimal import ROUND_CEILING, Decimal, localcontext
 
 import numpy as np
 
-from .mechanism import TWO_32, Mechanism, MechanismError, check_epsilon, direct, mechanism
+from .mechanism import TWO_32, Mechanism, MechanismError, ThroughRR, check_epsilon, direct, mechanism
 from .randomizer import _uint32_source, randomize, randomize_one
 
 MAX_STEPS = 1000  # answers per numeric question: m + 1 ≤ 1001
@@ -246,7 +246,7 @@ def randomize_laplace(values, mech: LaplaceMechanism, rng: np.random.Generator |
 
 
 @dataclass(frozen=True)
-class GridMechanism:
+class GridMechanism(ThroughRR):
     """Stochastic rounding of ``0..m`` to ``G + 1`` grid points, then k-ary randomized response."""
 
     m: int
@@ -261,22 +261,6 @@ class GridMechanism:
     @property
     def k(self) -> int:
         return self.grid + 1
-
-    @property
-    def protected(self) -> bool:
-        return self.rr.protected
-
-    @property
-    def threshold(self) -> int:
-        return self.rr.threshold
-
-    @property
-    def epsilon(self) -> float:
-        return self.rr.epsilon
-
-    @property
-    def declared_epsilon(self) -> float:
-        return self.rr.declared_epsilon
 
     def as_dict(self) -> dict:
         return {"mechanism": "grid" if self.protected else "direct", "m": self.m, "grid": self.grid,
