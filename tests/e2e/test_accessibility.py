@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support.dashboard import EMAIL, PASSWORD
+from support.browser import log_in
 from support.pages import DASHBOARD_PAGES, RESPONDENT_PAGES, populate
 
 pytestmark = pytest.mark.browser
@@ -34,14 +34,6 @@ def axe_violations(page) -> list[str]:
     if not page.evaluate("() => typeof axe !== 'undefined'"):
         page.evaluate(AXE.read_text(encoding="utf-8"))
     return page.evaluate(RUN_AXE)
-
-
-def log_in(page, base: str) -> None:
-    page.goto(f"{base}/auth/login")
-    page.fill("#email", EMAIL)
-    page.fill("#password", PASSWORD)
-    with page.expect_navigation():
-        page.click("#submit")
 
 
 @pytest.fixture

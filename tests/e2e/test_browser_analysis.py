@@ -8,8 +8,8 @@ import pytest
 from conftest import ARTIFACTS
 from deniable.server.store.responses import insert_many
 from deniable.server.store.surveys import get_survey
-from support.browser import watched_page
-from support.dashboard import EMAIL, PASSWORD, make_survey, open_db, sample_columns
+from support.browser import log_in, watched_page
+from support.dashboard import make_survey, open_db, sample_columns
 
 pytestmark = pytest.mark.browser
 
@@ -25,11 +25,7 @@ def test_analysis_publish_and_public_pages_in_chromium(app, browser, live_server
         db.conn.close()
     context, page, problems = watched_page(browser)
     try:
-        page.goto(f"{live_server}/auth/login")
-        page.fill("#email", EMAIL)
-        page.fill("#password", PASSWORD)
-        with page.expect_navigation():
-            page.click("#submit")
+        log_in(page, live_server)
 
         page.goto(f"{live_server}/dashboard/habits/results")
         with page.expect_navigation():

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from deniable.server.cli import cli
 from deniable.server.store.surveys import get_survey, set_status
-from support.dashboard import EMAIL, PASSWORD, make_survey, open_db, sample_columns, store_reports
+from support.browser import log_in
+from support.dashboard import make_survey, open_db, sample_columns, store_reports
 
 pytestmark = pytest.mark.browser
 
@@ -22,11 +23,7 @@ def dashboard(browser, live_server, researcher):
     context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
     page = context.new_page()
-    page.goto(f"{live_server}/auth/login")
-    page.fill("#email", EMAIL)
-    page.fill("#password", PASSWORD)
-    with page.expect_navigation():
-        page.click("#submit")
+    log_in(page, live_server)
     yield page
     context.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.dashboard import EMAIL, PASSWORD
+from support.browser import log_in
 from support.pages import DASHBOARD_PAGES, RESPONDENT_PAGES, SMALLEST_CHART_TEXT, no_sideways_scroll, populate
 
 pytestmark = pytest.mark.browser
@@ -23,11 +23,7 @@ def test_no_dashboard_page_scrolls_sideways_and_chart_text_is_legible(browser, l
     problems = []
     try:
         page = context.new_page()
-        page.goto(f"{live_server}/auth/login")
-        page.fill("#email", EMAIL)
-        page.fill("#password", PASSWORD)
-        with page.expect_navigation():
-            page.click("#submit")
+        log_in(page, live_server)
         for label, path in DASHBOARD_PAGES[1:]:
             page.goto(live_server + path)
             if no_sideways_scroll(page) > 0:

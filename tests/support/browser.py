@@ -46,6 +46,15 @@ def watched_page(browser):
     return context, page, problems
 
 
+def log_in(page, base: str) -> None:
+    """Log the test researcher in on ``page`` (the server at ``base``)."""
+    page.goto(f"{base}/auth/login")
+    page.fill("#email", EMAIL)
+    page.fill("#password", PASSWORD)
+    with page.expect_navigation():
+        page.click("#submit")
+
+
 @contextlib.contextmanager
 def builder_page(page, live_server):
     """``page`` logged in as the test researcher at 1280 × 900; fails afterwards on any page error or
@@ -55,10 +64,6 @@ def builder_page(page, live_server):
             else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{live_server}/auth/login")
-    page.fill("#email", EMAIL)
-    page.fill("#password", PASSWORD)
-    with page.expect_navigation():
-        page.click("#submit")
+    log_in(page, live_server)
     yield page
     assert errors == []
