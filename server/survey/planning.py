@@ -13,9 +13,8 @@ from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
 from deniable.estimators.planning import model_half_width, worst_case
 
-from .definition import Survey
 from .estimates import grid
-from .explain import explain, explain_survey
+from .explain import explain
 
 
 def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> list[dict]:
@@ -96,15 +95,3 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
         out.update(epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
                    threshold=mech.threshold, coin=info["coin"], posterior=info["posterior"], warning=info["warning"])
     return out
-
-
-def survey_plan(survey: Survey, target_n: int, margin: float) -> dict:
-    """Per question :func:`question_plan` (with its question, and the realized mechanism of a
-    protected one), and the survey's total ε in plain words."""
-    rows = []
-    for q in survey.questions:
-        row = {"question": q, **question_plan(q.epsilon, q.k, target_n, margin)}
-        if q.protected:
-            row.update(mechanism=q.mechanism, explain=explain(q.epsilon, q.k))
-        rows.append(row)
-    return {"rows": rows, "target_n": target_n, "margin": margin, "total": explain_survey(survey)["total"]}

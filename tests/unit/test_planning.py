@@ -18,15 +18,15 @@ def test_plan_rows_against_the_estimators():
     assert f"{worst.worst_pi:.2f}" in table.splitlines()[3]
 
 
-def test_survey_plan_has_a_row_per_question_and_the_realized_total():
+def test_the_builders_question_plans_and_the_realized_total():
     from deniable.server.store.demo import demo_survey
+    from deniable.server.survey.explain import explain_survey
 
     survey = demo_survey()
-    plan = planning.survey_plan(survey, 1000, 0.05)
-    assert [row["question"].id for row in plan["rows"]] == [q.id for q in survey.questions]
-    protected = [row for row in plan["rows"] if "mechanism" in row]
+    rows = [{"question": q, **planning.question_plan(q.epsilon, q.k, 1000, 0.05)} for q in survey.questions]
+    protected = [row for row in rows if row["question"].protected]
     assert len(protected) == 2 and all(row["moe"] > row["baseline_moe"] for row in protected)
     assert all(0 <= row["worst_pi"] <= 1 for row in protected)
     assert all(row["moe"] == estimators.margin_of_error(row["question"].epsilon, row["question"].k, 1000)
                for row in protected)
-    assert plan["total"]["epsilon"] == survey.total_epsilon
+    assert explain_survey(survey)["total"]["epsilon"] == survey.total_epsilon
