@@ -49,10 +49,26 @@ def runner(app):
     return app.test_cli_runner()
 
 
+def _whole_bodies(app):
+    """``app`` with each response body read whole, and closed, before the server sends it.
+
+    werkzeug's development server does not close a body whose client dropped the connection (a
+    browser cancelling a static file it no longer needs), so the file stays open until the garbage
+    collector reports it: a ResourceWarning, which this suite makes an error."""
+    def serve(environ, start_response):
+        body = app(environ, start_response)
+        try:
+            return [b"".join(body)]
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+    return serve
+
+
 @pytest.fixture
 def live_server(app):
     """Serve ``app`` over real HTTP on a free 127.0.0.1 port; yields the base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server("127.0.0.1", 0, _whole_bodies(app), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
