@@ -26,6 +26,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -118,9 +119,11 @@ def main() -> int:
             warm = iter(make_reports(survey, 200, args.seed + 1))
             warm_tally, _ = drive(server.port, survey.slug, lambda: next(warm, None), clients=8, seconds=10)
             cpu_before = server.cpu_seconds()
+            own_before = time.process_time()
             tally, elapsed = drive(server.port, survey.slug, next_report, clients=args.clients,
                                    seconds=args.seconds)
             cpu_after = server.cpu_seconds()
+            own = time.process_time() - own_before
         finally:
             server.stop()
         sqlite_setting = durability(db)
@@ -143,6 +146,7 @@ def main() -> int:
     print(f"{len(tally.acked):>12,} {elapsed:>8.1f} {len(tally.acked) / elapsed:>11,.0f} "
           f"{statistics.median(ms):>7.1f} {ms[int(0.99 * (len(ms) - 1))]:>7.1f} {ms[-1]:>7.1f} "
           f"{tally.errors:>7} {server_cpu:>25}")
+    print(f"load generator CPU µs/submission {1e6 * own / max(1, len(tally.acked)):,.0f}")
     if tally.statuses:
         print("non-2xx answers: " + ", ".join(f"{s}×{n}" for s, n in sorted(tally.statuses.items())))
     print("database check: " + ("ok — rows = acknowledged submissions, counts agree, integrity ok"

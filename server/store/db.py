@@ -72,7 +72,8 @@ def init_db(path) -> sqlite_utils.Database:
     return db
 
 
-def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
+def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS / 1000, *,
+                    cooperative: bool = False) -> None:
     """``BEGIN IMMEDIATE``, retried in Python while another connection writes, for ``timeout`` seconds.
 
     SQLite's busy handler sleeps inside C: under gunicorn's gevent workers that would stall every
@@ -80,7 +81,16 @@ def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS 
     connections therefore keep a busy timeout of :data:`WEB_BUSY_TIMEOUT_MS` and wait here, with
     ``time.sleep`` (cooperative once gevent has patched it), from 0.1 ms doubling to 5 ms.  Other
     connections keep SQLite's own wait (:data:`BUSY_TIMEOUT_MS`) and rarely come back here.
+    ``cooperative=True`` waits only here (busy timeout 0 during the attempts), for a caller that
+    wants its process's other requests to run while it waits (the submissions' group commit).
     """
+    if cooperative:
+        before = db.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        db.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            return begin_immediate(db, timeout)
+        finally:
+            db.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
     deadline, delay = None, 0.0001
     while True:
         try:
@@ -97,9 +107,9 @@ def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS 
 
 
 @contextmanager
-def write_transaction(db: sqlite_utils.Database):
-    """Run the block in one ``BEGIN IMMEDIATE`` transaction; roll back on any exception."""
-    begin_immediate(db)
+def write_transaction(db: sqlite_utils.Database, *, cooperative: bool = False):
+    """Run the block in one ``BEGIN IMMEDIATE`` transaction (:func:`begin_immediate`); roll back on any exception."""
+    begin_immediate(db, cooperative=cooperative)
     try:
         yield db
     except BaseException:

@@ -151,34 +151,48 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
     """
     check_open(stored)
     clean = validate_reports(stored, reports)
-    design = design_of(stored.survey)
-    conn = db.conn  # the raw connection: this runs on every submission
     with write_transaction(db):
-        row = conn.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
-        if row is None or row[0] != "open":
-            raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
-        if row[1]:
-            invitations.consume(db, stored.id, invitation)
-        response_id, day = new_response_id(), today()
-        conn.execute(
-            "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
-            [response_id, stored.id, day, _compact(_reports_json(stored.survey, clean)),
-             _compact({qid: design[qid] for qid in clean})],
-        )
-        conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
-        questions = {q.id: q for q in stored.survey.questions}
-        conn.executemany(
-            "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
-            [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].is_choice],
-        )
-        for qid, code in clean.items():
-            if not questions[qid].is_choice:
-                q = questions[qid]
-                aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, np.array([code])))
-        invited = bool(row[1])
+        response_id, invited = insert_validated(db, stored, clean, invitation, today())
     if invited and scrub_now:
         scrub_before_answering(db)
     return response_id
+
+
+def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dict[str, int],
+                     invitation: str | None, day: str) -> tuple[str, bool]:
+    """Insert one response already validated (:func:`check_open`, :func:`validate_reports`), inside the
+    caller's write transaction; return its random id and whether it consumed an invitation.
+
+    The survey's status is read again here (:class:`SurveyClosedError` unless open) and the
+    invitation consumed (:class:`~.invitations.InvitationError`) before anything is written, so a
+    response refused here leaves nothing behind and the transaction can go on with others
+    (:mod:`deniable.server.web.respondent.group_commit`).  The caller scrubs before acknowledging
+    a response that consumed an invitation (:func:`.scrub.scrub_before_answering`).
+    """
+    conn = db.conn  # the raw connection: this runs on every submission
+    row = conn.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
+    if row is None or row[0] != "open":
+        raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
+    if row[1]:
+        invitations.consume(db, stored.id, invitation)
+    design = design_of(stored.survey)
+    response_id = new_response_id()
+    conn.execute(
+        "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
+        [response_id, stored.id, day, _compact(_reports_json(stored.survey, clean)),
+         _compact({qid: design[qid] for qid in clean})],
+    )
+    conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
+    questions = {q.id: q for q in stored.survey.questions}
+    conn.executemany(
+        "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
+        [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].is_choice],
+    )
+    for qid, code in clean.items():
+        if not questions[qid].is_choice:
+            q = questions[qid]
+            aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, np.array([code])))
+    return response_id, bool(row[1])
 
 
 def _json_path(qid: str) -> str:

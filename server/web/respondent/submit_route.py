@@ -13,8 +13,9 @@ everything Flask did for the route, in the same order:
 3. the per-address submission limit, one count with the survey form (429 with ``Retry-After``);
 4. a cross-site request is refused (403), a body that is not ``application/json`` (415);
 5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413;
-6. the body is parsed, validated and stored in one write transaction
-   (:func:`deniable.server.store.responses.store_response`) and answered ``201 {"id": …}``;
+6. the body is parsed and validated as :func:`deniable.server.store.responses.store_response`
+   does, stored in a write transaction shared with the process's other waiting submissions
+   (:mod:`.group_commit`), and answered ``201 {"id": …}`` once committed;
 
 with the same security headers (:data:`..security.HEADERS`), a connection from the same pool,
 the scrubber started after a write (:func:`..connections.pooled`), and every error in the API's
@@ -32,13 +33,14 @@ from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
 from werkzeug.wsgi import get_host, get_input_stream, get_path_info
 
 from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
+from deniable.server.store.responses import ReportError, SurveyClosedError, check_open, validate_reports
 from deniable.server.store.surveys import get_launched_survey
 
 from ..connections import pooled
 from ..errors import too_large_message, untrusted_host_message
 from ..ratelimit import RateLimited, limiter_of
 from ..security import HEADERS
+from .group_commit import group_commit
 
 PATH = re.compile(r"/api/v1/surveys/([^/]+)/responses")
 
@@ -144,22 +146,24 @@ class SubmitRoute:
                           "Content-Type")
         with pooled(self.app) as db:
             stored = get_launched_survey(db, slug)
-            if stored is None:
-                raise Refused(404, f"no survey {slug!r}", "slug")
-            try:
-                raw = get_input_stream(environ, max_content_length=config["MAX_CONTENT_LENGTH"]).read()
-            except RequestEntityTooLarge:
-                raise Refused(413, too_large_message(config), "body") from None
-            try:
-                reports, invitation = parse_body(raw)
-                return store_response(db, stored, reports, invitation)
-            except InvitationError as exc:
-                raise Refused(403, str(exc), exc.field) from None
-            except SurveyClosedError:
-                raise Refused(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
-                                   "Thank you for your interest.", "slug") from None
-            except ReportError as exc:
-                raise Refused(400, str(exc), exc.field) from None
+        if stored is None:
+            raise Refused(404, f"no survey {slug!r}", "slug")
+        try:
+            raw = get_input_stream(environ, max_content_length=config["MAX_CONTENT_LENGTH"]).read()
+        except RequestEntityTooLarge:
+            raise Refused(413, too_large_message(config), "body") from None
+        try:
+            reports, invitation = parse_body(raw)
+            check_open(stored)
+            clean = validate_reports(stored, reports)
+            return group_commit(self.app).store(self.app, stored, clean, invitation)
+        except InvitationError as exc:
+            raise Refused(403, str(exc), exc.field) from None
+        except SurveyClosedError:
+            raise Refused(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
+                               "Thank you for your interest.", "slug") from None
+        except ReportError as exc:
+            raise Refused(400, str(exc), exc.field) from None
 
 
 def install(app) -> None:
