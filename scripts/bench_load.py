@@ -8,7 +8,8 @@ open, submits randomized reports (made with the real Python randomizer) from con
 keep-alive connections on loopback, bounded by ``--seconds`` and ``--max-requests``, and prints
 its environment (CPUs, load average, workers, clients, SQLite settings), sustained
 submissions per second, latency percentiles, errors and the server's CPU time per submission
-(which, unlike the rate, hardly depends on what else runs on the machine).  Afterwards it
+(which, unlike the rate, hardly depends on what else runs on the machine), then the load
+generator's own CPU time per submission (it shares the machine's CPUs with the server).  Afterwards it
 checks the database: the rows are exactly the acknowledged submissions, per-question counts
 agree with the rows, and ``PRAGMA integrity_check`` is ok.  Exit status 1 if any check fails.
 
