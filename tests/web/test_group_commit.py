@@ -1,6 +1,6 @@
 """Group commit (server/web/respondent/group_commit.py), against a real server over HTTP and the real
 SQLite file: submissions that wait for the write lock together are stored in one transaction,
-each keeps its own answer (a used invitation is refused, its neighbours are stored), a fault
+whether they come from the survey form or the JSON API, each keeps its own answer (a used invitation is refused, its neighbours are stored), a fault
 stores none of them, and the next submission is stored normally afterwards.
 
 The write lock is held by another connection, as another worker would hold it, until every
@@ -8,11 +8,14 @@ submission is queued."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -42,15 +45,40 @@ def submit(base: str, body: dict) -> int:
         return exc.code
 
 
-def submit_while_locked(app, base: str, bodies: list[dict], while_locked=None) -> list[int]:
-    """Post ``bodies`` at once while another connection holds the write lock; release it (after
-    ``while_locked(db)`` ran in that transaction) once all of them wait in the queue."""
+def submit_form(base: str, reports: dict):
+    """A function that posts the survey form as a browser would (the page, its cookie and CSRF token
+    fetched now); it returns the status, 303 once stored."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+                                         NoRedirect)
+    page = opener.open(f"{base}/s/demo", timeout=30).read().decode()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    data = urllib.parse.urlencode({"csrf_token": token, **{k: str(v) for k, v in reports.items()}}).encode()
+
+    def post() -> int:
+        try:
+            with opener.open(urllib.request.Request(f"{base}/s/demo", data=data, method="POST"), timeout=30) as answer:
+                return answer.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    return post
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def submit_while_locked(app, base: str, bodies: list, while_locked=None) -> list[int]:
+    """Post ``bodies`` (JSON bodies, or functions that post) at once while another connection holds
+    the write lock; release it (after ``while_locked(db)`` ran in that transaction) once all of them
+    wait in the queue."""
     holder = connect(app.config["DATABASE"])
     holder.conn.execute("BEGIN IMMEDIATE")
     statuses = [None] * len(bodies)
 
     def one(i):
-        statuses[i] = submit(base, bodies[i])
+        statuses[i] = bodies[i]() if callable(bodies[i]) else submit(base, bodies[i])
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
     for thread in threads:
@@ -103,6 +131,15 @@ def test_waiting_submissions_share_one_commit(app, live_server, open_demo):
     keep.conn.close()
     assert stored(app)[0] == 9 and stored(app)[2] == 9
     assert group_commit(app).queue == [] and not group_commit(app).leading
+
+
+def test_the_survey_form_and_the_api_share_the_commit(app, live_server, open_demo):
+    forms = [submit_form(live_server, REPORTS) for _ in range(2)]
+
+    statuses = submit_while_locked(app, live_server, [*forms, {"reports": REPORTS}])
+
+    assert statuses == [303, 303, 201]
+    assert stored(app) == (3, 0, 3)
 
 
 def test_each_submission_keeps_its_own_answer(app, live_server, open_demo):

@@ -6,7 +6,8 @@ a third of their CPU beginning, waiting and committing: the wait was inside SQLi
 handler, which stalls every connection of a gevent worker, so the worker's other submissions,
 validated and ready, could not even queue (README, "Benchmarks").
 
-Here a submission, once validated, joins its process's queue.  If no submission of the process is
+Both submission paths, the survey form (:mod:`.pages`) and the JSON API (:mod:`.submit_route`),
+call :func:`submit`.  A submission, once validated, joins its process's queue.  If no submission of the process is
 storing, it becomes the *leader*: it takes the write lock (:func:`deniable.server.store.db.begin_immediate`,
 which waits cooperatively), then takes the whole queue — itself and every submission that
 arrived while it waited — and inserts each (:func:`deniable.server.store.responses.insert_validated`)
@@ -30,7 +31,7 @@ import time
 
 from deniable.server.store.db import write_transaction
 from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, insert_validated
+from deniable.server.store.responses import ReportError, check_open, insert_validated, validate_reports
 from deniable.server.store.scrub import scrub_before_answering
 from deniable.server.store.surveys import StoredSurvey, today
 
@@ -117,3 +118,10 @@ def group_commit(app) -> GroupCommit:
     if queue is None:
         queue = _queues[key] = GroupCommit()
     return queue
+
+
+def submit(app, stored: StoredSurvey, reports, invitation) -> str:
+    """Validate ``reports`` as :func:`deniable.server.store.responses.store_response` does, then store
+    them through this process's group commit; the response's id, or the error that refused it."""
+    check_open(stored)
+    return group_commit(app).store(app, stored, validate_reports(stored, reports), invitation)

@@ -2,7 +2,7 @@
 
 The page carries each protected question's mechanism only as the integers ``data-k`` and
 ``data-threshold``; ``survey.js`` randomizes in the browser and fills the hidden fields.  The
-POST is validated exactly like the JSON API (:func:`deniable.server.store.responses.store_response`); a
+POST is validated and stored exactly like the JSON API (:func:`.group_commit.submit`); a
 rejected submission re-renders the form with a message naming the question, stores nothing.  A
 closed survey answers every entry point (the page, the form's POST) with the same friendly page.
 Pages are in the survey's language, or the browser's (:mod:`..i18n`).
@@ -10,11 +10,11 @@ Pages are in the survey's language, or the browser's (:mod:`..i18n`).
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, request, send_from_directory, session, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, session, url_for
 from flask_babel import gettext as _
 
 from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, SurveyClosedError, store_response
+from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import StoredSurvey, get_survey
 from deniable.server.survey.explain import explain_survey
 
@@ -22,6 +22,7 @@ from ..connections import get_db
 from ..i18n import explain_options, set_survey_language
 from ..ratelimit import limited
 from .forms import build_form, form_reports, unknown_fields
+from .group_commit import submit as submit_response
 from .typed import survey_page_data
 
 bp = Blueprint("respond", __name__)
@@ -78,7 +79,7 @@ def submit(slug):
         if extra:
             raise ReportError(f"{extra[0][:64]}: this survey has no question with this id", extra[0][:64])
         reports = form_reports(stored.survey, form)
-        store_response(get_db(), stored, reports, request.form.get("invitation"))
+        submit_response(current_app._get_current_object(), stored, reports, request.form.get("invitation"))
     except InvitationError as exc:
         return render_survey(stored, form, error=str(exc), error_field=exc.field, status=403)
     except SurveyClosedError:

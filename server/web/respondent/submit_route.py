@@ -13,9 +13,9 @@ everything Flask did for the route, in the same order:
 3. the per-address submission limit, one count with the survey form (429 with ``Retry-After``);
 4. a cross-site request is refused (403), a body that is not ``application/json`` (415);
 5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413;
-6. the body is parsed and validated as :func:`deniable.server.store.responses.store_response`
-   does, stored in a write transaction shared with the process's other waiting submissions
-   (:mod:`.group_commit`), and answered ``201 {"id": …}`` once committed;
+6. the body is parsed, validated and stored (:func:`.group_commit.submit`: validated as
+   :func:`deniable.server.store.responses.store_response` does, in a write transaction shared with
+   the process's other waiting submissions), and answered ``201 {"id": …}`` once committed;
 
 with the same security headers (:data:`..security.HEADERS`), a connection from the same pool,
 the scrubber started after a write (:func:`..connections.pooled`), and every error in the API's
@@ -33,14 +33,14 @@ from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
 from werkzeug.wsgi import get_host, get_input_stream, get_path_info
 
 from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, SurveyClosedError, check_open, validate_reports
+from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import get_launched_survey
 
 from ..connections import pooled
 from ..errors import too_large_message, untrusted_host_message
 from ..ratelimit import RateLimited, limiter_of
 from ..security import HEADERS
-from .group_commit import group_commit
+from .group_commit import submit
 
 PATH = re.compile(r"/api/v1/surveys/([^/]+)/responses")
 
@@ -154,9 +154,7 @@ class SubmitRoute:
             raise Refused(413, too_large_message(config), "body") from None
         try:
             reports, invitation = parse_body(raw)
-            check_open(stored)
-            clean = validate_reports(stored, reports)
-            return group_commit(self.app).store(self.app, stored, clean, invitation)
+            return submit(self.app, stored, reports, invitation)
         except InvitationError as exc:
             raise Refused(403, str(exc), exc.field) from None
         except SurveyClosedError:
