@@ -8,8 +8,9 @@ file in a temporary folder, then times whole processes, alternating A and B in e
 drift in the machine's speed hits both: (A) ``deniable estimate`` on the file, and (B) the floor,
 a Python process that only reads the same file with pyarrow and counts each column's values
 (``value_counts``).  Also times ``deniable estimate --counts`` on the same data aggregated
-(as DuckDB's ``GROUP BY ALL`` would) and ``deniable --help``, each against a bare
-``python -c "import click"``.  Prints a table of medians and the median of the A/B ratios.
+(as DuckDB's ``GROUP BY ALL`` would), and ``deniable --help``, ``deniable plan --help`` and
+``deniable plan --k 2 --margin 0.03`` (start-up, then start-up and the exact planner's work),
+each against a bare ``python -c "import click"``.  Prints a table of medians and the median of the A/B ratios.
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def main() -> int:
             ("estimate --counts (aggregated)", [*DENIABLE, "estimate", str(survey), "--counts", str(counts)],
              [PYTHON, "-c", FLOOR, str(counts)], "pyarrow read + value_counts"),
             ("deniable --help", [*DENIABLE, "--help"], [PYTHON, "-c", "import click"], 'python -c "import click"'),
+            ("deniable plan --help", [*DENIABLE, "plan", "--help"], [PYTHON, "-c", "import click"],
+             'python -c "import click"'),
+            ("deniable plan --k 2 --margin 0.03", [*DENIABLE, "plan", "--k", "2", "--margin", "0.03"],
+             [PYTHON, "-c", "import click"], 'python -c "import click"'),
         ]
         print(f"deniable offline benchmark — {args.rows:,} responses, {os.cpu_count()} CPUs, Python "
               f"{platform.python_version()}; whole processes, {args.pairs} alternating pairs after a warm-up, medians")
