@@ -1,7 +1,8 @@
-"""Group commit (server/web/respondent/group_commit.py), against a real server over HTTP and the real
-SQLite file: submissions that wait for the write lock together are stored in one transaction,
-whether they come from the survey form or the JSON API, each keeps its own answer (a used invitation is refused, its neighbours are stored), a fault
-stores none of them, and the next submission is stored normally afterwards.
+"""Group commit (server/web/respondent/group_commit.py), against a real server over HTTP and the
+real SQLite file: submissions that wait for the write lock together are stored in one
+transaction, whether they come from the survey form or the JSON API; each keeps its own answer
+(a used invitation is refused, its neighbours are stored); a fault stores none of them; and the
+next submission is stored normally afterwards.
 
 The write lock is held by another connection, as another worker would hold it, until every
 submission is queued."""

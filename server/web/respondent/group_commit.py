@@ -7,17 +7,18 @@ handler, which stalls every connection of a gevent worker, so the worker's other
 validated and ready, could not even queue (README, "Benchmarks").
 
 Both submission paths, the survey form (:mod:`.pages`) and the JSON API (:mod:`.submit_route`),
-call :func:`submit`.  A submission, once validated, joins its process's queue.  If no submission of the process is
-storing, it becomes the *leader*: it takes the write lock (:func:`deniable.server.store.db.begin_immediate`,
-which waits cooperatively), then takes the whole queue — itself and every submission that
-arrived while it waited — and inserts each (:func:`deniable.server.store.responses.insert_validated`)
-in that one transaction, commits, scrubs if a response consumed an invitation, and only then
-wakes the others with their ids.  Nothing is acknowledged before the commit that holds it, so a
-killed server loses no acknowledged response.  A response refused inside the transaction (the
-survey closed meanwhile, an invitation missing or used) writes nothing and gets its own error;
-any other failure rolls the whole transaction back and every submission in it gets the error
-(a 500 that says nothing was stored, which is true).  When it is done the leader hands the
-queue, if anything arrived meanwhile, to the first submission in it.
+call :func:`submit`.  A submission, once validated, joins its process's queue.  If no submission
+of the process is storing, it becomes the *leader*.  It takes the write lock
+(:func:`deniable.server.store.db.begin_immediate`, waiting cooperatively), then takes the whole
+queue: itself and every submission that arrived while it waited.  It inserts each one
+(:func:`deniable.server.store.responses.insert_validated`) in that one transaction, commits,
+scrubs if a response consumed an invitation, and only then wakes the others with their ids.
+Nothing is acknowledged before the commit that holds it, so a killed server loses no
+acknowledged response.  A response refused inside the transaction (the survey closed meanwhile,
+an invitation missing or used) writes nothing and gets its own error.  Any other failure rolls
+the whole transaction back, and every submission in it gets the error: a 500 that says nothing
+was stored, which is true.  When it is done, the leader hands the queue, if anything arrived
+meanwhile, to the first submission in it.
 
 Under gunicorn's gevent workers the waits are cooperative (``threading`` is patched); under
 threads they are ordinary locks and events.

@@ -10,7 +10,8 @@ Pages are in the survey's language, or the browser's (:mod:`..i18n`).
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, session, url_for
+from flask import (Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, session,
+                   url_for)
 from flask_babel import gettext as _
 
 from deniable.server.store.invitations import InvitationError
