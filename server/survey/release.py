@@ -33,6 +33,8 @@ from .definition import Question, Survey
 from .patterns import Patterns, collapse, n_responses, option_counts
 
 KINDS = ("counts", "top", "groups")
+# the scale of each kind's base exp(−ε/scale): the geometric mechanism's Δ, the exponential's 2Δ
+SCALES = {"counts": central.HISTOGRAM, "top": 2 * central.SCORE, "groups": central.TABLE}
 CONFIDENCE = 0.95
 NOT_ANSWERED = "(not answered)"
 
@@ -84,6 +86,13 @@ def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
             epsilon = check_epsilon(float(text))
         except (ValueError, MechanismError):
             raise ReleaseError(f"{field}: ε must be a number in (0, 20], got {text[:20]!r}", field) from None
+        scale = SCALES[kind]
+        try:  # the mechanism's 32-bit coin cannot realize an ε below about scale · 2.3e-10
+            discrete.base_threshold(epsilon, scale)
+        except MechanismError:
+            smallest = scale * -math.log1p(-2.0**-32)
+            raise ReleaseError(f"{field}: ε = {epsilon:g} is too small for the release's noise (its 32-bit "
+                               f"coin needs ε ≥ {smallest:.2g})", field) from None
         items.append(ReleaseItem(kind, qid, epsilon, by))
     if not items:
         raise ReleaseError("choose at least one thing to release (give it an ε)", None)

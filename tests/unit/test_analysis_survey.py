@@ -122,6 +122,17 @@ def test_parse_items_reads_epsilons_and_names_bad_fields():
         parse_items(SURVEY, {})
 
 
+@pytest.mark.parametrize("field,smallest", [("counts-age", 4.7e-10), ("top-sex", 4.7e-10),
+                                            ("groups-drugs-age", 4.7e-10)])
+def test_parse_items_refuses_an_epsilon_the_noise_cannot_realize(field, smallest):
+    """The noise's coin is 32-bit: exp(−ε/scale) must stay below 1 − 2⁻³², so ε ≥ scale · 2.33e-10
+    (scale 2 for every kind here: Δ = 2 for counts and tables, 2Δ = 2 for the top answer)."""
+    with pytest.raises(ReleaseError, match=f"{field}: ε = 4.6e-10 is too small.*ε ≥ 4.7e-10") as info:
+        parse_items(SURVEY, {field: "4.6e-10"})
+    assert info.value.field == field
+    assert parse_items(SURVEY, {field: str(smallest)})[0].epsilon == smallest
+
+
 def test_a_release_document_holds_noisy_consistent_values_and_its_ledger():
     data = dataset()
     patterns = from_dataset(data)

@@ -85,6 +85,8 @@ def test_the_budget_is_fixed_after_the_first_release(auth_client, habits):
     ("/dashboard/habits/publish/budget", {"budget": "-1"}, "budget: must be a number of ε in (0, 100]"),
     ("/dashboard/habits/publish/release", {"counts-age": "abc"}, "counts-age: ε must be a number"),
     ("/dashboard/habits/publish/release", {}, "choose at least one thing to release"),
+    # found by the HTTP fuzzer: a positive ε too small for the noise's 32-bit coin was a 500
+    ("/dashboard/habits/publish/release", {"counts-age": "1e-300"}, "counts-age: ε = 1e-300 is too small"),
     ("/dashboard/habits/publish/visibility", {"public": "maybe"}, "public: choose 1"),
 ])
 def test_bad_input_is_a_400_naming_the_field(app, auth_client, habits, url, data, message):
