@@ -38,6 +38,17 @@ def csrf_token(client, url: str = "/auth/login") -> str:
     return match.group(1)
 
 
+def builder_form(token: str, fields: dict, questions: list[dict]) -> dict:
+    """The builder's POST: the survey's ``fields`` (slug, title, …), then each question's fields as
+    ``questions-<i>-<key>``, every question required."""
+    data = {"csrf_token": token, **fields}
+    for i, q in enumerate(questions):
+        for key, value in q.items():
+            data[f"questions-{i}-{key}"] = value
+        data[f"questions-{i}-required"] = "y"
+    return data
+
+
 def login(client, email: str = EMAIL, password: str = PASSWORD, next_url: str | None = None):
     url = "/auth/login" + (f"?next={next_url}" if next_url else "")
     token = csrf_token(client, url)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from deniable import estimators
 from deniable.server.cli import cli
 from deniable.server.store.surveys import get_survey
-from support.dashboard import csrf_token, open_db
+from support.dashboard import builder_form, csrf_token, open_db
 
 QUESTIONS = [
     {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"},
@@ -23,13 +23,8 @@ QUESTIONS = [
 
 
 def builder_data(token, questions=QUESTIONS, **extra):
-    data = {"csrf_token": token, "slug": "habits", "title": "Habits", "description": "", "target_n": "500"}
-    for i, q in enumerate(questions):
-        for key, value in q.items():
-            data[f"questions-{i}-{key}"] = value
-        data[f"questions-{i}-required"] = "y"
-    data.update(extra)
-    return data
+    return builder_form(token, {"slug": "habits", "title": "Habits", "description": "", "target_n": "500", **extra},
+                        questions)
 
 
 def slots(page: str) -> list[str]:

@@ -14,7 +14,7 @@ from deniable.estimators.numeric import plan_numeric
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import load_definition
-from support.dashboard import csrf_token, ensure_researcher, open_db
+from support.dashboard import builder_form, csrf_token, ensure_researcher, open_db
 
 NUMERIC = {"kind": "numeric", "qid": "drinks", "text": "Drinks last week?", "minimum": "0", "maximum": "40",
            "step": "1", "mechanism": "auto", "protection": "protected", "epsilon": "1"}
@@ -27,14 +27,8 @@ CHOICE = {"qid": "year", "text": "Year of study?", "options": "First\nSecond", "
 
 
 def builder_data(token, questions, **extra):
-    data = {"csrf_token": token, "slug": "typed", "title": "Typed", "description": "", "target_n": "1000",
-            "save": "Save draft"}
-    for i, q in enumerate(questions):
-        for key, value in q.items():
-            data[f"questions-{i}-{key}"] = value
-        data[f"questions-{i}-required"] = "y"
-    data.update(extra)
-    return data
+    return builder_form(token, {"slug": "typed", "title": "Typed", "description": "", "target_n": "1000",
+                                "save": "Save draft", **extra}, questions)
 
 
 def rows(db_path):

@@ -12,7 +12,7 @@ import pytest
 
 from deniable.server.survey.definition import DefinitionError, parse_definition
 from deniable.server.store.surveys import get_survey
-from support.dashboard import DEFINITION, csrf_token, make_survey, open_db
+from support.dashboard import DEFINITION, builder_form, csrf_token, make_survey, open_db
 
 # Every dashboard URL and the results API, with the methods each accepts.
 URLS = [
@@ -95,17 +95,10 @@ def test_logged_in_reaches_every_url(app, auth_client, method, url):
 
 
 def form_data(token, *, slug="habits", title="Habits", target_n="500", questions=None, **extra):
-    data = {"csrf_token": token, "slug": slug, "title": title, "description": "About habits",
-            "target_n": target_n, "save": "Save draft"}
-    for i, q in enumerate(questions if questions is not None else [
-            {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"},
-            {"qid": "age", "text": "Age group", "options": "<30\n30+", "protection": "direct", "epsilon": ""}]):
-        for key, value in q.items():
-            data[f"questions-{i}-{key}"] = value
-        if q.get("required", True):
-            data[f"questions-{i}-required"] = "y"
-    data.update(extra)
-    return data
+    return builder_form(token, {"slug": slug, "title": title, "description": "About habits", "target_n": target_n,
+                                "save": "Save draft", **extra}, questions if questions is not None else [
+        {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"},
+        {"qid": "age", "text": "Age group", "options": "<30\n30+", "protection": "direct", "epsilon": ""}])
 
 
 def field_errors(page: str, field_id: str) -> str:
