@@ -70,9 +70,7 @@ class Setting:
 
     @property
     def declared_epsilon(self) -> float | None:
-        if not self.protected:
-            return None
-        return self.mech.rr.declared_epsilon if self.kind == "list" else self.mech.declared_epsilon
+        return self.mech.declared_epsilon if self.protected else None
 
     @property
     def realized_epsilon(self) -> float | None:
