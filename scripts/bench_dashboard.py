@@ -2,6 +2,7 @@
 
     python scripts/bench_dashboard.py               # 1,000,000 responses
     python scripts/bench_dashboard.py --n 10000000 --repeat 5
+    python scripts/bench_dashboard.py --n 1000000 --repeat 3 --json   # the figures as JSON
 
 Creates a database in a temporary folder with an open three-question survey, stores ``--n``
 randomized responses through ``deniable.server.store.responses.insert_many`` (counts and answer
@@ -14,6 +15,7 @@ read every row by design (they are the rows): they are timed too, and marked.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 import sys
@@ -60,6 +62,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7, help="renders after the first (default 7)")
     parser.add_argument("--no-row-exports", action="store_true",
                         help="skip the responses exports, the only pages that read every row (O(n))")
+    parser.add_argument("--json", action="store_true",
+                        help="print the figures as one JSON object instead of the table")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,6 +116,13 @@ def main() -> None:
             times = [timed(client, url)[0] for _ in range(args.repeat)]
             rows.append((label, first, statistics.median(times), max(times), size))
 
+    if args.json:
+        print(json.dumps({
+            "n": args.n, "load_s": load_s, "repeat": args.repeat,
+            "pages": [{"page": label, "first_ms": first, "median_ms": median, "max_ms": worst, "bytes": size}
+                      for label, first, median, worst, size in rows],
+        }, indent=1))
+        return
     print(f"deniable dashboard benchmark: {args.n:,} stored responses (loaded in {load_s:.1f} s), "
           f"median of {args.repeat} renders after the first")
     print(f"{'page':<38} {'first ms':>9} {'median ms':>10} {'max ms':>8} {'bytes':>12}")

@@ -2,6 +2,7 @@
 
     python scripts/bench_load.py                        # 3 gevent workers, 24 clients, 15 s
     python scripts/bench_load.py --workers 2 --clients 32 --seconds 10
+    python scripts/bench_load.py --seconds 5 --json     # the figures as one JSON object
 
 Starts ``deniable serve`` on a fresh SQLite file in a temporary folder with the demo survey
 open, submits randomized reports (made with the real Python randomizer) from concurrent
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import platform
 import sqlite3
@@ -98,6 +100,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="duration bound (default 15)")
     parser.add_argument("--max-requests", type=int, default=100_000, help="request bound (default 100,000)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true",
+                        help="print the figures as one JSON object instead of the table")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
 
@@ -134,8 +138,24 @@ def main() -> int:
 
     latencies = sorted(tally.latencies)
     ms = [1000 * x for x in latencies] or [float("nan")]
-    server_cpu = (f"{1e6 * (cpu_after - cpu_before) / len(tally.acked):,.0f}"
-                  if cpu_before is not None and tally.acked else "n/a")
+    server_cpu_us = (1e6 * (cpu_after - cpu_before) / len(tally.acked)
+                     if cpu_before is not None and tally.acked else None)
+    server_cpu = f"{server_cpu_us:,.0f}" if server_cpu_us is not None else "n/a"
+    if args.json:
+        print(json.dumps({
+            "cpus": os.cpu_count(), "load_average_before": load_before,
+            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+            "sqlite_settings": sqlite_setting, "workers": args.workers, "clients": args.clients,
+            "max_seconds": args.seconds, "max_requests": args.max_requests,
+            "submissions": len(tally.acked), "seconds": elapsed,
+            "per_second": len(tally.acked) / elapsed,
+            "p50_ms": statistics.median(ms), "p99_ms": ms[int(0.99 * (len(ms) - 1))], "max_ms": ms[-1],
+            "errors": tally.errors, "statuses": {str(s): n for s, n in sorted(tally.statuses.items())},
+            "server_cpu_us_per_submission": server_cpu_us,
+            "loadgen_cpu_us_per_submission": 1e6 * own / max(1, len(tally.acked)),
+            "database_ok": not problems, "problems": problems[:10],
+        }, indent=1))
+        return 1 if problems or tally.errors else 0
     print(f"deniable load benchmark — {os.cpu_count()} CPUs (load average {load_before:.1f} before the run), "
           f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version} {sqlite_setting}, loopback\n"
           f"deniable serve: {args.workers} gunicorn gevent workers; "

@@ -2,6 +2,7 @@
 
     python scripts/bench_offline.py                 # 10,000,000 rows, 5 alternating pairs
     python scripts/bench_offline.py --rows 1000000 --pairs 3
+    python scripts/bench_offline.py --rows 1000000 --pairs 3 --json   # the figures as JSON
 
 Simulates the example survey's responses (``deniable simulate``, seeded) into a CSV and a Parquet
 file in a temporary folder, then times whole processes, alternating A and B in each pair so that
@@ -16,6 +17,7 @@ each against a bare ``python -c "import click"``.  Prints a table of medians and
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -63,6 +65,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--json", action="store_true",
+                        help="print the figures as one JSON object (at the end) instead of the table")
     args = parser.parse_args()
     survey, truth = ROOT / "examples" / "survey.json", ROOT / "examples" / "truth.json"
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,6 +97,14 @@ def main() -> int:
             ("deniable plan --k 2 --margin 0.03", [*DENIABLE, "plan", "--k", "2", "--margin", "0.03"],
              [PYTHON, "-c", "import click"], 'python -c "import click"'),
         ]
+        if args.json:
+            results = []
+            for label, a, b, floor in rows:
+                ta, tb, ratio = pairs(a, b, args.pairs)
+                results.append({"command": label, "a_s": ta, "b_s": tb, "ratio": ratio, "floor": floor})
+            print(json.dumps({"rows": args.rows, "pairs": args.pairs, "cpus": os.cpu_count(),
+                              "python": platform.python_version(), "results": results}, indent=1))
+            return 0
         print(f"deniable offline benchmark — {args.rows:,} responses, {os.cpu_count()} CPUs, Python "
               f"{platform.python_version()}; whole processes, {args.pairs} alternating pairs after a warm-up, medians")
         print(f"{'command (A)':<34} {'A s':>7} {'B s':>7} {'A/B':>6}  floor (B)")
