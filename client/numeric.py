@@ -50,6 +50,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Iterable
@@ -87,16 +88,20 @@ def check_index(value, m: int, name: str = "value") -> int:
 # ---------------------------------------------------------------- discrete Laplace
 
 
+@functools.lru_cache(maxsize=4096)
 def laplace_threshold(m: int, epsilon: float) -> int:
-    """Return ``ceil(e^(−ε/m) · 2^32)`` computed with 60 significant digits (no float rounding)."""
+    """Return ``ceil(e^(−ε/m) · 2^32)`` computed with 60 significant digits (no float rounding), once
+    per (m, ε)."""
     with localcontext() as ctx:
         ctx.prec = 60
         value = (Decimal(-epsilon) / m).exp() * TWO_32
         return int(value.to_integral_value(rounding=ROUND_CEILING))
 
 
+@functools.lru_cache(maxsize=4096)
 def laplace_tail(m: int, threshold: int) -> int:
-    """The least L with ``(threshold/2^32)^L ≤ 2^−40``, computed with ``Decimal``."""
+    """The least L with ``(threshold/2^32)^L ≤ 2^−40``, computed with ``Decimal`` once per (m, threshold)
+    (a 60-digit logarithm costs ~240 µs; the submission path asks for it on every Laplace report)."""
     with localcontext() as ctx:
         ctx.prec = 60
         log_t = (Decimal(threshold) / TWO_32).ln()

@@ -135,7 +135,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             if row == col:
                 raise click.UsageError("--crosstab: give two different questions")
             for qid in (row, col):
-                if not survey.question(qid).is_choice:
+                if not survey.question(qid).qtype.categorical:
                     raise click.UsageError(f"--crosstab: question {qid!r} is {survey.question(qid).type}: "
                                            "cross-tabs are of single-choice questions")
             ct = estimates.crosstab_estimates(survey, row, col, dataset.joint_counts(row, col),
@@ -148,7 +148,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             return
         if by_qid:
             by = _question(survey, by_qid, "--by")
-            if not by.is_choice:
+            if not by.qtype.categorical:
                 raise click.UsageError(f"--by: question {by.id!r} is {by.type}: subgroups are the options "
                                        "of a single-choice question asked directly")
             if by.protected:
@@ -157,7 +157,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             groups = [
                 estimates.subgroup_estimates(survey, q.id, by.id, dataset.counts_by(q.id, by.id),
                                           method=method, confidence=confidence, simultaneous=simultaneous)
-                for q in survey.questions if q.id != by.id and q.is_choice
+                for q in survey.questions if q.id != by.id and q.qtype.categorical
             ]
             if fmt == "json":
                 echo_json({"survey": survey.slug, "by": by.id,

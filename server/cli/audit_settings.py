@@ -198,7 +198,7 @@ def stored_settings(surveys, types) -> list[Setting]:
     found: dict[tuple, Setting] = {}
     for stored in surveys:
         for q in stored.survey.questions:
-            kind = "choice" if q.is_choice else ("laplace" if q.method == "laplace" else "grid") \
+            kind = "choice" if q.qtype.categorical else ("laplace" if q.method == "laplace" else "grid") \
                 if q.type == "numeric" else q.type
             if kind not in types or not (q.protected or q.type == "list"):
                 continue

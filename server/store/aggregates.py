@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 import sqlite_utils
 
-from deniable.server.survey import cells
 from deniable.server.survey.dataset import NOT_ANSWERED
 from deniable.server.survey.definition import Question, Survey
 from deniable.server.survey.patterns import Patterns
@@ -35,13 +34,13 @@ from .surveys import StoredSurvey
 
 
 def pattern_questions(survey: Survey) -> tuple[Question, ...]:
-    """The questions the answer patterns hold, in the survey's order (:func:`.cells.in_patterns`)."""
-    return tuple(q for q in survey.questions if cells.in_patterns(q))
+    """The questions the answer patterns hold, in the survey's order (:meth:`~deniable.server.survey.questions.base.QuestionType.in_patterns`)."""
+    return tuple(q for q in survey.questions if q.qtype.in_patterns(q))
 
 
 def _dtype(survey: Survey) -> np.dtype:
     """One byte per question, or two (little-endian) when some question has 255 cells or more."""
-    widest = max((cells.n_cells(q) for q in pattern_questions(survey)), default=0)
+    widest = max((q.qtype.n_cells(q) for q in pattern_questions(survey)), default=0)
     return np.dtype(np.uint8) if widest < 255 else np.dtype("<u2")
 
 
@@ -93,21 +92,9 @@ CELL_UPSERT = ("INSERT INTO cell_counts (survey_id, qid, stat, cell, count) VALU
 
 
 def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
-    """``(stat, cell, count)`` increments of ``cell_counts`` for a question's statistics
-    (:func:`.cells.stats_from_codes` of the reports being inserted)."""
-    what = cells.kind(q)
-    if what == "multi":
-        k = q.k
-        rows = [("ticked", w, int(c)) for w, c in enumerate(stats["ticked"]) if c]
-        rows += [("tick", j, int(c)) for j, c in enumerate(stats["ticks"]) if c]
-        rows += [("pair", j * k + l, int(stats["pairs"][j, l])) for j in range(k) for l in range(j + 1, k)
-                 if stats["pairs"][j, l]]
-        return rows
-    if what == "laplace":
-        low = q.mechanism.low
-        return [("cell", int(v) - low, int(c)) for v, c in zip(stats["values"], stats["counts"]) if c]
-    dense = stats["counts"] if what == "grid" else np.concatenate([stats["control"], stats["treatment"]])
-    return [("cell", i, int(c)) for i, c in enumerate(dense) if c]
+    """``(stat, cell, count)`` increments of ``cell_counts`` for a question's statistics (its type's
+    :meth:`~deniable.server.survey.questions.base.QuestionType.cell_rows`)."""
+    return q.qtype.cell_rows(q, stats)
 
 
 def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> None:

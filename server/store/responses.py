@@ -21,7 +21,6 @@ import numpy as np
 import sqlite_utils
 
 from deniable.client.mechanism import MechanismError, check_options
-from deniable.server.survey import cells
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
@@ -60,7 +59,7 @@ def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
     """Return the answered reports' codes ``{qid: int}`` in question order, or raise :class:`ReportError`.
 
     A choice's report is an ``int`` (never a bool, float or string) in ``0..k−1``; the other
-    types' reports are checked by :func:`deniable.server.survey.cells.check_report` (a numeric
+    types' reports are checked by their type's ``check_report`` (a numeric
     report in its range, ticks as a list of 0/1, a list experiment's ``{"arm", "count"}``);
     required questions are present; no unknown question ids.  A missing optional question is not
     answered.
@@ -79,7 +78,7 @@ def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
                 raise ReportError(f"{q.id}: an answer is required", q.id)
             continue
         try:
-            clean[q.id] = cells.check_report(q, reports[q.id])
+            clean[q.id] = q.qtype.check_report(q, reports[q.id])
         except MechanismError as exc:
             raise ReportError(f"{q.id}: {exc}", q.id) from None
     return clean
@@ -91,26 +90,12 @@ def design_of(survey: Survey) -> dict[str, list]:
     Choice ``[k, threshold]``; numeric ``["grid", m, G, threshold]`` or ``["laplace", m, threshold,
     L]``; multi ``["multi", K, threshold]`` (each tick's); list ``["list", J, threshold]``.
     """
-    out = {}
-    for q in survey.questions:
-        threshold = q.mechanism.threshold if q.protected else None
-        what = cells.kind(q)
-        if what == "choice":
-            out[q.id] = [q.k, threshold]
-        elif what == "grid":
-            out[q.id] = ["grid", q.steps, cells.grid_of(q), threshold]
-        elif what == "laplace":
-            out[q.id] = ["laplace", q.steps, threshold, q.mechanism.tail]
-        elif what == "multi":
-            out[q.id] = ["multi", q.k, threshold]
-        else:
-            out[q.id] = ["list", len(q.options), threshold]
-    return out
+    return {q.id: q.qtype.stored_design(q) for q in survey.questions}
 
 
 def _reports_json(survey: Survey, clean: dict[str, int]) -> dict:
     """The stored JSON reports of validated codes (a choice's is its option index)."""
-    return {qid: cells.report_of(survey.question(qid), code) for qid, code in clean.items()}
+    return {qid: survey.question(qid).qtype.report_of(survey.question(qid), code) for qid, code in clean.items()}
 
 
 def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, columns: dict[str, np.ndarray],
@@ -126,14 +111,14 @@ def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, co
     aggregates.add(db, stored.id, day, list(patterns), pattern_counts)
     for q in survey.questions:
         column = np.asarray(columns[q.id])
-        if q.is_choice:
+        if q.qtype.categorical:
             counts = np.bincount(column[column >= 0], minlength=q.k)
             db.conn.executemany(
                 "UPDATE counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND option = ?",
                 [(int(c), stored.id, q.id, i) for i, c in enumerate(counts) if c],
             )
         elif (column >= 0).any():
-            aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, column))
+            aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, column))
 
 
 def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping,
@@ -186,12 +171,12 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
     questions = {q.id: q for q in stored.survey.questions}
     conn.executemany(
         "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
-        [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].is_choice],
+        [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].qtype.categorical],
     )
     for qid, code in clean.items():
-        if not questions[qid].is_choice:
-            q = questions[qid]
-            aggregates.add_cells(db, stored.id, q, cells.stats_from_codes(q, np.array([code])))
+        q = questions[qid]
+        if not q.qtype.categorical:
+            aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, np.array([code])))
     return response_id, bool(row[1])
 
 
@@ -214,7 +199,7 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
     if stored is None:
         raise LookupError(f"no survey {slug!r} in the database")
     questions = stored.survey.questions
-    structured = [j for j, q in enumerate(questions) if cells.kind(q) in ("multi", "list")]
+    structured = [j for j, q in enumerate(questions) if q.qtype.structured_report]
     n = db.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [stored.id]).fetchone()[0]
     data = np.full((n, len(questions)), -1, dtype=np.int64)
     texts: dict[int, list] = {j: [] for j in structured}
@@ -240,10 +225,10 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
         column = np.ascontiguousarray(data[:, j])
         if j in texts:
             column = _codes_of_json(q, texts[j][:start])
-        elif cells.kind(q) == "laplace":
+        elif q.qtype.report_offset(q):
             answered = column != _missing(q)
-            column = np.where(answered, column - q.mechanism.low, -1)
-        bad = (column < -1) | (column >= cells.n_cells(q))
+            column = np.where(answered, column - q.qtype.report_offset(q), -1)
+        bad = (column < -1) | (column >= q.qtype.n_cells(q))
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {column[bad][0]}")
         columns[q.id] = column
@@ -251,9 +236,9 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
 
 
 def _missing(q) -> int:
-    """What ``json_extract`` of a missing report becomes: −1, or for a Laplace report (which can be
-    −1 itself) a number below every report."""
-    return q.mechanism.low - 1 if cells.kind(q) == "laplace" else -1
+    """What ``json_extract`` of a missing report becomes: −1, or for a report that can be negative
+    (a Laplace report can be −1 itself) a number below every report."""
+    return min(q.qtype.report_offset(q), 0) - 1
 
 
 def _codes_of_json(q, values: list) -> np.ndarray:
@@ -263,7 +248,7 @@ def _codes_of_json(q, values: list) -> np.ndarray:
     for i, value in enumerate(values):
         code = mapping.get(value)
         if code is None:
-            code = mapping[value] = cells.check_report(q, json.loads(value))
+            code = mapping[value] = q.qtype.check_report(q, json.loads(value))
         out[i] = code
     return out
 
@@ -288,10 +273,10 @@ def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[i
         if column.ndim != 1 or column.dtype.kind not in "iu":
             raise ValueError(f"{q.id}: must be a 1-d array of integer option indices (codes), got {column.dtype}")
         try:
-            column = check_options(column, cells.n_cells(q), missing=True).astype(np.int64)
+            column = check_options(column, q.qtype.n_cells(q), missing=True).astype(np.int64)
         except MechanismError as exc:
             raise ValueError(f"{q.id}: {exc}") from None
-        invalid = cells.invalid_codes(q, column)
+        invalid = q.qtype.invalid_codes(q, column)
         if invalid.any():
             raise ValueError(f"{q.id}: code {int(column[invalid][0])} is not a possible report (row {int(np.argmax(invalid))})")
         if q.required and (column == -1).any():
@@ -328,7 +313,7 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
             # strips; "not answered" is the empty string): the rows' JSON is built by numpy's
             # elementwise concatenation instead of a Python loop per row.
             codes, inverse = np.unique(block[q.id], return_inverse=True)
-            r_part = np.array([f',"{q.id}":{_compact(cells.report_of(q, c))}' if c >= 0 else "" for c in codes],
+            r_part = np.array([f',"{q.id}":{_compact(q.qtype.report_of(q, c))}' if c >= 0 else "" for c in codes],
                               dtype=object)
             d_part = np.array([f',"{q.id}":{_compact(design[q.id])}' if c >= 0 else "" for c in codes], dtype=object)
             reports = reports + r_part[inverse.reshape(-1)]

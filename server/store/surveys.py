@@ -18,7 +18,8 @@ from decimal import Decimal
 import numpy as np
 import sqlite_utils
 
-from deniable.server.survey import cells
+from deniable.server.survey import questions
+from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
 from deniable.server.survey.definition import DefinitionError, Question, Survey, number
 
 from .db import write_transaction
@@ -56,22 +57,14 @@ def today() -> str:
 
 
 def _spec(q: Question) -> str | None:
-    """The type's own fields as JSON (None for a choice)."""
-    if q.type == "numeric":
-        spec = {"min": number(q.minimum), "max": number(q.maximum), "step": number(q.step)}
-        if q.protected:
-            spec["mechanism"] = q.method
-            if q.method == "grid":
-                spec["grid"] = q.grid
-        return json.dumps(spec)
-    if q.type == "list":
-        return json.dumps({"sensitive": q.sensitive}, ensure_ascii=False)
-    return None
+    """The type's own fields as JSON (None when it has none beyond options)."""
+    spec = q.qtype.spec(q)
+    return None if spec is None else json.dumps(spec, ensure_ascii=False)
 
 
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
-    typed = any(not q.is_choice for q in survey.questions)
+    typed = any(q.type != DEFAULT_TYPE for q in survey.questions)
     for position, q in enumerate(survey.questions):
         row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
@@ -88,7 +81,7 @@ def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
     """Zeroed option counts of the choice questions (the other types' statistics: ``cell_counts``)."""
     return [
         {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0}
-        for q in survey.questions if q.is_choice for i in range(q.k)
+        for q in survey.questions if q.qtype.categorical for i in range(q.k)
     ]
 
 
@@ -206,15 +199,8 @@ def duplicate_survey(db: sqlite_utils.Database, slug: str, *, owner_id: int | No
 
 
 def _question_from_row(q: dict) -> Question:
-    kind = q.get("type") or "choice"
-    spec = json.loads(q["spec"]) if q.get("spec") else {}
-    fields = {}
-    if kind == "numeric":
-        fields = {"minimum": Decimal(repr(spec["min"])), "maximum": Decimal(repr(spec["max"])),
-                  "step": Decimal(repr(spec["step"])), "method": spec.get("mechanism"), "grid": spec.get("grid")}
-        fields = {k: (v.normalize() if isinstance(v, Decimal) and v != 0 else v) for k, v in fields.items()}
-    elif kind == "list":
-        fields = {"sensitive": spec["sensitive"]}
+    kind = q.get("type") or DEFAULT_TYPE
+    fields = questions.get(kind).from_spec(json.loads(q["spec"])) if q.get("spec") else {}
     return Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])), epsilon=q["epsilon"],
                     required=bool(q["required"]), type=kind, **fields)
 
@@ -300,8 +286,8 @@ def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.nda
 
 
 def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
-    """Every question's sufficient statistics (:func:`deniable.server.survey.cells.stats_from_histogram`):
-    the option counts of the choice questions from ``counts``, the other types' from ``cell_counts``.
+    """Every question's sufficient statistics (each type's): the option counts of the categorical
+    questions from ``counts``, the other types' from ``cell_counts``.
 
     Both tables are kept current on every insert, so this costs O(cells), never a scan of the rows.
     """
@@ -313,26 +299,10 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
         rows.setdefault(qid, {}).setdefault(stat, []).append((cell, count))
     out = {}
     for q in stored.survey.questions:
-        if q.is_choice:
+        if q.qtype.categorical:
             out[q.id] = counts.get(q.id, np.zeros(q.k, dtype=np.int64))
-            continue
-        found = rows.get(q.id, {})
-        if cells.kind(q) != "multi":
-            pairs = found.get("cell", [])
-            codes = np.array([c for c, _ in pairs], dtype=np.int64)
-            out[q.id] = cells.stats_from_histogram(q, codes, np.array([n for _, n in pairs], dtype=np.int64))
-            continue
-        k = q.k
-        ticked = np.zeros(k + 1, dtype=np.int64)
-        ticks = np.zeros(k, dtype=np.int64)
-        pair_counts = np.zeros((k, k), dtype=np.int64)
-        for cell, count in found.get("ticked", []):
-            ticked[cell] = count
-        for cell, count in found.get("tick", []):
-            ticks[cell] = count
-        for cell, count in found.get("pair", []):
-            pair_counts[cell // k, cell % k] = count
-        out[q.id] = {"n": int(ticked.sum()), "ticks": ticks, "pairs": pair_counts, "ticked": ticked}
+        else:
+            out[q.id] = q.qtype.stats_from_cells(q, rows.get(q.id, {}))
     return out
 
 

@@ -62,7 +62,7 @@ def design_line(survey: Survey) -> str:
     """The responses CSV's first line (without its newline): the survey, the fingerprint, each question's design."""
     parts = [DESIGN_PREFIX, f"survey={survey.slug}", f"design={design_fingerprint(survey)}"]
     for q in survey.questions:
-        kind = "" if q.is_choice else f"type={q.type} " + (f"mechanism={q.method} " if q.method else "") + \
+        kind = "" if q.qtype.categorical else f"type={q.type} " + (f"mechanism={q.method} " if q.method else "") + \
             (f"grid={q.grid} " if q.grid else "")
         if q.protected:
             parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
@@ -74,7 +74,7 @@ def design_line(survey: Survey) -> str:
 def _design(q) -> dict:
     """One question's design as a design line states it."""
     design = {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None}
-    if not q.is_choice:
+    if not q.qtype.categorical:
         design.update(type=q.type, mechanism=q.method, grid=q.grid)
     return design
 

@@ -21,7 +21,6 @@ import numpy as np
 
 from deniable.client.mechanism import MechanismError, check_options
 
-from .cells import n_cells, stats_from_codes
 from .definition import Survey
 
 NOT_ANSWERED = -1
@@ -57,7 +56,7 @@ class Dataset:
             if column.ndim != 1 or column.dtype.kind not in "iu":
                 raise ValueError(f"column {q.id!r}: must be a 1-D integer array, got {column.dtype}")
             try:
-                self.columns[q.id] = check_options(column, n_cells(q), missing=True)
+                self.columns[q.id] = check_options(column, q.qtype.n_cells(q), missing=True)
             except MechanismError as exc:
                 raise ValueError(f"column {q.id!r}: {exc}") from None
 
@@ -75,7 +74,8 @@ class Dataset:
 
     def counts(self, qid: str) -> np.ndarray:
         """Return the number of reports of each option of question ``qid`` (answered rows only)."""
-        k = n_cells(self.survey.question(qid))
+        q = self.survey.question(qid)
+        k = q.qtype.n_cells(q)
         column = self.columns[qid]
         if self.weights is not None:
             return _weighted_bincount(column.astype(np.intp) + 1, self.weights, k + 1)[1:]
@@ -90,12 +90,12 @@ class Dataset:
         return {q.id: self.counts(q.id) for q in self.survey.questions}
 
     def stats(self, qid: str):
-        """The sufficient statistics of question ``qid`` (:func:`.cells.stats_from_codes`): a choice
-        question's option counts, a dict for the other types."""
+        """The sufficient statistics of question ``qid`` (its type's): a categorical question's option
+        counts, a dict for the other types."""
         q = self.survey.question(qid)
-        if q.is_choice:
+        if q.qtype.categorical:
             return self.counts(qid)
-        return stats_from_codes(q, self.columns[qid], self.weights)
+        return q.qtype.column_stats(q, self.columns[qid], self.weights)
 
     def all_stats(self) -> dict:
         """Return :meth:`stats` for every question, in the survey's order."""
@@ -105,8 +105,8 @@ class Dataset:
         """Return the ``k_row × k_col`` table of reports, over the rows where both were answered."""
         if q_row == q_col:
             raise ValueError(f"a cross-tab needs two different questions, got {q_row!r} twice")
-        k1 = n_cells(self.survey.question(q_row))
-        k2 = n_cells(self.survey.question(q_col))
+        row, col = self.survey.question(q_row), self.survey.question(q_col)
+        k1, k2 = row.qtype.n_cells(row), col.qtype.n_cells(col)
         cell = (self.columns[q_row].astype(np.intp) + 1) * (k2 + 1) + (self.columns[q_col] + 1)
         size = (k1 + 1) * (k2 + 1)
         if self.weights is not None:

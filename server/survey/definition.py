@@ -31,21 +31,17 @@ Every problem raises :class:`DefinitionError`, which carries the field it is abo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import math
-import numbers
 import re
 from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 
-from deniable.client.listexp import MAX_ITEMS, ListMechanism, list_mechanism
-from deniable.client.mechanism import Mechanism, MechanismError, mechanism, resolve
-from deniable.client.multi import MAX_MULTI, MultiMechanism, direct_multi, multi_mechanism
-from deniable.client.numeric import (MAX_STEPS, GridMechanism, LaplaceMechanism, check_grid, direct_grid,
-                                     grid_mechanism, laplace)
+from deniable.client.mechanism import MechanismError, mechanism
 
+from .questions import registry
 from .spreadsheet import spreadsheet_safe
 
 # Matched whole (fullmatch): "$" would accept a trailing newline.
@@ -61,15 +57,7 @@ SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "cont
                # written into codebooks (.codebook) and checked on the way back in
                "design_fingerprint", "text_versions"}
 CODEBOOK_KEYS = {"randomization"}  # a codebook's question: what its reports were made under
-QUESTION_KEYS = {"id", "text", "options", "epsilon", "required"} | CODEBOOK_KEYS
-TYPES = ("choice", "numeric", "multi", "list")
-TYPE_KEYS = {
-    "choice": QUESTION_KEYS | {"type"},
-    "numeric": {"id", "text", "type", "min", "max", "step", "epsilon", "mechanism", "grid", "required"} | CODEBOOK_KEYS,
-    "multi": QUESTION_KEYS | {"type"},
-    "list": {"id", "text", "type", "items", "sensitive", "epsilon", "required"} | CODEBOOK_KEYS,
-}
-NUMERIC_MECHANISMS = ("grid", "laplace")
+QUESTION_KEYS = {"id", "text", "epsilon", "required"} | CODEBOOK_KEYS  # every type's; each type adds its own
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
 RESERVED_IDS = {"csrf_token", "invitation"}
 
@@ -111,14 +99,16 @@ def number(value: Decimal) -> int | float:
 
 @dataclass(frozen=True)
 class Question:
-    """One question.  ``options`` are a choice's labels, a multi's options or a list's control items."""
+    """One question.  ``options`` are a choice's labels, a multi's options or a list's control items;
+    what the other fields mean, and everything type-specific, is the question's type's
+    (``qtype``, :mod:`.questions`)."""
 
     id: str
     text: str
     options: tuple[str, ...] = ()
     epsilon: float | None = None
     required: bool = True
-    type: str = "choice"
+    type: str = registry.DEFAULT
     minimum: Decimal | None = None  # numeric
     maximum: Decimal | None = None
     step: Decimal | None = None
@@ -127,13 +117,14 @@ class Question:
     sensitive: str | None = None  # list
 
     @property
+    def qtype(self):
+        """The question's type (:class:`.questions.base.QuestionType`): what every surface asks."""
+        return registry.get(self.type)
+
+    @functools.cached_property
     def k(self) -> int:
         """Options of a choice or multi question, answers of a numeric one, counts 0..J + 1 of a list."""
-        if self.type == "numeric":
-            return self.steps + 1
-        if self.type == "list":
-            return len(self.options) + 2
-        return len(self.options)
+        return self.qtype.k(self)
 
     @property
     def steps(self) -> int:
@@ -144,47 +135,17 @@ class Question:
     def protected(self) -> bool:
         return self.epsilon is not None
 
-    @property
-    def is_choice(self) -> bool:
-        return self.type == "choice"
-
-    @property
-    def mechanism(self) -> Mechanism | GridMechanism | LaplaceMechanism | MultiMechanism | ListMechanism:
-        """The realized parameters (for a direct question, ``p = 1``: :func:`~deniable.client.mechanism.direct`)."""
-        if self.type == "numeric":
-            if not self.protected:
-                return direct_grid(self.steps)
-            if self.method == "laplace":
-                return laplace(self.steps, self.epsilon)
-            return grid_mechanism(self.steps, self.grid, self.epsilon)
-        if self.type == "multi":
-            return direct_multi(self.k) if self.epsilon is None else multi_mechanism(self.k, self.epsilon)
-        if self.type == "list":
-            return list_mechanism(len(self.options), self.epsilon)
-        return resolve(self.k, self.epsilon)
+    @functools.cached_property
+    def mechanism(self):
+        """The realized parameters (for a direct question, ``p = 1``), computed once per question."""
+        return self.qtype.mechanism(self)
 
     def value(self, index) -> Decimal:
         """A numeric question's answer for an answer index (``min + index · step``)."""
         return self.minimum + self.step * index
 
     def to_dict(self) -> dict:
-        data = {"id": self.id, "text": self.text}
-        if self.type != "choice":
-            data["type"] = self.type
-        if self.type == "numeric":
-            data.update({"min": number(self.minimum), "max": number(self.maximum)})
-            if self.step != 1:
-                data["step"] = number(self.step)
-        elif self.type == "list":
-            data.update({"items": list(self.options), "sensitive": self.sensitive})
-        else:
-            data["options"] = list(self.options)
-        if self.protected:
-            data["epsilon"] = self.epsilon
-            if self.type == "numeric":
-                data["mechanism"] = self.method
-                if self.method == "grid":
-                    data["grid"] = self.grid
+        data = {"id": self.id, "text": self.text, **self.qtype.to_dict(self)}
         if not self.required:
             data["required"] = False
         return data
@@ -237,13 +198,13 @@ def design_fingerprint(survey: Survey) -> str:
     together is noticed (``deniable estimate``).
     """
     design = [[q.id, q.k, q.epsilon, q.mechanism.threshold if q.protected else None, q.required,
-               *(() if q.is_choice else (q.type, q.method, q.grid))]
+               *q.qtype.design(q)]
               for q in survey.questions]
     digest = hashlib.sha256(json.dumps(design, separators=(",", ":")).encode("utf-8")).hexdigest()
     return f"sha256:{digest[:16]}"
 
 
-def _text(value, path: tuple, *, max_len: int, allow_empty: bool = False) -> str:
+def text_field(value, path: tuple, *, max_len: int, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise DefinitionError(path, f"must be a string, got {type(value).__name__}")
     value = value.strip()
@@ -268,13 +229,13 @@ def parse_epsilon(value, k: int, path: tuple) -> float:
         raise DefinitionError(path, str(exc)) from None
 
 
-def _labels(values, path: tuple, low: int, high: int, what: str) -> tuple[str, ...]:
+def labels_field(values, path: tuple, low: int, high: int, what: str) -> tuple[str, ...]:
     """Validate a list of 2..MAX labels: strings, distinct, not alike once written to CSV."""
     if not isinstance(values, list):
         raise DefinitionError(path, f"must be a list of {what}")
     if not low <= len(values) <= high:
         raise DefinitionError(path, f"needs between {low} and {high} {what}, got {len(values)}")
-    labels = tuple(_text(o, (*path, i), max_len=MAX_LABEL) for i, o in enumerate(values))
+    labels = tuple(text_field(o, (*path, i), max_len=MAX_LABEL) for i, o in enumerate(values))
     seen = {}
     for i, label in enumerate(labels):
         if label in seen:
@@ -288,77 +249,16 @@ def _labels(values, path: tuple, low: int, high: int, what: str) -> tuple[str, .
     return labels
 
 
-def _decimal(value, path: tuple) -> Decimal:
-    """A definition's number as an exact Decimal (a float through its shortest repr)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DefinitionError(path, f"must be a number, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise DefinitionError(path, "must be a finite number")
-    try:
-        out = Decimal(repr(value)) if isinstance(value, float) else Decimal(int(value))
-    except (InvalidOperation, ValueError, OverflowError):
-        raise DefinitionError(path, f"must be a number, got {value!r}"[:100]) from None
-    if abs(out) > Decimal(10) ** 12 or out.as_tuple().exponent < -6:
-        raise DefinitionError(path, "must be at most 10^12 in size, with at most 6 decimal places")
-    return out.normalize() if out != 0 else Decimal(0)
-
-
-def _numeric_fields(data: dict, where: tuple, epsilon) -> dict:
-    """min, max, step, mechanism and grid of a numeric question (the planner picks a missing mechanism)."""
-    for key in ("min", "max"):
-        if key not in data:
-            raise DefinitionError((*where, key), "is required for a numeric question")
-    low, high = _decimal(data["min"], (*where, "min")), _decimal(data["max"], (*where, "max"))
-    step = _decimal(data.get("step", 1), (*where, "step"))
-    if step <= 0:
-        raise DefinitionError((*where, "step"), "must be positive")
-    if high <= low:
-        raise DefinitionError((*where, "max"), f"must be greater than min ({number(low)})")
-    steps = (high - low) / step
-    if steps != steps.to_integral_value():
-        raise DefinitionError((*where, "step"), f"max − min ({number(high - low)}) must be a whole number of steps "
-                              f"of {number(step)}")
-    if not 1 <= steps <= MAX_STEPS:
-        raise DefinitionError((*where, "step"), f"a numeric question has at most {MAX_STEPS + 1} possible answers "
-                              f"(min to max in steps of step), got {int(steps) + 1}")
-    m = int(steps)
-    method, grid = data.get("mechanism"), data.get("grid")
-    if epsilon is None:
-        for key in ("mechanism", "grid"):
-            if data.get(key) is not None:
-                raise DefinitionError((*where, key), "only a protected question (with epsilon) has a mechanism")
-        return {"minimum": low, "maximum": high, "step": step, "method": None, "grid": None}
-    if method is None:
-        from deniable.estimators.numeric import plan_numeric
-
-        best = plan_numeric(m, epsilon, 1000)[0]
-        method = best.mechanism
-        grid = best.grid if grid is None and method == "grid" else grid
-    if method not in NUMERIC_MECHANISMS:
-        raise DefinitionError((*where, "mechanism"), f"must be one of {', '.join(NUMERIC_MECHANISMS)}, got {method!r}"[:120])
-    try:
-        if method == "laplace":
-            if grid is not None:
-                raise DefinitionError((*where, "grid"), "only the grid mechanism has a grid")
-            laplace(m, epsilon)
-        else:
-            grid = check_grid(m, 1 if grid is None else grid)
-            grid_mechanism(m, grid, epsilon)
-    except MechanismError as exc:
-        raise DefinitionError((*where, "grid" if "grid" in str(exc) else "epsilon"), str(exc)) from None
-    return {"minimum": low, "maximum": high, "step": step, "method": method, "grid": grid}
-
-
 def parse_question(data, where: tuple = ()) -> Question:
     """Validate one question object; ``where`` is its place (``("questions", 0)``) in error paths."""
     if not isinstance(data, dict):
         raise DefinitionError(where, "must be an object")
-    kind = data.get("type", "choice")
-    if kind not in TYPES:
-        raise DefinitionError((*where, "type"), f"must be one of {', '.join(TYPES)}, got {kind!r}"[:120])
-    _unknown_keys(data, TYPE_KEYS[kind], where)
-    needed = {"choice": ("options",), "numeric": ("min", "max"), "multi": ("options",), "list": ("items", "sensitive")}
-    for key in ("id", "text", *needed[kind]):
+    name = data.get("type", registry.DEFAULT)
+    if name not in registry.names():
+        raise DefinitionError((*where, "type"), f"must be one of {', '.join(registry.names())}, got {name!r}"[:120])
+    qtype = registry.get(name)
+    _unknown_keys(data, QUESTION_KEYS | qtype.keys, where)
+    for key in ("id", "text", *qtype.needed):
         if key not in data:
             raise DefinitionError((*where, key), "is required")
     qid = data["id"]
@@ -367,37 +267,12 @@ def parse_question(data, where: tuple = ()) -> Question:
                               f"must be a letter or _ followed by letters, digits or _ (at most 63), got {qid!r}")
     if qid in RESERVED_IDS:
         raise DefinitionError((*where, "id"), f"{qid!r} is reserved for the survey form; choose another id")
-    text = _text(data["text"], (*where, "text"), max_len=MAX_TEXT)
+    text = text_field(data["text"], (*where, "text"), max_len=MAX_TEXT)
     required = data.get("required", True)
     if not isinstance(required, bool):
         raise DefinitionError((*where, "required"), "must be true or false")
-    epsilon = data.get("epsilon")
-    fields: dict = {}
-    if kind == "choice":
-        labels = _labels(data["options"], (*where, "options"), 2, MAX_OPTIONS, "options")
-        if epsilon is not None:
-            epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
-    elif kind == "multi":
-        labels = _labels(data["options"], (*where, "options"), 2, MAX_MULTI, "options")
-        if epsilon is not None:
-            try:
-                epsilon = multi_mechanism(len(labels), epsilon).declared_epsilon
-            except MechanismError as exc:
-                raise DefinitionError((*where, "epsilon"), str(exc)) from None
-    elif kind == "list":
-        labels = _labels(data["items"], (*where, "items"), 1, MAX_ITEMS, "control items")
-        sensitive = _text(data["sensitive"], (*where, "sensitive"), max_len=MAX_LABEL)
-        if sensitive in labels:
-            raise DefinitionError((*where, "sensitive"), "must differ from every control item")
-        fields["sensitive"] = sensitive
-        if epsilon is not None:
-            epsilon = parse_epsilon(epsilon, len(labels) + 2, (*where, "epsilon"))
-    else:
-        labels = ()
-        if epsilon is not None:
-            epsilon = parse_epsilon(epsilon, 2, (*where, "epsilon"))
-        fields = _numeric_fields(data, where, epsilon)
-    question = Question(id=qid, text=text, options=labels, epsilon=epsilon, required=required, type=kind, **fields)
+    fields = qtype.parse(data, where, data.get("epsilon"))
+    question = Question(id=qid, text=text, required=required, type=name, **fields)
     if "randomization" in data:
         check_randomization(question, data["randomization"], (*where, "randomization"))
     return question
@@ -435,8 +310,8 @@ def parse_definition(data) -> Survey:
     slug = data["slug"]
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
         raise DefinitionError(("slug",), f"must be lowercase letters, digits and '-' (at most 63), got {slug!r}")
-    title = _text(data["title"], ("title",), max_len=200)
-    description = _text(data.get("description", ""), ("description",), max_len=MAX_TEXT, allow_empty=True)
+    title = text_field(data["title"], ("title",), max_len=200)
+    description = text_field(data.get("description", ""), ("description",), max_len=MAX_TEXT, allow_empty=True)
     questions = data["questions"]
     if not isinstance(questions, list) or not questions:
         raise DefinitionError(("questions",), "must be a non-empty list")
@@ -444,8 +319,8 @@ def parse_definition(data) -> Survey:
         raise DefinitionError(("questions",), f"at most {MAX_QUESTIONS} questions, got {len(questions)}")
     parsed = tuple(parse_question(q, ("questions", i)) for i, q in enumerate(questions))
     check_unique_ids(parsed)
-    information = _text(data.get("information", ""), ("information",), max_len=10 * MAX_TEXT, allow_empty=True)
-    contact = _text(data.get("contact", ""), ("contact",), max_len=MAX_CONTACT, allow_empty=True)
+    information = text_field(data.get("information", ""), ("information",), max_len=10 * MAX_TEXT, allow_empty=True)
+    contact = text_field(data.get("contact", ""), ("contact",), max_len=MAX_CONTACT, allow_empty=True)
     consent = data.get("consent", False)
     if not isinstance(consent, bool):
         raise DefinitionError(("consent",), "must be true or false")

@@ -20,9 +20,8 @@ import numpy as np
 
 from deniable import estimators
 
-from . import type_estimates
-from .type_estimates import json_number
 from .definition import Question, Survey
+from .questions.base import json_number
 from .spreadsheet import SafeWriter
 
 CSV_COLUMNS = (
@@ -39,41 +38,26 @@ def survey_estimates(survey: Survey, counts: dict, *, method: str = "exact", con
                      simultaneous: bool = False, monitoring: bool = False, tuned_for: int = 10_000) -> list:
     """Return ``[(question, result)]`` for every question of ``survey`` from its sufficient statistics.
 
-    ``counts[qid]`` is a choice question's option counts, or another type's statistics
-    (:mod:`.cells`, :meth:`.dataset.Dataset.stats`); the result is an ``EstimateResult`` for a
-    choice and the type's result otherwise (:mod:`.type_estimates`).  A question asked directly is
+    ``counts[qid]`` is the question's sufficient statistics (a categorical question's option counts,
+    :meth:`.dataset.Dataset.stats`); the result is its type's (:meth:`.questions.base.QuestionType.estimate`:
+    an ``EstimateResult`` for a choice).  A question asked directly is
     estimated with ``epsilon=None`` (no randomization: p = 1, q = 0).  ``monitoring`` gives a
     choice question confidence-sequence intervals (:func:`deniable.estimators.monitor`, tuned for
     ``tuned_for`` respondents) instead of the fixed-n ``method``; the other types keep theirs.
     """
-    out = []
-    for q in survey.questions:
-        if not q.is_choice:
-            out.append((q, type_estimates.estimate_question(q, counts[q.id], method=method, confidence=confidence,
-                                                            simultaneous=simultaneous)))
-        elif monitoring:
-            out.append((q, estimators.monitor(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
-                                              simultaneous=simultaneous, tuned_for=tuned_for)))
-        else:
-            out.append((q, estimators.estimate(np.asarray(counts[q.id]), q.epsilon, confidence=confidence,
-                                               method=method, simultaneous=simultaneous)))
-    return out
+    return [(q, q.qtype.estimate(q, counts[q.id], method=method, confidence=confidence, simultaneous=simultaneous,
+                                 monitoring=monitoring, tuned_for=tuned_for))
+            for q in survey.questions]
 
 
 def question_json(question: Question, result) -> dict:
-    """One question's estimates in the docs/design.md format: the per-option record everywhere.
+    """One question's estimates in the docs/design.md format: the record everywhere (its type's
+    :meth:`~.questions.base.QuestionType.record`).
 
     For a choice, :meth:`deniable.estimators.EstimateResult.as_dict` with the question's id, text
     and option labels; ε is ``null`` for a question asked directly, and an empty note is ``null``.
-    The other types' records: :func:`.type_estimates.question_json`.
     """
-    if not question.is_choice:
-        return type_estimates.question_json(question, result)
-    data = {"id": question.id, "text": question.text, **result.as_dict(question.options),
-            "note": result.note or None}
-    if not question.protected:
-        data.update(epsilon=None, declared_epsilon=None)
-    return data
+    return question.qtype.record(question, result)
 
 
 def to_json(results) -> dict:
@@ -95,16 +79,25 @@ def _cell(value):
     return value
 
 
+QUESTION_COLUMNS = ("n", "epsilon", "declared_epsilon", "p", "q", "method", "confidence", "simultaneous")
+ROW_COLUMNS = ("option", "label", "method", "noisy_count", "estimate", "consistent", "std_error", "ci_low", "ci_high")
+
+
+def question_rows(q: Question, result) -> list[dict]:
+    """The estimates CSV's rows of one question as dicts of :data:`CSV_COLUMNS` (None for empty):
+    the question's columns from its record, each row's from its type's ``csv_rows`` (``option``
+    names what a row is: an option index, ``mean``, ``pair:j:l``, ``prevalence``, …)."""
+    data = question_json(q, result)
+    base = {"question": q.id, **{c: data.get(c) for c in QUESTION_COLUMNS}, "simultaneous": data.get("simultaneous", False)}
+    return [{**base, **{c: row[c] for c in ROW_COLUMNS if row.get(c) is not None}} | {"method": row.get("method") or base["method"]}
+            for row in q.qtype.csv_rows(q, result)]
+
+
 def _csv_rows(results):
-    """One list of :data:`CSV_COLUMNS` values per question × option (× estimate, for the other types)."""
+    """One list of :data:`CSV_COLUMNS` values per question × row."""
     for q, r in results:
-        if not q.is_choice:
-            yield from type_estimates.csv_rows(q, r, CSV_COLUMNS)
-            continue
-        data = question_json(q, r)
-        for i, option in enumerate(data["options"]):
-            row = {"question": q.id, "option": i, **{k: data[k] for k in CSV_COLUMNS if k in data}, **option}
-            yield [_cell(row[c]) for c in CSV_COLUMNS]
+        for row in question_rows(q, r):
+            yield [_cell(row.get(c)) for c in CSV_COLUMNS]
 
 
 def to_csv(results) -> str:
@@ -123,13 +116,6 @@ def _pct(value) -> str:
 
 def _interval(low, high) -> str:
     return f"[{_pct(low)}, {_pct(high)}]"
-
-
-def _design_line(question: Question, result) -> str:
-    if question.protected:
-        return (f"n = {int(result.n):,} · ε = {result.epsilon:.4f} (declared {question.epsilon:g}) · "
-                f"p = {result.p:.4f}, q = {result.q:.4f}")
-    return f"n = {int(result.n):,} · asked directly (not randomized)"
 
 
 def _method_line(result) -> str:
@@ -162,12 +148,7 @@ ESTIMATE_HEADERS = ["option", "reported", "estimate", "consistent", "std.err", "
 
 
 def question_table(question: Question, result) -> str:
-    if not question.is_choice:
-        return type_estimates.table(question, result, grid)
-    lines = [f"{question.id}: {question.text}",
-             f"  {_design_line(question, result)}",
-             f"  {_method_line(result)}"]
-    lines += grid(ESTIMATE_HEADERS, _estimate_rows(question, result))
+    lines = [f"{question.id}: {question.text}", *question.qtype.table(question, result, grid)]
     if result.note:
         lines.append(f"  note: {result.note}")
     return "\n".join(lines)

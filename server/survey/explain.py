@@ -201,7 +201,7 @@ def explain_question(q, *, gettext=_same, locale: str = "en") -> dict:
     """Explain any question in plain words: :func:`explain` for a choice, the mechanism of the other
     types (``coin`` says what the device does, the bounds come from the realized ε)."""
     _ = gettext
-    if q.is_choice:
+    if q.qtype.categorical:
         return explain(q.epsilon, q.k, gettext=gettext, locale=locale)
     mech = q.mechanism
     if q.type == "list" and not q.protected:
@@ -220,7 +220,8 @@ def explain_question(q, *, gettext=_same, locale: str = "en") -> dict:
                  "your number itself, otherwise a number further away, each step further %(factor)s times less "
                  "likely, in either direction.") % {"same": pct((1 - t) / (1 + t)), "factor": times(1 / t, locale)}
     elif q.type == "numeric":
-        from .cells import decimal_text, grid_of
+        from .questions.base import decimal_text
+        from .questions.numeric import grid_of
 
         g = grid_of(q)
         points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]

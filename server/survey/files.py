@@ -83,7 +83,7 @@ def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0)
                        f"not {column.type}")
     encoded = pc.dictionary_encode(column).combine_chunks() if not pa.types.is_dictionary(column.type) \
         else column.combine_chunks()
-    mapping = dictionary_codes(question, encoded.dictionary, value_set(question) if question.is_choice else None)
+    mapping = dictionary_codes(question, encoded.dictionary, value_set(question) if question.qtype.categorical else None)
     unknown = mapping == -2
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     if unknown.any():
@@ -92,7 +92,7 @@ def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0)
         raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: {unknown_cell(question, label)}")
     mapped = np.append(mapping, NOT_ANSWERED)
     out = mapped[codes]  # code −1 (null) takes the appended NOT_ANSWERED
-    return out.astype(np.int16) if question.is_choice else out
+    return out.astype(np.int16) if question.qtype.categorical else out
 
 
 def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str] = frozenset()) -> None:
@@ -128,7 +128,7 @@ def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | 
     answered; ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
     arrays, names = [], []
     for q in dataset.survey.questions:
-        if q.is_choice:
+        if q.qtype.categorical:
             indices = dataset.columns[q.id].astype(np.int16)
             arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
                                                          pa.array(list(q.options), pa.string())))

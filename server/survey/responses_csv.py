@@ -31,7 +31,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from . import cells
 from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
@@ -346,13 +345,13 @@ def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: 
     columns = {}
     for q in survey.questions:
         encoded = pc.dictionary_encode(table[q.id]).combine_chunks()
-        mapping = dictionary_codes(q, encoded.dictionary, value_set(q) if q.is_choice else None)
+        mapping = dictionary_codes(q, encoded.dictionary, value_set(q) if q.qtype.categorical else None)
         if (mapping == -2).any():
             raise CSVError(f"{path}: column {q.id!r}: a cell is not a report of this question")
         codes = mapping[encoded.indices.to_numpy(zero_copy_only=False)] if len(encoded) else mapping[:0]
         if q.required and (codes == NOT_ANSWERED).any():
             raise CSVError(f"{path}: column {q.id!r}: empty, but the question is required")
-        columns[q.id] = codes.astype(np.int16) if q.is_choice else codes
+        columns[q.id] = codes.astype(np.int16) if q.qtype.categorical else codes
     return Dataset(survey, columns, weights)
 
 
@@ -369,10 +368,10 @@ def dictionary_codes(question, dictionary: pa.Array, labels: tuple[pa.Array, np.
     """The code of each distinct cell text of a column (−1 not answered, −2 unknown).
 
     A choice maps its labels (and their neutralized forms) with ``pyarrow.compute.index_in``; the
-    other types parse each distinct text once (:func:`.cells.codes_of`).
+    other types parse each distinct text once (:meth:`~.questions.base.QuestionType.codes_of`).
     """
-    if not question.is_choice:
-        return cells.codes_of(question, dictionary.to_pylist())
+    if not question.qtype.categorical:
+        return question.qtype.codes_of(question, dictionary.to_pylist())
     texts, meaning = labels
     positions = pc.index_in(dictionary, value_set=texts)
     unknown = positions.is_null().to_numpy(zero_copy_only=False)
@@ -397,9 +396,9 @@ def _to_indices(path: Path, question, column: pa.DictionaryArray, labels: tuple[
 
 def unknown_cell(question, text: str) -> str:
     """The message for a cell that is not a report of ``question``."""
-    if question.is_choice:
+    if question.qtype.categorical:
         return f"unknown option label {text!r} (expected one of: {_labels_list(question.options)})"
-    return f"not a report of this {question.type} question: {text[:40]!r} (expected {cells.expected(question)})"
+    return f"not a report of this {question.type} question: {text[:40]!r} (expected {question.qtype.expected(question)})"
 
 
 def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] | None = None,
@@ -414,10 +413,10 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
     # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet); the
     # other types' cells are numbers, Y/N letters and arm:count, never formula-like.
     labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string())
-              for q in survey.questions if q.is_choice}
+              for q in survey.questions if q.qtype.categorical}
     texts = [q.id for q in survey.questions] + [spreadsheet_safe(o) for q in survey.questions for o in q.options]
     quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
-    fields = [(q.id, pa.dictionary(pa.int16() if q.is_choice else pa.int32(), pa.string()))
+    fields = [(q.id, pa.dictionary(pa.int16() if q.qtype.categorical else pa.int32(), pa.string()))
               for q in survey.questions]
     names = [q.id for q in survey.questions]
     if text_versions is not None:
@@ -430,7 +429,7 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
         arrays = []
         for q in survey.questions:
             codes = dataset.columns[q.id][start:start + WRITE_CHUNK]
-            if q.is_choice:
+            if q.qtype.categorical:
                 indices = codes.astype(np.int16)
                 indices[indices == NOT_ANSWERED] = q.k  # the "" label
                 arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
@@ -460,7 +459,7 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
 def cell_array(question, codes: np.ndarray) -> pa.DictionaryArray:
     """A column of codes of a non-choice question as dictionary-encoded text cells ("" = not answered)."""
     unique, inverse = np.unique(np.asarray(codes, dtype=np.int64), return_inverse=True)
-    texts = ["" if c == NOT_ANSWERED else cells.text_of(question, c) for c in unique.tolist()]
+    texts = ["" if c == NOT_ANSWERED else question.qtype.text_of(question, c) for c in unique.tolist()]
     return pa.DictionaryArray.from_arrays(pa.array(inverse.reshape(-1).astype(np.int32)), pa.array(texts, pa.string()))
 
 

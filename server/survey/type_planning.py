@@ -31,7 +31,7 @@ from deniable.estimators.listexp import list_margin, list_sample_size
 from deniable.estimators.numeric import plan_numeric
 from deniable.estimators.planning import model_half_width, plan
 
-from .cells import decimal_text
+from .questions.base import decimal_text
 from .definition import DefinitionError, Question, number, parse_question
 from .estimates import grid
 from .planning import question_plan

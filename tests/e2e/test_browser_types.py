@@ -16,7 +16,6 @@ from support.browser import record_requests, stored_reports
 
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import insert_survey
-from deniable.server.survey import cells
 from deniable.server.survey.definition import load_definition
 
 pytestmark = pytest.mark.browser
@@ -76,7 +75,7 @@ def test_only_reports_are_sent_stored_and_shown(page, live_server, open_habits, 
     assert sent["shoplifting"].startswith(f"{arm}:")
     assert all("-value" not in (request.post_data or "") for request in requests)  # no visible input's id
     # the server stored exactly the reports sent
-    expected = {q.id: cells.parse_form(q, sent[q.id]) for q in HABITS.questions if q.id in sent}
+    expected = {q.id: q.qtype.parse_form(q, sent[q.id]) for q in HABITS.questions if q.id in sent}
     assert stored_reports(db_path) == [expected]
     # the device keeps the randomized reports, the arm and that it answered: never the answers
     storage = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
@@ -90,7 +89,7 @@ def test_only_reports_are_sent_stored_and_shown(page, live_server, open_habits, 
     drinks = by_text["How many alcoholic drinks did you have in the last 7 days?"]
     assert shown[drinks.text] == ("0" if sent["drinks"] == "0" else "40")
     hours = by_text["How many hours of unreported paid work did you do last week?"]
-    assert shown[hours.text] == cells.text_of(hours, int(sent["hours"]) - hours.mechanism.low)
+    assert shown[hours.text] == hours.qtype.text_of(hours, int(sent["hours"]) - hours.mechanism.low)
     used = by_text["Which of these have you used in the last 12 months?"]
     ticked = [label for label, bit in zip(used.options, sent["used"]) if bit == "1"]
     assert shown[used.text] == (", ".join(ticked) if ticked else "none ticked")

@@ -19,8 +19,7 @@ from wtforms.validators import NumberRange, Optional
 from deniable import estimators
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.surveys import option_counts, respondent_count
-from deniable.server.survey import type_estimates
-from deniable.server.survey.estimates import CSV_COLUMNS, question_json
+from deniable.server.survey.estimates import CSV_COLUMNS, question_rows, question_json
 from deniable.server.survey.patterns import Patterns
 
 from ..fields import BoundedIntegerField
@@ -59,7 +58,7 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
     """
     items = []
     for position, q in enumerate(survey.questions):
-        if not q.is_choice:
+        if not q.qtype.categorical:
             items.append(_typed_item(q, stats[q.id], position, method=method, confidence=confidence,
                                      simultaneous=simultaneous))
             continue
@@ -91,12 +90,11 @@ def _typed_item(q, stats, position: int, *, method: str, confidence: float, simu
     (:func:`deniable.server.survey.type_estimates.csv_rows`) and a chart of its shares."""
     item = {"question": q, "n": 0, "result": None, "rows": [], "chart": None, "shift": None,
             "mechanism": q.mechanism, "typed": []}
-    result = type_estimates.estimate_question(q, stats, method=method, confidence=confidence,
-                                              simultaneous=simultaneous)
-    item["n"] = type_estimates.n_of(result)
+    result = q.qtype.estimate(q, stats, method=method, confidence=confidence, simultaneous=simultaneous)
+    item["n"] = q.qtype.n_of(result)
     if not item["n"]:
         return item
-    rows = [dict(zip(CSV_COLUMNS, row)) for row in type_estimates.csv_rows(q, result, CSV_COLUMNS)]
+    rows = [{c: ("" if row.get(c) is None else row[c]) for c in CSV_COLUMNS} for row in question_rows(q, result)]
     item["typed"] = rows
     shares = [r for r in rows if isinstance(r["option"], int) or r["option"] == "prevalence"]
     if shares and all(r["estimate"] != "" and r["ci_low"] != "" for r in shares):
@@ -109,7 +107,7 @@ def _typed_item(q, stats, position: int, *, method: str, confidence: float, simu
 
 def _protected(stored) -> list:
     """The protected single-choice questions: what cross-tabs and subgroups are made of."""
-    return [q for q in stored.survey.questions if q.protected and q.is_choice]
+    return [q for q in stored.survey.questions if q.protected and q.qtype.categorical]
 
 
 def crosstab_view(db, stored, args) -> dict:
@@ -165,7 +163,7 @@ def subgroup_view(db, stored, args) -> dict:
     """A protected question's estimates within each option of a direct question, and among those
     who did not answer it; ``chart`` draws one option's estimates side by side across the groups."""
     protected = _protected(stored)
-    direct = [q for q in stored.survey.questions if not q.protected and q.is_choice]
+    direct = [q for q in stored.survey.questions if not q.protected and q.qtype.categorical]
     form = ResultsForm(args)
     view = {"protected": protected, "direct": direct, "form": form, "error": None, "groups": []}
     if not protected or not direct:
@@ -240,6 +238,6 @@ def respondents_from_counts(db, stored, counts) -> int:
     with no such question, add up the answer patterns.
     """
     for q in stored.survey.questions:
-        if q.required and q.is_choice and q.id in counts:
+        if q.required and q.qtype.categorical and q.id in counts:
             return int(counts[q.id].sum())
     return respondent_count(db, stored.id)

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.estimators.numeric import plan_numeric
-from deniable.server.survey.cells import decimal_text
+from deniable.server.survey.questions.base import decimal_text
 from deniable.server.survey.definition import DefinitionError, Question, parse_question
 
 KINDS = {"choice": "Single choice", "numeric": "Number", "multi": "Check all that apply", "list": "List experiment"}

@@ -7,7 +7,7 @@ never submits the true answer (docs/design.md, invariant 1).  A direct question'
 named radio group itself.  A numeric, check-all-that-apply or list-experiment question is a
 :class:`ReportField`: always a hidden input, filled by ``types.js`` with the report (randomized
 unless the question is asked directly or is a plain list experiment) in the text form of
-:func:`deniable.server.survey.cells.parse_form`; its visible inputs have no name either.  A ``BaseForm`` (not a declarative class) is used so that a question
+:meth:`~deniable.server.survey.questions.base.QuestionType.parse_form`; its visible inputs have no name either.  A ``BaseForm`` (not a declarative class) is used so that a question
 id such as ``data`` cannot clash with the form's own attributes; CSRF is checked for every
 POST by Flask-WTF's ``CSRFProtect`` and the template adds its ``csrf_token`` field.
 """
@@ -20,7 +20,6 @@ from wtforms.widgets import HiddenInput
 
 from deniable.client.mechanism import MechanismError
 from deniable.server.store.responses import ReportError
-from deniable.server.survey import cells
 from deniable.server.survey.definition import RESERVED_IDS, Question, Survey
 
 MAX_INDEX_DIGITS = 6
@@ -69,7 +68,7 @@ class ReportField(Field):
         if self.text == "":
             return
         try:
-            self.data = cells.parse_form(self.question, self.text)
+            self.data = self.question.qtype.parse_form(self.question, self.text)
         except MechanismError as exc:
             raise ValueError(f"{self.question.id}: {exc}") from None
 
@@ -79,7 +78,7 @@ class ReportField(Field):
 
 def build_form(survey: Survey, formdata=None) -> BaseForm:
     """Return the survey's form, bound to ``formdata`` (``request.form``) when given."""
-    form = BaseForm([(q.id, (OptionIndexField if q.is_choice else ReportField)(q.text, question=q))
+    form = BaseForm([(q.id, (OptionIndexField if q.qtype.categorical else ReportField)(q.text, question=q))
                      for q in survey.questions])
     form.process(formdata)
     return form

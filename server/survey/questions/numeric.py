@@ -1,0 +1,393 @@
+"""Numeric: an answer from min to max in steps of step, by grid randomized response or discrete Laplace.
+
+Definition: ``"min"``, ``"max"``, ``"step"`` (default 1; ``(max − min)/step`` a whole number of
+1–1000 steps), ``"mechanism"`` (``"grid"`` or ``"laplace"``) and, for the grid, ``"grid"`` (G, a
+divisor of the steps).  Without a mechanism the planner's choice is written in
+(:func:`deniable.estimators.plan_numeric`).  A question asked directly is the grid with G = m.
+
+==================  ============================  ==================================  ======
+mechanism           JSON report                   text cell                           code
+==================  ============================  ==================================  ======
+grid (or direct)    grid index j (0..G)           the grid point's value ``12.5``     j
+discrete Laplace    steps y from min (−L..m + L)  the reported value ``min + y·step``  y + L
+==================  ============================  ==================================  ======
+
+Sufficient statistics: ``{"counts"}`` per grid point, or ``{"values", "counts"}`` per reported
+Laplace value (in steps from min).  Estimates: the mean (headline kept inside [min, max]), and
+for the grid the distribution, CDF and median (:mod:`deniable.estimators.numeric`).  Exports: the
+reported value as a number, no value labels.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+
+from deniable.client.mechanism import TWO_32, MechanismError, check_option
+from deniable.client.numeric import (MAX_STEPS, LaplaceMechanism, check_grid, check_laplace_report, direct_grid,
+                                     grid_mechanism, laplace)
+
+from ..definition import parse_epsilon, DefinitionError, Question, number
+from .base import QuestionType, decimal_field, decimal_text, fmt, headline, json_number, mean_json, pct
+from .registry import register
+
+MECHANISMS = ("grid", "laplace")
+NUMBER_RE = re.compile(r"-?[0-9]{1,15}(\.[0-9]{1,12})?")
+
+
+def grid_of(q: Question) -> int:
+    """G of a numeric question on the grid (m when asked directly)."""
+    return q.grid if q.protected else q.steps
+
+
+def is_laplace(q: Question) -> bool:
+    return q.method == "laplace"
+
+
+class Numeric(QuestionType):
+    name = "numeric"
+    label = "number"
+    keys = frozenset({"type", "min", "max", "step", "mechanism", "grid"})
+    needed = ("min", "max")
+    crosstab = "a cross-tab needs two single-choice questions; a number has no categories to cross"
+
+    # ------------------------------------------------------------ definition
+
+    def parse(self, data, where, epsilon):
+        if epsilon is not None:
+            epsilon = parse_epsilon(epsilon, 2, (*where, "epsilon"))
+        low, high = decimal_field(data["min"], (*where, "min")), decimal_field(data["max"], (*where, "max"))
+        step = decimal_field(data.get("step", 1), (*where, "step"))
+        if step <= 0:
+            raise DefinitionError((*where, "step"), "must be positive")
+        if high <= low:
+            raise DefinitionError((*where, "max"), f"must be greater than min ({number(low)})")
+        steps = (high - low) / step
+        if steps != steps.to_integral_value():
+            raise DefinitionError((*where, "step"), f"max − min ({number(high - low)}) must be a whole number of "
+                                  f"steps of {number(step)}")
+        if not 1 <= steps <= MAX_STEPS:
+            raise DefinitionError((*where, "step"), f"a numeric question has at most {MAX_STEPS + 1} possible "
+                                  f"answers (min to max in steps of step), got {int(steps) + 1}")
+        m = int(steps)
+        fields = {"epsilon": epsilon, "minimum": low, "maximum": high, "step": step, "method": None, "grid": None}
+        method, grid = data.get("mechanism"), data.get("grid")
+        if epsilon is None:
+            for key in ("mechanism", "grid"):
+                if data.get(key) is not None:
+                    raise DefinitionError((*where, key), "only a protected question (with epsilon) has a mechanism")
+            return fields
+        if method is None:
+            from deniable.estimators.numeric import plan_numeric
+
+            best = plan_numeric(m, epsilon, 1000)[0]
+            method = best.mechanism
+            grid = best.grid if grid is None and method == "grid" else grid
+        if method not in MECHANISMS:
+            raise DefinitionError((*where, "mechanism"), f"must be one of {', '.join(MECHANISMS)}, "
+                                  f"got {method!r}"[:120])
+        try:
+            if method == "laplace":
+                if grid is not None:
+                    raise DefinitionError((*where, "grid"), "only the grid mechanism has a grid")
+                laplace(m, epsilon)
+            else:
+                grid = check_grid(m, 1 if grid is None else grid)
+                grid_mechanism(m, grid, epsilon)
+        except MechanismError as exc:
+            raise DefinitionError((*where, "grid" if "grid" in str(exc) else "epsilon"), str(exc)) from None
+        return {**fields, "method": method, "grid": grid}
+
+    def to_dict(self, q):
+        data = {"type": self.name, "min": number(q.minimum), "max": number(q.maximum)}
+        if q.step != 1:
+            data["step"] = number(q.step)
+        if q.protected:
+            data.update(epsilon=q.epsilon, mechanism=q.method)
+            if q.method == "grid":
+                data["grid"] = q.grid
+        return data
+
+    def k(self, q):
+        return q.steps + 1
+
+    def mechanism(self, q):
+        if not q.protected:
+            return direct_grid(q.steps)
+        if is_laplace(q):
+            return laplace(q.steps, q.epsilon)
+        return grid_mechanism(q.steps, q.grid, q.epsilon)
+
+    def spec(self, q):
+        spec = {"min": number(q.minimum), "max": number(q.maximum), "step": number(q.step)}
+        if q.protected:
+            spec["mechanism"] = q.method
+            if q.method == "grid":
+                spec["grid"] = q.grid
+        return spec
+
+    def from_spec(self, spec):
+        fields = {"minimum": Decimal(repr(spec["min"])), "maximum": Decimal(repr(spec["max"])),
+                  "step": Decimal(repr(spec["step"])), "method": spec.get("mechanism"), "grid": spec.get("grid")}
+        return {k: (v.normalize() if isinstance(v, Decimal) and v != 0 else v) for k, v in fields.items()}
+
+    def stored_design(self, q):
+        threshold = q.mechanism.threshold if q.protected else None
+        if is_laplace(q):
+            return ["laplace", q.steps, threshold, q.mechanism.tail]
+        return ["grid", q.steps, grid_of(q), threshold]
+
+    def report_offset(self, q):
+        return q.mechanism.low if is_laplace(q) else 0
+
+    def design(self, q):
+        return (self.name, q.method, q.grid)
+
+    def wording(self, q):
+        return {"text": q.text}
+
+    def reworded(self, q, texts):
+        return {"text": texts["text"]}
+
+    # ------------------------------------------------------------ reports
+
+    def n_cells(self, q):
+        if is_laplace(q):
+            mech = q.mechanism
+            return mech.high - mech.low + 1
+        return grid_of(q) + 1
+
+    def in_patterns(self, q):
+        return not is_laplace(q) and super().in_patterns(q)
+
+    def check_report(self, q, value):
+        if is_laplace(q):
+            mech: LaplaceMechanism = q.mechanism
+            return check_laplace_report(value, mech) - mech.low
+        return check_option(value, grid_of(q) + 1)
+
+    def report_of(self, q, code):
+        return int(code) + q.mechanism.low if is_laplace(q) else int(code)
+
+    def steps_of(self, q, code) -> int:
+        """The reported value of a code, in steps from min."""
+        return int(code) + q.mechanism.low if is_laplace(q) else int(code) * (q.steps // grid_of(q))
+
+    def text_of(self, q, code):
+        return decimal_text(q.value(self.steps_of(q, code)))
+
+    def code_of(self, q, text):
+        if not NUMBER_RE.fullmatch(text):
+            return None
+        try:
+            steps = (Decimal(text) - q.minimum) / q.step
+        except InvalidOperation:
+            return None
+        if steps != steps.to_integral_value():
+            return None
+        steps = int(steps)
+        if is_laplace(q):
+            mech = q.mechanism
+            return steps - mech.low if mech.low <= steps <= mech.high else None
+        d = q.steps // grid_of(q)
+        if steps % d or not 0 <= steps // d <= grid_of(q):
+            return None
+        return steps // d
+
+    def expected(self, q):
+        if is_laplace(q):
+            mech = q.mechanism
+            return (f"a value from {self.text_of(q, 0)} to {self.text_of(q, mech.high - mech.low)} "
+                    f"in steps of {decimal_text(q.step)}")
+        points = [self.text_of(q, j) for j in range(grid_of(q) + 1)]
+        return f"a grid value ({', '.join(points[:8]) + (', …' if len(points) > 8 else '')})"
+
+    def stats(self, q, codes, counts):
+        if is_laplace(q):
+            codes, counts = np.asarray(codes, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+            order = np.argsort(codes)
+            return {"values": codes[order] + q.mechanism.low, "counts": counts[order]}
+        return {"counts": self.dense(q, codes, counts)}
+
+    def cell_rows(self, q, stats):
+        if is_laplace(q):
+            low = q.mechanism.low
+            return [("cell", int(v) - low, int(c)) for v, c in zip(stats["values"], stats["counts"]) if c]
+        return super().cell_rows(q, stats)
+
+    # ------------------------------------------------------------ estimates
+
+    def estimate(self, q, stats, *, method, confidence, simultaneous, monitoring=False, tuned_for=10_000):
+        from deniable.estimators.numeric import estimate_grid, estimate_laplace
+
+        if is_laplace(q):
+            return estimate_laplace(stats["values"], stats["counts"], q.steps, q.epsilon, confidence=confidence)
+        return estimate_grid(stats["counts"], q.steps, grid_of(q), q.epsilon, confidence=confidence, method=method)
+
+    def _value(self, q, index):
+        index = json_number(index)
+        return None if index is None else float(q.minimum) + float(q.step) * index
+
+    def record(self, q, r):
+        data = {"id": q.id, "text": q.text, "type": self.name, "n": r.n, "mechanism": r.mechanism, "grid": r.grid,
+                "min": number(q.minimum), "max": number(q.maximum), "step": number(q.step),
+                "epsilon": json_number(r.epsilon) if q.protected else None,
+                "declared_epsilon": q.epsilon, "confidence": r.confidence, "note": r.note or None,
+                "mean": mean_json(r.mean, float(q.step), float(q.minimum))}
+        data["mean"]["headline"] = headline(data["mean"], lower=float(q.minimum), upper=float(q.maximum))
+        if r.distribution is not None:
+            d = r.distribution
+            data["p"], data["q"], data["method"] = d.p, d.q, d.method
+            data["distribution"] = [
+                {"value": self._value(q, int(r.support[j])), "noisy_count": int(d.noisy_counts[j]),
+                 "estimate": json_number(d.estimate[j]), "consistent": json_number(d.consistent[j]),
+                 "std_error": json_number(d.std_error[j]), "ci_low": json_number(d.ci_low[j]),
+                 "ci_high": json_number(d.ci_high[j]), "cdf": json_number(r.cdf[j]),
+                 "cdf_low": json_number(r.cdf_low[j]), "cdf_high": json_number(r.cdf_high[j])}
+                for j in range(len(r.support))]
+            for point in data["distribution"]:
+                point["headline"] = headline(point)
+            data["median"] = {"estimate": self._value(q, r.median), "ci_low": self._value(q, r.median_low),
+                              "ci_high": self._value(q, r.median_high),
+                              "method": "grid CDF test inversion (Clopper–Pearson)"}
+        if r.histogram is not None:
+            data["histogram"] = [{"value": self._value(q, i), "estimate": json_number(v)}
+                                 for i, v in enumerate(r.histogram)]
+            data["histogram_iterations"] = r.histogram_iterations
+            data["histogram_converged"] = r.histogram_converged
+        return data
+
+    def csv_rows(self, q, result):
+        data = self.record(q, result)
+        yield {"option": "mean", "label": "mean", **data["mean"]}
+        for j, point in enumerate(data.get("distribution", [])):
+            yield {"option": j, "label": decimal_text(q.value(int(result.support[j]))), **point,
+                   "method": data.get("method")}
+        if "median" in data:
+            yield {"option": "median", "label": "median", **data["median"]}
+        for i, bar in enumerate(data.get("histogram", [])):
+            yield {"option": f"histogram:{i}", "label": decimal_text(q.value(i)), **bar,
+                   "method": "deconvolution (EM)"}
+
+    def table(self, q, result, grid):
+        data = self.record(q, result)
+        level = f"{100 * data['confidence']:g}%"
+        eps = f"ε = {data['epsilon']:.4f} (declared {q.epsilon:g})" if q.protected else "asked directly (not randomized)"
+        mechanism = {"grid": f"grid randomized response, G = {data['grid']}", "laplace": "discrete Laplace",
+                     "direct": "asked directly"}[data["mechanism"]]
+        m = data["mean"]
+        lines = [f"  n = {data['n']:,} · {eps} · {mechanism}",
+                 f"  mean {fmt(m['estimate'])} ± std.err {fmt(m['std_error'])}, {level} interval "
+                 f"[{fmt(m['ci_low'])}, {fmt(m['ci_high'])}] ({m['method']}; {fmt(m['width_ratio'], 2)}× the "
+                 f"known-variance interval's width)"]
+        if "median" in data:
+            md = data["median"]
+            lines.append(f"  median {fmt(md['estimate'], 2)}, {level} interval [{fmt(md['ci_low'], 2)}, "
+                         f"{fmt(md['ci_high'], 2)}]")
+            rows = [[decimal_text(q.value(int(result.support[j]))), f"{p['noisy_count']:,}", pct(p["estimate"]),
+                     pct(p["consistent"]), f"[{pct(p['ci_low'])}, {pct(p['ci_high'])}]", pct(p["cdf"]),
+                     f"[{pct(p['cdf_low'])}, {pct(p['cdf_high'])}]"] for j, p in enumerate(data["distribution"])]
+            lines += grid(["grid point", "reported", "estimate", "consistent", "interval", "CDF", "CDF interval"], rows)
+        if "histogram" in data:
+            shown = [f"{decimal_text(q.value(i))}: {pct(b['estimate'])}" for i, b in enumerate(data["histogram"])
+                     if (b["estimate"] or 0) >= 0.005]
+            converged = "converged" if data["histogram_converged"] else "stopped"
+            lines.append(f"  deconvolved histogram ({data['histogram_iterations']} EM steps, {converged}; ≥ 0.5% "
+                         f"shown): " + ", ".join(shown))
+        return lines
+
+    def headlines(self, q, record):
+        out = [(record["mean"]["headline"], record["mean"]["ci_low"], record["mean"]["ci_high"])]
+        out += [(p["headline"], p["ci_low"], p["ci_high"]) for p in record.get("distribution", [])]
+        return out
+
+    def chart(self, q, record):
+        points = record.get("distribution")
+        if not points:
+            return None
+        return {"labels": [decimal_text(Decimal(repr(p["value"]))) for p in points],
+                "estimate": [p["headline"] for p in points], "ci_low": [p["ci_low"] for p in points],
+                "ci_high": [p["ci_high"] for p in points]}
+
+    # ------------------------------------------------------------ exports
+
+    def stat_columns(self, q, codes):
+        values = np.full(codes.shape, np.nan)
+        answered = codes >= 0
+        if answered.any():
+            lookup = np.array([float(q.value(self.steps_of(q, c))) for c in range(self.n_cells(q))])
+            values[answered] = lookup[codes[answered]]
+        return [("", values, None, q.text)]
+
+    # ------------------------------------------------------------ the survey page
+
+    def page_data(self, q):
+        """Minimum and step as whole numbers of ``10^−scale`` units, so that ``types.js`` turns a typed
+        answer like ``12.5`` into its answer index with integer (BigInt) arithmetic, never a float."""
+        mech = q.mechanism
+        scale = max(_places(q.minimum), _places(q.step))
+        unit = Decimal(10) ** scale
+        attrs = {"data-type": self.name, "data-m": q.steps, "data-scale": scale,
+                 "data-min-units": int(q.minimum * unit), "data-step-units": int(q.step * unit),
+                 "data-mechanism": "laplace" if is_laplace(q) else ("grid" if q.protected else "direct")}
+        if is_laplace(q):
+            attrs.update({"data-threshold": mech.threshold, "data-tail": mech.tail})
+        else:
+            attrs.update({"data-grid": grid_of(q), "data-threshold": mech.threshold if q.protected else TWO_32})
+        return {"attrs": attrs, "min": decimal_text(q.minimum), "max": decimal_text(q.maximum),
+                "step": decimal_text(q.step)}
+
+    # ------------------------------------------------------------ simulation
+
+    def truth(self, q, value, where):
+        from ..simulate import TruthError, probabilities, sums_to_one
+
+        if not isinstance(value, dict) or set(value) != {"values", "probabilities"}:
+            raise TruthError(f'{where}: must be {{"values": [...], "probabilities": [...]}}')
+        answers = value["values"]
+        if not isinstance(answers, list) or not answers:
+            raise TruthError(f"{where}: values must be a non-empty list of answers")
+        probs = probabilities(value["probabilities"], where, len(answers), "one per value")
+        sums_to_one(value["probabilities"], where)
+        indices = []
+        for answer in answers:
+            index = answer_index(q, answer)
+            if index is None:
+                raise TruthError(f"{where}: value {answer!r} is not an answer of the question "
+                                 f"({decimal_text(q.minimum)} to {decimal_text(q.maximum)} "
+                                 f"in steps of {decimal_text(q.step)})")
+            indices.append(index)
+        return {"indices": np.asarray(indices, dtype=np.int64), "probabilities": probs}
+
+    def simulate(self, q, truth, n, rng):
+        from deniable.client.numeric import randomize_grid, randomize_laplace
+
+        p = truth["probabilities"] / truth["probabilities"].sum()
+        true = truth["indices"][rng.choice(truth["indices"].size, size=n, p=p)]
+        mech = q.mechanism
+        if is_laplace(q):
+            return randomize_laplace(true, mech, rng) - mech.low
+        return randomize_grid(true, mech, rng)
+
+
+def _places(value: Decimal) -> int:
+    exponent = value.normalize().as_tuple().exponent if value != 0 else 0
+    return max(0, -exponent)
+
+
+def answer_index(q: Question, answer) -> int | None:
+    """The answer index of a number of ``q`` (None when it is not one of its answers)."""
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return None
+    try:
+        steps = (Decimal(repr(answer)) - q.minimum) / q.step
+    except InvalidOperation:
+        return None
+    if steps != steps.to_integral_value() or not 0 <= steps <= q.steps:
+        return None
+    return int(steps)
+
+
+NUMERIC = register(Numeric())
