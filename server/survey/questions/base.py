@@ -295,6 +295,14 @@ class QuestionType:
         """
         raise NotImplementedError
 
+    # ------------------------------------------------------------ examples (the docs and the battery of tests)
+
+    def examples(self) -> list[tuple[dict, object]]:
+        """Example questions of this type, each ``(definition without "id", truth-file entry)``: every
+        variant a surface must handle (protected and asked directly, each mechanism).  The battery of
+        tests (tests/battery) builds a survey from the examples of every registered type."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ the survey page
 
     def page_data(self, q: Question) -> dict | None:

@@ -118,6 +118,13 @@ class Choice(QuestionType):
         return {"labels": list(q.options), "estimate": [headline(r) for r in rows],
                 "ci_low": [r["ci_low"] for r in rows], "ci_high": [r["ci_high"] for r in rows]}
 
+    def examples(self):
+        return [({"text": "Have you ever cheated in an exam?", "options": ["Yes", "No"], "epsilon": 1.0}, [0.3, 0.7]),
+                ({"text": "Which drug have you used most?", "options": ["None", "Cannabis", "Other"], "epsilon": 2.0},
+                 [0.6, 0.3, 0.1]),
+                ({"text": "Which year of study are you in?", "options": ["First", "Second", "Third"],
+                  "required": False}, [0.4, 0.35, 0.25])]
+
     # ------------------------------------------------------------ exports
 
     def stat_columns(self, q, codes):

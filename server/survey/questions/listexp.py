@@ -171,6 +171,14 @@ class ListExperiment(QuestionType):
         return {"labels": [q.sensitive], "estimate": [record["headline"]], "ci_low": [record["ci_low"]],
                 "ci_high": [record["ci_high"]]}
 
+    def examples(self):
+        items = ["I own a bicycle", "I have been abroad this year", "I read a book last month"]
+        truth = {"control": [0.1, 0.3, 0.4, 0.2], "sensitive": 0.15}
+        return [({"text": "How many of the following apply to you?", "type": self.name, "items": items,
+                  "sensitive": "I have taken something from a shop without paying", "epsilon": 1.0}, truth),
+                ({"text": "How many of these apply?", "type": self.name, "items": items,
+                  "sensitive": "I have driven after drinking"}, truth)]
+
     # ------------------------------------------------------------ exports
 
     def stat_columns(self, q, codes):

@@ -222,6 +222,12 @@ class Multi(QuestionType):
         return {"labels": list(q.options), "estimate": [r["headline"] for r in rows],
                 "ci_low": [r["ci_low"] for r in rows], "ci_high": [r["ci_high"] for r in rows]}
 
+    def examples(self):
+        return [({"text": "Which of these have you used?", "type": self.name,
+                  "options": ["Cannabis", "Cocaine", "Ecstasy"], "epsilon": 2.0}, [0.3, 0.05, 0.1]),
+                ({"text": "Which of these do you own?", "type": self.name, "options": ["Car", "Bike"]},
+                 [0.5, 0.6])]
+
     # ------------------------------------------------------------ exports
 
     def stat_columns(self, q, codes):

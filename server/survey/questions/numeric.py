@@ -311,6 +311,16 @@ class Numeric(QuestionType):
                 "estimate": [p["headline"] for p in points], "ci_low": [p["ci_low"] for p in points],
                 "ci_high": [p["ci_high"] for p in points]}
 
+    def examples(self):
+        truth = {"values": [0, 2, 5, 10, 20], "probabilities": [0.3, 0.3, 0.2, 0.15, 0.05]}
+        return [({"text": "Drinks in the last 7 days?", "type": self.name, "min": 0, "max": 40, "epsilon": 1.0,
+                  "mechanism": "grid", "grid": 1}, truth),
+                ({"text": "Hours of unreported work last week?", "type": self.name, "min": 0, "max": 20,
+                  "step": 0.5, "epsilon": 2.0, "mechanism": "laplace"},
+                 {"values": [0, 2.5, 8], "probabilities": [0.6, 0.3, 0.1]}),
+                ({"text": "Your age?", "type": self.name, "min": 18, "max": 30},
+                 {"values": [18, 20, 25], "probabilities": [0.5, 0.3, 0.2]})]
+
     # ------------------------------------------------------------ exports
 
     def stat_columns(self, q, codes):

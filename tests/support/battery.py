@@ -1,0 +1,60 @@
+"""The battery's survey: every example question of every registered question type, with responses.
+
+:func:`battery_definition` builds one definition from each registered type's
+:meth:`~deniable.server.survey.questions.base.QuestionType.examples` (ids ``<type>_<n>``), plus a
+directly asked single-choice question ``group`` to group by; :func:`battery_survey` stores it in a
+real SQLite file with simulated respondents (the real randomizers).  A type registered by a test
+(tests/support/rating.py) is in it with no edit here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deniable.server.store.db import connect
+from deniable.server.store.responses import insert_many
+from deniable.server.store.surveys import get_survey, insert_survey
+from deniable.server.survey import questions
+from deniable.server.survey.definition import parse_definition
+from deniable.server.survey.simulate import simulate_dataset
+
+SLUG = "battery"
+GROUP = "group"
+
+
+def battery_questions() -> list[tuple[dict, object]]:
+    """``(question definition, truth)`` for every example of every registered type, and the group."""
+    out = [({"id": GROUP, "text": "Which campus are you on?", "options": ["North", "South", "Online"]},
+            [0.5, 0.3, 0.2])]
+    for qtype in questions.all_types():
+        for n, (definition, truth) in enumerate(qtype.examples()):
+            out.append(({"id": f"{qtype.name}_{n}", **definition}, truth))
+    return out
+
+
+def battery_definition() -> dict:
+    return {"slug": SLUG, "title": "Every question type", "questions": [q for q, _ in battery_questions()]}
+
+
+def battery_truth(survey) -> dict:
+    """The parsed truth of every question (each type's ``truth``)."""
+    return {q.id: q.qtype.truth(q, truth, q.id) for q, (_, truth) in zip(survey.questions, battery_questions())}
+
+
+def battery_survey(db_path, *, n: int = 600, status: str = "open", seed: int = 11, owner_id: int | None = 1):
+    """Store the battery's survey with ``n`` simulated respondents; return the stored survey."""
+    survey = parse_definition(battery_definition())
+    db = connect(db_path)
+    try:
+        stored = insert_survey(db, survey, status=status, owner_id=owner_id)
+        if n:
+            data = simulate_dataset(survey, battery_truth(survey), n, np.random.default_rng(seed))
+            insert_many(db, stored, data.columns)
+        return get_survey(db, SLUG)
+    finally:
+        db.conn.close()
+
+
+def question_ids(survey=None) -> list[str]:
+    """The battery's question ids but the group's, for parametrizing."""
+    return [q["id"] for q, _ in battery_questions() if q["id"] != GROUP]
