@@ -1,6 +1,6 @@
 """Run the README's benchmarks for two git revisions side by side and print a table of medians.
 
-    python scripts/bench_compare.py                            # HEAD~1 against HEAD, 5 runs each
+    python scripts/bench_compare.py                            # HEAD~1 against HEAD, 5 runs: ~9 min
     python scripts/bench_compare.py main WORKTREE --runs 3     # main against the uncommitted checkout
     python scripts/bench_compare.py HEAD~5 HEAD --only submissions,help
     python scripts/bench_compare.py HEAD~1 HEAD --only dashboard --dashboard-n 10000000
@@ -454,8 +454,9 @@ def main() -> int:
         cleanup(made, tmp)
 
     print(f"deniable benchmark comparison — {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {load_before:.1f} at the start; median of {args.runs} run{'s' * (args.runs > 1)} "
-          f"each, A and B alternating; {(time.monotonic() - started) / 60:.1f} min in all")
+          f"load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; "
+          f"median of {args.runs} run{'s' * (args.runs > 1)} each, A and B alternating; "
+          f"{(time.monotonic() - started) / 60:.1f} min in all")
     for side in sides:
         print(f"{side.label} = {side.rev}: {side.describe}")
     for name, script, script_args, _ in chosen:

@@ -15,9 +15,11 @@ import deniable
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def worktrees() -> list[str]:
+def compare_worktrees() -> list[str]:
+    """The worktrees bench_compare.py made (in its deniable-bench-compare-* folders) still registered."""
     out = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
-    return [line for line in out.stdout.splitlines() if line.startswith("worktree ")]
+    return [line for line in out.stdout.splitlines()
+            if line.startswith("worktree ") and "deniable-bench-compare-" in line]
 
 
 @pytest.mark.slow
@@ -27,7 +29,7 @@ def test_head_against_the_worktree_help_only():
         pytest.skip("not a git checkout")
     if not Path(deniable.__file__).resolve().is_relative_to(ROOT):
         pytest.skip("deniable is not imported from this checkout")
-    before = worktrees()
+    before = compare_worktrees()
 
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench_compare.py"), "HEAD", "WORKTREE", "--runs", "1",
@@ -35,7 +37,7 @@ def test_head_against_the_worktree_help_only():
         cwd=ROOT, capture_output=True, text=True, timeout=600)
 
     assert result.returncode == 0, result.stderr
-    assert worktrees() == before
+    assert compare_worktrees() == before
     lines = result.stdout.splitlines()
     assert lines[1].startswith("A = HEAD: ") and lines[2].startswith("B = WORKTREE: this checkout")
     rows = {}
