@@ -23,6 +23,16 @@ def _fmt(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+def modelled(options, reference: int) -> str:
+    """What the coefficients are of, in words: ``log-odds of Yes against No`` for a yes/no outcome
+    (the option that is not the reference against the reference), ``log-odds of each of Once,
+    Several times against Never`` for more options (each non-reference option against the reference:
+    the multinomial logit's ``log P(j | x) / P(reference | x) = x·β_j``)."""
+    others = [label for j, label in enumerate(options) if j != reference]
+    what = others[0] if len(others) == 1 else "each of " + ", ".join(others)
+    return f"log-odds of {what} against {options[reference]}"
+
+
 def _p_value(value: float) -> str:
     if math.isnan(value):
         return "—"
@@ -69,6 +79,11 @@ class RegressionResult:
     effects: tuple[Effect, ...] = ()
     note: str = field(default="")
 
+    @property
+    def models(self) -> str:
+        """What the coefficients model, in words (:func:`modelled`): the first line of every output."""
+        return modelled(self.options, self.reference)
+
     def coefficient_rows(self) -> list[dict]:
         """One dict per coefficient: name, estimate, std_error, z, p_value and both intervals."""
         return [
@@ -92,6 +107,7 @@ class RegressionResult:
     def as_dict(self) -> dict:
         """The result as JSON-safe data (non-finite numbers become None)."""
         return {
+            "models": self.models, "modelled": [o for j, o in enumerate(self.options) if j != self.reference],
             "outcome": self.outcome, "options": list(self.options), "reference": self.options[self.reference],
             "k": self.k, "n": _num(self.n), "patterns": self.patterns,
             "epsilon": _num(self.epsilon), "declared_epsilon": _num(self.declared_epsilon),
@@ -109,7 +125,8 @@ class RegressionResult:
                   if math.isfinite(self.epsilon) else "asked directly (p = 1, q = 0)")
         kind = "logit" if self.k == 2 else "multinomial logit"
         lines = [
-            f"Randomized-response {kind} of {self.outcome} (reference option: {self.options[self.reference]})",
+            f"Randomized-response {kind} of {self.outcome} (reference option: {self.options[self.reference]}): "
+            f"{self.models}",
             f"k = {self.k} · {design}",
             f"n = {self.n:,.0f} responses in {self.patterns:,} patterns · log-likelihood {self.loglik:,.3f} · "
             f"{'converged' if self.converged else 'NOT converged'} after {self.iterations} iterations",

@@ -6,8 +6,10 @@
 // retry or reload re-sends it instead of drawing again (averaging fresh draws would reveal the
 // true answer).  The true answer is never stored.
 //
-// Numeric, check-all-that-apply and list-experiment questions are read and randomized by
-// types.js (same rules: unnamed inputs, the report memoized, never the answer).
+// A question drawn by its type's own card (fieldset.typed: every type but the plain radio
+// buttons) is read and randomized by that type's browser module through types.js (same rules:
+// unnamed inputs, the report memoized, never the answer).  Every card says "Question N of M" and
+// counts in the progress line once answered (each card's rule: types.js, isAnswered).
 //
 // Shared devices: once a submission went through (the thank-you page, thanks.js, marks it),
 // opening the survey again says so and offers "I am a different person", which forgets the
@@ -20,7 +22,7 @@
 // preview (data-preview) nothing is randomized, stored or sent.
 
 import { hasSecureRandom, randomize } from "./rr.js";
-import { initTyped, newPerson, readAnswer, reportFor } from "./types.js";
+import { initTyped, isAnswered, newPerson, readAnswer, reportFor } from "./types.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
@@ -116,7 +118,7 @@ function prepareSubmission(slug) {
   const typed = [];
   for (const fieldset of form.querySelectorAll("fieldset.question")) {
     const required = fieldset.dataset.required === "true";
-    if (fieldset.classList.contains("typed")) { // numeric, check all that apply, list experiment: types.js
+    if (fieldset.classList.contains("typed")) { // a card with its type's own module: types.js
       const answer = readAnswer(fieldset);
       const problem = answer.error || (!answer.answered && required ? message("msgRequired") : "");
       setError(fieldset, problem);
@@ -202,6 +204,7 @@ function guardSharedDevice(slug) {
     newPerson(form, slug);
     notice.hidden = true;
     form.hidden = false;
+    form.dispatchEvent(new Event("change")); // the progress line counts again from nothing
     window.dispatchEvent(new Event("resize")); // the progress bar may be needed now
     const first = form.querySelector("input[type=radio]");
     if (first) first.focus();
@@ -224,8 +227,9 @@ function trackProgress() {
   const bar = document.getElementById("answer-progress-bar");
   const text = document.getElementById("answer-progress-text");
   const fieldsets = Array.from(form.querySelectorAll("fieldset.question"));
+  const answeredHere = (f) => (f.classList.contains("typed") ? isAnswered(f) : Boolean(f.querySelector("input[type=radio]:checked")));
   const update = () => {
-    const answered = fieldsets.filter((f) => f.querySelector("input[type=radio]:checked")).length;
+    const answered = fieldsets.filter(answeredHere).length;
     bar.value = answered;
     text.textContent = message("msgProgress", { answered, total: fieldsets.length });
   };
@@ -233,6 +237,7 @@ function trackProgress() {
     box.hidden = form.hidden || form.getBoundingClientRect().height <= window.innerHeight;
   };
   form.addEventListener("change", update);
+  form.addEventListener("input", update); // a number counts as it is typed
   window.addEventListener("resize", place);
   update();
   place();
@@ -253,7 +258,12 @@ function init() {
   const slug = form.dataset.slug;
   if (form.dataset.preview !== "true") guardSharedDevice(slug);
   form.querySelectorAll("fieldset.protected:not(.typed)").forEach(wireRadioGroup);
-  initTyped(form, slug, (fieldset) => setError(fieldset, ""));
+  try {
+    initTyped(form, slug, (fieldset) => setError(fieldset, ""));
+  } catch (error) { // a card whose type's module did not load: nothing can be sent
+    showStatus(`${message("msgFailed")} (${error.message})`);
+    return;
+  }
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
   });

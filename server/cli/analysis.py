@@ -38,26 +38,31 @@ def _load_survey(path: str) -> Survey:
 # ---------------------------------------------------------------- estimate
 
 
-def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None):
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None, every_question=False):
     """The reports to estimate from: a survey in a database, a responses file, or counts.
 
     Returns ``(dataset, stats, n_responses, survey)``: the dataset (for cross-tabs and subgroups),
     every question's sufficient statistics, the number of responses and the survey.  From a database, the dataset is the answer patterns and the
-    statistics come from the counts and cell counts, never from the rows.
+    statistics come from the counts and cell counts, never from the rows; ``every_question``
+    (``--by``) reads the rows when some question is not in the answer patterns.
     """
     if db_path is not None:
         if len(inputs) != 1 or counts_path:
             raise click.UsageError("with --db, give exactly one argument: the survey's SLUG")
         from deniable.server.store.aggregates import pattern_counts
+        from deniable.server.store.responses import load_db_dataset
         from deniable.server.store.surveys import get_survey, respondent_count, survey_stats
+        from deniable.server.survey.analysis import needs_rows
 
         with database(db_path, readonly=True) as db:
             stored = get_survey(db, inputs[0])
             if stored is None:
                 fail(f"{db_path}: no survey {inputs[0]!r} in the database")
-            # the stored aggregates: no row scan
-            return pattern_counts(db, stored).dataset(), survey_stats(db, stored), \
-                respondent_count(db, stored.id), stored.survey
+            if every_question and needs_rows(stored.survey, [q.id for q in stored.survey.questions]):
+                dataset = load_db_dataset(db, stored.slug)
+            else:  # the stored aggregates: no row scan
+                dataset = pattern_counts(db, stored).dataset()
+            return dataset, survey_stats(db, stored), respondent_count(db, stored.id), stored.survey
     dataset = _load_file_dataset(inputs, counts_path)
     return dataset, dataset.all_stats(), dataset.n_responses, dataset.survey
 
@@ -87,12 +92,12 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None) -> Data
         fail(str(exc))
 
 
-def _question(survey: Survey, qid: str, option: str):
-    try:
-        return survey.question(qid)
-    except KeyError:
-        ids = ", ".join(q.id for q in survey.questions)
-        raise click.UsageError(f"{option}: unknown question id {qid!r} (expected one of: {ids})") from None
+def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
+    """The one validation of the dashboard and the command line (:mod:`deniable.server.survey.analysis`)."""
+    if crosstab:
+        analysis.check_crosstab(survey, *crosstab)
+    if by_qid:
+        analysis.check_by(survey, by_qid)
 
 
 @click.command("estimate")
@@ -124,22 +129,15 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         deniable estimate examples/survey.json --counts counts.parquet
         deniable estimate --db deniable.db student-life --by year
     """
-    from deniable.server.survey import estimates
+    from deniable.server.survey import analysis, estimates
 
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path)
+    dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid))
     try:
+        _check_analysis(analysis, survey, crosstab, by_qid)
         if crosstab:
-            row, col = (_question(survey, qid, "--crosstab").id for qid in crosstab)
-            if row == col:
-                raise click.UsageError("--crosstab: give two different questions")
-            for qid in (row, col):
-                if not survey.question(qid).qtype.categorical:
-                    raise click.UsageError(f"--crosstab: question {qid!r} is {survey.question(qid).type}: "
-                                           "cross-tabs are of single-choice questions")
-            ct = estimates.crosstab_estimates(survey, row, col, dataset.joint_counts(row, col),
-                                           confidence=confidence)
+            ct = analysis.crosstab(survey, *crosstab, dataset, confidence=confidence)
             render = {"table": estimates.crosstab_table, "csv": estimates.crosstab_csv}
             if fmt == "json":
                 echo_json(estimates.crosstab_json(ct))
@@ -147,28 +145,20 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
                 click.echo(render[fmt](ct), nl=False)
             return
         if by_qid:
-            by = _question(survey, by_qid, "--by")
-            if not by.qtype.categorical:
-                raise click.UsageError(f"--by: question {by.id!r} is {by.type}: subgroups are the options "
-                                       "of a single-choice question asked directly")
-            if by.protected:
-                raise click.UsageError(f"--by: question {by.id!r} is randomized (ε = {by.epsilon:g}); "
-                                       "subgroups need a question asked directly")
-            groups = [
-                estimates.subgroup_estimates(survey, q.id, by.id, dataset.counts_by(q.id, by.id),
-                                          method=method, confidence=confidence, simultaneous=simultaneous)
-                for q in survey.questions if q.id != by.id and q.qtype.categorical
-            ]
+            groups = analysis.every_subgroup(survey, by_qid, dataset, method=method, confidence=confidence,
+                                             simultaneous=simultaneous)
             if fmt == "json":
-                echo_json({"survey": survey.slug, "by": by.id,
-                            "questions": [estimates.subgroups_json(sg) for sg in groups]})
+                echo_json({"survey": survey.slug, "by": by_qid,
+                           "questions": [estimates.subgroups_json(sg) for sg in groups]})
             elif fmt == "csv":
                 click.echo(estimates.subgroups_csv(groups), nl=False)
             else:
                 click.echo("\n".join(estimates.subgroups_table(sg) for sg in groups), nl=False)
             return
-        results = estimates.survey_estimates(survey, stats, method=method,
-                                          confidence=confidence, simultaneous=simultaneous)
+        results = analysis.marginal_estimates(survey, stats, method=method,
+                                              confidence=confidence, simultaneous=simultaneous)
+    except analysis.AnalysisError as exc:  # one line naming the option: --crosstab: …, --by: …
+        raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
     except ValueError as exc:  # an estimator refusing its input
         fail(str(exc))
     if fmt == "json":
@@ -295,28 +285,20 @@ def _plan_choice(k, margin, epsilons, confidence, fmt) -> None:
         click.echo(planning.plan_table(k, margin, confidence, rows), nl=False)
 
 
-def _plan_type(kind: str, value, step, margin, epsilons, confidence, fmt) -> None:
+def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> None:
+    """``deniable plan`` for the question type whose :attr:`plan_option` is ``option`` (``--numeric``)."""
     from deniable.client.mechanism import MechanismError, check_epsilon
+    from deniable.server.survey import questions
     from deniable.server.survey import type_planning as tp
 
+    qtype = next(t for t in questions.all_types() if getattr(t, "plan_option", None) == option)
     try:
         for epsilon in epsilons:
             check_epsilon(epsilon)
     except MechanismError as exc:
         raise click.UsageError(f"--epsilon: {exc}") from None
     try:
-        if kind == "numeric":
-            question = tp.numeric_question(*value, step)
-            rows = tp.numeric_plan_rows(question, margin, epsilons, confidence)
-            head = {"type": "numeric", "min": float(question.minimum), "max": float(question.maximum),
-                    "step": float(question.step), "answers": question.steps + 1}
-            text = tp.numeric_plan_table(question, margin, confidence, rows)
-        elif kind == "multi":
-            rows = tp.multi_plan_rows(value, margin, epsilons, confidence)
-            head, text = {"type": "multi", "options": value}, tp.multi_plan_table(value, margin, confidence, rows)
-        else:
-            rows = tp.list_plan_rows(value, margin, epsilons, confidence)
-            head, text = {"type": "list", "items": value}, tp.list_plan_table(value, margin, confidence, rows)
+        head, rows, text = qtype.plan_cli(value, step, margin, epsilons, confidence)
     except tp.PlanInputError as exc:
         raise click.UsageError(str(exc)) from None
     except (MechanismError, ValueError) as exc:
@@ -348,7 +330,7 @@ def _number(text: str):
 @click.option("--k", "k", type=int, help="Plan a single-choice question with K options.")
 @click.option("--numeric", nargs=2, metavar="MIN MAX", help="Plan a numeric question with answers MIN..MAX.")
 @click.option("--step", metavar="S", help="With --numeric: the answers' spacing (default 1).")
-@click.option("--multi", "multi", type=int, metavar="K", help="Plan a check-all-that-apply question with K options.")
+@click.option("--multi", "options", type=int, metavar="K", help="Plan a check-all-that-apply question with K options.")
 @click.option("--list", "items", type=int, metavar="J",
               help="Plan a list experiment with J control items (plain, and at each ε).")
 @click.option("--margin", type=float, required=True,
@@ -358,7 +340,7 @@ def _number(text: str):
               help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
 @confidence_option
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def plan(k, numeric, step, multi, items, margin, epsilons, confidence, fmt) -> None:
+def plan(k, numeric, step, options, items, margin, epsilons, confidence, fmt) -> None:
     """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
 
     One of --k (single choice), --numeric MIN MAX (the mean, with the planner's mechanism and
@@ -374,7 +356,7 @@ def plan(k, numeric, step, multi, items, margin, epsilons, confidence, fmt) -> N
         deniable plan --list 3 --margin 0.1 --epsilon 1
     """
     chosen = [name for name, given in (("--k", k is not None), ("--numeric", numeric is not None),
-                                       ("--multi", multi is not None), ("--list", items is not None)) if given]
+                                       ("--multi", options is not None), ("--list", items is not None)) if given]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of --k, --numeric, --multi and --list"
                                + (f" (got {' and '.join(chosen)})" if chosen else ""))
@@ -385,12 +367,12 @@ def plan(k, numeric, step, multi, items, margin, epsilons, confidence, fmt) -> N
     if k is not None:
         _plan_choice(k, margin, epsilons, confidence, fmt)
     elif numeric is not None:
-        _plan_type("numeric", tuple(_number(v) for v in numeric), None if step is None else _number(step),
+        _plan_type("--numeric", tuple(_number(v) for v in numeric), None if step is None else _number(step),
                    margin, epsilons, confidence, fmt)
-    elif multi is not None:
-        _plan_type("multi", multi, None, margin, epsilons, confidence, fmt)
+    elif options is not None:
+        _plan_type("--multi", options, None, margin, epsilons, confidence, fmt)
     else:
-        _plan_type("list", items, None, margin, epsilons, confidence, fmt)
+        _plan_type("--list", items, None, margin, epsilons, confidence, fmt)
 
 
 COMMANDS = (estimate, simulate, plan)

@@ -25,11 +25,29 @@ from pathlib import Path
 import click
 
 from . import audit_settings
-from .audit_settings import TYPES, Setting, browser_counts, python_counts
+from .audit_settings import Setting, browser_counts, python_counts
 from .common import database, db_option
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+
+
+class KindChoice(click.Choice):
+    """``--type``: the kinds of every registered type's samplers, looked up when first needed (the
+    type modules import numpy, which the command line loads only when a command runs)."""
+
+    def __init__(self):
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return audit_settings.kinds()
+
+    @choices.setter
+    def choices(self, value):
+        pass
+
+
 def install_hint() -> str:
     """How to install Playwright into the Python this deniable runs on (a checkout's .venv or any other)."""
     return (f"deniable audit needs Playwright, which is not installed for {sys.executable}: install it with "
@@ -80,7 +98,7 @@ def browser_page(script: Path | None, chromium: str):
             server.server_close()
 
 
-def stored_settings(db_path: str, types) -> list[Setting]:
+def stored_settings(db_path: str, types, not_audited: list | None = None) -> list[Setting]:
     """The mechanisms of the questions stored in a database (opened read-only).
 
     Read through :func:`deniable.server.store.surveys.list_surveys`, the code the survey page renders from, so
@@ -92,17 +110,19 @@ def stored_settings(db_path: str, types) -> list[Setting]:
 
     with database(db_path, readonly=True) as db:
         try:
-            found = audit_settings.stored_settings(list_surveys(db), types)
+            found = audit_settings.stored_settings(list_surveys(db), types, not_audited)
         except (sqlite3.Error, MechanismError) as exc:
             raise click.ClickException(f"{db_path}: cannot read the surveys: {exc}") from None
     if not found:
-        raise click.ClickException(f"{db_path}: no protected questions to audit")
+        why = "".join(f"; {qid}: {reason}" for qid, reason in (not_audited or [])[:3])
+        raise click.ClickException(f"{db_path}: no protected questions to audit{why}")
     return found
 
 
 def verdict(row: dict) -> str:
     if row["ok"] is None:
-        return (f"NOT ε-LDP: a plain list experiment (the samples show ε ≥ {row['browser_lower_bound']:.1f} "
+        what = audit_settings.samplers()[row["type"]].not_protected or "a mechanism without ε"
+        return (f"NOT ε-LDP: {what} (the samples show ε ≥ {row['browser_lower_bound']:.1f} "
                 "and growing with the samples)")
     return "ok" if row["ok"] else "VIOLATION: more than the declared ε"
 
@@ -129,7 +149,7 @@ def echo_table(rows: list[dict], samples: int, confidence: float) -> None:
 
 
 @click.command("audit")
-@click.option("--type", "types", type=click.Choice(TYPES), multiple=True,
+@click.option("--type", "types", type=KindChoice(), multiple=True,
               help="Question types to audit (repeatable; default all).")
 @click.option("--k", "ks", type=click.IntRange(2, 16), multiple=True,
               help="Options of the single-choice settings (repeatable; default 2 and 4).")
@@ -165,8 +185,9 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
     from deniable.client.mechanism import MechanismError
     from deniable.estimators.audit import epsilon_lower_bound  # scipy: only here
 
-    types = types or TYPES
-    configs: list[Setting] = stored_settings(db_path, types) if db_path else []
+    types = types or audit_settings.kinds()
+    not_audited: list[tuple[str, str]] = []
+    configs: list[Setting] = stored_settings(db_path, types, not_audited) if db_path else []
     if not db_path or ks or epsilons:
         try:
             configs += audit_settings.default_settings(types, ks or (2, 4), epsilons or (0.5, 1.0, 2.0))
@@ -186,7 +207,7 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
             }
             eps = setting.declared_epsilon
             rows.append({
-                "type": setting.kind, "setting": setting.label, "k": setting.mech.k if setting.kind == "choice" else None,
+                "type": setting.kind, "setting": setting.label, "k": setting.k,
                 "declared_epsilon": eps, "threshold": setting.mech.threshold, "realized_epsilon": setting.realized_epsilon,
                 "protected": setting.protected,
                 **{f"{side}_lower_bound": b.lower_bound for side, b in found.items()},
@@ -199,8 +220,12 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
         row["verdict"] = verdict(row)
     if fmt == "json":
         click.echo(json.dumps({"samples": samples, "confidence": confidence, "confidence_each": each,
-                               "script": str(script) if script else "/static/rr.js", "results": rows}, indent=2))
+                               "script": str(script) if script else "/static/rr.js", "results": rows,
+                               "not_audited": [{"question": qid, "reason": reason} for qid, reason in not_audited]},
+                              indent=2))
     else:
         echo_table(rows, samples, confidence)
+        for qid, reason in not_audited:
+            click.echo(f"  not audited: {qid}: {reason}")
     if any(r["ok"] is False for r in rows):
         sys.exit(1)

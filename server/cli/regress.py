@@ -16,11 +16,13 @@ import click
 from .common import confidence_option, database, db_option, echo_json, fail
 
 if TYPE_CHECKING:
+    from deniable.server.survey.definition import Survey
     from deniable.server.survey.patterns import Patterns
 
 
-def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, str]:
-    """The answer patterns and the formula, from ``SURVEY.json RESPONSES.csv FORMULA`` or ``SLUG FORMULA``."""
+def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, str, Survey]:
+    """The answer patterns, the formula and the survey, from ``SURVEY.json RESPONSES.csv FORMULA`` or
+    ``SLUG FORMULA``."""
     if db_path is not None:
         if len(inputs) != 2:
             raise click.UsageError("with --db, give the survey's SLUG and the FORMULA")
@@ -31,7 +33,7 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             stored = get_survey(db, inputs[0])
             if stored is None:
                 fail(f"{db_path}: no survey {inputs[0]!r} in the database")
-            return pattern_counts(db, stored), inputs[1]
+            return pattern_counts(db, stored), inputs[1], stored.survey
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
     from deniable.server.survey.definition import DefinitionError, load_definition
@@ -40,7 +42,7 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
 
     try:
         survey = load_definition(inputs[0])
-        return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2]
+        return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2], survey
     except (DefinitionError, CSVError) as exc:
         fail(str(exc))
 
@@ -62,7 +64,9 @@ def regress(inputs, db_path, confidence, reference, profile, fmt) -> None:
     categorical (its first option the reference level), or num(Q) for a numeric one.
     Prints the coefficients with standard errors, Wald and profile-likelihood intervals,
     the likelihood-ratio test against the intercept-only model, and the predicted
-    prevalence of every option in each group.
+    prevalence of every option in each group.  The first line names what the coefficients
+    model ("log-odds of Yes against No"); --reference picks the option without coefficients.
+    The outcome must be of a type that allows it (single choice); any other is one line saying why.
 
     \b
     Example:
@@ -72,10 +76,10 @@ def regress(inputs, db_path, confidence, reference, profile, fmt) -> None:
     from deniable.estimators.regression import RegressionError
     from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
 
-    patterns, text = _patterns(inputs, db_path)
+    patterns, text, survey = _patterns(inputs, db_path)
     try:
         formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
-                                             profile=profile)
+                                             profile=profile, survey=survey)
     except (FormulaError, RegressionError) as exc:
         fail(str(exc))
     if fmt == "json":

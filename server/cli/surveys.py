@@ -61,8 +61,9 @@ def export(slug, db_path, out_dir, fmt, spss, stata) -> None:
     Writes ``DIR/SLUG-responses.csv`` (or ``.parquet``) and ``DIR/SLUG-codebook.json``, the pair
     ``deniable estimate`` reads: the codebook states each question's mechanism (k, threshold,
     declared and realized ε) and a design fingerprint that the CSV's first line repeats.
-    --spss and --stata add the same responses as .sav / .dta files with the option labels as
-    value labels.
+    --spss and --stata add the same responses as .sav / .dta files, each question's variables as
+    its type gives them: option labels as value labels, numbers as numbers, one 0/1 variable per
+    option of a check-all question, arm and count of a list experiment.
 
     \b
     Example:

@@ -4,7 +4,8 @@ The owner sets a survey's **release budget** (a total ε for everything released
 answers); it is fixed once something has been released.  A **release** draws its noisy values
 once (:func:`deniable.server.survey.release.draw_release`) and is stored with one **ledger** row
 per item (mechanism, ε, realized ε, sensitivity, what) in one ``BEGIN IMMEDIATE`` transaction
-that first checks the budget — so two owners' tabs releasing at once cannot overspend — and
+that first checks the budget — so two owners' tabs releasing at once cannot overspend (a release
+of the protected questions' estimates alone has no ledger row: it spends nothing) — and
 the schema's triggers refuse it as well (:func:`~.schema.m020_release_ledger`).  The public page
 shows the latest release of a survey whose release is **public**; reading it spends nothing.
 """

@@ -294,3 +294,13 @@ def m030_question_types(db: sqlite_utils.Database) -> None:
                "PRIMARY KEY (survey_id, qid, stat, cell)) WITHOUT ROWID")
     # A launched survey's question keeps its type and spec too (the m010 trigger, with them added).
     _freeze_questions_but_wording(db, "AND NEW.type IS OLD.type AND NEW.spec IS OLD.spec", "number, order, type")
+
+
+@migrations()
+def m031_wording_in_specs(db: sqlite_utils.Database) -> None:
+    """Fixing the wording of a launched survey's list experiment (issue 22): its sensitive item is a
+    words-only field of ``spec``, so the frozen-design trigger lets ``spec`` change in it — and in
+    nothing else: with the sensitive item removed, the new spec must equal the old one."""
+    _freeze_questions_but_wording(
+        db, "AND NEW.type IS OLD.type AND (NEW.spec IS OLD.spec OR "
+            "json_remove(NEW.spec, '$.sensitive') IS json_remove(OLD.spec, '$.sensitive'))", "number, order, type")

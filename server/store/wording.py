@@ -33,39 +33,72 @@ class WordingError(ValueError):
 
 
 def wording_of(survey) -> dict:
-    """The words of a survey: its page texts, and per question id its text and option labels."""
+    """The words of a survey: its page texts, and per question id the texts its type lets a launched
+    survey reword (:meth:`~deniable.server.survey.questions.base.QuestionType.wording`: a choice's text
+    and option labels, a numeric question's text, a list experiment's text, items and sensitive item)."""
     return {**{name: getattr(survey, name) for name in PAGE_FIELDS},
-            "questions": {q.id: {"text": q.text, "options": list(q.options)} for q in survey.questions}}
+            "questions": {q.id: q.qtype.wording(q) for q in survey.questions}}
+
+
+def _reworded(q, position: int, words: dict):
+    """``q`` with the posted ``words`` in place (keys it has not: unchanged); WordingError for a list of
+    labels of another length, or a label moved to another position."""
+    current = q.qtype.wording(q)
+    names = q.qtype.wording_labels(q)
+    texts = {}
+    for key, was in current.items():
+        value = words.get(key, was)
+        where = f"questions[{position}].{key}"
+        label = names.get(key, (key, key))[0]
+        if isinstance(was, str):
+            if not isinstance(value, str):
+                raise WordingError(where, "must be a text")
+            texts[key] = value
+            continue
+        value = list(value) if isinstance(value, (list, tuple)) else [value]
+        if len(value) != len(was):
+            raise WordingError(where, f"has {len(was)} {label}s; a launched survey keeps their number (got {len(value)})")
+        for i, new in enumerate(value):
+            if not isinstance(new, str):
+                raise WordingError(f"{where}[{i}]", "must be a text")
+            for j, old in enumerate(was):
+                if j != i and new.strip() == old:
+                    raise WordingError(f"{where}[{i}]", f"{new.strip()!r} is {label} {j + 1}'s label: a launched survey "
+                                       f"keeps the order of its {label}s (reword them, do not move them)")
+        texts[key] = value
+    return replace(q, **q.qtype.reworded(q, texts))
+
+
+def _design(survey) -> list:
+    return [(q.id, q.type, q.k, q.epsilon, q.required, q.qtype.design(q), q.qtype.stored_design(q))
+            for q in survey.questions]
 
 
 def _fixed_survey(stored: StoredSurvey, wording: dict):
     """The stored survey with ``wording`` in place, checked like a definition; the design unchanged."""
     survey = stored.survey
-    new_questions = []
-    for position, q in enumerate(survey.questions):
-        words = wording.get("questions", {}).get(q.id, {})
-        options = list(words.get("options", q.options))
-        if len(options) != q.k:
-            raise WordingError(f"questions[{position}].options",
-                               f"has {q.k} options; a launched survey keeps their number (got {len(options)})")
-        for i, label in enumerate(options):
-            for j, old in enumerate(q.options):
-                if j != i and isinstance(label, str) and label.strip() == old:
-                    raise WordingError(f"questions[{position}].options[{i}]",
-                                       f"{label.strip()!r} is option {j + 1}'s label: a launched survey keeps "
-                                       "the order of its options (reword them, do not move them)")
-        new_questions.append({**q.to_dict(), "text": words.get("text", q.text), "options": options})
-    definition = {**survey.to_dict(), "questions": new_questions}
+    reworded = [_reworded(q, position, wording.get("questions", {}).get(q.id, {}))
+                for position, q in enumerate(survey.questions)]
+    definition = {**survey.to_dict(), "questions": [q.to_dict() for q in reworded]}
     for name in PAGE_FIELDS:
         definition[name] = wording.get(name, getattr(survey, name))
     try:
         fixed = parse_definition(definition)
     except DefinitionError as exc:
-        raise WordingError(exc.field, exc.problem) from None
-    # parse_definition re-derived every mechanism from k and ε: they must be the same as before.
-    assert [(q.id, q.k, q.epsilon, q.required) for q in fixed.questions] == \
-        [(q.id, q.k, q.epsilon, q.required) for q in survey.questions]
+        raise WordingError(_wording_field(survey, exc.path), exc.problem) from None
+    # parse_definition re-derived every mechanism from the definition: it must be the same as before.
+    if _design(fixed) != _design(survey):
+        raise WordingError("questions", "a wording fix cannot change the design")
     return replace(fixed, consent=survey.consent, language=survey.language)
+
+
+def _wording_field(survey, path: tuple) -> str:
+    """A definition path (``questions, 2, items, 0``) as the wording's field (``questions[2].options[0]``)."""
+    if len(path) >= 3 and path[0] == "questions" and isinstance(path[1], int) and path[1] < len(survey.questions):
+        q = survey.questions[path[1]]
+        key = next((k for k, (_, written) in q.qtype.wording_labels(q).items() if written == path[2]), path[2])
+        return f"questions[{path[1]}].{key}" + "".join(f"[{p}]" for p in path[3:])
+    return ".".join(str(p) for p in path) if path else "wording"
 
 
 def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_by: str | None = None) -> StoredSurvey:
@@ -99,9 +132,16 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
         db.execute("UPDATE surveys SET title = ?, description = ?, information = ?, contact = ?, text_version = ? "
                    "WHERE id = ?", [fixed.title, fixed.description, fixed.information, fixed.contact,
                                     version + 1, survey_id])
-        db.conn.executemany(
-            "UPDATE questions SET text = ?, options = ? WHERE survey_id = ? AND qid = ?",
-            [(q.text, json.dumps(list(q.options), ensure_ascii=False), survey_id, q.id) for q in fixed.questions])
+        for old, q in zip(stored.survey.questions, fixed.questions):
+            # the spec (a type's own fields) changes only where it holds words: the triggers refuse the rest
+            spec = q.qtype.spec(q)
+            if spec == old.qtype.spec(old):
+                db.execute("UPDATE questions SET text = ?, options = ? WHERE survey_id = ? AND qid = ?",
+                           [q.text, json.dumps(list(q.options), ensure_ascii=False), survey_id, q.id])
+            else:
+                db.execute("UPDATE questions SET text = ?, options = ?, spec = ? WHERE survey_id = ? AND qid = ?",
+                           [q.text, json.dumps(list(q.options), ensure_ascii=False),
+                            json.dumps(spec, ensure_ascii=False), survey_id, q.id])
     return get_survey(db, slug)
 
 
@@ -114,12 +154,13 @@ def wording_history(db: sqlite_utils.Database, survey_id: int) -> list[dict]:
             for v, since, who, words in rows]
 
 
-def wording_changes(history: list[dict]) -> list[dict]:
+def wording_changes(history: list[dict], survey=None) -> list[dict]:
     """The change log: per fix, each field that changed with its text before and after.
 
     Each entry is ``{version, since, changed_by, field, before, after}``; ``field`` is said in
-    words ("Question 2, option 1").
+    words ("Question 2, option 1"; with ``survey``, in its question types' words: "Question 3, item 1").
     """
+    labels = {q.id: q.qtype.wording_labels(q) for q in survey.questions} if survey is not None else {}
     changes = []
     for old, new in zip(history, history[1:]):
         meta = {"version": new["version"], "since": new["since"], "changed_by": new["changed_by"]}
@@ -129,11 +170,23 @@ def wording_changes(history: list[dict]) -> list[dict]:
                                 "after": new["wording"].get(name, "")})
         for position, (qid, words) in enumerate(new["wording"]["questions"].items(), start=1):
             was = old["wording"]["questions"].get(qid, words)
-            if was["text"] != words["text"]:
-                changes.append({**meta, "field": f"Question {position} ({qid}), text",
-                                "before": was["text"], "after": words["text"]})
-            for i, (a, b) in enumerate(zip(was["options"], words["options"]), start=1):
-                if a != b:
-                    changes.append({**meta, "field": f"Question {position} ({qid}), option {i}",
-                                    "before": a, "after": b})
+            for key, after in words.items():
+                before = was.get(key, after)
+                if isinstance(after, str):
+                    if before != after:
+                        changes.append({**meta, "field": f"Question {position} ({qid}), {_name(labels, qid, key)}",
+                                        "before": before, "after": after})
+                    continue
+                for i, (a, b) in enumerate(zip(before, after), start=1):
+                    if a != b:
+                        changes.append({**meta, "field": f"Question {position} ({qid}), {_name(labels, qid, key, True)} {i}",
+                                        "before": a, "after": b})
     return changes
+
+
+def _name(labels: dict, qid: str, key: str, one: bool = False) -> str:
+    """A wording key in words: the question type's (``wording_labels``) when known, else the key (one
+    label of a list: ``options`` → ``option``)."""
+    if key != "text" and key in labels.get(qid, {}):  # "text": every question's, said as it always was
+        return labels[qid][key][0]
+    return key[:-1] if one and key.endswith("s") else key

@@ -62,8 +62,7 @@ def design_line(survey: Survey) -> str:
     """The responses CSV's first line (without its newline): the survey, the fingerprint, each question's design."""
     parts = [DESIGN_PREFIX, f"survey={survey.slug}", f"design={design_fingerprint(survey)}"]
     for q in survey.questions:
-        kind = "" if q.qtype.categorical else f"type={q.type} " + (f"mechanism={q.method} " if q.method else "") + \
-            (f"grid={q.grid} " if q.grid else "")
+        kind = "".join(f"{key}={value} " for key, value in _fields(q).items())
         if q.protected:
             parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
         else:
@@ -71,12 +70,24 @@ def design_line(survey: Survey) -> str:
     return SEPARATOR.join(parts)
 
 
+CORE = ("k", "epsilon", "threshold")
+
+
+def _fields(q) -> dict:
+    """What the question's type states beyond k, ε and the threshold (a single choice: nothing, as
+    before there were types; a number: its type, mechanism and grid), None values left out."""
+    return {key: value for key, value in q.qtype.design_fields(q).items() if value is not None}
+
+
 def _design(q) -> dict:
     """One question's design as a design line states it."""
-    design = {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None}
-    if not q.qtype.categorical:
-        design.update(type=q.type, mechanism=q.method, grid=q.grid)
-    return design
+    return {"k": q.k, "epsilon": q.epsilon, "threshold": q.mechanism.threshold if q.protected else None,
+            **{key: _field_value(str(value)) for key, value in _fields(q).items()}}
+
+
+def _field_value(text: str):
+    """A type's design field as read back from a line: a whole number as int, else the text."""
+    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def parse_design_line(line: str) -> dict | None:
@@ -99,9 +110,7 @@ def parse_design_line(line: str) -> dict | None:
                     "epsilon": float(fields["epsilon"]) if "epsilon" in fields else None,
                     "threshold": int(fields["threshold"]) if "threshold" in fields else None,
                 }
-                if "type" in fields:
-                    design.update(type=fields["type"], mechanism=fields.get("mechanism"),
-                                  grid=int(fields["grid"]) if "grid" in fields else None)
+                design.update({key: _field_value(value) for key, value in fields.items() if key not in CORE})
             except (KeyError, ValueError):
                 design = {"k": None, "epsilon": None, "threshold": None}
             info["questions"][qid] = design
@@ -109,7 +118,8 @@ def parse_design_line(line: str) -> dict | None:
 
 
 def _said(spec: dict) -> str:
-    kind = f"{spec['type']}{', ' + spec['mechanism'] if spec.get('mechanism') else ''}, " if spec.get("type") else ""
+    kind = "".join(f"{value}, " if key == "type" else f"{key} {value}, " for key, value in spec.items()
+                   if key not in CORE)
     if spec["epsilon"] is None:
         return f"asked directly ({kind}k = {spec['k']})"
     return f"ε = {spec['epsilon']:g} ({kind}k = {spec['k']}, threshold {spec['threshold']})"

@@ -14,14 +14,14 @@ Non-finite numbers (an interval with no data) become ``null``.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from deniable import estimators
 
 from .definition import Question, Survey
-from .questions.base import json_number
+from .questions.base import headline, json_number
 from .spreadsheet import SafeWriter
 
 CSV_COLUMNS = (
@@ -200,6 +200,11 @@ def crosstab_json(ct: Crosstab) -> dict:
                 "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
                 "conditional_ci_high": json_number(r.conditional_ci_high[i, j]),
             })
+            # what a page shows (docs/design.md: a headline lies in its interval); the unbiased stays beside it
+            cells[-1]["headline"] = headline(cells[-1])
+            cells[-1]["conditional_headline"] = headline({
+                "estimate": cells[-1]["conditional_estimate"], "ci_low": cells[-1]["conditional_ci_low"],
+                "ci_high": cells[-1]["conditional_ci_high"]})
     total_epsilon = sum(q.epsilon for q in (ct.row, ct.col) if q.protected)
     return {
         "row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
@@ -251,54 +256,98 @@ def crosstab_csv(ct: Crosstab) -> str:
 # ---------------------------------------------------------------- subgroups
 
 
-@dataclass(frozen=True)
+NOT_ANSWERED = "not answered"
+
+
+@dataclass
+class Group:
+    """One subgroup: its label, how many answered the estimated question in it, and (n > 0) the
+    estimate and its record (:func:`question_json`)."""
+
+    label: str
+    not_answered: bool
+    n: int
+    result: object = None
+    record: dict | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.n == 0
+
+
+@dataclass
 class Subgroups:
-    """A question's estimates within each option of a question asked directly."""
+    """A question's estimates within each option of a direct question (and, from
+    :func:`deniable.server.survey.analysis.subgroups`, among those who did not answer it)."""
 
     question: Question
     by: Question
-    results: list  # one EstimateResult per option of `by`
+    groups: list = field(default_factory=list)  # of Group
+
+
+def group_estimate(q: Question, label: str, not_answered: bool, stats, *, method: str = "exact",
+                   confidence: float = 0.95, simultaneous: bool = False) -> Group:
+    """One group's estimate from its sufficient statistics (none when nobody in it answered ``q``)."""
+    n = q.qtype.n_of_stats(q, stats)
+    group = Group(label=label, not_answered=not_answered, n=n)
+    if n:
+        group.result = q.qtype.estimate(q, stats, method=method, confidence=confidence, simultaneous=simultaneous)
+        group.record = question_json(q, group.result)
+    return group
 
 
 def subgroup_estimates(survey: Survey, qid: str, by_qid: str, counts_by_group, *, method: str = "exact",
                        confidence: float = 0.95, simultaneous: bool = False) -> Subgroups:
-    """Estimate ``qid`` within each group (option) of the direct question ``by_qid``."""
+    """Estimate the categorical ``qid`` within each option of ``by_qid`` from its ``g × k`` report counts
+    (the front ends use :func:`deniable.server.survey.analysis.subgroups`, which adds "not answered")."""
     question, by = survey.question(qid), survey.question(by_qid)
-    results = estimators.subgroups(np.asarray(counts_by_group), question.epsilon, confidence=confidence,
-                                   method=method, simultaneous=simultaneous)
-    return Subgroups(question=question, by=by, results=list(results))
+    table = np.asarray(counts_by_group, dtype=np.int64)
+    return Subgroups(question=question, by=by, groups=[
+        group_estimate(question, label, False, row, method=method, confidence=confidence, simultaneous=simultaneous)
+        for label, row in zip(by.options, table)])
+
+
+def group_json(group: Group) -> dict:
+    """A group in the estimates format: its label, then the question's record; an empty group has n = 0
+    and no estimates."""
+    head = {"group": group.label, "not_answered": group.not_answered}
+    if group.record is None:
+        return {**head, "n": 0, "empty": True}
+    return {**head, **group.record}
 
 
 def subgroups_json(sg: Subgroups) -> dict:
-    return {
-        "id": sg.question.id,
-        "by": sg.by.id,
-        "groups": [{"group": label, **question_json(sg.question, r)} for label, r in zip(sg.by.options, sg.results)],
-    }
+    return {"id": sg.question.id, "by": sg.by.id, "groups": [group_json(g) for g in sg.groups]}
+
+
+def _group_name(sg: Subgroups, group: Group) -> str:
+    return f"{sg.by.id} {group.label}" if group.not_answered else f"{sg.by.id}={group.label}"
 
 
 def subgroups_table(sg: Subgroups) -> str:
+    """One block per group: its name and n, then the question's type's table (an empty group says so)."""
     lines = [f"{sg.question.id} by {sg.by.id}: {sg.question.text}"]
-    first = sg.results[0]
-    if sg.question.protected:
-        lines.append(f"  ε = {first.epsilon:.4f} (declared {sg.question.epsilon:g}) · {_method_line(first)}")
-    else:
-        lines.append(f"  asked directly · {_method_line(first)}")
-    rows = []
-    for label, r in zip(sg.by.options, sg.results):
-        for i, row in enumerate(_estimate_rows(sg.question, r)):
-            rows.append([f"{sg.by.id}={label} (n={int(r.n):,})" if i == 0 else "", *row])
-    lines += grid(["group", *ESTIMATE_HEADERS], rows)
-    notes = sorted({r.note for r in sg.results if r.note})
-    lines += [f"  note: {note}" for note in notes]
+    for group in sg.groups:
+        if group.result is None:
+            lines.append(f"  {_group_name(sg, group)} (n=0): no respondents")
+            continue
+        lines.append(f"  {_group_name(sg, group)} (n={group.n:,})")
+        lines += ["  " + line for line in sg.question.qtype.table(sg.question, group.result, grid)]
+        if getattr(group.result, "note", None):
+            lines.append(f"    note: {group.result.note}")
     return "\n".join(lines) + "\n"
 
 
 def subgroups_csv(sgs: list[Subgroups]) -> str:
+    """The estimates CSV with two columns in front, ``by`` and ``group``; an empty group is one row with n = 0."""
     out = io.StringIO()
     writer = SafeWriter(out, lineterminator="\n")
     writer.writerow(["by", "group", *CSV_COLUMNS])
     for sg in sgs:
-        for label, r in zip(sg.by.options, sg.results):
-            writer.writerows([sg.by.id, label, *row] for row in _csv_rows([(sg.question, r)]))
+        for group in sg.groups:
+            if group.result is None:
+                writer.writerow([sg.by.id, group.label, *(sg.question.id if c == "question" else 0 if c == "n" else ""
+                                                         for c in CSV_COLUMNS)])
+            else:
+                writer.writerows([sg.by.id, group.label, *row] for row in _csv_rows([(sg.question, group.result)]))
     return out.getvalue()

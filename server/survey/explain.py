@@ -182,8 +182,13 @@ def explain_total(epsilon_total: float, n_protected: int, *, gettext=_same, loca
     }
 
 
-def _bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> dict:
-    """The two-answer bounds of a report made under ``epsilon`` (the types without a k-ary coin)."""
+def bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> dict:
+    """The two-answer bounds of a report made under ``epsilon`` (the types without a k-ary coin).
+
+    ε-local differential privacy bounds the likelihood ratio of any report between two true answers by
+    ``e^ε`` (Dwork & Roth 2014, §3.2); from 50/50 prior odds the posterior is then at most
+    ``e^ε / (1 + e^ε)`` (:func:`two_way_bound`).
+    """
     _ = gettext
     odds, bound = math.exp(epsilon), two_way_bound(epsilon)
     return {
@@ -197,60 +202,20 @@ def _bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> d
     }
 
 
-def explain_question(q, *, gettext=_same, locale: str = "en") -> dict:
-    """Explain any question in plain words: :func:`explain` for a choice, the mechanism of the other
-    types (``coin`` says what the device does, the bounds come from the realized ε)."""
-    _ = gettext
-    if q.qtype.categorical:
-        return explain(q.epsilon, q.k, gettext=gettext, locale=locale)
-    mech = q.mechanism
-    if q.type == "list" and not q.protected:
-        plain = _("Not protected by ε: only how many of the items apply to you is sent, exactly as you give it, "
-                  "and nobody learns which ones. But if you count none or all of them, your answer to every "
-                  "item, the sensitive one included, is known.")
-        return {"epsilon": None, "coin": plain, "posterior": "", "odds": "",
-                "summary": "Not protected by ε (a plain list experiment).", "protected": False, "warning": None}
-
-    def pct(x, up=True):
-        return percent(x, locale, up=up, gettext=_)
-
-    if q.type == "numeric" and q.method == "laplace":
-        t = mech.t
-        coin = _("Your device adds random noise to your number before sending it: %(same)s of the time it sends "
-                 "your number itself, otherwise a number further away, each step further %(factor)s times less "
-                 "likely, in either direction.") % {"same": pct((1 - t) / (1 + t)), "factor": times(1 / t, locale)}
-    elif q.type == "numeric":
-        from .questions.base import decimal_text
-        from .questions.numeric import grid_of
-
-        g = grid_of(q)
-        points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
-        if g == 1:
-            coin = _("Your device first rounds your number at random to %(low)s or %(high)s (the nearer one is the "
-                     "likelier), then sends that %(kept)s of the time and otherwise the other one."
-                     ) % {"low": points[0], "high": points[1], "kept": pct(mech.rr.p)}
-        else:
-            shown = ", ".join(points[:6]) + (", …" if len(points) > 6 else "")
-            coin = _("Your device first rounds your number at random to one of the two nearest of the values "
-                     "%(values)s, then sends that value %(kept)s of the time and otherwise one of the other "
-                     "%(others)s values (%(each)s each).") % {"values": shown, "kept": pct(mech.rr.p), "others": g,
-                                                             "each": pct(mech.rr.q, up=False)}
-    elif q.type == "multi":
-        coin = _("For each option on its own, your device sends your tick (or no tick) as it is %(kept)s of the "
-                 "time and otherwise the opposite.") % {"kept": pct(mech.p)}
-    else:
-        coin = _("You only say how many of the items apply to you. Your device sends that count %(kept)s of the "
-                 "time and otherwise one of the other %(others)s counts (%(each)s each)."
-                 ) % {"kept": pct(mech.rr.p), "others": mech.k - 1, "each": pct(mech.rr.q, up=False)}
-    return {**_bounds_sentences(mech.epsilon, gettext=gettext, locale=locale), "declared_epsilon": q.epsilon,
-            "coin": coin, "protected": True}
+def explain_question(q, *, gettext=_same, locale: str = "en") -> dict | None:
+    """Explain any question in plain words, as its type says
+    (:meth:`~.questions.base.QuestionType.explanation`): :func:`explain` for a choice, the mechanism of
+    the other types (``coin`` says what the device does, the bounds come from the realized ε); None for
+    a question asked directly that needs no more words than "not protected"."""
+    return q.qtype.explanation(q, gettext=gettext, locale=locale)
 
 
 def explain_survey(survey, *, gettext=_same, locale: str = "en") -> dict:
-    """Per protected question id its :func:`explain_question` (and a plain list experiment's, which
-    says it is not protected by ε), and ``"total"``: :func:`explain_total`."""
-    questions = {q.id: explain_question(q, gettext=gettext, locale=locale) for q in survey.questions
-                 if q.protected or q.type == "list"}
+    """Per question id its :func:`explain_question` when there is one (every protected question, and a
+    directly asked one whose type has more to say, e.g. a plain list experiment), and ``"total"``:
+    :func:`explain_total`."""
+    questions = {q.id: info for q in survey.questions
+                 if (info := explain_question(q, gettext=gettext, locale=locale)) is not None}
     protected = sum(1 for q in survey.questions if q.protected)
     return {"questions": questions,
             "total": explain_total(survey.total_epsilon, protected, gettext=gettext, locale=locale)}

@@ -2,8 +2,9 @@
 
 - **Responses**, one row per response, one column per question id, each cell the reported
   option's label: the CSV of :mod:`.responses_csv`, or the same columns in **Parquet** (string
-  or dictionary columns; null or "" = not answered), which pandas, R's arrow, DuckDB and Spark
-  read without a CSV round trip.
+  or dictionary columns of the CSV's cells, but a number's reported value as float64; null or
+  "" = not answered), which pandas, R's arrow, DuckDB and Spark read without a CSV round trip.
+  A Parquet file whose numbers are text cells, as the CSV has them, is read as well.
 - **Counts**: the responses aggregated by any engine's ``GROUP BY`` — any subset of the question
   columns plus a ``count`` column, one row per distinct answer pattern (CSV or Parquet), e.g. in
   DuckDB ``SELECT drugs, cheated, year, count(*) AS count FROM 'responses.parquet' GROUP BY ALL``.
@@ -21,15 +22,13 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
-from .responses_csv import (TEXT_VERSION, CSVError, cell_array, dictionary_codes, patterns_dataset,
-                            read_patterns_csv, read_responses_csv,
-                            unknown_cell, value_set)
+from .responses_csv import (TEXT_VERSION, CSVError, column_codes, patterns_dataset, read_patterns_csv,
+                            read_responses_csv, unknown_cell)
 
 COUNT = "count"
 
@@ -76,23 +75,25 @@ def _open_parquet(path: Path) -> pq.ParquetFile:
 
 
 def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0) -> np.ndarray:
-    """Option indices of a column of labels (null or "" = not answered); unknown labels are errors."""
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-            or (pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type))):
-        raise CSVError(f"{path}: column {question.id!r}: must hold the options' labels as text, "
-                       f"not {column.type}")
-    encoded = pc.dictionary_encode(column).combine_chunks() if not pa.types.is_dictionary(column.type) \
-        else column.combine_chunks()
-    mapping = dictionary_codes(question, encoded.dictionary, value_set(question) if question.qtype.categorical else None)
-    unknown = mapping == -2
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    """Codes of a column (−1 = not answered: null, or ""); a cell that is not a report is an error.
+
+    A column of text holds text cells (labels, and the other types' cells of the CSV); a column of
+    numbers is read by the question's type (:meth:`~.questions.base.QuestionType.number_codes`:
+    a number's reported value), and refused, naming its type, by a type whose cells are text."""
+    codes = column_codes(question, column)
+    if codes is None:
+        if question.qtype.number_codes(question, []) is not None:
+            what = "the reported values as numbers or as text"
+        else:
+            what = "the options' labels as text" if question.qtype.categorical else "the reports as text"
+        raise CSVError(f"{path}: column {question.id!r}: must hold {what}, not {column.type}")
+    unknown = codes == -2
     if unknown.any():
-        row = int(np.flatnonzero(np.isin(codes, np.flatnonzero(unknown)))[0])
-        label = encoded.dictionary[int(codes[row])].as_py()
-        raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: {unknown_cell(question, label)}")
-    mapped = np.append(mapping, NOT_ANSWERED)
-    out = mapped[codes]  # code −1 (null) takes the appended NOT_ANSWERED
-    return out.astype(np.int16) if question.qtype.categorical else out
+        row = int(np.flatnonzero(unknown)[0])
+        cell = column[row].as_py()
+        raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: "
+                       f"{unknown_cell(question, cell if isinstance(cell, str) else repr(cell))}")
+    return codes.astype(np.int16) if question.qtype.categorical else codes
 
 
 def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str] = frozenset()) -> None:
@@ -124,19 +125,13 @@ def read_responses_parquet(path, survey: Survey) -> Dataset:
 
 
 def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | None = None) -> None:
-    """Write ``dataset`` (one row per response) as Parquet: dictionary-encoded labels, null = not
-    answered; ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
+    """Write ``dataset`` (one row per response) as Parquet, each question's column as its type makes it
+    (:meth:`~.questions.base.QuestionType.parquet_array`: labels dictionary-encoded, a number's
+    reported value as float64, the other types' text cells; null = not answered);
+    ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
     arrays, names = [], []
     for q in dataset.survey.questions:
-        if q.qtype.categorical:
-            indices = dataset.columns[q.id].astype(np.int16)
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices == NOT_ANSWERED),
-                                                         pa.array(list(q.options), pa.string())))
-        else:
-            codes = dataset.columns[q.id]
-            cells_ = cell_array(q, codes)
-            arrays.append(pa.DictionaryArray.from_arrays(
-                pa.array(cells_.indices.to_numpy(zero_copy_only=False), mask=codes == NOT_ANSWERED), cells_.dictionary))
+        arrays.append(q.qtype.parquet_array(q, dataset.columns[q.id]))
         names.append(q.id)
     if text_versions is not None:
         arrays.append(pa.array(np.asarray(text_versions, dtype=np.int32)))

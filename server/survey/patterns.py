@@ -116,8 +116,10 @@ def option_counts(patterns: Patterns, qid: str) -> np.ndarray:
 
 
 def daily_counts(patterns: Patterns, qid: str) -> tuple[list[str], np.ndarray]:
-    """Per day (sorted), the reports of each option of ``qid`` that arrived that day: ``(days, T × k)``."""
-    k = patterns.survey.question(qid).k
+    """Per day (sorted), the reports of each code of ``qid`` that arrived that day: ``(days, T × cells)``
+    (a choice's cells are its options; other types' codes: their ``n_cells``)."""
+    q = patterns.survey.question(qid)
+    k = q.qtype.n_cells(q)
     column = patterns.columns[qid]
     answered = column >= 0
     days = np.asarray(patterns.days, dtype=str)
@@ -129,3 +131,28 @@ def daily_counts(patterns: Patterns, qid: str) -> tuple[list[str], np.ndarray]:
     table = np.zeros((len(order), k), dtype=np.int64)
     np.add.at(table, (rows, column[answered]), patterns.counts[answered])
     return order, table
+
+
+def cumulative_stats(question, days, codes, counts) -> tuple[list[str], list]:
+    """Per day (sorted), the sufficient statistics of ``question`` from every report up to that day.
+
+    ``days``, ``codes`` (−1 = not answered) and ``counts`` are parallel: pattern rows
+    (:class:`Patterns`) or one row per stored response.  Statistics add up, so day t's are the
+    statistics of all rows of days ≤ t (its type's :meth:`histogram_stats`): O(days × rows), and
+    the rows are distinct patterns, or one question's reports, never whole responses.
+    """
+    days = np.asarray(days, dtype=str)
+    codes = np.asarray(codes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    answered = codes >= 0
+    order = sorted(set(days[answered].tolist()))
+    out = []
+    for day in order:
+        rows = answered & (days <= day)
+        out.append(question.qtype.histogram_stats(question, codes[rows], counts[rows]))
+    return order, out
+
+
+def pattern_cumulative_stats(patterns: Patterns, qid: str) -> tuple[list[str], list]:
+    """:func:`cumulative_stats` of a question the patterns hold."""
+    return cumulative_stats(patterns.survey.question(qid), patterns.days, patterns.columns[qid], patterns.counts)

@@ -71,6 +71,9 @@ def parse_formula(text: str, survey: Survey) -> Formula:
     if not left:
         raise FormulaError("the formula has no outcome before '~'")
     outcome = _question(survey, left, "outcome")
+    if outcome.qtype.regression is not None:
+        raise FormulaError(f"outcome {outcome.id!r} is a {outcome.qtype.label} question, not available for a "
+                           f"regression: {outcome.qtype.regression}")
     if not right:
         raise FormulaError("the formula has nothing after '~' (write 1 for the intercept alone)")
     terms: list[tuple[Question, bool]] = []
@@ -88,6 +91,9 @@ def parse_formula(text: str, survey: Survey) -> Formula:
             if question.protected:
                 raise FormulaError(f"covariate {question.id!r} is protected (randomized, ε = {question.epsilon:g}): "
                                    "covariates must be questions asked directly")
+            if question.qtype.covariate is not None:
+                raise FormulaError(f"covariate {question.id!r} is a {question.qtype.label} question, not available "
+                                   f"as a covariate: {question.qtype.covariate}")
             if any(q.id == question.id for q, _ in terms):
                 raise FormulaError(f"covariate {question.id!r} appears twice in the formula")
             terms.append((question, numeric))
@@ -156,13 +162,18 @@ def reference_index(question: Question, label: str | None) -> int | None:
 
 
 def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, confidence: float = 0.95,
-                profile: bool = True) -> tuple[Formula, Design, RegressionResult]:
+                profile: bool = True, survey: Survey | None = None) -> tuple[Formula, Design, RegressionResult]:
     """Parse, build and fit: the one path of ``deniable regress`` and the dashboard's regression page.
 
-    Raises FormulaError for the formula and :class:`deniable.estimators.RegressionError` for the
-    fit (empty cells, collinear covariates, separation), each with a one-line message.
+    The formula is read against ``survey`` (default: the patterns' survey; the store's patterns
+    leave out the questions they cannot hold, which a formula must still find, to say why it cannot
+    use them).  Raises FormulaError for the formula and :class:`deniable.estimators.RegressionError`
+    for the fit (empty cells, collinear covariates, separation), each with a one-line message.
     """
-    formula = parse_formula(text, patterns.survey)
+    formula = parse_formula(text, patterns.survey if survey is None else survey)
+    for q in (formula.outcome, *(q for q, _ in formula.terms)):
+        if q.id not in patterns.columns:
+            raise FormulaError(f"{q.id!r}: its answers are not in the answer patterns a regression reads")
     built = design(patterns, formula)
     outcome = formula.outcome
     if built.weights.sum() == 0:
@@ -174,14 +185,47 @@ def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, 
     return formula, built, result
 
 
+def can_be_outcome(question: Question) -> bool:
+    """Whether the question's type allows it as a regression's outcome (else ``qtype.regression`` says why)."""
+    return question.qtype.regression is None
+
+
+def can_be_covariate(question: Question) -> bool:
+    """Whether the question can be a covariate: asked directly, of a type that allows it."""
+    return not question.protected and question.qtype.covariate is None
+
+
+def default_formula(survey: Survey) -> str:
+    """The first protected question that can be an outcome on every question that can be a covariate
+    (or the first question that can be an outcome, or the first question: its type says why not)."""
+    outcomes = [q for q in survey.questions if can_be_outcome(q)]
+    outcome = next((q for q in outcomes if q.protected), outcomes[0] if outcomes else survey.questions[0])
+    covariates = [q.id for q in survey.questions if can_be_covariate(q) and q.id != outcome.id]
+    return f"{outcome.id} ~ {' + '.join(covariates) or '1'}"
+
+
+def reference_choices(question: Question, reference: str | None) -> list[dict]:
+    """The choices of the reference option of a regression of ``question`` (``value``: the reference's
+    label, ``text``: what is modelled then, in words; ``selected``), the default the last option."""
+    from deniable.estimators.regression_result import modelled
+
+    chosen = question.options.index(reference) if reference in question.options else question.k - 1
+    # a yes/no outcome lists the option modelled (the other one is the reference), in option order
+    order = [1, 0] if question.k == 2 else range(question.k)
+    return [{"value": question.options[j], "text": modelled(question.options, j), "selected": j == chosen}
+            for j in order]
+
+
 def regression_json(slug: str, formula: Formula, built: Design, result: RegressionResult) -> dict:
-    """The JSON of ``deniable regress --format json``."""
-    return {"survey": slug, "formula": formula.text, "left_out": built.left_out, **result.as_dict()}
+    """The JSON of ``deniable regress --format json``: ``models`` (what the coefficients are of) first."""
+    data = result.as_dict()
+    return {"models": data.pop("models"), "survey": slug, "formula": formula.text, "left_out": built.left_out,
+            **data}
 
 
 def regression_table(formula: Formula, built: Design, result: RegressionResult) -> str:
     """The terminal output: the formula, who was left out, then the result's summary."""
-    lines = [f"{formula.text}"]
+    lines = [f"{formula.text}: {result.models}"]
     if built.left_out:
         lines.append(f"{built.left_out:,} responses left out (no answer to the outcome or to a covariate)")
     for q in (q for q, numeric in formula.terms if numeric and not all(_is_number(o) for o in q.options)):

@@ -10,12 +10,21 @@ A release is a list of :class:`ReleaseItem` chosen by the survey's owner, each w
 ``groups``  a protected question's report counts within each group of a direct question (and
             the estimates within each group), with the geometric mechanism on the table.
 
+What a question's type offers is its type's: a direct question is counted, or grouped by, when
+its answers are a few categories (:meth:`~.questions.base.QuestionType.release_labels`), and a
+protected question is released within groups when its type allows it
+(:attr:`~.questions.base.QuestionType.release_groups`); :func:`unavailable` lists the rest with
+the reason in words.  A release may hold no item at all: it publishes the protected questions'
+estimates alone, at no cost (ε spent: 0).
+
 Sensitivities and intervals are derived in :mod:`deniable.estimators.release`; the exact integer
 samplers are :mod:`deniable.client.discrete`.  Protected questions' own counts are published
 exactly: they are randomized reports already (post-processing costs no budget).  The whole
 release — the numbers drawn once, their intervals, and one ledger entry per item — is one JSON
 document (:func:`draw_release`), stored by :mod:`deniable.server.store.releases` and only read
-after that: reloading the public page draws nothing.
+after that: reloading the public page draws nothing.  The protected questions' statistics are
+stored in the JSON form their type defines (:meth:`~.questions.base.QuestionType.stats_to_json`;
+a choice's: its option counts, as releases have always held them).
 """
 
 from __future__ import annotations
@@ -30,7 +39,8 @@ from deniable.client.mechanism import TWO_32, MechanismError, check_epsilon
 from deniable.estimators import release as central
 
 from .definition import Question, Survey
-from .patterns import Patterns, collapse, n_responses, option_counts
+from .patterns import Patterns, collapse, n_responses
+from .questions.base import NotAvailable
 
 KINDS = ("counts", "top", "groups")
 # the scale of each kind's base exp(−ε/scale): the geometric mechanism's Δ, the exponential's 2Δ
@@ -60,22 +70,57 @@ class ReleaseItem:
         return "-".join(p for p in (self.kind, self.question, self.by) if p)
 
 
-def candidates(survey: Survey) -> list[tuple[str, str, str | None, str]]:
-    """Every item an owner can release: ``(kind, question, by, description)``."""
-    direct = [q for q in survey.questions if not q.protected]
-    protected = [q for q in survey.questions if q.protected]
-    out = []
+def _categories(q: Question) -> list[str]:
+    """The labels of a direct question's codes, or NotAvailable saying why it has none to release."""
+    labels = q.qtype.release_labels(q)
+    if not q.qtype.in_patterns(q):
+        raise NotAvailable("its answers are not held in the answer patterns that releases are drawn from")
+    return labels
+
+
+def _offered(survey: Survey) -> tuple[list, list]:
+    direct, protected, out, missing = [], [], [], []
+    for q in survey.questions:
+        if q.protected:
+            if q.qtype.release_groups is None:
+                protected.append(q)
+            else:
+                missing.append((q.id, f"estimates within groups: {q.qtype.release_groups}"))
+            continue
+        try:
+            _categories(q)
+        except NotAvailable as exc:
+            missing.append((q.id, f"counts and most common answer: {exc}"))
+        else:
+            direct.append(q)
     for q in direct:
         out.append(("counts", q.id, None, f"how many chose each option of {q.id!r}"))
         out.append(("top", q.id, None, f"only the most common answer to {q.id!r}"))
     for q in protected:
         for by in direct:
             out.append(("groups", q.id, by.id, f"estimates of {q.id!r} within each group of {by.id!r}"))
-    return out
+    return out, missing
+
+
+def candidates(survey: Survey) -> list[tuple[str, str, str | None, str]]:
+    """Every item an owner can release: ``(kind, question, by, description)``."""
+    return _offered(survey)[0]
+
+
+def unavailable(survey: Survey) -> list[tuple[str, str]]:
+    """``(question, reason)`` for every question, or kind of item, a release does not offer, in words."""
+    return _offered(survey)[1]
+
+
+PROTECTED_ONLY = "protected-only"  # the form field asking for the protected estimates alone (no item, ε 0)
 
 
 def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
-    """Read ``{field: ε text}`` (empty = not released) into items, or raise ReleaseError naming the field."""
+    """Read ``{field: ε text}`` (empty = not released) into items, or raise ReleaseError naming the field.
+
+    No item is a release of the protected questions' estimates alone, when the form asks for it
+    (``protected-only=1``) and the survey has protected questions.
+    """
     items = []
     for kind, qid, by, _ in candidates(survey):
         field = "-".join(p for p in (kind, qid, by) if p)
@@ -95,18 +140,32 @@ def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
                                f"coin needs ε ≥ {smallest:.2g})", field) from None
         items.append(ReleaseItem(kind, qid, epsilon, by))
     if not items:
-        raise ReleaseError("choose at least one thing to release (give it an ε)", None)
+        if (form.get(PROTECTED_ONLY) or "").strip() == "1":
+            if not any(q.protected for q in survey.questions):
+                raise ReleaseError(f"{PROTECTED_ONLY}: the survey has no protected question to publish", PROTECTED_ONLY)
+            return []
+        raise ReleaseError("choose at least one thing to release (give it an ε), or publish the protected "
+                           "questions' estimates alone (ε spent: 0)", None)
     return items
 
 
 def _group_labels(question: Question) -> list[str]:
-    """The categories of a direct question: its options, and "not answered" if it is optional."""
-    return [*question.options] if question.required else [*question.options, NOT_ANSWERED]
+    """The categories of a direct question (its type's), and "not answered" if it is optional."""
+    labels = _categories(question)
+    return [*labels] if question.required else [*labels, NOT_ANSWERED]
+
+
+def _code_counts(patterns: Patterns, question: Question) -> np.ndarray:
+    """Answers with each code of a direct question (answered rows only), one per category."""
+    size = len(_categories(question))
+    column = patterns.columns[question.id]
+    answered = column >= 0
+    return np.bincount(column[answered], weights=patterns.counts[answered], minlength=size).astype(np.int64)
 
 
 def _histogram(patterns: Patterns, question: Question) -> np.ndarray:
     """Counts of each category (:func:`_group_labels`): they add up to every respondent."""
-    answered = option_counts(patterns, question.id)
+    answered = _code_counts(patterns, question)
     return answered if question.required else np.append(answered, n_responses(patterns) - int(answered.sum()))
 
 
@@ -116,7 +175,7 @@ def _table(patterns: Patterns, question: Question, by: Question) -> np.ndarray:
     table = np.zeros((len(_group_labels(by)), question.k), dtype=np.int64)
     for (group, report), count in zip(rows, counts):
         if report >= 0:  # a required question is always answered: group −1 only when optional
-            table[group if group >= 0 else by.k, report] += count
+            table[group if group >= 0 else len(_categories(by)), report] += count
     return table
 
 
@@ -141,11 +200,11 @@ def _release_counts(patterns, item, question, draw) -> dict:
 
 
 def _release_top(patterns, item, question, draw) -> dict:
-    scores = option_counts(patterns, question.id)
+    scores = _code_counts(patterns, question)
     chosen, threshold = discrete.exponential_choice(scores, item.epsilon, central.SCORE, draw)
     entry = _mechanism_entry(item, "exponential", 2 * central.SCORE, central.SCORE, threshold,
                              f"the most common answer to {question.id}")
-    return {**entry, "labels": list(question.options), "top": chosen}
+    return {**entry, "labels": _categories(question), "top": chosen}
 
 
 def _release_groups(patterns, item, question, by, draw) -> dict:
@@ -172,15 +231,29 @@ def _release_groups(patterns, item, question, by, draw) -> dict:
     return {**entry, "labels": list(question.options), "groups": groups}
 
 
-def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day: str = "") -> dict:
+def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day: str = "",
+                 survey: Survey | None = None, stats: dict | None = None) -> dict:
     """Draw every item once and return the release document (JSON-ready).
 
     ``draw`` is ``deniable.client.discrete``'s uint32 source (the OS CSPRNG by default).  The
-    document holds the public number of respondents, every protected question's exact report
-    counts, and per item the mechanism, ε, the realized ε, the sensitivity and the values.
+    document holds the public number of respondents, every protected question's exact sufficient
+    statistics (its type's JSON form), and per item the mechanism, ε, the realized ε, the
+    sensitivity and the values.  ``survey`` and ``stats`` (every question's statistics,
+    ``deniable.server.store.surveys.survey_stats``) give the protected questions the answer
+    patterns do not hold; without them, the patterns' questions are published.
     """
+    full = survey or patterns.survey
     survey = patterns.survey
     draw = draw or discrete.source()
+    protected = {}
+    for q in full.questions:
+        if not q.protected:
+            continue
+        if stats is not None and q.id in stats:
+            protected[q.id] = q.qtype.stats_to_json(q, stats[q.id])
+        elif q.id in patterns.columns:
+            protected[q.id] = q.qtype.stats_to_json(q, q.qtype.histogram_stats(
+                q, patterns.columns[q.id], patterns.counts))
     released = []
     for item in items:
         question = survey.question(item.question)
@@ -195,7 +268,7 @@ def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day
     return {
         "survey": survey.slug, "released_on": day, "n": n_responses(patterns),
         "epsilon": math.fsum(item.epsilon for item in items), "confidence": CONFIDENCE,
-        "protected": {q.id: option_counts(patterns, q.id).tolist() for q in survey.questions if q.protected},
+        "protected": protected,
         "items": released,
     }
 

@@ -336,23 +336,53 @@ def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: 
     and ``count``); CSVError (without a row) for an unknown cell or an empty required answer."""
     ids = [q.id for q in survey.questions]
     if tables:
-        strings = [t.select(ids).cast(pa.schema([(qid, pa.string()) for qid in ids])).append_column(count, t[count])
-                   for t in tables]
-        table = pa.concat_tables(strings).group_by(ids).aggregate([(count, "sum")])
+        def plain(t: pa.Table) -> pa.Table:  # text cells as plain strings (one schema for every part)
+            schema = pa.schema([(qid, pa.string() if pa.types.is_dictionary(t.schema.field(qid).type)
+                                 else t.schema.field(qid).type) for qid in ids])
+            return t.select(ids).cast(schema).append_column(count, t[count])
+
+        table = pa.concat_tables([plain(t) for t in tables]).group_by(ids).aggregate([(count, "sum")])
         weights = table[f"{count}_sum"].to_numpy().astype(np.int64)
     else:
         table, weights = pa.table({qid: pa.array([], pa.string()) for qid in ids}), np.empty(0, dtype=np.int64)
     columns = {}
     for q in survey.questions:
-        encoded = pc.dictionary_encode(table[q.id]).combine_chunks()
-        mapping = dictionary_codes(q, encoded.dictionary, value_set(q) if q.qtype.categorical else None)
-        if (mapping == -2).any():
+        codes = column_codes(q, table[q.id])
+        if codes is None or (codes == -2).any():
             raise CSVError(f"{path}: column {q.id!r}: a cell is not a report of this question")
-        codes = mapping[encoded.indices.to_numpy(zero_copy_only=False)] if len(encoded) else mapping[:0]
         if q.required and (codes == NOT_ANSWERED).any():
             raise CSVError(f"{path}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = codes.astype(np.int16) if q.qtype.categorical else codes
     return Dataset(survey, columns, weights)
+
+
+def is_text(column_type: pa.DataType) -> bool:
+    """Whether a column holds text (plain or dictionary-encoded strings)."""
+    if pa.types.is_dictionary(column_type):
+        column_type = column_type.value_type
+    return pa.types.is_string(column_type) or pa.types.is_large_string(column_type)
+
+
+def column_codes(question, column) -> np.ndarray | None:
+    """The code of each row of an Arrow column (−1 not answered: null or "", −2 not a report): text
+    cells through :func:`dictionary_codes`, numbers through the type's
+    :meth:`~.questions.base.QuestionType.number_codes`; None when the type reads no numbers (or the
+    column is neither text nor numbers)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if is_text(column.type):
+        encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        mapping = dictionary_codes(question, encoded.dictionary,
+                                   value_set(question) if question.qtype.categorical else None)
+    elif pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_decimal(column.type):
+        encoded = pc.dictionary_encode(column)
+        mapping = question.qtype.number_codes(question, encoded.dictionary.to_pylist())
+        if mapping is None:
+            return None
+    else:
+        return None
+    indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.append(np.asarray(mapping, dtype=np.int64), NOT_ANSWERED)[indices]  # −1 (null) takes the last
 
 
 def value_set(question) -> tuple[pa.Array, np.ndarray]:
@@ -457,7 +487,8 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
 
 
 def cell_array(question, codes: np.ndarray) -> pa.DictionaryArray:
-    """A column of codes of a non-choice question as dictionary-encoded text cells ("" = not answered)."""
+    """A column of codes of a non-choice question as dictionary-encoded text cells ("" = not answered,
+    the CSV's empty cell; the Parquet column is the type's own, :func:`.files.write_responses_parquet`)."""
     unique, inverse = np.unique(np.asarray(codes, dtype=np.int64), return_inverse=True)
     texts = ["" if c == NOT_ANSWERED else question.qtype.text_of(question, c) for c in unique.tolist()]
     return pa.DictionaryArray.from_arrays(pa.array(inverse.reshape(-1).astype(np.int32)), pa.array(texts, pa.string()))

@@ -1,8 +1,11 @@
 """Planning the question types beyond single choice: numbers, check all that apply, list experiments.
 
 The same numbers as :mod:`.planning` gives single choice, in two shapes: the builder's panel for
-one question at the survey's target n (:func:`typed_plan`), and ``deniable plan``'s table per ε of
-the respondents a wanted margin needs, beside no privacy (``*_plan_rows`` and ``*_plan_table``).
+one question at the survey's target n (``*_plan``), and ``deniable plan``'s table per ε of the
+respondents a wanted margin needs, beside no privacy (``*_plan_rows`` and ``*_plan_table``).  The
+surfaces reach them through the question's type (:meth:`QuestionType.plan
+<.questions.base.QuestionType.plan>` and ``plan_cli`` in each type's module; :func:`typed_plan`),
+never by its name.
 The numbers come from :mod:`deniable.estimators`:
 
 * **numeric** — :func:`~deniable.estimators.numeric.plan_numeric`: every candidate mechanism
@@ -32,7 +35,7 @@ from deniable.estimators.numeric import plan_numeric
 from deniable.estimators.planning import model_half_width, plan
 
 from .questions.base import decimal_text
-from .definition import DefinitionError, Question, number, parse_question
+from .definition import Question, number
 from .estimates import grid
 from .planning import question_plan
 
@@ -48,18 +51,6 @@ class PlanInputError(ValueError):
 
 
 # ---------------------------------------------------------------- numeric
-
-
-def numeric_question(minimum, maximum, step=None) -> Question:
-    """The numeric question ``minimum..maximum`` in steps of ``step``, checked as a definition is."""
-    data = {"id": "planned", "text": "planned", "type": "numeric", "min": minimum, "max": maximum}
-    if step is not None:
-        data["step"] = step
-    try:
-        return parse_question(data)
-    except DefinitionError as exc:
-        option = "--step" if exc.path[-1] == "step" and step is not None else "--numeric"
-        raise PlanInputError(option, exc.problem if option == "--step" else f"{exc.field}: {exc.problem}") from None
 
 
 def numeric_plan_rows(question: Question, margin: float, epsilons, confidence: float = 0.95) -> list[dict]:
@@ -197,7 +188,7 @@ def numeric_plan(q: Question, target_n: int, margin: float, confidence: float = 
     """The candidates' margins of the mean (question units), the one in use and the planner's choice."""
     step = float(q.step)
     wanted = margin * q.steps  # the margin, as a share of the range, in answer-index units
-    out = {"type": "numeric", "protected": q.protected, "target_n": target_n, "margin": margin,
+    out = {"protected": q.protected, "target_n": target_n, "margin": margin,
            "margin_units": margin * float(q.maximum - q.minimum), "steps": q.steps,
            "min": decimal_text(q.minimum), "max": decimal_text(q.maximum), "step": decimal_text(q.step)}
     zq = z(confidence)
@@ -223,7 +214,7 @@ def numeric_plan(q: Question, target_n: int, margin: float, confidence: float = 
 def multi_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
     """Each option's planning numbers (a yes/no question at ε/K) and how ε is split."""
     per_option = question_plan(bit_epsilon(q.epsilon, q.k) if q.protected else None, 2, target_n, margin, confidence)
-    out = {"type": "multi", "protected": q.protected, "k": q.k, "target_n": target_n, "margin": margin,
+    out = {"protected": q.protected, "k": q.k, "target_n": target_n, "margin": margin,
            "option": per_option, "epsilon": q.mechanism.epsilon if q.protected else None}
     if q.protected:
         out.update(declared_epsilon=q.epsilon, bit_epsilon=bit_epsilon(q.epsilon, q.k), p=q.mechanism.p)
@@ -241,7 +232,7 @@ def list_plan(q: Question, target_n: int, margin: float, confidence: float = 0.9
     items = len(q.options)
     mine = list_margin(items, q.epsilon, target_n, confidence)
     plain = list_margin(items, None, target_n, confidence)
-    out = {"type": "list", "protected": q.protected, "items": items, "target_n": target_n, "margin": margin,
+    out = {"protected": q.protected, "items": items, "target_n": target_n, "margin": margin,
            "moe": float(mine["margin_worst"]), "moe_typical": float(mine["margin_typical"]),
            "needed": _list_needed(mine["margin_worst"], target_n, margin),
            "baseline_moe": float(plain["margin_worst"]), "baseline_needed": _list_needed(plain["margin_worst"], target_n, margin),
@@ -251,9 +242,7 @@ def list_plan(q: Question, target_n: int, margin: float, confidence: float = 0.9
     return out
 
 
-PLANNERS = {"numeric": numeric_plan, "multi": multi_plan, "list": list_plan}
-
-
 def typed_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
-    """The planning numbers of a numeric, check-all-that-apply or list-experiment question."""
-    return PLANNERS[q.type](q, target_n, margin, confidence)
+    """The builder panel's planning numbers of ``q``, whatever its type (:meth:`QuestionType.plan
+    <.questions.base.QuestionType.plan>`; NotAvailable, with the reason, for a type without any)."""
+    return q.qtype.plan(q, target_n, margin, confidence)

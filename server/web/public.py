@@ -3,18 +3,18 @@
 It shows only what the owner released and what was stored at that moment
 (:mod:`deniable.server.store.releases`): reading it draws nothing and spends nothing.  A survey
 that is unknown, unpublished or withdrawn gets the same 404, so the page says nothing about it.
-Protected questions show the dashboard's estimates (exact 95% intervals) from their report counts
-at the time of the release; counts that depend on direct answers show the noisy released values.
+Protected questions show the dashboard's estimates (95% intervals) from their sufficient statistics
+at the time of the release, each headline inside its own interval; counts that depend on direct
+answers show the noisy released values.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, abort, render_template
 
-from deniable import estimators
 from deniable.server.store import releases
 from deniable.server.store.surveys import get_survey
-from deniable.server.survey.estimates import question_json
+from deniable.server.survey.questions.base import NotAvailable, headline
 
 from .connections import get_readonly_db
 from .dashboard import charts
@@ -23,20 +23,54 @@ bp = Blueprint("public", __name__)
 
 
 def protected_items(stored, document: dict) -> list[dict]:
-    """Each protected question's estimates from the release's report counts, with a chart."""
+    """Each protected question's estimates from the release's statistics, with a chart.
+
+    The statistics are read in the JSON form of the question's type
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.stats_from_json`; a choice's, the
+    option counts that releases have always held), estimated with the type's fixed-n method
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.estimate`, exact where the type has it)
+    and shown as the type's headlines (:meth:`~deniable.server.survey.questions.base.QuestionType.summary`),
+    each inside its own interval (:func:`deniable.server.survey.questions.base.headline`).
+    """
     items = []
     for position, q in enumerate(q for q in stored.survey.questions if q.protected):
-        counts = document["protected"].get(q.id)
-        if counts is None or sum(counts) == 0:
-            items.append({"question": q, "result": None})
+        data = document.get("protected", {}).get(q.id)
+        item = {"question": q, "record": None, "rows": [], "chart": None, "unavailable": None}
+        items.append(item)
+        if data is None:
+            item["unavailable"] = "not part of this release"
             continue
-        result = estimators.estimate(counts, q.epsilon, confidence=document["confidence"])
-        rows = question_json(q, result)["options"]
-        items.append({"question": q, "result": result, "rows": rows, "chart": charts.estimate_bars(
-            q.options, [r["estimate"] for r in rows], [r["ci_low"] for r in rows], [r["ci_high"] for r in rows],
-            chart_id=f"p{position}", title=f"{q.text} — estimates with {result.confidence:.0%} {result.method} "
-                                           f"intervals, n = {result.n}")})
+        stats = q.qtype.stats_from_json(q, data)
+        if q.qtype.n_of_stats(q, stats) == 0:
+            continue
+        confidence = document["confidence"]
+        try:
+            record = q.qtype.record(q, q.qtype.estimate(q, stats, method="exact", confidence=confidence,
+                                                        simultaneous=False))
+            item["rows"] = q.qtype.summary(q, record)
+        except NotAvailable as exc:
+            item["unavailable"] = str(exc)
+            continue
+        except (ValueError, ArithmeticError) as exc:  # too few reports for this type's estimator
+            item["unavailable"] = f"cannot be estimated from these reports ({exc})"
+            continue
+        item["record"] = record
+        bars = q.qtype.chart(q, record)
+        if bars:
+            item["chart"] = charts.estimate_bars(
+                bars["labels"], bars["estimate"], bars["ci_low"], bars["ci_high"], chart_id=f"p{position}",
+                title=f"{q.text} — estimates with {confidence:.0%} intervals, n = {record.get('n')}")
     return items
+
+
+def group_headlines(document: dict) -> dict:
+    """Each released group estimate's headline: the estimate while inside its interval and [0, 1],
+    else the nearest end (:func:`~deniable.server.survey.questions.base.headline`)."""
+    for item in document.get("items", []):
+        for group in item.get("groups", []):
+            group["headline"] = [headline({"estimate": e, "ci_low": low, "ci_high": high})
+                                 for e, low, high in zip(group["estimate"], group["ci_low"], group["ci_high"])]
+    return document
 
 
 @bp.route("/r/<slug>")
@@ -46,6 +80,6 @@ def results(slug: str):
     document = releases.public_release(db, stored.id) if stored is not None else None
     if document is None:  # the same answer for unknown, unpublished and withdrawn surveys
         abort(404, description=f"There is no survey {slug!r} (or its results are not published).")
-    return render_template("public/results.html", stored=stored, release=document,
+    return render_template("public/results.html", stored=stored, release=group_headlines(document),
                            budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
                            protected=protected_items(stored, document))

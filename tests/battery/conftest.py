@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from support import rating
 from support.battery import battery_survey
 from support.dashboard import ensure_researcher
+
+
+@pytest.fixture(autouse=True)
+def fifth_type():
+    """Every battery test runs with the test-only rating scale registered beside the built-in types."""
+    with rating.registered() as qtype:
+        yield qtype
 
 
 @pytest.fixture

@@ -143,13 +143,16 @@ def test_by_subgroups(cli_runner, files):
     assert data["by"] == "year"
     assert [q["id"] for q in data["questions"]] == ["drugs", "cheated"]
     groups = data["questions"][0]["groups"]
-    assert [g["group"] for g in groups] == ["First", "Second", "Third or later"]
+    # the dashboard's rule (issue "Question types designed in"): those who skipped the grouping question are a
+    # group of their own, listed even when empty (n = 0, no estimates)
+    assert [g["group"] for g in groups] == ["First", "Second", "Third or later", "not answered"]
+    assert groups[-1] == {"group": "not answered", "not_answered": True, "n": 0, "empty": True}
     assert sum(g["n"] for g in groups) == N
     table = invoke_ok(cli_runner, ["estimate", files["survey"], files["responses"], "--by", "year"]).stdout
     assert "drugs by year" in table and "year=Second" in table
     out = invoke_ok(cli_runner, ["estimate", files["survey"], files["responses"], "--by", "year",
                                  "--format", "csv"]).stdout
-    assert len(list(csv.DictReader(io.StringIO(out)))) == 3 * 2 + 3 * 3
+    assert len(list(csv.DictReader(io.StringIO(out)))) == 3 * 2 + 3 * 3 + 2  # + one row per empty "not answered"
 
 
 def test_plan(cli_runner):

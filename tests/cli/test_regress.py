@@ -64,6 +64,34 @@ def test_table_has_the_model_the_coefficients_and_the_effects(files):
         assert expected in result.output
 
 
+def test_the_first_line_names_the_modelled_option(files):
+    survey, responses = files
+    table = run(survey, responses, "drugs ~ year", "--no-profile")
+    assert table.exit_code == 0, table.output
+    assert table.output.splitlines()[0] == "drugs ~ year: log-odds of Yes against No"
+    data = json.loads(run(survey, responses, "drugs ~ year", "--format", "json", "--no-profile").output)
+    assert next(iter(data)) == "models" and data["models"] == "log-odds of Yes against No"
+    flipped = run(survey, responses, "drugs ~ year", "--reference", "Yes", "--no-profile")
+    assert flipped.output.splitlines()[0] == "drugs ~ year: log-odds of No against Yes"
+    several = run(survey, responses, "cheated ~ year", "--reference", "Never", "--no-profile")
+    assert several.output.splitlines()[0] == "cheated ~ year: log-odds of each of Once, Several times against Never"
+
+
+def test_an_outcome_its_type_does_not_allow_is_one_line_saying_why(tmp_path, files):
+    survey, _ = files
+    definition = json.loads(survey.read_text())
+    definition["questions"].append({"id": "drinks", "text": "Drinks?", "type": "numeric", "min": 0, "max": 10,
+                                    "epsilon": 1.0, "mechanism": "grid", "grid": 10})
+    typed = tmp_path / "typed.json"
+    typed.write_text(json.dumps(definition))
+    responses = tmp_path / "typed.csv"
+    responses.write_text("drugs,cheated,year,drinks\n" + "".join(
+        f"{['Yes', 'No'][i % 2]},Never,{['First', 'Second'][i % 2]},{i % 11}\n" for i in range(40)))
+    result = run(typed, responses, "drinks ~ year")
+    assert result.exit_code == 1 and result.output.count("\n") == 1
+    assert result.output.startswith("Error: outcome 'drinks' is a number question, not available for a regression: ")
+
+
 def test_from_the_database(tmp_path, files):
     survey_path, responses = files
     db = init_db(tmp_path / "survey.db")

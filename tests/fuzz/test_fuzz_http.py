@@ -655,6 +655,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.dta"),
     ("dashboard.confirm", "GET", "/dashboard/<slug>/confirm"),
     ("dashboard.preview", "GET", "/dashboard/<slug>/preview"),
+    ("dashboard.types_css", "GET", "/dashboard/types.css"),
     ("dashboard.plan_json", "GET", "/dashboard/plan.json"),
     ("dashboard.duplicate", "POST", "/dashboard/<slug>/duplicate"),
     ("dashboard.delete", "POST", "/dashboard/<slug>/delete"),

@@ -3,8 +3,9 @@
 :func:`battery_definition` builds one definition from each registered type's
 :meth:`~deniable.server.survey.questions.base.QuestionType.examples` (ids ``<type>_<n>``), plus a
 directly asked single-choice question ``group`` to group by; :func:`battery_survey` stores it in a
-real SQLite file with simulated respondents (the real randomizers).  A type registered by a test
-(tests/support/rating.py) is in it with no edit here.
+real SQLite file with simulated respondents (the real randomizers).  Every registered type is in
+it, and the test-only rating scale (tests/support/rating.py), which tests/battery/conftest.py
+registers around every battery test.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from deniable.server.survey import questions
 from deniable.server.survey.definition import parse_definition
 from deniable.server.survey.simulate import simulate_dataset
 
+from . import rating
+
 SLUG = "battery"
 GROUP = "group"
 
@@ -26,7 +29,8 @@ def battery_questions() -> list[tuple[dict, object]]:
     """``(question definition, truth)`` for every example of every registered type, and the group."""
     out = [({"id": GROUP, "text": "Which campus are you on?", "options": ["North", "South", "Online"]},
             [0.5, 0.3, 0.2])]
-    for qtype in questions.all_types():
+    types = questions.all_types()
+    for qtype in (*types, *(() if rating.NAME in questions.names() else (rating.RATING,))):
         for n, (definition, truth) in enumerate(qtype.examples()):
             out.append(({"id": f"{qtype.name}_{n}", **definition}, truth))
     return out

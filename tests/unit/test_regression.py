@@ -175,6 +175,18 @@ def test_summary_and_json_say_what_was_fitted():
     assert {e["level"] for e in data["effects"] if e["term"] == "year"} == {"1", "2", "3"}
 
 
+def test_the_first_line_names_the_modelled_option():
+    """A yes/no outcome's coefficients are the log-odds of the option that is not the reference against it."""
+    X, _, reports = survey_data(1000, 1.0)
+    for reference, models in ((None, "log-odds of Yes against No"), (0, "log-odds of No against Yes")):
+        result = regress(reports, X, 1.0, k=2, names=["year[2]", "year[3]", "gender[f]"], terms=[YEAR, GENDER],
+                         outcome="drugs", options=["Yes", "No"], reference=reference, profile=False)
+        assert result.models == models and result.summary().splitlines()[0].endswith(f": {models}")
+        assert next(iter(result.as_dict().items())) == ("models", models)
+    from deniable.estimators.regression_result import modelled
+    assert modelled(["Never", "Once", "Several times"], 0) == "log-odds of each of Once, Several times against Never"
+
+
 # ---------------------------------------------------------------- errors a person can act on
 
 

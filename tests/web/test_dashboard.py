@@ -41,6 +41,7 @@ URLS = [
     ("POST", "/dashboard/habits/wording"),
     ("GET", "/dashboard/habits/preview"),
     ("GET", "/dashboard/plan.json?k=2&epsilon=1"),
+    ("GET", "/dashboard/types.css"),
     ("GET", "/api/v1/surveys/habits/estimates"),
 ]
 

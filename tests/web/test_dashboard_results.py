@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from deniable import estimators
 from deniable.server.cli import cli
+from deniable.server.survey.questions.base import headline
 from deniable.server.store.surveys import get_survey, option_counts
 from support.dashboard import make_survey, open_db, sample_columns, store_reports
 
@@ -183,20 +184,27 @@ def test_crosstab_of_two_protected_questions(app, auth_client, survey_with_repor
         for j in range(3):
             for kind in ("joint", "conditional"):
                 est, low, high = (getattr(result, f"{kind}_{name}")[i][j] for name in ("estimate", "ci_low", "ci_high"))
+                # the issue (point 8): a cell shows its headline, inside its interval (the unbiased estimate
+                # while it is inside, else the consistent one), never "−5.1 % (0.0–33.4)"
+                consistent = result.joint_consistent[i][j] if kind == "joint" else None
+                est = headline({"estimate": est, "consistent": consistent, "ci_low": low, "ci_high": high})
+                assert low <= est <= high
                 assert (f'data-value="{est}" data-ci-low="{low}" data-ci-high="{high}">'
                         f"{100 * est:.1f}% [{100 * low:.1f}%, {100 * high:.1f}%]") in page
                 # and in the heat-map, the same numbers as text
-                assert f'data-row="{i}" data-col="{j}" data-estimate="{est!r}"' in page
+                assert f'data-row="{i}" data-col="{j}" data-estimate="{float(est)!r}"' in page
     assert page.count('class="heatmap"') == 2
     assert "the joint ones are" in page and "× as wide" in page
 
 
 @pytest.mark.parametrize("query, message", [
-    ("row=drugs&col=drugs", "Choose two different questions."),
-    ("row=drugs&col=age", "Choose two protected questions of this survey."),
+    # one validation with ``deniable estimate --crosstab`` (server/survey/analysis.py): its words, a 400
+    ("row=drugs&col=drugs", "crosstab: give two different questions"),
+    ("row=drugs&col=zzz", "crosstab: unknown question id &#39;zzz&#39; (expected one of: drugs, cheat, age)"),
 ])
 def test_crosstab_refusals(auth_client, survey_with_reports, query, message):
-    assert message in auth_client.get(f"/dashboard/habits/crosstab?{query}").get_data(as_text=True)
+    response = auth_client.get(f"/dashboard/habits/crosstab?{query}")
+    assert response.status_code == 400 and message in response.get_data(as_text=True)
 
 
 def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):

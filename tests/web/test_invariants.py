@@ -97,9 +97,11 @@ def test_survey_js_memoizes_only_the_report():
     # For the thank-you page, this tab keeps what was sent: the reports and the direct answers.
     assert re.findall(r"sessionStorage\.setItem\((.*?)\);", source) == ["lastSentKey(slug), JSON.stringify(sent)"]
     assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report.shown", "report"]
-    # The other question types (types.js): the memo of the randomized report, and the list
-    # experiment's arm (a fair coin, independent of the answers); never the answer.
-    types = (ROOT / "client" / "static" / "types.js").read_text(encoding="utf-8")
+    # The other question types, never the answer: the registry (types.js) memoizes every type's
+    # report; a type's own module (types/*.js) keeps only what is independent of the answers (the
+    # list experiment's arm, a fair coin).
+    types = "\n".join(path.read_text(encoding="utf-8") for path in
+                      [ROOT / "client" / "static" / "types.js", *sorted((ROOT / "client" / "static" / "types").glob("*.js"))])
     assert re.findall(r"(?:localStorage|\bstorage)\.setItem\((.*?)\);", types) == ["key, text", "key, arm"]
     assert re.search(r"if \(randomized\) storage\.setItem\(key, text\);", types)
     assert "sessionStorage" not in types and "console." not in types

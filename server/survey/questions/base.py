@@ -290,10 +290,107 @@ class QuestionType:
     def stat_columns(self, q: Question, codes: np.ndarray) -> list[tuple[str, np.ndarray, dict | None, str]]:
         """The columns of ``q`` in SPSS and Stata files: ``(suffix, values, value labels, label)``.
 
-        ``values`` are floats with NaN for not answered; a suffix is appended to the question id
-        (``""`` for one column).
+        ``values`` are floats with NaN for not answered (or, for a text column, strings with "" for
+        not answered); a suffix is appended to the question id (``""`` for one column).  The
+        default, for a type that has no numbers to give, is one text column of its text cells.
         """
-        raise NotImplementedError
+        unique, inverse = np.unique(np.asarray(codes, dtype=np.int64), return_inverse=True)
+        texts = np.array(["" if c < 0 else self.text_of(q, c) for c in unique.tolist()], dtype=object)
+        return [("", texts[inverse.reshape(-1)], None, q.text)]
+
+    def parquet_array(self, q: Question, codes: np.ndarray):
+        """The Parquet column of ``q`` (a ``pyarrow.Array``; null = not answered).  The default: the
+        text cells, dictionary-encoded (the CSV's cells, docs/design.md "Formats")."""
+        import pyarrow as pa
+
+        codes = np.asarray(codes, dtype=np.int64)
+        unique, inverse = np.unique(codes, return_inverse=True)
+        texts = ["" if c < 0 else self.text_of(q, c) for c in unique.tolist()]
+        return pa.DictionaryArray.from_arrays(pa.array(inverse.reshape(-1).astype(np.int32), mask=codes < 0),
+                                              pa.array(texts, pa.string()))
+
+    def number_codes(self, q: Question, values: list) -> np.ndarray | None:
+        """The codes of the distinct numbers of a Parquet column of numbers (−2: not a report of
+        ``q``); None when this type's cells are text only (the reader then says so)."""
+        return None
+
+    # ------------------------------------------------------------ monitoring, releases and the public page
+
+    release_groups: str | None = ("estimates within groups are released for single-choice questions only: their "
+                                  "estimate from a noisy table of reports has exact intervals (randomized response)")
+
+    def release_labels(self, q: Question) -> list[str]:
+        """The categories of a directly asked question's codes (code i ↔ label i): what a released
+        histogram counts, what "most common answer" chooses among, what "within each group" groups by.
+        Raises :class:`NotAvailable` with the reason when its answers are not a few categories."""
+        raise NotAvailable(f"{self.label} questions' answers are not categories, so they are not offered as a "
+                           "released histogram, most common answer or grouping")
+
+    def summary(self, q: Question, record: dict) -> list[dict]:
+        """The headline estimates a page shows for ``q``, labelled: ``{"label", "headline", "ci_low",
+        "ci_high", "lower", "upper"}`` (``lower``/``upper``: the range of the value, for a chart's axis).
+        The default: the bars of :meth:`chart` (shares, in [0, 1]); NotAvailable when there are none."""
+        chart = self.chart(q, record)
+        if not chart:
+            raise NotAvailable(f"{self.label} questions have no headline estimates to show over time or publish")
+        return [{"label": label, "headline": json_number(value), "ci_low": json_number(low),
+                 "ci_high": json_number(high), "lower": 0.0, "upper": 1.0}
+                for label, value, low, high in zip(chart["labels"], chart["estimate"], chart["ci_low"],
+                                                   chart["ci_high"])]
+
+    anytime: bool = False  # whether :meth:`monitor_series` gives anytime-valid intervals (confidence sequences)
+
+    def monitor_series(self, q: Question, days: list[str], cumulative: list, *, confidence: float,
+                       tuned_for: int) -> dict:
+        """The monitoring page's series: per day, the estimate of every :meth:`summary` headline from
+        all reports up to that day (``cumulative[t]``, this type's sufficient statistics).
+
+        ``{"anytime", "labels", "n", "epsilon", "series": [{"label", "estimate", "ci_low", "ci_high",
+        "fixed_low", "fixed_high", "lower", "upper"}]}``.  The default re-estimates each day with the
+        fixed-n method (:meth:`estimate`), so ``anytime`` is False: each day's interval covers with the
+        stated confidence at that day's n only, and the confidence-sequence band equals the fixed-n
+        interval.  A day whose reports cannot be estimated yet (say, one arm of a list experiment still
+        empty) has NaN values.  NotAvailable (from :meth:`summary`) when the type shows no headlines.
+        """
+        nan = float("nan")
+        n, rows, epsilon = [], [], None
+        labels: list | None = None
+        for stats in cumulative:
+            n.append(self.n_of_stats(q, stats))
+            try:
+                record = self.record(q, self.estimate(q, stats, method="exact", confidence=confidence,
+                                                     simultaneous=False))
+            except (ValueError, ArithmeticError):  # too few reports yet for this type's estimator
+                rows.append(None)
+                continue
+            summary = self.summary(q, record)
+            labels = [s["label"] for s in summary]
+            epsilon = record.get("epsilon")
+            rows.append(summary)
+        labels = labels or []  # no day could be estimated yet: no series (the page says so)
+        series = []
+        for i, label in enumerate(labels):
+            def values(key, i=i):
+                out = []
+                for row in rows:
+                    value = None if row is None else row[i][key]
+                    out.append(nan if value is None else float(value))
+                return out
+
+            shown = next(row[i] for row in rows if row is not None)
+            low, high = values("ci_low"), values("ci_high")
+            series.append({"label": label, "estimate": values("headline"), "ci_low": low, "ci_high": high,
+                           "fixed_low": low, "fixed_high": high, "lower": shown["lower"], "upper": shown["upper"]})
+        return {"anytime": self.anytime, "labels": list(days), "n": n, "epsilon": epsilon, "series": series}
+
+    def stats_to_json(self, q: Question, stats):
+        """The sufficient statistics as JSON (a release document's ``protected`` part): arrays as lists."""
+        return {key: (value.tolist() if isinstance(value, np.ndarray) else value) for key, value in stats.items()}
+
+    def stats_from_json(self, q: Question, data):
+        """The inverse of :meth:`stats_to_json`: lists become int64 arrays."""
+        return {key: (np.asarray(value, dtype=np.int64) if isinstance(value, list) else value)
+                for key, value in data.items()}
 
     # ------------------------------------------------------------ examples (the docs and the battery of tests)
 
@@ -307,8 +404,46 @@ class QuestionType:
 
     def page_data(self, q: Question) -> dict | None:
         """The ``data-`` attributes (integers only: docs/design.md, invariant 8) and display strings the
-        survey page needs to draw ``q`` with its type's card; None: drawn as radio buttons."""
+        survey page needs to draw ``q`` with its type's card; None: drawn as radio buttons.  The
+        attributes hold ``data-type``: the name :attr:`script` registers its behaviour under."""
         return None
+
+    # The survey page's card of a type drawn by its own card (page_data not None): the template of
+    # its inputs (under templates/, included in the shared fieldset of survey_types.html, which says
+    # "Question N of M", the note on protection and the error) and the browser module (under
+    # client/static/) that registers the card's behaviour with types.js; None for the radio buttons.
+    card: str | None = None
+    script: str | None = None
+
+    def coin(self, q: Question, *, gettext, locale: str) -> str:
+        """What the respondent's device does to a protected answer of ``q``, in words (``gettext``
+        translates; :mod:`..explain` has the number formats)."""
+        raise NotImplementedError
+
+    def explanation(self, q: Question, *, gettext, locale: str) -> dict | None:
+        """How ``q``'s answer is protected, in plain words (:func:`..explain.explain_question`): the
+        sentences ``coin``, ``posterior``, ``odds``, ``summary`` and the realized numbers; for a question
+        asked directly :meth:`plain_explanation`.  The bounds of a protected answer follow from the
+        realized ε alone (:func:`..explain.bounds_sentences`, the e^ε odds bound of ε-local differential
+        privacy: Dwork & Roth 2014, §3.2)."""
+        from ..explain import bounds_sentences
+
+        if not q.protected:
+            return self.plain_explanation(q, gettext=gettext)
+        return {**bounds_sentences(q.mechanism.epsilon, gettext=gettext, locale=locale), "declared_epsilon": q.epsilon,
+                "coin": self.coin(q, gettext=gettext, locale=locale), "protected": True}
+
+    def plain_explanation(self, q: Question, *, gettext) -> dict | None:
+        """What the page says of ``q`` asked directly beyond "not protected — sent as you answer", or None.
+        A dict has ``note`` (the card's words in bold), ``coin`` (the sentence after them) and ``sent``
+        (the thank-you page's "how it was sent")."""
+        return None
+
+    def api_design(self, q: Question) -> dict:
+        """The API's entry for ``q`` beyond id, text, required and protected (``GET /api/v1/surveys/<slug>``):
+        what a client needs to randomize and report.  Raise :class:`NotAvailable` with the reason when a
+        type publishes none (the API says so instead of failing)."""
+        raise NotAvailable(f"the API does not publish the design of a {self.label or self.name} question")
 
     # ------------------------------------------------------------ simulation
 
@@ -330,6 +465,170 @@ class QuestionType:
         """The :class:`Question` fields for reworded ``texts`` (same number of labels: checked by caller)."""
         return {"text": texts["text"], "options": tuple(texts["options"])}
 
+    # ------------------------------------------------------------ analysis (results, cross-tab, subgroups pages)
+
+    def shown_rows(self, q: Question, result) -> list[dict]:
+        """The rows of :meth:`csv_rows`, each with the ``headline`` a page shows for it: the type's own
+        where its record has one, else the unbiased estimate kept inside its own interval
+        (:func:`headline` with no range of its own: a mean or a count)."""
+        rows = []
+        for row in self.csv_rows(q, result):
+            row = dict(row)
+            if "headline" not in row:
+                row["headline"] = headline(row, lower=-math.inf, upper=math.inf)
+            rows.append(row)
+        return rows
+
+    def unprotected(self, q: Question) -> str:
+        """What the results page says of a question that ε does not protect."""
+        return "asked directly (no randomization)"
+
+    # ------------------------------------------------------------ builder and wording
+
+    def wording_labels(self, q: Question) -> dict:
+        """Per key of :meth:`wording`: ``(what it is called, the definition key it is written under)``;
+        for a list of labels the name of one label ("option"), which the forms number ("Option 2")."""
+        return {"text": ("question text", "text"), "options": ("option", "options")}
+
+    # The builder's slot fields (web/dashboard/forms.QuestionForm) this type fills, beyond the text, id,
+    # protection, ε and required flag: the builder shows them for this type only.
+    slot_fields: tuple[str, ...] = ("options",)
+    direct_words = "directly (not protected)"  # the builder's words for "asked without ε"
+    builder_hint: str | None = None  # a sentence (HTML) under ε in the builder, or None
+
+    def builder_dict(self, raw: dict, where: tuple, protected: bool) -> dict:
+        """The definition's keys of this type (beyond id, text, required and ε) from a builder slot's
+        raw strings ``raw`` (``{slot field: text}``); DefinitionError at the field's path."""
+        return {"options": lines(raw.get("options"))}
+
+    def builder_entry(self, q: Question) -> dict:
+        """The builder slot's fields of this type for a stored question (the inverse of
+        :meth:`builder_dict`)."""
+        return {"options": "\n".join(q.options)}
+
+    # ------------------------------------------------------------ planning
+
+    plan_template: str | None = None  # the builder panel's partial (a Jinja template) for :meth:`plan`'s dict
+    plan_region = False  # whether the builder's panel adds the ε-DP region chart (a test of one answer)
+    # What builder.js needs before it asks /dashboard/plan.json: parameters, each with its range
+    # ("k:2:64"), space-separated; and the sentence the panel shows while one is missing.
+    plan_needs = ""
+    plan_missing = "Fill in the question to see how private and how precise it will be."
+    plan_option: str | None = None  # ``deniable plan``'s option for this type (``--numeric``), with :meth:`plan_cli`
+    direct_choice = "directly (not protected)"  # what the builder calls asking without ε, in its error messages
+
+    def plan_cli(self, value, step, margin: float, epsilons, confidence: float) -> tuple[dict, list[dict], str]:
+        """``deniable plan`` with :attr:`plan_option`'s ``value``: ``(JSON head, rows per ε, table)``;
+        PlanInputError naming the option for a bad value."""
+        raise NotAvailable(f"deniable plan does not plan {self.label} questions yet")
+
+    def plan(self, q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
+        """The builder's planning panel for ``q`` at ``target_n`` respondents and a wanted ``margin``:
+        a dict with at least ``protected``, ``epsilon`` (realized, None without ε) and ``needed``."""
+        raise NotAvailable(f"{self.label} questions have no planning numbers yet")
+
+    def plan_query(self, args, number) -> dict:
+        """The definition of the question ``/dashboard/plan.json``'s parameters ``args`` describe
+        (labels stand in for options: only their number counts); ``number(name, kind, low, high)``
+        reads one checked parameter (ValueError naming it)."""
+        raise NotAvailable(f"{self.label} questions have no planning numbers yet")
+
+    # ------------------------------------------------------------ audit (deniable audit) and the codebook
+
+    def audit_samplers(self) -> tuple:
+        """The :class:`AuditSampler` of every mechanism a question of this type can have (``deniable
+        audit --type`` takes their names, in registration order)."""
+        return ()
+
+    def audit_sampler(self, q: Question):
+        """The sampler of ``q``'s mechanism, or None when ``q`` randomizes nothing (asked directly);
+        NotAvailable, saying so, for a protected question of a type without a sampler (the audit
+        lists it as not audited)."""
+        samplers = self.audit_samplers()
+        if not q.protected:
+            return None
+        if not samplers:
+            raise NotAvailable(f"{self.label} questions have no sampler for deniable audit: their randomizer "
+                               "is not checked")
+        return samplers[0]
+
+    def design_fields(self, q: Question) -> dict:
+        """What the responses CSV's design line (and the codebook's check of it) states beyond k, ε and
+        the threshold: ``{key: str or int}`` in order, None values left out."""
+        return {"type": self.name}
+
+    # ------------------------------------------------------------ regression (deniable regress, the Regression page)
+
+    covariate: str | None = "a covariate must be a single-choice question asked directly"
+
+
+def lines(text: str | None) -> list[str]:
+    """One label per line (the builder's text areas); surrounding blank lines dropped, inner blank
+    lines kept (and refused by the definition's checks)."""
+    out = [line.strip() for line in (text or "").replace("\r\n", "\n").split("\n")]
+    while out and not out[0]:
+        out.pop(0)
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def typed_number(raw: str | None, path: tuple, what: str) -> int | float:
+    """A number typed in the builder (``1,5`` is 1.5) as the definition's int or float."""
+    from decimal import InvalidOperation
+
+    text = (raw or "").strip().replace(",", ".")
+    if not text:
+        raise DefinitionError(path, f"enter {what}")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or abs(value) > Decimal(10) ** 12:
+        raise DefinitionError(path, f"enter a number such as {what.split()[-1]}, not {text[:40]!r}")
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+class AuditSampler:
+    """One mechanism's sampler for ``deniable audit`` (:mod:`deniable.server.cli.audit_settings`).
+
+    ``name`` is the setting's kind (``--type``); ``js`` an async function run by ``page.evaluate``
+    with ``[*js_args(mech, value), n]`` that imports ``/static/rr.js``, runs ``n`` reports of one
+    true input and returns the report counts; :meth:`python_row` does the same with the Python
+    twin.  :meth:`cells` bins the counts of every input into the events whose ratios are tight
+    (:mod:`deniable.estimators.audit` says why).
+    """
+
+    name: str = ""
+    js: str = ""
+    not_protected: str = ""  # a mechanism that is not ε-LDP at all, in words ("a plain list experiment")
+
+    def label(self, mech) -> str:
+        raise NotImplementedError
+
+    def inputs(self, mech) -> list[int]:
+        raise NotImplementedError
+
+    def js_args(self, mech, value: int) -> list:
+        raise NotImplementedError
+
+    def python_row(self, mech, value: int, samples: int, rng) -> np.ndarray:
+        raise NotImplementedError
+
+    def cells(self, mech, counts):
+        return counts
+
+    def protected(self, mech) -> bool:
+        return True
+
+    def k(self, mech) -> int | None:
+        """The row's ``k`` in the JSON (the options of a single choice; None otherwise)."""
+        return None
+
+    def defaults(self, ks, epsilons) -> list:
+        """The mechanisms of the default grid (without ``--db``), for ``--k`` options and ``--epsilon``."""
+        raise NotImplementedError
+
 
 def decimal_field(value, path: tuple) -> Decimal:
     """A definition's number as an exact Decimal (a float through its shortest repr)."""
@@ -349,5 +648,5 @@ def decimal_field(value, path: tuple) -> Decimal:
     return out.normalize() if out != 0 else Decimal(0)
 
 
-__all__ = ["NOT_ANSWERED", "NotAvailable", "QuestionType", "decimal_field", "decimal_text", "fmt", "headline", "json_number",
+__all__ = ["AuditSampler", "NOT_ANSWERED", "NotAvailable", "QuestionType", "decimal_field", "decimal_text", "fmt", "headline", "json_number",
            "mean_json", "number", "pct"]

@@ -16,8 +16,8 @@ import numpy as np
 from deniable.client.mechanism import check_option, resolve
 
 from ..definition import parse_epsilon, MAX_OPTIONS, Question, labels_field
-from .base import QuestionType, headline, pct
-from .registry import register
+from .base import AuditSampler, QuestionType, headline, pct
+from .registry import DEFAULT, register
 
 
 class Choice(QuestionType):
@@ -131,6 +131,71 @@ class Choice(QuestionType):
         values = np.where(codes >= 0, codes + 1, np.nan).astype(float)
         return [("", values, {i + 1: label for i, label in enumerate(q.options)}, q.text)]
 
+    def parquet_array(self, q, codes):
+        """The labels, dictionary-encoded over every option (unused ones too), null = not answered."""
+        import pyarrow as pa
+
+        indices = np.asarray(codes).astype(np.int16)
+        return pa.DictionaryArray.from_arrays(pa.array(indices, mask=indices < 0),
+                                              pa.array(list(q.options), pa.string()))
+
+    # ------------------------------------------------------------ monitoring, releases and the public page
+
+    release_groups = None
+    anytime = True
+
+    def release_labels(self, q):
+        return list(q.options)
+
+    def monitor_series(self, q, days, cumulative, *, confidence, tuned_for):
+        """Confidence sequences per option (:func:`deniable.estimators.monitor_path`: a beta-binomial
+        mixture martingale, time-uniform, Howard et al. 2021), beside the fixed-n exact interval."""
+        from deniable import estimators
+
+        cumulative = np.vstack([np.asarray(c, dtype=np.int64) for c in cumulative])
+        table = np.diff(np.vstack([np.zeros((1, q.k), dtype=np.int64), cumulative]), axis=0)
+        path = estimators.monitor_path(table, q.epsilon, labels=days, confidence=confidence, tuned_for=tuned_for)
+        return {"anytime": True, "labels": list(path.labels), "n": [int(n) for n in path.n],
+                "epsilon": path.epsilon if q.protected else None,
+                "series": [{"label": label, "estimate": path.estimate[:, i].tolist(),
+                            "ci_low": path.ci_low[:, i].tolist(), "ci_high": path.ci_high[:, i].tolist(),
+                            "fixed_low": path.fixed_low[:, i].tolist(), "fixed_high": path.fixed_high[:, i].tolist(),
+                            "lower": 0.0, "upper": 1.0} for i, label in enumerate(q.options)]}
+
+    def summary(self, q, record):
+        """Each option's share (the headline inside its interval) with its randomized reports."""
+        rows = super().summary(q, record)
+        for row, option in zip(rows, record["options"]):
+            row["noisy_count"] = option["noisy_count"]
+        return rows
+
+    def stats_to_json(self, q, stats):
+        return [int(c) for c in stats]  # the option counts, as releases have always stored them
+
+    def stats_from_json(self, q, data):
+        return np.asarray(data, dtype=np.int64)
+
+    # ------------------------------------------------------------ the survey page
+    # (a choice is drawn as radio buttons by survey.html and survey.js: no card, no script)
+
+    def explanation(self, q, *, gettext, locale):
+        """k-ary randomized response in words (:func:`..explain.explain`); nothing more for a direct question."""
+        from ..explain import explain
+
+        return explain(q.epsilon, q.k, gettext=gettext, locale=locale) if q.protected else None
+
+    def api_design(self, q):
+        """``options``, ``k`` and, when protected, ``epsilon``, ``threshold``, ``p``, ``q`` and ``realized_epsilon``
+        (no ``type`` for a plain choice: the API's questions had none before there were types; a type
+        built on the choice, such as a rating scale, adds its name)."""
+        item = {"options": list(q.options), "k": q.k}
+        if self.name != DEFAULT:
+            item["type"] = self.name
+        if q.protected:
+            mech = q.mechanism
+            item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q, realized_epsilon=mech.epsilon)
+        return item
+
     # ------------------------------------------------------------ simulation
 
     def truth(self, q, value, where):
@@ -153,5 +218,73 @@ class Choice(QuestionType):
         reported = randomize(true, q.k, q.epsilon, rng=rng) if q.protected else true
         return reported.astype(np.int16)
 
+    # ------------------------------------------------------------ builder and wording (the defaults: options)
+
+    # ------------------------------------------------------------ planning
+
+    plan_region = True  # the panel shows the ε-DP region of a test of one answer
+    plan_needs = f"k:2:{MAX_OPTIONS}"
+    plan_missing = (f"Enter at least two options (at most {MAX_OPTIONS}) to see how private and how precise this "
+                    "question will be.")
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        """Exact: :func:`..planning.question_plan` (Feldman–Cousins intervals summed over the binomial)."""
+        from ..planning import question_plan
+
+        return question_plan(q.epsilon, q.k, target_n, margin, confidence)
+
+    def plan_query(self, args, number):
+        return {"options": [str(j) for j in range(number("k", int, 2, MAX_OPTIONS))]}
+
+    # ------------------------------------------------------------ audit and the codebook
+
+    def audit_samplers(self):
+        return (CHOICE_AUDIT,)
+
+    def design_fields(self, q):
+        # a choice's design line is the one from before there were types (like its fingerprint,
+        # :meth:`design`); a type built on it that adds to its fingerprint states its name
+        return {"type": self.name} if self.design(q) else {}
+
+    # ------------------------------------------------------------ regression
+
+    covariate = None
+
+
+class ChoiceAudit(AuditSampler):
+    """k-ary randomized response: every option is a true input and every report an event."""
+
+    name = "choice"
+    js = """async ([value, k, threshold, n]) => {
+  const rr = await import('/static/rr.js');
+  const counts = new Array(k).fill(0);
+  for (let i = 0; i < n; i++) counts[rr.randomize(value, k, threshold)] += 1;
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"k={mech.k}"
+
+    def inputs(self, mech):
+        return list(range(mech.k))
+
+    def js_args(self, mech, value):
+        return [value, mech.k, mech.threshold]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client import randomize
+
+        return np.bincount(randomize(np.full(samples, value), mech.k, mech.declared_epsilon, rng), minlength=mech.k)
+
+    def k(self, mech):
+        return mech.k
+
+    def defaults(self, ks, epsilons):
+        from deniable.client.mechanism import mechanism
+
+        return [mechanism(k, eps) for eps in epsilons for k in ks]
+
+
+CHOICE_AUDIT = ChoiceAudit()
 
 CHOICE = register(Choice())

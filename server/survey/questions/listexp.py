@@ -18,7 +18,7 @@ from deniable.client.listexp import ARMS, MAX_ITEMS, check_list_report, list_mec
 from deniable.client.mechanism import TWO_32, MechanismError
 
 from ..definition import parse_epsilon, MAX_LABEL, DefinitionError, labels_field, text_field
-from .base import QuestionType, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, fmt, headline, json_number, mean_json, pct
 from .registry import register
 
 
@@ -167,6 +167,16 @@ class ListExperiment(QuestionType):
     def headlines(self, q, record):
         return [(record["headline"], record["ci_low"], record["ci_high"])]
 
+    # ------------------------------------------------------------ analysis (results, cross-tab, subgroups pages)
+
+    def shown_rows(self, q, result):
+        rows = super().shown_rows(q, result)
+        rows[0]["headline"] = self.record(q, result)["headline"]  # the prevalence: a share, in [0, 1]
+        return rows
+
+    def unprotected(self, q):
+        return "not protected by ε (a plain list experiment)"
+
     def chart(self, q, record):
         return {"labels": [q.sensitive], "estimate": [record["headline"]], "ci_low": [record["ci_low"]],
                 "ci_high": [record["ci_high"]]}
@@ -188,11 +198,65 @@ class ListExperiment(QuestionType):
         return [("_arm", arm, {0: "control", 1: "treatment"}, f"{q.text}: arm"),
                 ("_count", count, None, f"{q.text}: number of items")]
 
+    # ------------------------------------------------------------ monitoring, releases and the public page
+
+    release_groups = ("estimates of a list experiment within groups are not released yet: the difference in "
+                      "means would need noisy counts per arm; its prevalence is published at no cost")
+
+    def release_labels(self, q):
+        from .base import NotAvailable
+
+        raise NotAvailable("its answers are counts of items in two arms, meaningful only as the difference "
+                           "between the arms: a released histogram, most common answer or grouping is not offered")
+
+    def summary(self, q, record):
+        """The prevalence of the sensitive item (in [0, 1])."""
+        if not record:
+            return []
+        return [{"label": q.sensitive, "headline": record["headline"], "ci_low": record["ci_low"],
+                 "ci_high": record["ci_high"], "lower": 0.0, "upper": 1.0}]
+
     # ------------------------------------------------------------ the survey page
 
     def page_data(self, q):
         return {"attrs": {"data-type": self.name, "data-items": len(q.options),
                           "data-threshold": q.mechanism.threshold if q.protected else TWO_32}}
+
+    card = "cards/list.html"
+    script = "types/list.js"
+
+    def coin(self, q, *, gettext, locale):
+        from ..explain import percent
+
+        _ = gettext
+        mech = q.mechanism
+        return _("You only say how many of the items apply to you. Your device sends that count %(kept)s of the "
+                 "time and otherwise one of the other %(others)s counts (%(each)s each)."
+                 ) % {"kept": percent(mech.rr.p, locale, gettext=_), "others": mech.k - 1,
+                      "each": percent(mech.rr.q, locale, up=False, gettext=_)}
+
+    def plain_explanation(self, q, *, gettext):
+        """A plain list experiment hides which items apply, not how many: it is not protected by ε, and a
+        count of none or all of the items gives every item away (the ceiling and floor effects of
+        Blair & Imai 2012, §2.3)."""
+        _ = gettext
+        plain = _("Not protected by ε: only how many of the items apply to you is sent, exactly as you give it, "
+                  "and nobody learns which ones. But if you count none or all of them, your answer to every "
+                  "item, the sensitive one included, is known.")
+        return {"epsilon": None, "coin": plain, "posterior": "", "odds": "",
+                "summary": "Not protected by ε (a plain list experiment).", "protected": False, "warning": None,
+                "note": _("Not protected by ε."),
+                "sent": _("not protected by ε — how many apply, sent as you answered")}
+
+    def api_design(self, q):
+        """``type``, ``items``, ``sensitive`` and, when protected, the count's ``epsilon``, ``k``, ``threshold``,
+        ``p``, ``q``, ``realized_epsilon`` (reports ``{"arm": 0|1, "count": c}``)."""
+        item = {"type": self.name, "items": list(q.options), "sensitive": q.sensitive}
+        if q.protected:
+            mech = q.mechanism
+            item.update(epsilon=q.epsilon, k=mech.k, threshold=mech.threshold, p=mech.rr.p, q=mech.rr.q,
+                        realized_epsilon=mech.epsilon)
+        return item
 
     # ------------------------------------------------------------ simulation
 
@@ -218,5 +282,100 @@ class ListExperiment(QuestionType):
         true = control + arms * (rng.random(n) < truth["sensitive"])
         return arms * q.k + randomize_counts(true, q.mechanism, rng)
 
+    # ------------------------------------------------------------ builder and wording
+
+    def wording_labels(self, q):
+        return {"text": ("question text", "text"), "options": ("item", "items"),
+                "sensitive": ("sensitive item", "sensitive")}
+
+    slot_fields = ("items", "sensitive")
+    direct_words = "plain list experiment (not protected by ε)"
+    direct_choice = "plain (not protected by ε)"
+    builder_hint = ("Protected: the count is randomized at ε (randomized list experiment). Plain: the count is sent "
+                    "as given and is <strong>not protected by ε</strong> (a respondent who counts none or all of the "
+                    "items reveals the sensitive one).")
+
+    def builder_dict(self, raw, where, protected):
+        from .base import lines
+
+        return {"type": self.name, "items": lines(raw.get("items")), "sensitive": raw.get("sensitive") or ""}
+
+    def builder_entry(self, q):
+        return {"items": "\n".join(q.options), "sensitive": q.sensitive}
+
+    # ------------------------------------------------------------ planning
+
+    plan_template = "dashboard/plan/list.html"
+    plan_needs = f"items:1:{MAX_ITEMS}"
+    plan_missing = f"Enter the control items (1 to {MAX_ITEMS}) to see how precise the estimate will be."
+    plan_option = "--list"
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        from ..type_planning import list_plan
+
+        return {**list_plan(q, target_n, margin, confidence), "type": self.name, "template": self.plan_template}
+
+    def plan_query(self, args, number):
+        return {"type": self.name, "items": [str(j) for j in range(number("items", int, 1, MAX_ITEMS))],
+                "sensitive": "sensitive"}
+
+    def plan_cli(self, value, step, margin, epsilons, confidence):
+        """``deniable plan --list J``: ``(head, rows, table)``."""
+        from .. import type_planning as tp
+
+        rows = tp.list_plan_rows(value, margin, epsilons, confidence)
+        return {"type": self.name, "items": value}, rows, tp.list_plan_table(value, margin, confidence, rows)
+
+    # ------------------------------------------------------------ audit and the codebook
+
+    def audit_samplers(self):
+        return (LIST_AUDIT,)
+
+    def audit_sampler(self, q):
+        return LIST_AUDIT  # a plain one too: the audit shows that it is not ε-LDP
+
+
+class ListAudit(AuditSampler):
+    """The count randomized under its arm: holds nothing or everything as inputs, every
+    (arm, reported count) as an event; a plain list experiment is audited to show it is not ε-LDP."""
+
+    name = "list"
+    not_protected = "a plain list experiment"
+    js = """async ([holds, items, threshold, n]) => {
+  const rr = await import('/static/rr.js');
+  const counts = new Array(2 * (items + 2)).fill(0);
+  for (let i = 0; i < n; i++) {
+    const arm = rr.assignArm();
+    const count = holds ? items + arm : 0;
+    counts[arm * (items + 2) + rr.randomizeCount(count, items, arm, threshold)] += 1;
+  }
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"J={mech.items}" + ("" if mech.protected else " plain")
+
+    def inputs(self, mech):
+        return [0, 1]
+
+    def js_args(self, mech, value):
+        return [value, mech.items, mech.threshold]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.listexp import assign_arms, randomize_counts
+        from deniable.estimators.audit import list_cells
+
+        arms = assign_arms(samples, rng)
+        return list_cells(arms, randomize_counts(value * (mech.items + arms), mech, rng), mech.items)
+
+    def protected(self, mech):
+        return mech.protected
+
+    def defaults(self, ks, epsilons):
+        """J = 3 control items, and the plain list experiment once."""
+        return [*(list_mechanism(3, eps) for eps in epsilons), list_mechanism(3, None)]
+
+
+LIST_AUDIT = ListAudit()
 
 LIST = register(ListExperiment())

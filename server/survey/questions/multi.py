@@ -22,7 +22,7 @@ from deniable.client.mechanism import TWO_32, MechanismError
 from deniable.client.multi import MAX_MULTI, check_ticks, direct_multi, from_mask, multi_mechanism, to_mask
 
 from ..definition import DefinitionError, labels_field
-from .base import QuestionType, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, fmt, headline, json_number, mean_json, pct
 from .registry import register
 
 TICKS_RE = re.compile(r"[YN]{1,20}")
@@ -238,11 +238,52 @@ class Multi(QuestionType):
             out.append((f"_{j + 1}", values, NO_YES, f"{q.text}: {option}"))
         return out
 
+    # ------------------------------------------------------------ monitoring, releases and the public page
+
+    release_groups = ("estimates of a check-all question within groups are not released yet: each tick would "
+                      "need its own noisy table; its options' shares are published at no cost")
+
+    def release_labels(self, q):
+        from .base import NotAvailable
+
+        raise NotAvailable(f"its answers are subsets of {q.k} options ({1 << q.k} possible), not categories: "
+                           "a released histogram, most common answer or grouping is not offered")
+
+    def summary(self, q, record):
+        """Each option's share (in [0, 1]) and the mean number of options ticked (in [0, K])."""
+        if not record:
+            return []
+        out = super().summary(q, record)
+        ticked = record["ticked"]
+        out.append({"label": "number of options ticked (mean)", "headline": ticked["headline"],
+                    "ci_low": ticked["ci_low"], "ci_high": ticked["ci_high"], "lower": 0.0, "upper": float(q.k)})
+        return out
+
     # ------------------------------------------------------------ the survey page
 
     def page_data(self, q):
         return {"attrs": {"data-type": self.name, "data-k": q.k,
                           "data-threshold": q.mechanism.threshold if q.protected else TWO_32}}
+
+    card = "cards/multi.html"
+    script = "types/multi.js"
+
+    def coin(self, q, *, gettext, locale):
+        from ..explain import percent
+
+        _ = gettext
+        return _("For each option on its own, your device sends your tick (or no tick) as it is %(kept)s of the "
+                 "time and otherwise the opposite.") % {"kept": percent(q.mechanism.p, locale, gettext=_)}
+
+    def api_design(self, q):
+        """``type``, ``options`` and, when protected, each tick's ``epsilon``, ``threshold``, ``p`` and the
+        question's ``realized_epsilon``."""
+        item = {"type": self.name, "options": list(q.options), "k": q.k}
+        if q.protected:
+            mech = q.mechanism
+            item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q,
+                        realized_epsilon=mech.epsilon)
+        return item
 
     # ------------------------------------------------------------ simulation
 
@@ -278,5 +319,78 @@ class Multi(QuestionType):
             masks = truth["masks"][rng.choice(truth["masks"].size, size=n, p=p)]
         return randomize_multi(masks, q.mechanism, rng)
 
+    # ------------------------------------------------------------ builder and wording
+
+    builder_hint = ("ε covers the whole answer: it is split evenly over the options, each option's tick randomized "
+                    "on its own at ε ÷ the number of options.")
+
+    def builder_dict(self, raw, where, protected):
+        from .base import lines
+
+        return {"type": self.name, "options": lines(raw.get("options"))}
+
+    # ------------------------------------------------------------ planning
+
+    plan_template = "dashboard/plan/multi.html"
+    plan_needs = f"k:2:{MAX_MULTI}"
+    plan_missing = (f"Enter at least two options (at most {MAX_MULTI}) to see how private and how precise this "
+                    "question will be.")
+    plan_option = "--multi"
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        from ..type_planning import multi_plan
+
+        return {**multi_plan(q, target_n, margin, confidence), "type": self.name, "template": self.plan_template}
+
+    def plan_query(self, args, number):
+        return {"type": self.name, "options": [str(j) for j in range(number("k", int, 2, MAX_MULTI))]}
+
+    def plan_cli(self, value, step, margin, epsilons, confidence):
+        """``deniable plan --multi K``: ``(head, rows, table)``."""
+        from .. import type_planning as tp
+
+        rows = tp.multi_plan_rows(value, margin, epsilons, confidence)
+        return {"type": self.name, "options": value}, rows, tp.multi_plan_table(value, margin, confidence, rows)
+
+    # ------------------------------------------------------------ audit and the codebook
+
+    def audit_samplers(self):
+        return (MULTI_AUDIT,)
+
+
+class MultiAudit(AuditSampler):
+    """Each tick randomized at ε/K: the empty and the full set as inputs, the number of ticks
+    reported as events (its ratio between the two is tight: K flips against K keeps)."""
+
+    name = "multi"
+    js = """async ([mask, k, threshold, n]) => {
+  const rr = await import('/static/rr.js');
+  const ticks = Array.from({length: k}, (_, j) => (mask >> j) & 1);
+  const counts = new Array(k + 1).fill(0);
+  for (let i = 0; i < n; i++) counts[rr.randomizeTicks(ticks, threshold).reduce((a, b) => a + b, 0)] += 1;
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"K={mech.k}"
+
+    def inputs(self, mech):
+        return [0, (1 << mech.k) - 1]
+
+    def js_args(self, mech, value):
+        return [value, mech.k, mech.threshold]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.multi import randomize_multi
+        from deniable.estimators.audit import tick_cells
+
+        return tick_cells(randomize_multi(np.full(samples, value), mech, rng), mech.k)
+
+    def defaults(self, ks, epsilons):
+        """K = 3 options."""
+        return [multi_mechanism(3, eps) for eps in epsilons]
+
+
+MULTI_AUDIT = MultiAudit()
 
 MULTI = register(Multi())

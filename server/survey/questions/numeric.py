@@ -30,7 +30,7 @@ from deniable.client.numeric import (MAX_STEPS, LaplaceMechanism, check_grid, ch
                                      grid_mechanism, laplace)
 
 from ..definition import parse_epsilon, DefinitionError, Question, number
-from .base import QuestionType, decimal_field, decimal_text, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, decimal_field, decimal_text, fmt, headline, json_number, mean_json, pct
 from .registry import register
 
 MECHANISMS = ("grid", "laplace")
@@ -323,13 +323,76 @@ class Numeric(QuestionType):
 
     # ------------------------------------------------------------ exports
 
-    def stat_columns(self, q, codes):
+    def values_of(self, q, codes) -> np.ndarray:
+        """The reported values of codes as float64, NaN = not answered."""
+        codes = np.asarray(codes, dtype=np.int64)
         values = np.full(codes.shape, np.nan)
         answered = codes >= 0
         if answered.any():
             lookup = np.array([float(q.value(self.steps_of(q, c))) for c in range(self.n_cells(q))])
             values[answered] = lookup[codes[answered]]
-        return [("", values, None, q.text)]
+        return values
+
+    def stat_columns(self, q, codes):
+        return [("", self.values_of(q, codes), None, q.text)]
+
+    def parquet_array(self, q, codes):
+        """The reported value as a float64 number (null = not answered), not a text cell."""
+        import pyarrow as pa
+
+        values = self.values_of(q, codes)
+        return pa.array(values, pa.float64(), mask=np.isnan(values))
+
+    def number_codes(self, q, values):
+        """Each distinct number's code: the report whose value, as float64, is exactly that number.
+
+        The steps from min are ``round((v − min) / step)``; the number is a report only when the
+        value of those steps converts to the same float64 (so 12.5000001 is refused), and the steps
+        are a report of the mechanism (:meth:`code_of`)."""
+        out = np.full(len(values), -2, dtype=np.int64)
+        low, step = float(q.minimum), float(q.step)
+        for i, v in enumerate(values):
+            if v is None:
+                out[i] = -1
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)) or not np.isfinite(float(v)):
+                continue
+            steps = round((float(v) - low) / step)
+            if float(q.value(steps)) == float(v):
+                code = self.code_of(q, decimal_text(q.value(steps)))
+                out[i] = -2 if code is None else code
+        return out
+
+    # ------------------------------------------------------------ monitoring, releases and the public page
+
+    release_groups = ("estimates of a number within groups are not released yet: the released table would "
+                      "need the grid's interval method for noisy counts; its overall mean and distribution are "
+                      "published at no cost")
+
+    def release_labels(self, q):
+        from ..definition import MAX_OPTIONS
+        from .base import NotAvailable
+
+        if q.protected:
+            raise NotAvailable("a protected number is published through its estimates (no cost), not as counts")
+        if q.steps + 1 > MAX_OPTIONS:
+            raise NotAvailable(f"it has {q.steps + 1} possible answers; a released histogram, most common answer "
+                               f"or grouping is offered for at most {MAX_OPTIONS}")
+        return [self.text_of(q, j) for j in range(q.steps + 1)]
+
+    def summary(self, q, record):
+        """The mean (in the question's units, kept inside [min, max]) and, on the grid, the median."""
+        low, high = float(q.minimum), float(q.maximum)
+        if not record:
+            return []
+        mean = record["mean"]
+        out = [{"label": "mean", "headline": mean["headline"], "ci_low": mean["ci_low"], "ci_high": mean["ci_high"],
+                "lower": low, "upper": high}]
+        if "median" in record:
+            median = record["median"]
+            out.append({"label": "median", "headline": headline(median, lower=low, upper=high),
+                        "ci_low": median["ci_low"], "ci_high": median["ci_high"], "lower": low, "upper": high})
+        return out
 
     # ------------------------------------------------------------ the survey page
 
@@ -348,6 +411,56 @@ class Numeric(QuestionType):
             attrs.update({"data-grid": grid_of(q), "data-threshold": mech.threshold if q.protected else TWO_32})
         return {"attrs": attrs, "min": decimal_text(q.minimum), "max": decimal_text(q.maximum),
                 "step": decimal_text(q.step)}
+
+    card = "cards/numeric.html"
+    script = "types/numeric.js"
+
+    def coin(self, q, *, gettext, locale):
+        """The discrete Laplace mechanism keeps the number with probability (1 − t)/(1 + t) and moves it
+        d steps with probability ∝ t^|d| (t = e^(−ε/Δ), Ghosh, Roughgarden & Sundararajan 2012); the grid
+        mechanism rounds at random to the two nearest grid values (unbiased), then applies (G+1)-ary
+        randomized response to the grid index."""
+        from ..explain import percent, times
+
+        _ = gettext
+        mech = q.mechanism
+
+        def pct(x, up=True):
+            return percent(x, locale, up=up, gettext=_)
+
+        if is_laplace(q):
+            t = mech.t
+            return _("Your device adds random noise to your number before sending it: %(same)s of the time it sends "
+                     "your number itself, otherwise a number further away, each step further %(factor)s times less "
+                     "likely, in either direction.") % {"same": pct((1 - t) / (1 + t)), "factor": times(1 / t, locale)}
+        g = grid_of(q)
+        points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
+        if g == 1:
+            return _("Your device first rounds your number at random to %(low)s or %(high)s (the nearer one is the "
+                     "likelier), then sends that %(kept)s of the time and otherwise the other one."
+                     ) % {"low": points[0], "high": points[1], "kept": pct(mech.rr.p)}
+        shown = ", ".join(points[:6]) + (", …" if len(points) > 6 else "")
+        return _("Your device first rounds your number at random to one of the two nearest of the values "
+                 "%(values)s, then sends that value %(kept)s of the time and otherwise one of the other "
+                 "%(others)s values (%(each)s each).") % {"values": shown, "kept": pct(mech.rr.p), "others": g,
+                                                         "each": pct(mech.rr.q, up=False)}
+
+    def api_design(self, q):
+        """``type``, ``min``, ``max``, ``step``, ``steps`` (m) and ``mechanism``: ``direct``, or ``grid`` with
+        ``grid``, ``threshold``, ``p``, ``q`` (grid randomized response), or ``laplace`` with ``threshold``,
+        ``tail`` and ``t`` (discrete Laplace: reports are steps from min in ``−tail..m + tail``)."""
+        item = {"type": self.name, "min": number(q.minimum), "max": number(q.maximum), "step": number(q.step),
+                "steps": q.steps}
+        if not q.protected:
+            item["mechanism"] = "direct"
+            return item
+        mech = q.mechanism
+        item.update(epsilon=q.epsilon, mechanism=q.method, threshold=mech.threshold, realized_epsilon=mech.epsilon)
+        if is_laplace(q):
+            item.update(tail=mech.tail, t=mech.t)
+        else:
+            item.update(grid=q.grid, p=mech.rr.p, q=mech.rr.q)
+        return item
 
     # ------------------------------------------------------------ simulation
 
@@ -381,6 +494,105 @@ class Numeric(QuestionType):
             return randomize_laplace(true, mech, rng) - mech.low
         return randomize_grid(true, mech, rng)
 
+    # ------------------------------------------------------------ audit and the codebook
+
+    def audit_samplers(self):
+        return (GRID_AUDIT, LAPLACE_AUDIT)
+
+    def audit_sampler(self, q):
+        if not q.protected:
+            return None
+        return LAPLACE_AUDIT if is_laplace(q) else GRID_AUDIT
+
+    def design_fields(self, q):
+        fields = {"type": self.name, "mechanism": q.method, "grid": q.grid}
+        return {key: value for key, value in fields.items() if value}
+
+    # ------------------------------------------------------------ builder and wording
+
+    def wording_labels(self, q):
+        return {"text": ("question text", "text")}
+
+    slot_fields = ("minimum", "maximum", "step", "mechanism", "grid")
+    # the builder's mechanism choice ("auto": the planner's, :func:`deniable.estimators.plan_numeric`)
+    mechanism_choices = {"auto": "the planner's choice", "grid": "grid randomized response",
+                         "laplace": "discrete Laplace"}
+
+    def builder_dict(self, raw, where, protected):
+        from .base import typed_number
+
+        data = {"type": self.name,
+                "min": typed_number(raw.get("minimum"), (*where, "min"), "the smallest possible answer, such as 0"),
+                "max": typed_number(raw.get("maximum"), (*where, "max"), "the largest possible answer, such as 40")}
+        if (raw.get("step") or "").strip():
+            data["step"] = typed_number(raw["step"], (*where, "step"), "the step between answers, such as 1")
+        method = raw.get("mechanism") or "auto"
+        if protected and method != "auto":
+            data["mechanism"] = method
+            grid = (raw.get("grid") or "").strip()
+            if method == MECHANISMS[0] and grid:
+                if not grid.isdigit() or len(grid) > 6:
+                    raise DefinitionError((*where, "grid"), f"enter a whole number such as 1, not {grid[:20]!r} "
+                                          "(G must divide the number of steps from min to max)")
+                data["grid"] = int(grid)
+        return data
+
+    def builder_entry(self, q):
+        """"auto" (the planner's choice) when the stored mechanism is the one the planner picks."""
+        from deniable.estimators.numeric import plan_numeric
+
+        method, grid = "auto", ""
+        if q.protected:
+            best = plan_numeric(q.steps, q.epsilon, 1000)[0]
+            if (best.mechanism, best.grid if best.mechanism == "grid" else None) != (q.method, q.grid):
+                method, grid = q.method, str(q.grid) if q.method == "grid" else ""
+        return {"minimum": decimal_text(q.minimum), "maximum": decimal_text(q.maximum), "step": decimal_text(q.step),
+                "mechanism": method, "grid": grid}
+
+    # ------------------------------------------------------------ planning
+
+    plan_template = "dashboard/plan/numeric.html"
+    plan_needs = "min max"
+    plan_missing = "Enter the smallest and the largest possible answer to see how precise the mean will be."
+    plan_option = "--numeric"
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        from ..type_planning import numeric_plan
+
+        return {**numeric_plan(q, target_n, margin, confidence), "type": self.name, "template": self.plan_template}
+
+    def plan_query(self, args, number):
+        from .base import typed_number
+
+        data = {"type": self.name}
+        for key in ("min", "max", "step"):
+            if args.get(key, "") != "" or key != "step":
+                data[key] = typed_number(args.get(key, "")[:40], (key,), f"{key}, such as 1")
+        if args.get("epsilon", "") != "" and args.get("mechanism", "auto") != "auto":
+            data["mechanism"] = args["mechanism"][:20]
+            if data["mechanism"] == MECHANISMS[0] and args.get("grid", "") != "":
+                data["grid"] = number("grid", int, 1, 10**6)
+        return data
+
+    def plan_cli(self, value, step, margin, epsilons, confidence):
+        """``deniable plan --numeric MIN MAX [--step S]``: ``(head, rows, table)``."""
+        from .. import type_planning as tp
+        from ..definition import parse_question
+
+        minimum, maximum = value
+        data = {"id": "planned", "text": "planned", "type": self.name, "min": minimum, "max": maximum}
+        if step is not None:
+            data["step"] = step
+        try:
+            question = parse_question(data)
+        except DefinitionError as exc:
+            option = "--step" if exc.path[-1] == "step" and step is not None else self.plan_option
+            raise tp.PlanInputError(option, exc.problem if option == "--step" else f"{exc.field}: {exc.problem}") from None
+        rows = tp.numeric_plan_rows(question, margin, epsilons, confidence)
+        head = {"type": self.name, "min": float(question.minimum), "max": float(question.maximum),
+                "step": float(question.step), "answers": question.steps + 1}
+        return head, rows, tp.numeric_plan_table(question, margin, confidence, rows)
+
 
 def _places(value: Decimal) -> int:
     exponent = value.normalize().as_tuple().exponent if value != 0 else 0
@@ -399,5 +611,80 @@ def answer_index(q: Question, answer) -> int | None:
         return None
     return int(steps)
 
+
+
+class GridAudit(AuditSampler):
+    """Grid randomized response: the two ends (where the ratio is tight) and the middle (rounded at
+    random between two grid points); the events are the two end reports and everything between."""
+
+    name = "grid"
+    js = """async ([value, m, grid, threshold, n]) => {
+  const rr = await import('/static/rr.js');
+  const counts = new Array(grid + 1).fill(0);
+  for (let i = 0; i < n; i++) counts[rr.randomizeGrid(value, m, grid, threshold)] += 1;
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"m={mech.m} G={mech.grid}"
+
+    def inputs(self, mech):
+        return sorted({0, mech.m // 2, mech.m})
+
+    def js_args(self, mech, value):
+        return [value, mech.m, mech.grid, mech.threshold]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.numeric import randomize_grid
+
+        return np.bincount(randomize_grid(np.full(samples, value), mech, rng), minlength=mech.grid + 1)
+
+    def cells(self, mech, counts):
+        from deniable.estimators import audit
+
+        return audit.end_cells(counts)
+
+    def defaults(self, ks, epsilons):
+        """A question on 0..10 with G = 1 and G = 10."""
+        return [grid_mechanism(10, g, eps) for eps in epsilons for g in (1, 10)]
+
+
+class LaplaceAudit(AuditSampler):
+    """Discrete Laplace: the ends 0 and m as inputs, the two tails beyond them as events."""
+
+    name = "laplace"
+    js = """async ([value, m, threshold, tail, n]) => {
+  const rr = await import('/static/rr.js');
+  const counts = new Array(m + 2 * tail + 1).fill(0);
+  for (let i = 0; i < n; i++) counts[rr.randomizeLaplace(value, m, threshold, tail) + tail] += 1;
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"m={mech.m}"
+
+    def inputs(self, mech):
+        return [0, mech.m]
+
+    def js_args(self, mech, value):
+        return [value, mech.m, mech.threshold, mech.tail]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.numeric import randomize_laplace
+
+        return np.bincount(randomize_laplace(np.full(samples, value), mech, rng) - mech.low,
+                           minlength=mech.high - mech.low + 1)
+
+    def cells(self, mech, counts):
+        from deniable.estimators import audit
+
+        return audit.tail_cells(counts, mech.low, mech.m)
+
+    def defaults(self, ks, epsilons):
+        """A question on 0..10."""
+        return [laplace(10, eps) for eps in epsilons]
+
+
+GRID_AUDIT, LAPLACE_AUDIT = GridAudit(), LaplaceAudit()
 
 NUMERIC = register(Numeric())

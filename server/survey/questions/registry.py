@@ -9,22 +9,27 @@ subclasses :class:`~.base.QuestionType` and calls :func:`register` on an instanc
 from __future__ import annotations
 
 import importlib
+import threading
 
 DEFAULT = "choice"  # a question without "type" (every definition written before there were types)
 BUILT_IN = ("choice", "numeric", "multi", "listexp")  # the modules of this package that register a type
 
 _TYPES: dict = {}
 _loaded = False
+_lock = threading.RLock()  # the first lookups may come from several threads of a server at once
 
 
 def _load() -> None:
     """Import the built-in type modules once, on first use (they import the definition module, which
     imports this one: loading them lazily keeps that cycle out of import time)."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILT_IN:
-            importlib.import_module(f"{__package__}.{module}")
+    if _loaded:
+        return
+    with _lock:
+        if not _loaded:
+            for module in BUILT_IN:
+                importlib.import_module(f"{__package__}.{module}")
+            _loaded = True
 
 
 def register(question_type):

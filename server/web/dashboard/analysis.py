@@ -1,19 +1,22 @@
 """Analysis pages of the dashboard: regression on a (randomized) answer, and monitoring over time.
 
 Both read answer patterns (:func:`deniable.server.store.aggregates.pattern_counts`, kept current
-on every insert), never one row per response, and every route goes through
+on every insert), never one row per response (but for monitoring a question the patterns do not
+hold, which reads its stored reports' days), and every route goes through
 :func:`.permissions.survey_for` (a researcher without a role on the survey gets a 404).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from flask import Blueprint, abort, render_template, request
 
 from deniable import estimators
 from deniable.estimators import RegressionError
 from deniable.server.store.aggregates import pattern_counts
-from deniable.server.survey.patterns import daily_counts
-from deniable.server.survey.regression import FormulaError, fit_formula
+from deniable.server.survey.questions.base import NotAvailable
+from deniable.server.survey.regression import (FormulaError, default_formula, fit_formula, parse_formula,
+                                               reference_choices)
 
 from ..connections import get_readonly_db
 from . import analysis_charts, charts
@@ -35,13 +38,6 @@ def _confidence() -> tuple[str, float]:
     if text not in CONFIDENCES:
         abort(400, description=f"confidence: choose one of {', '.join(CONFIDENCES)}")
     return text, float(text)
-
-
-def default_formula(survey) -> str:
-    """The first protected question on every question asked directly (or on 1)."""
-    outcome = next((q for q in survey.questions if q.protected), survey.questions[0])
-    covariates = [q.id for q in survey.questions if not q.protected and q.id != outcome.id]
-    return f"{outcome.id} ~ {' + '.join(covariates) or '1'}"
 
 
 def effect_charts(result) -> list[dict]:
@@ -69,23 +65,45 @@ def effect_charts(result) -> list[dict]:
 def regression(slug: str):
     stored, role = survey_for(slug)
     confidence_text, confidence = _confidence()
-    formula = request.args.get("formula", "").strip() or default_formula(stored.survey)
+    asked = request.args.get("formula", "").strip()
+    formula = asked or default_formula(stored.survey)
     reference = request.args.get("reference", "").strip() or None
     if len(formula) > MAX_FORMULA:
         abort(400, description=f"formula: at most {MAX_FORMULA} characters")
     view = {"formula": formula, "reference": reference or "", "confidence": confidence_text,
-            "confidences": CONFIDENCES, "error": None, "result": None, "charts": []}
+            "confidences": CONFIDENCES, "error": None, "result": None, "charts": [], "outcome": None,
+            "references": []}
     status = 200
     try:
+        outcome = parse_formula(formula, stored.survey).outcome
+        # the select of the modelled option belongs to the outcome it was drawn for: a new outcome
+        # typed in the model starts from its own default
+        if request.args.get("reference_of", outcome.id) != outcome.id:
+            reference = None
+        view.update(outcome=outcome, references=reference_choices(outcome, reference))
         parsed, built, result = fit_formula(pattern_counts(get_readonly_db(), stored), formula,
-                                            reference=reference, confidence=confidence)
-    except FormulaError as exc:  # the message names the question (or the reference option)
-        view["error"], status = str(exc), 400
+                                            reference=reference, confidence=confidence, survey=stored.survey)
+    except FormulaError as exc:  # the message names the question (or the reference option, or why its type cannot)
+        # the default model of a survey without any possible outcome is not a bad request: the page says why
+        view["error"], status = str(exc), (400 if asked or reference else 200)
     except RegressionError as exc:  # the data cannot support this model: say why, on a normal page
         view["error"] = str(exc)
     else:
         view.update(formula=parsed.text, built=built, result=result, charts=effect_charts(result))
     return render_template("dashboard/regression.html", stored=stored, role=role, view=view), status
+
+
+def monitor_data(stored, question) -> tuple[list[str], list]:
+    """Per day, the question's cumulative sufficient statistics: from the answer patterns when they hold
+    it, else from the stored rows' ``submitted_on`` day (Laplace numbers, check-all of > 7 options)."""
+    from deniable.server.store.aggregates import daily_codes
+    from deniable.server.survey.patterns import cumulative_stats, pattern_cumulative_stats
+
+    db = get_readonly_db()
+    if question.qtype.in_patterns(question):
+        return pattern_cumulative_stats(pattern_counts(db, stored), question.id)
+    days, codes = daily_codes(db, stored, question)
+    return cumulative_stats(question, days, codes, np.ones(codes.size, dtype=np.int64))
 
 
 @bp.route("/<slug>/monitoring")
@@ -98,17 +116,24 @@ def monitoring(slug: str):
     if qid not in {q.id for q in survey.questions}:
         abort(400, description=f"question: survey {slug!r} has no question {qid[:64]!r}")
     question = survey.question(qid)
-    days, table = daily_counts(pattern_counts(get_readonly_db(), stored), qid)
+    days, cumulative = monitor_data(stored, question)
     view = {"question": question, "confidence": confidence_text, "confidences": CONFIDENCES, "path": None,
-            "options": [], "tuned_for": max(stored.target_n or 1, 1)}
+            "series": [], "unavailable": None, "tuned_for": max(stored.target_n or 1, 1)}
     if days:
-        path = estimators.monitor_path(table, question.epsilon, labels=days, confidence=confidence,
-                                       tuned_for=view["tuned_for"])
-        view["path"] = path
-        for i, label in enumerate(question.options):
-            view["options"].append({"label": label, "chart": analysis_charts.sequence_band(
-                path.labels, path.n, path.estimate[:, i], path.ci_low[:, i], path.ci_high[:, i],
-                path.fixed_low[:, i], path.fixed_high[:, i], chart_id=f"band{i}",
-                title=(f"{question.text} — {label}: cumulative estimate by day with its {confidence:.0%} "
-                       f"confidence sequence (hatched) and the fixed-n exact interval (dashed)"))})
+        try:
+            path = question.qtype.monitor_series(question, days, cumulative, confidence=confidence,
+                                                 tuned_for=view["tuned_for"])
+        except NotAvailable as exc:  # the type has nothing to show over time: say why
+            view["unavailable"] = str(exc)
+        else:
+            view["path"] = path
+            which = ("confidence sequence (hatched) and the fixed-n exact interval (dashed)" if path["anytime"]
+                     else "fixed-n interval (hatched; not anytime-valid)")
+            for i, s in enumerate(path["series"]):
+                view["series"].append({**s, "chart": analysis_charts.sequence_band(
+                    path["labels"], path["n"], s["estimate"], s["ci_low"], s["ci_high"],
+                    s["fixed_low"] if path["anytime"] else None, s["fixed_high"] if path["anytime"] else None,
+                    lower=s["lower"], upper=s["upper"], chart_id=f"band{i}",
+                    title=(f"{question.text} — {s['label']}: cumulative estimate by day with its {confidence:.0%} "
+                           f"{which}"))})
     return render_template("dashboard/monitoring.html", stored=stored, role=role, view=view)

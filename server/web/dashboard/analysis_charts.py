@@ -29,17 +29,24 @@ def _x(t: int, periods: int) -> float:
     return PLOT_X + (PLOT_W * t / (periods - 1) if periods > 1 else PLOT_W / 2)
 
 
-def _y(value: float) -> float:
-    clipped = min(max(value, 0.0), 1.0) if math.isfinite(value) else 0.0
+def _y_of(value: float, lower: float = 0.0, upper: float = 1.0) -> float:
+    share = (value - lower) / (upper - lower) if upper > lower else 0.5
+    clipped = min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.0
     return PLOT_Y + (1 - clipped) * PLOT_H
 
 
+def _tick(value: float, lower: float, upper: float) -> str:
+    return f"{value:.2f}" if (lower, upper) == (0.0, 1.0) else f"{value:.4g}"
+
+
 def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[float], low: Sequence[float],
-                  high: Sequence[float], fixed_low: Sequence[float], fixed_high: Sequence[float], *,
-                  title: str, chart_id: str) -> Markup:
+                  high: Sequence[float], fixed_low: Sequence[float] | None, fixed_high: Sequence[float] | None, *,
+                  title: str, chart_id: str, lower: float = 0.0, upper: float = 1.0) -> Markup:
     """The cumulative estimate per period with its confidence-sequence band and the fixed-n interval.
 
-    ``chart_id`` must be unique on the page (it names the hatch pattern).
+    ``chart_id`` must be unique on the page (it names the hatch pattern).  ``fixed_low`` and
+    ``fixed_high`` None: no dashed lines (the band is itself the fixed-n interval).  The y axis runs
+    from ``lower`` to ``upper`` (shares: 0 to 1; a mean: the question's min to max).
     """
     periods = len(labels)
     width, height = PLOT_X + PLOT_W + RIGHT, PLOT_Y + PLOT_H + BOTTOM
@@ -52,21 +59,29 @@ def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[fl
         'patternTransform="rotate(45)"><rect width="6" height="6" fill="#e4ebf5"/>'
         '<line x1="0" y1="0" x2="0" y2="6" stroke="#7c95bd" stroke-width="1.5"/></pattern></defs>',
     ]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+
+    def _y(value: float) -> float:
+        return _y_of(value, lower, upper)
+
+    for step in (0.0, 0.25, 0.5, 0.75, 1.0):
+        tick = lower + step * (upper - lower)
         y = _f(_y(tick))
         out.append(f'<line class="grid" x1="{PLOT_X}" y1="{y}" x2="{PLOT_X + PLOT_W}" y2="{y}" stroke="#ccc" '
                    'stroke-width="0.5"/>')
-        out.append(f'<text x="{PLOT_X - 6}" y="{_f(_y(tick) + 4)}" font-size="10" text-anchor="end">{tick:.2f}</text>')
+        out.append(f'<text x="{PLOT_X - 6}" y="{_f(_y(tick) + 4)}" font-size="10" text-anchor="end">'
+                   f'{_tick(tick, lower, upper)}</text>')
     if periods:
-        upper = [(_x(t, periods), _y(v)) for t, v in enumerate(high)]
-        lower = [(_x(t, periods), _y(v)) for t, v in reversed(list(enumerate(low)))]
+        top = [(_x(t, periods), _y(v)) for t, v in enumerate(high)]
+        bottom = [(_x(t, periods), _y(v)) for t, v in reversed(list(enumerate(low)))]
         if periods == 1:  # a band needs some width: draw one period as a short bar
-            upper = [(upper[0][0] - 6, upper[0][1]), (upper[0][0] + 6, upper[0][1])]
-            lower = [(lower[0][0] + 6, lower[0][1]), (lower[0][0] - 6, lower[0][1])]
-        points = " ".join(f"{_f(x)},{_f(y)}" for x, y in upper + lower)
+            top = [(top[0][0] - 6, top[0][1]), (top[0][0] + 6, top[0][1])]
+            bottom = [(bottom[0][0] + 6, bottom[0][1]), (bottom[0][0] - 6, bottom[0][1])]
+        points = " ".join(f"{_f(x)},{_f(y)}" for x, y in top + bottom)
         out.append(f'<polygon class="band" points="{points}" fill="url(#{pattern})" stroke="#2b4a75" '
                    'stroke-width="1"/>')
         for name, values in (("fixed-low", fixed_low), ("fixed-high", fixed_high)):
+            if values is None:
+                continue
             line = " ".join(f"{_f(_x(t, periods))},{_f(_y(v))}" for t, v in enumerate(values))
             out.append(f'<polyline class="{name}" points="{line}" fill="none" stroke="#000" '
                        'stroke-dasharray="4 3" stroke-width="1"/>')
@@ -85,7 +100,8 @@ def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[fl
         last = periods - 1
         value = estimate[last]
         shown = f"{value:.3f}" if math.isfinite(value) else "—"
+        ends = ", ".join(f"{v:.3f}" if math.isfinite(v) else "—" for v in (low[last], high[last]))
         out.append(f'<text class="last" x="{PLOT_X + PLOT_W + 8}" y="{_f(_y(value) + 4)}" font-size="11">'
-                   f'{shown} [{low[last]:.3f}, {high[last]:.3f}]</text>')
+                   f'{shown} [{ends}]</text>')
     out.append("</svg>")
     return Markup("".join(out))

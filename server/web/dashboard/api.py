@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from deniable.server.store.surveys import survey_stats
 from deniable.server.survey import estimates as report
+from deniable.server.survey.analysis import marginal_estimates
 
 from ..connections import get_readonly_db
 from ..errors import api_error
@@ -39,9 +40,9 @@ def estimates(slug: str):
         field, problems = next(iter(form.errors.items()))
         return api_error(400, f"{field}: {' '.join(problems)}", field)
     stats = survey_stats(db, stored)
-    results = report.survey_estimates(stored.survey, stats, method=form.method.data,
-                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data,
-                                      monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
+    results = marginal_estimates(stored.survey, stats, method=form.method.data,
+                                 confidence=form.confidence_value, simultaneous=form.simultaneous.data,
+                                 monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     return Response(estimates_json(stored, results, respondents_from_counts(db, stored, stats)),
                     mimetype="application/json")
 

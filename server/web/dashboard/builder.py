@@ -1,8 +1,11 @@
 """The survey builder's page: the form, its error summary, and a planning panel beside each question.
 
-A single-choice question's panel comes from :func:`.planning.question_plan`; a numeric,
-check-all-that-apply or list-experiment question's from :func:`.type_planning.typed_plan`, once
-its slot holds a valid question (:func:`.slots.slot_question`).
+Each question's panel comes from its type (:meth:`QuestionType.plan
+<deniable.server.survey.questions.base.QuestionType.plan>`), once its slot holds a valid question
+(:func:`.slots.slot_question`); a type whose panel is its own partial names it
+(``plan_template``, rendered by ``_typed_plan.html``), and a type with ``plan_region`` gets the ε-DP
+region chart of a test of one answer.  A type without planning numbers says why (NotAvailable) and
+its panel asks for nothing more.
 
 The panels are computed from what the form holds now (saved or not), so a failed save or a
 question action shows them for the questions as typed; ``builder.js`` updates them live from
@@ -13,16 +16,14 @@ from __future__ import annotations
 
 from flask import render_template
 
-from deniable.client.mechanism import MechanismError, mechanism
-from deniable.server.survey.definition import MAX_OPTIONS
+from deniable.server.survey import questions
 from deniable.server.survey.explain import explain_total
-from deniable.server.survey.planning import question_plan
-from deniable.server.survey.type_planning import PLANNERS, typed_plan
+from deniable.server.survey.questions.base import NotAvailable
 
 from .charts import dp_region
-from .forms import LANGUAGE_NAMES, DesignForm, error_summary, split_options
+from .forms import LANGUAGE_NAMES, DesignForm, error_summary
 from .naming import KEEP_FIRST, STOP
-from .slots import KINDS, MECHANISMS, slot_question
+from .slots import kinds, mechanisms, slot_question, slot_type
 
 
 def _target_and_margin(form: DesignForm) -> tuple[int, float]:
@@ -37,24 +38,17 @@ def entry_plans(form: DesignForm) -> list[dict | None]:
     plans = []
     for position, entry in enumerate(form.questions.entries):
         sub = entry.form
-        if sub.kind.data in PLANNERS:
-            question = slot_question(sub)
-            plans.append(None if question is None or question.type != sub.kind.data
-                         else typed_plan(question, target, margin))
-            continue
-        k = len([o for o in split_options(sub.options.data) if o])
-        epsilon = None
-        if sub.protection.data != "direct":
-            try:
-                epsilon = mechanism(max(k, 2), float((sub.epsilon.data or "").replace(",", "."))).declared_epsilon
-            except (ValueError, MechanismError):
-                plans.append(None)
-                continue
-        if not 2 <= k <= MAX_OPTIONS:
+        qtype = slot_type(sub)
+        question = slot_question(sub)
+        if question is None or question.type != qtype.name:
             plans.append(None)
             continue
-        plan = question_plan(epsilon, k, target, margin)
-        if epsilon is not None:
+        try:
+            plan = qtype.plan(question, target, margin)
+        except NotAvailable:
+            plans.append(None)
+            continue
+        if qtype.plan_region and plan.get("protected"):
             plan["region"] = dp_region(plan["epsilon"], chart_id=f"region{position}")
         plans.append(plan)
     return plans
@@ -68,5 +62,7 @@ def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: s
     target, margin = _target_and_margin(form)
     return render_template("dashboard/edit.html", form=form, stored=stored, plans=plans, total=total,
                            summary=error_summary(form), focus=focus, target=target, margin=margin,
-                           language_names=LANGUAGE_NAMES, kinds=KINDS, mechanisms=MECHANISMS,
-                           stop_words=" ".join(sorted(STOP)), keep_first=" ".join(sorted(KEEP_FIRST)), **extra), status
+                           language_names=LANGUAGE_NAMES, kinds=kinds(), mechanisms=mechanisms(),
+                           types=questions.all_types(), types_by_name={t.name: t for t in questions.all_types()},
+                           default_kind=questions.DEFAULT, stop_words=" ".join(sorted(STOP)),
+                           keep_first=" ".join(sorted(KEEP_FIRST)), **extra), status

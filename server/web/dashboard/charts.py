@@ -103,7 +103,7 @@ def _bar_row(y: float, label: str, est: float, low: float, high: float, domain, 
     return [
         f'<text class="label" x="{PAD}" y="{_f(y + 14)}" font-size="{TEXT}">{escape(_shorten(label))}</text>',
         f'<text class="value" x="{WIDTH - PAD}" y="{_f(bar_y + BAR_H - 2)}" font-size="{TEXT}" text-anchor="end" '
-        f'data-estimate="{est!r}">{pct(est)} [{pct(low)}, {pct(high)}]</text>',
+        f'data-estimate="{float(est)!r}">{pct(est)} [{pct(low)}, {pct(high)}]</text>',
         f'<rect class="bar" x="{_f(x0)}" y="{_f(bar_y)}" width="{_f(x1 - x0)}" height="{BAR_H}" '
         f'fill="url(#{pattern})" stroke="#2b4a75" stroke-width="1"/>',
         f'<g class="whisker" data-ci-low="{low!r}" data-ci-high="{high!r}" stroke="#000" stroke-width="1.5">'
@@ -128,6 +128,11 @@ def bar_y(row: int) -> float:
 def estimate_bars(labels: Sequence[str], estimates: Sequence[float], ci_low: Sequence[float],
                   ci_high: Sequence[float], *, title: str, chart_id: str = "chart") -> Markup:
     """Horizontal bars of the estimates with whiskers from ``ci_low`` to ``ci_high``, one row per option.
+
+    ``estimates`` are the headlines a page shows (:func:`deniable.server.survey.questions.base.headline`,
+    a type's :meth:`~deniable.server.survey.questions.base.QuestionType.chart`): each inside its
+    interval, so a bar never ends outside its own whisker; never pass the unbiased estimates, which
+    can leave [0, 1].
 
     ``chart_id`` must be unique on the page (it names the hatch pattern).
     """
@@ -190,7 +195,7 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], estimates, ci_
     estimate and interval as text (the shade only repeats what the numbers say)."""
     width = HEAT_LABEL_W + len(col_labels) * HEAT_CELL_W + PAD
     height = HEAT_TOP + len(row_labels) * HEAT_CELL_H + PAD
-    values = [v for row in estimates for v in row if math.isfinite(v)]
+    values = [v for row in estimates for v in row if v is not None and math.isfinite(v)]
     low_end, top = min(values, default=0.0), max(values, default=0.0)
     span = top - low_end
     out = _svg_open("heatmap", width, height, chart_id, title)
@@ -204,11 +209,12 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], estimates, ci_
                    f'font-size="{TEXT}" text-anchor="end">{escape(_shorten(label, 14))}</text>')
         for j in range(len(col_labels)):
             est, low, high = estimates[i][j], ci_low[i][j], ci_high[i][j]
+            est = math.nan if est is None else float(est)
             # darker for larger, over the table's own range (the numbers carry the values)
             level = min(len(HEAT) - 1, int((est - low_end) / span * len(HEAT))) if span and math.isfinite(est) else 0
             ink = "#ffffff" if level >= 3 else "#111111"
             x = HEAT_LABEL_W + j * HEAT_CELL_W
-            out.append(f'<g class="cell" data-row="{i}" data-col="{j}" data-estimate="{est!r}">'
+            out.append(f'<g class="cell" data-row="{i}" data-col="{j}" data-estimate="{float(est)!r}">'
                        f'<rect x="{_f(x)}" y="{_f(y)}" width="{HEAT_CELL_W}" height="{HEAT_CELL_H}" '
                        f'fill="{HEAT[level]}" stroke="#ffffff" stroke-width="2"/>'
                        f'<text x="{_f(x + HEAT_CELL_W / 2)}" y="{_f(y + 22)}" font-size="{TEXT + 1}" '

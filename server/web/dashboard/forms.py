@@ -18,11 +18,12 @@ from wtforms import (BooleanField, FieldList, FloatField, Form, FormField, Hidde
 from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Optional
 
 from deniable.client.mechanism import MAX_EPSILON
+from deniable.server.survey import questions as question_types
 from deniable.server.survey.definition import DefinitionError, Survey, parse_definition, parse_question
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
-from .slots import FIELDS, KINDS, MECHANISMS, question_dict, question_entry, split_lines
+from .slots import FIELDS, kinds, mechanisms, question_dict, question_entry, split_lines
 
 MAX_TARGET = 100_000_000
 ACTIONS = ("up", "down", "duplicate", "delete")
@@ -34,7 +35,8 @@ class QuestionForm(Form):
     """One question slot (a subform: the outer FlaskForm carries the CSRF token), with the fields of
     every question type (:mod:`.slots`)."""
 
-    kind = RadioField("Question type", choices=list(KINDS), default="choice")
+    # every registered type (a callable: a type registered later is offered too)
+    kind = RadioField("Question type", choices=lambda: list(kinds()), default=question_types.DEFAULT)
     text = TextAreaField("Question text")
     qid = StringField("Question id")
     options = TextAreaField("Options")
@@ -43,7 +45,7 @@ class QuestionForm(Form):
     minimum = StringField("Smallest answer (min)")
     maximum = StringField("Largest answer (max)")
     step = StringField("Step between answers", default="1")
-    mechanism = RadioField("Mechanism", choices=list(MECHANISMS), default="auto")
+    mechanism = RadioField("Mechanism", choices=lambda: list(mechanisms()), default="auto")
     grid = StringField("Grid intervals G")
     # Plain string choices: tuples are deprecated in WTForms 3.3, SelectChoice is missing before it.
     protection = RadioField("Asked", choices=["protected", "direct"], default="protected")

@@ -96,14 +96,53 @@ def delete(slug: str):
 
 
 def wording_from_form(stored, form) -> dict:
-    """The wording fix as posted: page texts, and per question its text and option labels."""
+    """The wording fix as posted: page texts, and per question the texts its type lets a launched survey
+    reword (:meth:`QuestionType.wording <deniable.server.survey.questions.base.QuestionType.wording>`).
+
+    A list of labels is read as posted (``wording-questions-<i>-<key>-<j>``, in the order of ``j``), so
+    that a post with another number of labels is refused by name instead of being padded or cut."""
+    import re
+
     wording = {name: form.get(f"wording-{name}", getattr(stored.survey, name))
                for name in ("title", "description", "information", "contact")}
-    wording["questions"] = {
-        q.id: {"text": form.get(f"wording-questions-{i}-text", q.text),
-               "options": [form.get(f"wording-questions-{i}-options-{j}", label) for j, label in enumerate(q.options)]}
-        for i, q in enumerate(stored.survey.questions)}
+    wording["questions"] = {}
+    for i, q in enumerate(stored.survey.questions):
+        words = {}
+        for key, current in q.qtype.wording(q).items():
+            name = f"wording-questions-{i}-{key}"
+            if isinstance(current, str):
+                words[key] = form.get(name, current)
+                continue
+            posted = sorted((int(m.group(1)), form.get(field)) for field in form
+                            if (m := re.fullmatch(re.escape(name) + r"-([0-9]{1,4})", field)))
+            words[key] = [value for _, value in posted] if posted else list(current)
+        wording["questions"][q.id] = words
     return wording
+
+
+def wording_inputs(stored, wording=None) -> list[dict]:
+    """The wording form's questions: per question its id and blocks of inputs ``{id, label, value, textarea}``
+    (a block with ``group``: a list of labels),
+    from its type (what may be reworded and what it is called), with ``wording``'s values when posted."""
+    out = []
+    for i, q in enumerate(stored.survey.questions):
+        current = q.qtype.wording(q)
+        posted = (wording or {}).get("questions", {}).get(q.id, {})
+        names = q.qtype.wording_labels(q)
+        inputs = []
+        for key, was in current.items():
+            label = names.get(key, (key, key))[0]
+            value = posted.get(key, was)
+            if isinstance(was, str):
+                inputs.append({"group": False, "inputs": [{"id": f"wording-questions-{i}-{key}", "value": value,
+                                                           "label": label[:1].upper() + label[1:],
+                                                           "textarea": key == "text"}]})
+            else:
+                inputs.append({"group": True, "inputs": [
+                    {"id": f"wording-questions-{i}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}", "value": v,
+                     "textarea": False} for j, v in enumerate(value)]})
+        out.append({"qid": q.id, "blocks": inputs})
+    return out
 
 
 def field_id(field: str) -> str:
@@ -116,7 +155,7 @@ def render_launched(stored, extras, *, errors=None, status: int = 200, wording=N
 
     ``errors`` are ``(field id, message)`` pairs, listed at the top and linked to their field."""
     return render_template("dashboard/launched.html", stored=stored, errors=errors or [],
-                           wording=wording, **extras), status
+                           wording=wording, wording_inputs=wording_inputs(stored, wording), **extras), status
 
 
 @bp.route("/<slug>/wording", methods=["POST"])
@@ -128,8 +167,13 @@ def wording(slug: str):
     try:
         fix_wording(get_db(), slug, posted, changed_by=current_researcher()["email"])
     except WordingError as exc:
+        target = field_id(exc.field)
+        ids = {i["id"] for question in wording_inputs(stored, posted) for block in question["blocks"]
+               for i in block["inputs"]}
+        if target not in ids and f"{target}-0" in ids:  # the number of a list of labels: its first one
+            target = f"{target}-0"
         return render_launched(stored, survey_page_extras(stored, role), status=422, wording=posted,
-                               errors=[(field_id(exc.field), f"{_where(exc.field)}: {exc.message}")])
+                               errors=[(target, f"{_where(exc.field, stored)}: {exc.message}")])
     except LifecycleError as exc:
         return render_launched(stored, survey_page_extras(stored, role), status=409, wording=posted,
                                errors=[("wording-form", str(exc))])
@@ -138,8 +182,9 @@ def wording(slug: str):
     return redirect(url_for("dashboard.edit", slug=slug, _anchor="changes-title"))
 
 
-def _where(field: str) -> str:
-    """``questions[1].options[0]`` → ``Question 2, option 1``."""
+def _where(field: str, stored=None) -> str:
+    """``questions[1].options[0]`` → ``Question 2, option 1`` (in the words of the question's type:
+    ``Question 3, item 1`` for a list experiment's control item)."""
     import re
 
     match = re.fullmatch(r"questions\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?", field)
@@ -147,8 +192,14 @@ def _where(field: str) -> str:
         return field.capitalize()
     number, part, option = match.groups()
     where = f"Question {int(number) + 1}"
+    if part and stored is not None and int(number) < len(stored.survey.questions):
+        q = stored.survey.questions[int(number)]
+        label = q.qtype.wording_labels(q).get(part, (part, part))[0]
+        part = label + "s" if option is None and not isinstance(q.qtype.wording(q).get(part, ""), str) else label
+    elif part and option is not None:
+        part = part[:-1] if part.endswith("s") else part
     if option is not None:
-        return f"{where}, option {int(option) + 1}"
+        return f"{where}, {part or 'option'} {int(option) + 1}"
     return f"{where}, {part}" if part else where
 
 

@@ -14,8 +14,9 @@ from flask import Blueprint, flash, redirect, render_template, request, url_for
 
 from deniable.server.store import releases
 from deniable.server.store.aggregates import pattern_counts
-from deniable.server.store.surveys import today
-from deniable.server.survey.release import ReleaseError, candidates, draw_release, ledger_entries, parse_items
+from deniable.server.store.surveys import survey_stats, today
+from deniable.server.survey.release import (PROTECTED_ONLY, ReleaseError, candidates, draw_release, ledger_entries,
+                                            parse_items, unavailable)
 
 from ..connections import get_db, get_readonly_db
 from .auth import require_login
@@ -35,6 +36,8 @@ def _page(stored, *, error: str | None = None, status: int = 200, values: dict |
         "dashboard/publish.html", stored=stored, role="owner", error=error, values=values or {},
         budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
         latest=releases.latest_release(db, stored.id), candidates=candidates(stored.survey),
+        unavailable=unavailable(stored.survey), protected_only=PROTECTED_ONLY,
+        has_protected=any(q.protected for q in stored.survey.questions),
     ), status
 
 
@@ -81,12 +84,15 @@ def release(slug: str):
         return _page(stored, status=409, values=values,
                      error=f"this release costs ε = {cost:g}, but only {current.remaining:g} of the budget of "
                            f"{current.epsilon:g} is left: refused, nothing was released")
-    document = draw_release(pattern_counts(get_readonly_db(), stored), items, day=today())
+    db = get_readonly_db()
+    document = draw_release(pattern_counts(db, stored), items, day=today(), survey=stored.survey,
+                            stats=survey_stats(db, stored))
     try:
         releases.record_release(get_db(), stored, document, ledger_entries(document))
     except releases.BudgetError as exc:  # another release got there first
         return _page(stored, error=str(exc), status=409, values=values)
-    flash(f"Released: ε = {cost:g} spent. The public page shows it until you withdraw it.", "info")
+    what = "" if items else " (the protected questions' estimates alone)"
+    flash(f"Released{what}: ε = {cost:g} spent. The public page shows it until you withdraw it.", "info")
     return redirect(url_for("publish.publish", slug=slug), 303)
 
 

@@ -1,6 +1,7 @@
 """What the dashboard's results pages show: per-question estimates, cross-tabs, subgroups, planning.
 
-Numbers come from :mod:`deniable.estimators` on the stored counts, and each option's row is
+Numbers come from :mod:`deniable.server.survey.analysis` (the orchestration the command line
+uses too) on the stored counts and answer patterns, and each option's row is
 :func:`deniable.server.survey.estimates.question_json`, the same record as the exports, the
 results API and ``deniable estimate``, so an export reproduces the page.  Every estimate
 travels with n, ε, the method and its interval (docs/design.md, invariant 5).
@@ -18,9 +19,12 @@ from wtforms.validators import NumberRange, Optional
 
 from deniable import estimators
 from deniable.server.store.aggregates import pattern_counts
+from deniable.server.store.responses import load_db_dataset
 from deniable.server.store.surveys import option_counts, respondent_count
-from deniable.server.survey.estimates import CSV_COLUMNS, question_rows, question_json
+from deniable.server.survey import analysis
+from deniable.server.survey.estimates import CSV_COLUMNS, question_json, question_rows
 from deniable.server.survey.patterns import Patterns
+from deniable.server.survey.questions.base import headline, json_number
 
 from ..fields import BoundedIntegerField
 from . import charts
@@ -48,103 +52,112 @@ def fake_shift(m: int, p: float, q: float, n: int) -> float:
     return m * (1 - q) / ((p - q) * n) if n else math.inf
 
 
+def _unbiased_label(row: dict) -> dict:
+    """A row with its ``headline`` (the number the page shows) and whether that is not the unbiased estimate."""
+    shown = json_number(row.get("headline"))
+    unbiased = json_number(row.get("estimate"))
+    return {**row, "headline": shown, "replaced": shown is not None and unbiased is not None and shown != unbiased}
+
+
+def option_rows(q, record: dict) -> list[dict]:
+    """The rows of a categorical question's table: each option's record row with its headline."""
+    return [_unbiased_label({**row, "headline": headline(row)}) for row in record["options"]]
+
+
+def typed_rows(q, result) -> list[dict]:
+    """The rows of another type's table: the estimates CSV's rows (the mean, each option or grid value,
+    the median, the prevalence, …), each with the headline its type gives it
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.shown_rows`)."""
+    rows = []
+    for row, shown in zip(question_rows(q, result), q.qtype.shown_rows(q, result)):
+        cells = {c: ("" if row.get(c) is None else row[c]) for c in CSV_COLUMNS}
+        rows.append(_unbiased_label({**cells, "estimate": row.get("estimate"), "headline": shown.get("headline")}))
+    return rows
+
+
+def _chart(q, record: dict, position: int, title: str):
+    """The estimate bars of a record, drawn at each row's headline (its type's :meth:`chart`)."""
+    drawn = q.qtype.chart(q, record)
+    if not drawn or any(v is None for key in ("estimate", "ci_low", "ci_high") for v in drawn[key]):
+        return None
+    return charts.estimate_bars(drawn["labels"], drawn["estimate"], drawn["ci_low"], drawn["ci_high"],
+                                chart_id=f"q{position}", title=title)
+
+
 def question_results(survey, stats: dict, *, method: str, confidence: float, simultaneous: bool,
                      fake: int | None = None, monitoring: bool = False, tuned_for: int = 10_000) -> list[dict]:
     """Per question: its estimate (None before any answer), the table rows, the SVG chart.
 
-    ``stats`` is :func:`deniable.server.store.surveys.survey_stats`: a choice question's option
-    counts, or another type's sufficient statistics (then ``typed`` holds its rows as in the
-    estimates CSV: the mean, each option or grid value, the median, the prevalence, …).
+    The estimates are :func:`deniable.server.survey.analysis.marginal_estimates` (those of the API,
+    the exports and ``deniable estimate``).  A categorical question's table has one row per option
+    (``rows``); another type's has the rows of the estimates CSV (``typed``: the mean, each option
+    or grid value, the median, the prevalence, …).  Every row shows its headline, inside its interval.
     """
     items = []
-    for position, q in enumerate(survey.questions):
-        if not q.qtype.categorical:
-            items.append(_typed_item(q, stats[q.id], position, method=method, confidence=confidence,
-                                     simultaneous=simultaneous))
+    results = analysis.marginal_estimates(survey, stats, method=method, confidence=confidence,
+                                          simultaneous=simultaneous, monitoring=monitoring, tuned_for=tuned_for)
+    for position, (q, result) in enumerate(results):
+        n = q.qtype.n_of(result)
+        item = {"question": q, "n": n, "result": None, "record": None, "rows": [], "chart": None, "shift": None,
+                "mechanism": q.mechanism, "typed": None}
+        items.append(item)
+        if not n:
             continue
-        observed = np.asarray(stats.get(q.id, np.zeros(q.k, dtype=np.int64)), dtype=np.int64)
-        item = {"question": q, "n": int(observed.sum()), "result": None, "rows": [], "chart": None,
-                "shift": None, "mechanism": q.mechanism, "typed": None}
-        if item["n"]:
-            if monitoring:
-                result = estimators.monitor(observed, q.epsilon, confidence=confidence, simultaneous=simultaneous,
-                                            tuned_for=tuned_for)
-            else:
-                result = estimators.estimate(observed, q.epsilon, confidence=confidence, method=method,
-                                             simultaneous=simultaneous)
+        record = question_json(q, result)
+        item["record"] = record
+        if q.qtype.categorical:
             item["result"] = result
-            item["rows"] = question_json(q, result)["options"]
+            item["rows"] = option_rows(q, record)
             if fake is not None:
                 item["shift"] = fake_shift(fake, result.p, result.q, result.n)
-            item["chart"] = charts.estimate_bars(
-                q.options, list(result.estimate), list(result.ci_low), list(result.ci_high), chart_id=f"q{position}",
-                title=(f"{q.text} — estimates with {confidence:.0%} "
-                       f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n:,}"),
-            )
-        items.append(item)
+            title = (f"{q.text} — estimates with {confidence:.0%} "
+                     f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n:,}")
+        else:
+            item["typed"] = typed_rows(q, result)
+            title = f"{q.text} — estimates with {confidence:.0%} intervals, n = {n:,}"
+        item["chart"] = _chart(q, record, position, title)
     return items
 
 
-def _typed_item(q, stats, position: int, *, method: str, confidence: float, simultaneous: bool) -> dict:
-    """A numeric, check-all-that-apply or list question's results: the rows of the estimates CSV
-    (:func:`deniable.server.survey.type_estimates.csv_rows`) and a chart of its shares."""
-    item = {"question": q, "n": 0, "result": None, "rows": [], "chart": None, "shift": None,
-            "mechanism": q.mechanism, "typed": []}
-    result = q.qtype.estimate(q, stats, method=method, confidence=confidence, simultaneous=simultaneous)
-    item["n"] = q.qtype.n_of(result)
-    if not item["n"]:
-        return item
-    rows = [{c: ("" if row.get(c) is None else row[c]) for c in CSV_COLUMNS} for row in question_rows(q, result)]
-    item["typed"] = rows
-    shares = [r for r in rows if isinstance(r["option"], int) or r["option"] == "prevalence"]
-    if shares and all(r["estimate"] != "" and r["ci_low"] != "" for r in shares):
-        item["chart"] = charts.estimate_bars(
-            [str(r["label"]) for r in shares], [r["estimate"] for r in shares], [r["ci_low"] for r in shares],
-            [r["ci_high"] for r in shares], chart_id=f"q{position}",
-            title=f"{q.text} — estimates with {confidence:.0%} intervals, n = {item['n']:,}")
-    return item
-
-
-def _protected(stored) -> list:
-    """The protected single-choice questions: what cross-tabs and subgroups are made of."""
-    return [q for q in stored.survey.questions if q.protected and q.qtype.categorical]
-
-
-def crosstab_view(db, stored, args) -> dict:
-    """The cross-tab of two protected questions, with the single-question intervals to compare."""
-    protected = _protected(stored)
-    view = {"protected": protected, "error": None, "result": None, "confidences": CONFIDENCES}
-    if len(protected) < 2:
-        view["error"] = "A cross-tab needs two protected single-choice questions; this survey has fewer."
-        return view
-    ids = [q.id for q in protected]
+def crosstab_view(db, stored, args) -> tuple[dict, int]:
+    """The cross-tab of two questions whose types allow it (:func:`~deniable.server.survey.analysis.check_crosstab`,
+    the command line's check), with the single-question intervals to compare; and the HTTP status
+    (400 for a choice the analysis refuses, with the reason in words)."""
+    survey = stored.survey
+    candidates = analysis.crosstab_questions(survey)
+    view = {"questions": candidates, "error": None, "result": None, "confidences": CONFIDENCES}
+    if len(candidates) < 2 and "row" not in args and "col" not in args:
+        view["error"] = "A cross-tab needs two single-choice questions; this survey has fewer."
+        return view, 200
+    ids = [q.id for q in candidates] + ["", ""]
     row_id = args.get("row", ids[0])
     col_id = args.get("col", ids[1])
     confidence = args.get("confidence", "0.95")
     view.update(row_id=row_id, col_id=col_id, confidence=confidence)
-    if row_id not in ids or col_id not in ids:
-        view["error"] = "Choose two protected questions of this survey."
-        return view
-    if row_id == col_id:
-        view["error"] = "Choose two different questions."
-        return view
     if confidence not in CONFIDENCES:
         view["error"] = "confidence: choose 0.90, 0.95 or 0.99."
-        return view
+        return view, 400
+    try:
+        q_row, q_col = analysis.check_crosstab(survey, row_id, col_id)
+    except analysis.AnalysisError as exc:
+        view["error"] = str(exc)
+        return view, 400
     level = float(confidence)
-    q_row, q_col = stored.survey.question(row_id), stored.survey.question(col_id)
-    joint = survey_patterns(db, stored).dataset().joint_counts(row_id, col_id)  # aggregates: no row scan
+    dataset = survey_patterns(db, stored).dataset()  # aggregates: no row scan
+    joint = dataset.joint_counts(q_row.id, q_col.id)
     view.update(q_row=q_row, q_col=q_col, joint=joint, cost=q_row.mechanism.epsilon + q_col.mechanism.epsilon)
     if joint.sum() == 0:
         view["error"] = "No respondent has answered both questions yet."
-        return view
-    result = estimators.crosstab(joint, q_row.epsilon, q_col.epsilon, level)
-    view["result"] = result
+        return view, 200
+    ct = analysis.crosstab(survey, q_row.id, q_col.id, dataset, confidence=level)
+    result = ct.result
+    shown = analysis.crosstab_headlines(ct)
+    view.update(result=result, headlines=shown)
     view["joint_chart"] = charts.heatmap(
-        q_row.options, q_col.options, result.joint_estimate, result.joint_ci_low, result.joint_ci_high,
+        q_row.options, q_col.options, shown["joint"], result.joint_ci_low, result.joint_ci_high,
         chart_id="joint", title=f"Joint estimates of {q_row.id} (rows) and {q_col.id} (columns), with intervals")
     view["conditional_chart"] = charts.heatmap(
-        q_row.options, q_col.options, result.conditional_estimate, result.conditional_ci_low,
+        q_row.options, q_col.options, shown["conditional"], result.conditional_ci_low,
         result.conditional_ci_high, chart_id="conditional",
         title=f"Estimates of {q_col.id} (columns) within each answer to {q_row.id} (rows), with intervals")
     # The same confidence, the Wald intervals of each question alone: how much wider is the joint?
@@ -156,52 +169,68 @@ def crosstab_view(db, stored, args) -> dict:
     joint_width = float(np.mean(np.asarray(result.joint_ci_high) - np.asarray(result.joint_ci_low)))
     view.update(single_widths=singles, joint_width=joint_width,
                 width_ratio={qid: joint_width / w if w else math.inf for qid, w in singles.items()})
-    return view
+    return view, 200
 
 
-def subgroup_view(db, stored, args) -> dict:
-    """A protected question's estimates within each option of a direct question, and among those
-    who did not answer it; ``chart`` draws one option's estimates side by side across the groups."""
-    protected = _protected(stored)
-    direct = [q for q in stored.survey.questions if not q.protected and q.qtype.categorical]
+def _group_meta(record: dict) -> dict:
+    """n, ε, the method, the confidence of a group's record, whatever its type (invariant 5)."""
+    method = record.get("method") or (record.get("mean") or {}).get("method") or ""
+    return {"epsilon": record.get("epsilon"), "method": method, "confidence": record.get("confidence"),
+            "simultaneous": bool(record.get("simultaneous"))}
+
+
+def subgroup_view(db, stored, args) -> tuple[dict, int]:
+    """A question's estimates within each option of a directly asked question, and among those who did not
+    answer it (:func:`deniable.server.survey.analysis.subgroups`, the groups of ``deniable estimate --by``);
+    ``chart`` draws the groups' estimates side by side; and the HTTP status (400 for a refused choice)."""
+    survey = stored.survey
+    direct = analysis.grouping_questions(survey)
     form = ResultsForm(args)
-    view = {"protected": protected, "direct": direct, "form": form, "error": None, "groups": []}
-    if not protected or not direct:
-        view["error"] = "Subgroups need a protected question and a question asked directly."
-        return view
-    qid = args.get("question", protected[0].id)
+    view = {"questions": list(survey.questions), "direct": direct, "form": form, "error": None, "groups": [],
+            "empty": []}
+    if not direct or len(survey.questions) < 2:
+        view["error"] = "Subgroups need a question asked directly to group by, and another question."
+        return view, 200
     by = args.get("by", direct[0].id)
+    qid = args.get("question", next((q.id for q in survey.questions if q.id != by), ""))
     view.update(qid=qid, by=by)
-    if qid not in {q.id for q in protected} or by not in {q.id for q in direct}:
-        view["error"] = "Choose a protected question and a direct question of this survey."
-        return view
     if not form.validate():
         view["error"] = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
-        return view
-    q, q_by = stored.survey.question(qid), stored.survey.question(by)
-    table = survey_patterns(db, stored).dataset().counts_by(qid, by)  # aggregates: no row scan
-    # Those who answered the protected question but not the direct one: its counts minus the groups'.
-    table = np.asarray(table, dtype=np.int64)
-    unanswered = np.asarray(option_counts(db, stored.id).get(qid, np.zeros(q.k)), dtype=np.int64) - table.sum(axis=0)
-    labels = [*q_by.options, NOT_ANSWERED]
-    counts = [*table, np.maximum(unanswered, 0)]
-    nonempty = [g for g in range(len(counts)) if counts[g].sum() > 0]
-    results = estimators.subgroups([counts[g] for g in nonempty], q.epsilon, confidence=form.confidence_value,
-                                   method=form.method.data, simultaneous=form.simultaneous.data) if nonempty else []
-    for g, result in zip(nonempty, results):
-        view["groups"].append({"label": labels[g], "result": result, "question": q,
-                               "not_answered": g == q_by.k})
-    view["empty"] = [q_by.options[g] for g in range(q_by.k) if g not in nonempty]
-    drawn = [{"label": g["label"], "n": int(g["result"].n), "estimate": list(g["result"].estimate),
-              "ci_low": list(g["result"].ci_low), "ci_high": list(g["result"].ci_high)} for g in view["groups"]]
-    if drawn:
-        first = view["groups"][0]["result"]
+        return view, 400
+    try:
+        q, q_by = analysis.check_subgroups(survey, qid, by)
+    except analysis.AnalysisError as exc:
+        view["error"] = str(exc)
+        return view, 400
+    if analysis.needs_rows(survey, [q.id, q_by.id]):  # a question the answer patterns do not hold
+        dataset = load_db_dataset(db, stored.slug)
+    else:
+        dataset = survey_patterns(db, stored).dataset()  # aggregates: no row scan
+    sg = analysis.subgroups(survey, q.id, q_by.id, dataset, method=form.method.data,
+                            confidence=form.confidence_value, simultaneous=form.simultaneous.data)
+    for group in sg.groups:
+        if group.empty:
+            view["empty"].append(group.label)
+            continue
+        rows = option_rows(q, group.record) if q.qtype.categorical else typed_rows(q, group.result)
+        view["groups"].append({"label": group.label, "not_answered": group.not_answered, "n": group.n,
+                               "record": group.record, "rows": rows, "categorical": q.qtype.categorical,
+                               **_group_meta(group.record)})
+    drawn = []
+    for g in view["groups"]:
+        bars = q.qtype.chart(q, g["record"])
+        if not bars or any(v is None for key in ("estimate", "ci_low", "ci_high") for v in bars[key]):
+            drawn = []
+            break
+        drawn.append({"label": g["label"], "n": g["n"], **bars})
+    if drawn and all(d["labels"] == drawn[0]["labels"] for d in drawn):
+        first = view["groups"][0]
         view["chart"] = charts.grouped_bars(
-            q.options, drawn, chart_id="subgroups",
-            title=(f"{q.text}: each option's estimate by {q_by.text}, {first.confidence:.0%} "
-                   f"{first.method} intervals"))
+            drawn[0]["labels"], drawn, chart_id="subgroups",
+            title=(f"{q.text}: each estimate by {q_by.text}, {first['confidence']:.0%} "
+                   f"{first['method']} intervals"))
     view.update(q=q, q_by=q_by)
-    return view
+    return view, 200
 
 
 _PATTERNS: dict[tuple, tuple[int, Patterns]] = {}
@@ -225,9 +254,6 @@ def survey_patterns(db, stored) -> Patterns:
         _PATTERNS.pop(next(iter(_PATTERNS)))
     _PATTERNS[key] = (int(patterns.counts.sum()), patterns)
     return patterns
-
-
-NOT_ANSWERED = "not answered"
 
 
 def respondents_from_counts(db, stored, counts) -> int:

@@ -22,6 +22,7 @@ from deniable.server.store.surveys import (LifecycleError, insert_survey, option
 from deniable.server.store.wording import wording_changes, wording_history
 from deniable.server.survey import estimates as report
 from deniable.server.survey import filenames
+from deniable.server.survey.analysis import marginal_estimates
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
 
 from ..connections import get_db, get_readonly_db
@@ -123,7 +124,7 @@ def survey_page_extras(stored, role) -> dict:
     return dict(role=role, share=share_info(stored), invitation_form=InvitationForm(), share_form=ShareForm(),
                 action_form=ActionForm(), shares=access.shares(db, stored.id),
                 unused_invitations=invitations.unused(db, stored.id),
-                changes=wording_changes(wording_history(db, stored.id)))
+                changes=wording_changes(wording_history(db, stored.id), stored.survey))
 
 
 @bp.route("/<slug>/edit", methods=["GET", "POST"])
@@ -251,16 +252,16 @@ def results(slug: str):
 def crosstab(slug: str):
     db = get_readonly_db()
     stored, role = survey_for(slug)
-    view = crosstab_view(db, stored, request.args)
-    return render_template("dashboard/crosstab.html", stored=stored, view=view, role=role)
+    view, status = crosstab_view(db, stored, request.args)
+    return render_template("dashboard/crosstab.html", stored=stored, view=view, role=role), status
 
 
 @bp.route("/<slug>/subgroups")
 def subgroups(slug: str):
     db = get_readonly_db()
     stored, role = survey_for(slug)
-    view = subgroup_view(db, stored, request.args)
-    return render_template("dashboard/subgroups.html", stored=stored, view=view, role=role)
+    view, status = subgroup_view(db, stored, request.args)
+    return render_template("dashboard/subgroups.html", stored=stored, view=view, role=role), status
 
 
 MIMETYPES = {"csv": "text/csv", "json": "application/json", "parquet": "application/vnd.apache.parquet",
@@ -285,9 +286,9 @@ def export_estimates(slug: str, name: str):
     stored, _ = survey_for(slug)
     form = _results_form()
     stats = survey_stats(db, stored)
-    results = report.survey_estimates(stored.survey, stats, method=form.method.data,
-                                      confidence=form.confidence_value, simultaneous=form.simultaneous.data,
-                                      monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
+    results = marginal_estimates(stored.survey, stats, method=form.method.data,
+                                 confidence=form.confidence_value, simultaneous=form.simultaneous.data,
+                                 monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     if name.endswith(".json"):
         body = estimates_json(stored, results, respondents_from_counts(db, stored, stats))
         mimetype = "application/json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from deniable.server.store.surveys import get_launched_survey
-from deniable.server.survey.definition import number
+from deniable.server.survey.questions.base import NotAvailable
 
 from ..app import csrf
 from ..connections import get_db
@@ -42,37 +42,15 @@ def survey(slug):
 def question_design(q) -> dict:
     """A question as the API publishes it: what a client needs to randomize and report.
 
-    A choice: ``options``, ``k`` and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``,
-    ``realized_epsilon``.  The other types add ``type`` and their mechanism's integers: a numeric
-    question ``min``, ``max``, ``step``, ``steps`` (m) and ``mechanism`` with ``grid`` and
-    ``threshold`` (grid randomized response) or ``threshold`` and ``tail`` (discrete Laplace: reports
-    are steps from min in ``−tail..m + tail``); a multi question ``options`` and each tick's
-    ``threshold``, ``p``; a list experiment ``items``, ``sensitive`` and the count's ``threshold``
-    (reports ``{"arm": 0|1, "count": c}``).
+    ``id``, ``text``, ``required``, ``protected`` and what its type publishes
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.api_design`: a choice ``options``, ``k``
+    and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``, ``realized_epsilon``; the other types
+    add ``type`` and their mechanism's integers).  A type that publishes no design says why in
+    ``not_available`` instead of failing.
     """
     item = {"id": q.id, "text": q.text, "required": q.required, "protected": q.protected}
-    if q.type != "choice":
-        item["type"] = q.type
-    mech = q.mechanism
-    if q.type == "numeric":
-        item.update(min=number(q.minimum), max=number(q.maximum), step=number(q.step), steps=q.steps)
-        if q.protected:
-            item.update(epsilon=q.epsilon, mechanism=q.method, threshold=mech.threshold,
-                        realized_epsilon=mech.epsilon)
-            if q.method == "grid":
-                item.update(grid=q.grid, p=mech.rr.p, q=mech.rr.q)
-            else:
-                item.update(tail=mech.tail, t=mech.t)
-        else:
-            item["mechanism"] = "direct"
-        return item
-    if q.type == "list":
-        item.update(items=list(q.options), sensitive=q.sensitive)
-        if q.protected:
-            item.update(epsilon=q.epsilon, k=mech.k, threshold=mech.threshold, p=mech.rr.p, q=mech.rr.q,
-                        realized_epsilon=mech.epsilon)
-        return item
-    item.update(options=list(q.options), k=q.k)
-    if q.protected:
-        item.update(epsilon=q.epsilon, threshold=mech.threshold, p=mech.p, q=mech.q, realized_epsilon=mech.epsilon)
+    try:
+        item.update(q.qtype.api_design(q))
+    except NotAvailable as exc:
+        item.update(type=q.qtype.name, not_available=str(exc))
     return item

@@ -24,7 +24,7 @@ from ..i18n import explain_options, set_survey_language
 from ..ratelimit import limited
 from .forms import build_form, form_reports, unknown_fields
 from .group_commit import submit as submit_response
-from .typed import survey_page_data
+from .typed import card_scripts, survey_page_data
 
 bp = Blueprint("respond", __name__)
 MAX_TOKEN_LENGTH = 64  # invitation tokens are 24 characters
@@ -57,6 +57,7 @@ def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
         "survey.html", stored=stored, survey=stored.survey, form=form or build_form(stored.survey),
         privacy=explain_survey(stored.survey, **explain_options()), error=error, error_field=error_field,
         invitation=invitation, preview=preview, typed=survey_page_data(stored.survey),
+        card_scripts=card_scripts(stored.survey),
     ), status
 
 
@@ -96,7 +97,8 @@ def submit(slug):
 def thanks(slug):
     stored = load_published(slug)
     session.pop("sent", None)  # what a session of an earlier version may still hold
-    return render_template("thanks.html", survey=stored.survey, typed=survey_page_data(stored.survey))
+    return render_template("thanks.html", survey=stored.survey, typed=survey_page_data(stored.survey),
+                           privacy=explain_survey(stored.survey, **explain_options()))
 
 
 @bp.get("/favicon.ico")

@@ -8,8 +8,9 @@
 // - The planning numbers come from /dashboard/plan.json: the planner is exact (it sums the
 //   Feldman–Cousins intervals over the binomial distribution), so the numbers are exactly those of
 //   `deniable plan`.  A request is sent 350 ms after the last keystroke; older answers are dropped.
-//   A numeric, check-all-that-apply or list-experiment question's answer carries its panel
-//   rendered by the server (the same Jinja macro as the page), so the two never disagree.
+//   A question whose type has its own panel gets it rendered by the server (the same Jinja
+//   macro as the page), so the two never disagree; nothing here names a question type: what a
+//   type needs before its numbers can be computed comes from its radio's label (data-plan-needs).
 // - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
 
 const form = document.getElementById("design-form");
@@ -79,11 +80,6 @@ function el(tag, attrs = {}, ...children) {
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
   for (const child of children) node.append(child);
   return node;
-}
-
-function optionCount(card) {
-  const text = card.querySelector("textarea[id$='-options']").value;
-  return text.split("\n").map((line) => line.trim()).filter(Boolean).length;
 }
 
 function isDirect(card) {
@@ -182,28 +178,6 @@ async function fetchPlan(card, panel, params, render) {
   }
 }
 
-function refreshTyped(card, panel, kind) {
-  const params = typedParams(card, kind);
-  const epsilonText = fieldValue(card, "epsilon");
-  if (typeof params === "string") {
-    renderEmpty(panel, params);
-    updateTotal();
-    return;
-  }
-  if (!isDirect(card)) {
-    if (!(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
-      renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
-      updateTotal();
-      return;
-    }
-    params.set("epsilon", epsilonText);
-  }
-  const { target, margin } = planInputs();
-  params.set("target", String(target));
-  params.set("margin", String(margin));
-  fetchPlan(card, panel, params, (plan) => renderTyped(panel, plan));
-}
-
 const pending = new Map();
 
 function schedule(card) {
@@ -213,9 +187,13 @@ function schedule(card) {
 
 let generation = 0;
 
+function kindRadio(card) {
+  return card.querySelector("input.q-kind:checked");
+}
+
 function kindOf(card) {
-  const checked = card.querySelector("input.q-kind:checked");
-  return checked ? checked.value : "choice";
+  const checked = kindRadio(card);
+  return checked ? checked.value : form.dataset.defaultKind;
 }
 
 function fieldValue(card, suffix) {
@@ -224,48 +202,50 @@ function fieldValue(card, suffix) {
 }
 
 function lineCount(card, suffix) {
-  return card.querySelector(`textarea[id$='-${suffix}']`).value.split("\n").map((line) => line.trim())
-    .filter(Boolean).length;
+  const area = card.querySelector(`textarea[id$='-${suffix}']`);
+  return area ? area.value.split("\n").map((line) => line.trim()).filter(Boolean).length : 0;
 }
 
-// The parameters of a typed question's plan, or the sentence saying what is missing.
-function typedParams(card, kind) {
+// The parameters of /dashboard/plan.json from every field of the card; the server reads those of the
+// question's type (its QuestionType.plan_query) and ignores the rest.
+function planParams(card, kind) {
   const params = new URLSearchParams({ type: kind });
-  if (kind === "numeric") {
-    const [min, max, step] = ["minimum", "maximum", "step"].map((suffix) => fieldValue(card, suffix));
-    if (min === "" || max === "") return "Enter the smallest and the largest possible answer to see how precise the mean will be.";
-    params.set("min", min);
-    params.set("max", max);
-    if (step !== "") params.set("step", step);
-    const mechanism = card.querySelector("input.q-mechanism:checked");
-    if (mechanism && mechanism.value !== "auto") {
-      params.set("mechanism", mechanism.value);
-      if (mechanism.value === "grid" && fieldValue(card, "grid") !== "") params.set("grid", fieldValue(card, "grid"));
-    }
-  } else if (kind === "multi") {
-    const k = optionCount(card);
-    if (k < 2 || k > 20) return "Enter at least two options (at most 20) to see how private and how precise this question will be.";
-    params.set("k", String(k));
-  } else {
-    const items = lineCount(card, "items");
-    if (items < 1 || items > 10) return "Enter the control items (1 to 10) to see how precise the estimate will be.";
-    params.set("items", String(items));
+  for (const [name, suffix] of [["k", "options"], ["items", "items"]]) {
+    const count = lineCount(card, suffix);
+    if (count) params.set(name, String(count));
   }
+  for (const [name, suffix] of [["min", "minimum"], ["max", "maximum"], ["step", "step"], ["grid", "grid"]]) {
+    if (fieldValue(card, suffix) !== "") params.set(name, fieldValue(card, suffix));
+  }
+  const mechanism = card.querySelector("input.q-mechanism:checked");
+  if (mechanism) params.set("mechanism", mechanism.value);
   return params;
+}
+
+// What the chosen type needs before its numbers can be computed (data-plan-needs on its radio, from
+// the type module, on its radio's label: "k:2:64" = a parameter and its range), or null when nothing is missing.
+function missing(card, params) {
+  const radio = kindRadio(card);
+  const label = radio && radio.closest("label");
+  if (!label) return null;
+  for (const need of (label.dataset.planNeeds || "").split(" ").filter(Boolean)) {
+    const [name, low, high] = need.split(":");
+    const value = params.get(name);
+    const outside = low !== undefined && !(Number(value) >= Number(low) && Number(value) <= Number(high));
+    if (value === null || value === "" || outside) return label.dataset.planMissing;
+  }
+  return null;
 }
 
 async function refresh(card) {
   const panel = card.querySelector(".plan-panel");
   const kind = kindOf(card);
-  if (kind !== "choice") {
-    refreshTyped(card, panel, kind);
-    return;
-  }
-  const k = optionCount(card);
-  const epsilonText = card.querySelector("input[id$='-epsilon']").value.trim().replace(",", ".");
+  const params = planParams(card, kind);
+  const epsilonText = fieldValue(card, "epsilon");
   const direct = isDirect(card);
-  if (k < 2 || k > 64) {
-    renderEmpty(panel, "Enter at least two options (at most 64) to see how private and how precise this question will be.");
+  const why = missing(card, params);
+  if (why) {
+    renderEmpty(panel, why);
     updateTotal();
     return;
   }
@@ -274,12 +254,14 @@ async function refresh(card) {
     updateTotal();
     return;
   }
-  const target = Number(document.getElementById("target_n").value) || 1000;
-  const margin = Number(document.getElementById("margin").value.replace(",", ".")) || 0.05;
-  const params = new URLSearchParams({ k: String(k), target: String(target), margin: String(margin),
-    chart: `live-region-${card.dataset.index}` });
+  const { target, margin } = planInputs();
+  params.set("target", String(target));
+  params.set("margin", String(margin));
+  params.set("chart", `live-region-${card.dataset.index}`);
   if (!direct) params.set("epsilon", epsilonText);
-  await fetchPlan(card, panel, params, (plan) => renderPlan(panel, plan, target, margin));
+  // a type with its own panel sends it rendered (html); the others' numbers are drawn here
+  await fetchPlan(card, panel, params,
+    (plan) => (plan.html !== undefined ? renderTyped(panel, plan) : renderPlan(panel, plan, target, margin)));
 }
 
 function wireCard(card) {
