@@ -55,6 +55,32 @@ def install_hint() -> str:
             "'audit' extra; scripts/test.sh installs it too)")
 
 
+def outside_asyncio(work):
+    """``work()``, in a thread of its own when this thread runs an asyncio loop: Playwright's sync API
+    refuses to start inside one (a notebook, or a program that already drives a browser with it,
+    such as the test session), and the audit's browser needs nothing from this thread."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return work()
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # re-raised in the caller's thread (ClickException, SystemExit, …)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="deniable-audit")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 @contextmanager
 def browser_page(script: Path | None, chromium: str):
     """A chromium page on the origin of a running deniable app (temporary database)."""
@@ -196,26 +222,32 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
     # Bonferroni across the table too: every bound of every row holds together with `confidence`,
     # so a correct pair of randomizers fails the command with probability at most 1 − confidence.
     each = 1 - (1 - confidence) / (2 * len(configs))
-    rows = []
     total = 2 * samples * sum(len(setting.inputs) for setting in configs)
-    with browser_page(script, chromium) as page, click.progressbar(
-            length=total, label="sampling the randomizers", file=sys.stderr) as bar:
-        for setting in configs:
-            found = {
-                "browser": epsilon_lower_bound(setting.cells(browser_counts(page, setting, samples, bar.update)), each),
-                "python": epsilon_lower_bound(setting.cells(python_counts(setting, samples, bar.update)), each),
-            }
-            eps = setting.declared_epsilon
-            rows.append({
-                "type": setting.kind, "setting": setting.label, "k": setting.k,
-                "declared_epsilon": eps, "threshold": setting.mech.threshold, "realized_epsilon": setting.realized_epsilon,
-                "protected": setting.protected,
-                **{f"{side}_lower_bound": b.lower_bound for side, b in found.items()},
-                # a plain list experiment's observed ratio is infinite (a cell never seen for one input)
-                **{f"{side}_point": b.point if setting.protected else None for side, b in found.items()},
-                "ok": all(b.lower_bound <= eps for b in found.values()) if setting.protected else None,
-                "questions": setting.questions,
-            })
+
+    def sample() -> list[dict]:
+        rows = []
+        with browser_page(script, chromium) as page, click.progressbar(
+                length=total, label="sampling the randomizers", file=sys.stderr) as bar:
+            for setting in configs:
+                found = {
+                    "browser": epsilon_lower_bound(setting.cells(browser_counts(page, setting, samples, bar.update)),
+                                                   each),
+                    "python": epsilon_lower_bound(setting.cells(python_counts(setting, samples, bar.update)), each),
+                }
+                eps = setting.declared_epsilon
+                rows.append({
+                    "type": setting.kind, "setting": setting.label, "k": setting.k,
+                    "declared_epsilon": eps, "threshold": setting.mech.threshold,
+                    "realized_epsilon": setting.realized_epsilon, "protected": setting.protected,
+                    **{f"{side}_lower_bound": b.lower_bound for side, b in found.items()},
+                    # a plain list experiment's observed ratio is infinite (a cell never seen for one input)
+                    **{f"{side}_point": b.point if setting.protected else None for side, b in found.items()},
+                    "ok": all(b.lower_bound <= eps for b in found.values()) if setting.protected else None,
+                    "questions": setting.questions,
+                })
+        return rows
+
+    rows = outside_asyncio(sample)
     for row in rows:
         row["verdict"] = verdict(row)
     if fmt == "json":

@@ -13,14 +13,13 @@ import datetime
 import json
 import weakref
 from dataclasses import dataclass, replace
-from decimal import Decimal
 
 import numpy as np
 import sqlite_utils
 
 from deniable.server.survey import questions
 from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
-from deniable.server.survey.definition import DefinitionError, Question, Survey, number
+from deniable.server.survey.definition import DefinitionError, Question, Survey
 
 from .db import write_transaction
 

@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from scipy.stats import binom
 
 from deniable.client.listexp import list_mechanism
-from deniable.client.mechanism import mechanism
 from deniable.client.multi import multi_mechanism
 from deniable.client.numeric import grid_mechanism, laplace
 from deniable.estimators.audit import end_cells, epsilon_lower_bound, list_cells, tail_cells, tick_cells

@@ -17,8 +17,7 @@ from scipy import stats
 from deniable.client.listexp import arm_one, check_list_report, count_one, list_mechanism
 from deniable.client.mechanism import TWO_32, MechanismError, mechanism
 from deniable.client.multi import bit_epsilon, multi_mechanism, multi_one, randomize_multi
-from deniable.client.numeric import (grid_mechanism, grid_one, laplace, laplace_one, laplace_tail,
-                                     randomize_grid, randomize_laplace, stochastic_round, uniform_limit)
+from deniable.client.numeric import (grid_mechanism, grid_one, laplace, laplace_one, randomize_grid, randomize_laplace, stochastic_round, uniform_limit)
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests" / "type_vectors.json").read_text())

@@ -648,5 +648,5 @@ def decimal_field(value, path: tuple) -> Decimal:
     return out.normalize() if out != 0 else Decimal(0)
 
 
-__all__ = ["AuditSampler", "NOT_ANSWERED", "NotAvailable", "QuestionType", "decimal_field", "decimal_text", "fmt", "headline", "json_number",
-           "mean_json", "number", "pct"]
+__all__ = ["AuditSampler", "NOT_ANSWERED", "NotAvailable", "QuestionType", "decimal_field", "decimal_text", "fmt",
+           "headline", "json_number", "lines", "mean_json", "number", "pct", "typed_number"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from deniable.client.mechanism import check_option, resolve
 
-from ..definition import parse_epsilon, MAX_OPTIONS, Question, labels_field
+from ..definition import parse_epsilon, MAX_OPTIONS, labels_field
 from .base import AuditSampler, QuestionType, headline, pct
 from .registry import DEFAULT, register
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 from flask import Blueprint, abort, render_template, request
 
-from deniable import estimators
 from deniable.estimators import RegressionError
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.survey.questions.base import NotAvailable
