@@ -524,7 +524,8 @@ class QuestionType:
 
     def plan(self, q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
         """The builder's planning panel for ``q`` at ``target_n`` respondents and a wanted ``margin``:
-        a dict with at least ``protected``, ``epsilon`` (realized, None without ε) and ``needed``."""
+        a dict with at least ``protected``, ``target_n`` and ``margin``, and somewhere in it ``needed``
+        (the respondents the margin needs); the rest is what the type's panel template shows."""
         raise NotAvailable(f"{self.label} questions have no planning numbers yet")
 
     def plan_query(self, args, number) -> dict:
