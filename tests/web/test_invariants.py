@@ -125,7 +125,9 @@ def test_api_stores_exactly_a_valid_submission_and_nothing_else(client, open_dem
     if valid:
         assert response.status_code == 201
         assert len(rows) == len(before_rows) + 1
-        assert json.loads(rows[-1]["reports"]) == reports
+        # Response ids are random, so the new row is the one that was not there, not the last one.
+        (new,) = [row for row in rows if row not in before_rows]
+        assert json.loads(new["reports"]) == reports
     else:
         assert 400 <= response.status_code < 500 and response.json["error"]
         assert len(rows) == len(before_rows)
