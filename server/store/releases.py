@@ -52,7 +52,7 @@ def budget(db: sqlite_utils.Database, survey_id: int) -> Budget:
 
 
 def set_budget(db: sqlite_utils.Database, stored: StoredSurvey, epsilon: float) -> None:
-    """Set the release budget; refused once anything has been released (the budget is then fixed)."""
+    """Set the release budget; refused once anything has been spent (the budget is then fixed)."""
     if not (isinstance(epsilon, float) and math.isfinite(epsilon) and 0 < epsilon <= 100):
         raise BudgetError(f"budget: must be a number of ε in (0, 100], got {epsilon!r}", "budget")
     with write_transaction(db):
@@ -65,11 +65,16 @@ def set_budget(db: sqlite_utils.Database, stored: StoredSurvey, epsilon: float) 
 def record_release(db: sqlite_utils.Database, stored: StoredSurvey, document: dict, entries: list[dict]) -> int:
     """Store a drawn release and its ledger rows, and make it public; return its id.
 
-    Raises BudgetError, storing nothing, when no budget is set or the release would exceed it.
+    Raises BudgetError, storing nothing, when no budget is set or the release would exceed it.  A
+    release that spends nothing (the protected questions' estimates alone) needs no budget: without
+    one it stores a budget of 0, which the owner can still raise until something is spent.
     """
     cost = math.fsum(entry["epsilon"] for entry in entries)
     with write_transaction(db):
         row = db.execute("SELECT epsilon FROM release_budgets WHERE survey_id = ?", [stored.id]).fetchone()
+        if row is None and not entries:
+            db.execute("INSERT INTO release_budgets (survey_id, epsilon) VALUES (?, 0)", [stored.id])
+            row = (0.0,)
         if row is None:
             raise BudgetError("set a release budget first", "budget")
         spent = db.execute("SELECT ifnull(sum(epsilon), 0) FROM release_ledger WHERE survey_id = ?",

@@ -304,3 +304,28 @@ def m031_wording_in_specs(db: sqlite_utils.Database) -> None:
     _freeze_questions_but_wording(
         db, "AND NEW.type IS OLD.type AND (NEW.spec IS OLD.spec OR "
             "json_remove(NEW.spec, '$.sensitive') IS json_remove(OLD.spec, '$.sensitive'))", "number, order, type")
+
+
+@migrations()
+def m032_protected_estimates_without_a_budget(db: sqlite_utils.Database) -> None:
+    """Publishing the protected questions' estimates alone (issue 22) spends no ε, so it needs no
+    release budget: such a release stores a budget of 0 (nothing that depends on direct answers can
+    be released until the owner sets one, which stays possible until the ledger has an entry).
+    SQLite cannot change a CHECK constraint in place, so ``release_budgets`` is rebuilt with
+    ``epsilon >= 0``; the two triggers that name it are made again as m020 made them."""
+    db.execute("DROP TRIGGER release_ledger_within_budget")
+    db.execute("CREATE TABLE release_budgets_new (survey_id INTEGER PRIMARY KEY REFERENCES surveys(id), "
+               "epsilon REAL NOT NULL CHECK (epsilon >= 0), public INTEGER NOT NULL DEFAULT 0)")
+    db.execute("INSERT INTO release_budgets_new (survey_id, epsilon, public) "
+               "SELECT survey_id, epsilon, public FROM release_budgets")
+    db.execute("DROP TABLE release_budgets")
+    db.execute("ALTER TABLE release_budgets_new RENAME TO release_budgets")
+    db.execute(
+        """CREATE TRIGGER release_ledger_within_budget BEFORE INSERT ON release_ledger
+        WHEN NEW.epsilon + (SELECT ifnull(sum(epsilon), 0) FROM release_ledger WHERE survey_id = NEW.survey_id)
+             > ifnull((SELECT epsilon FROM release_budgets WHERE survey_id = NEW.survey_id), 0) * (1 + 1e-12)
+        BEGIN SELECT RAISE(ABORT, 'this release would exceed the survey''s release budget'); END""")
+    db.execute(
+        """CREATE TRIGGER release_budget_fixed BEFORE UPDATE OF epsilon ON release_budgets
+        WHEN NEW.epsilon IS NOT OLD.epsilon AND EXISTS (SELECT 1 FROM release_ledger WHERE survey_id = OLD.survey_id)
+        BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")

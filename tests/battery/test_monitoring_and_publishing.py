@@ -153,8 +153,7 @@ def test_a_survey_without_direct_questions_publishes_its_protected_estimates_alo
     finally:
         db.conn.close()
     assert candidates(survey) == []
-    post(auth_client, "/dashboard/onlyprotected/publish/budget", {"budget": "1"})
-    page = auth_client.get("/dashboard/onlyprotected/publish").get_data(as_text=True)
+    page = auth_client.get("/dashboard/onlyprotected/publish").get_data(as_text=True)  # no budget needed
     assert "the public page can show the protected questions' estimates alone, at no cost" in htmllib.unescape(page)
     refused = post(auth_client, "/dashboard/onlyprotected/publish/release", {})
     assert refused.status_code == 400 and "estimates alone (ε spent: 0)" in htmllib.unescape(

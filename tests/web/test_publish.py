@@ -161,3 +161,26 @@ def test_an_admin_publishes_as_owner(app, habits):
     login(admin, email="root@example.org")
     assert publish(admin).status_code == 303  # the survey is owned by another researcher
     assert app.test_client().get("/r/habits").status_code == 200
+
+
+def test_the_protected_estimates_alone_need_no_budget_and_the_budget_can_still_be_set(app, auth_client, habits):
+    """Publishing the protected estimates spends nothing, so it needs no budget: it stores a budget
+    of 0, which refuses every ledger entry (the database's trigger too) until the owner sets one."""
+    page = auth_client.get("/dashboard/habits/publish").get_data(as_text=True)
+    assert "Set a release budget above" in page and 'name="protected-only" value="1" checked' in page
+    assert post(auth_client, "/dashboard/habits/publish/release", {"protected-only": "1"}).status_code == 303
+    assert [row[1:] for row in table(app, "release_budgets")] == [(0.0, 1)] and table(app, "release_ledger") == []
+    assert app.test_client().get("/r/habits").status_code == 200
+    refused = post(auth_client, "/dashboard/habits/publish/release", {"counts-age": "1"})
+    assert refused.status_code == 409 and table(app, "release_ledger") == []
+    db = open_db(app)
+    try:
+        with pytest.raises(Exception, match="exceed the survey's release budget"):
+            db.execute("INSERT INTO release_ledger (survey_id, release_id, mechanism, epsilon, realized_epsilon, "
+                       "sensitivity, what) SELECT survey_id, id, 'geometric', 0.5, 0.5, 2, 'x' FROM releases")
+    finally:
+        db.conn.close()
+    assert publish(auth_client, budget="2").status_code == 303  # set after the free release, then spent
+    assert [row[1] for row in table(app, "release_budgets")] == [2.0] and len(table(app, "release_ledger")) == 2
+    refused = post(auth_client, "/dashboard/habits/publish/budget", {"budget": "10"})
+    assert refused.status_code == 409

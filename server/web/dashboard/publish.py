@@ -78,9 +78,9 @@ def release(slug: str):
         return _page(stored, error=str(exc), status=400, values=values)
     current = releases.budget(get_readonly_db(), stored.id)
     cost = math.fsum(item.epsilon for item in items)
-    if current.epsilon is None:
+    if current.epsilon is None and items:  # the protected estimates alone spend nothing: no budget needed
         return _page(stored, error="set a release budget first", status=409, values=values)
-    if current.spent + cost > current.epsilon * (1 + 1e-12):
+    if current.spent + cost > (current.epsilon or 0.0) * (1 + 1e-12):
         return _page(stored, status=409, values=values,
                      error=f"this release costs ε = {cost:g}, but only {current.remaining:g} of the budget of "
                            f"{current.epsilon:g} is left: refused, nothing was released")
