@@ -95,7 +95,7 @@ def design_of(survey: Survey) -> dict[str, list]:
 
 def _reports_json(survey: Survey, clean: dict[str, int]) -> dict:
     """The stored JSON reports of validated codes (a choice's is its option index)."""
-    return {qid: survey.question(qid).qtype.report_of(survey.question(qid), code) for qid, code in clean.items()}
+    return {q.id: q.qtype.report_of(q, clean[q.id]) for q in survey.questions if q.id in clean}
 
 
 def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, columns: dict[str, np.ndarray],

@@ -21,7 +21,7 @@ import numpy as np
 from deniable import estimators
 
 from .definition import Question, Survey
-from .questions.base import headline, json_number
+from .questions.base import headline, json_number, pct
 from .spreadsheet import SafeWriter
 
 CSV_COLUMNS = (
@@ -88,9 +88,13 @@ def question_rows(q: Question, result) -> list[dict]:
     the question's columns from its record, each row's from its type's ``csv_rows`` (``option``
     names what a row is: an option index, ``mean``, ``pair:j:l``, ``prevalence``, …)."""
     data = question_json(q, result)
-    base = {"question": q.id, **{c: data.get(c) for c in QUESTION_COLUMNS}, "simultaneous": data.get("simultaneous", False)}
-    return [{**base, **{c: row[c] for c in ROW_COLUMNS if row.get(c) is not None}} | {"method": row.get("method") or base["method"]}
-            for row in q.qtype.csv_rows(q, result)]
+    base = {"question": q.id, **{c: data.get(c) for c in QUESTION_COLUMNS},
+            "simultaneous": data.get("simultaneous", False)}
+    rows = []
+    for row in q.qtype.csv_rows(q, result):
+        own = {c: row[c] for c in ROW_COLUMNS if row.get(c) is not None}
+        rows.append({**base, **own, "method": own.get("method") or base["method"]})
+    return rows
 
 
 def _csv_rows(results):
@@ -109,19 +113,8 @@ def to_csv(results) -> str:
     return out.getvalue()
 
 
-def _pct(value) -> str:
-    value = json_number(value)
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def _interval(low, high) -> str:
-    return f"[{_pct(low)}, {_pct(high)}]"
-
-
-def _method_line(result) -> str:
-    level = f"{100 * result.confidence:g}%"
-    which = "simultaneous (Bonferroni) " if result.simultaneous else ""
-    return f"{level} {which}intervals, method: {result.method}"
+    return f"[{pct(low)}, {pct(high)}]"
 
 
 def grid(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
@@ -133,18 +126,6 @@ def grid(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[
         return indent + "  ".join(parts).rstrip()
 
     return [line(headers)] + [line(r) for r in rows]
-
-
-def _estimate_rows(question: Question, result, labels=None) -> list[list[str]]:
-    labels = labels or question.options
-    return [
-        [label, f"{int(result.noisy_counts[i]):,}", _pct(result.estimate[i]), _pct(result.consistent[i]),
-         _pct(result.std_error[i]), _interval(result.ci_low[i], result.ci_high[i])]
-        for i, label in enumerate(labels)
-    ]
-
-
-ESTIMATE_HEADERS = ["option", "reported", "estimate", "consistent", "std.err", "interval"]
 
 
 def question_table(question: Question, result) -> str:
@@ -232,8 +213,8 @@ def crosstab_table(ct: Crosstab) -> str:
     headers = [f"{ct.row.id} \\ {ct.col.id}", "reported", "joint", "interval",
                f"{ct.col.id} | {ct.row.id}", "interval"]
     rows = [
-        [f"{c['row_label']} · {c['col_label']}", f"{c['noisy_count']:,}", _pct(c["estimate"]),
-         _interval(c["ci_low"], c["ci_high"]), _pct(c["conditional_estimate"]),
+        [f"{c['row_label']} · {c['col_label']}", f"{c['noisy_count']:,}", pct(c["estimate"]),
+         _interval(c["ci_low"], c["ci_high"]), pct(c["conditional_estimate"]),
          _interval(c["conditional_ci_low"], c["conditional_ci_high"])]
         for c in data["cells"]
     ]

@@ -93,7 +93,7 @@ def _indices(path: Path, question, column: pa.ChunkedArray, row_offset: int = 0)
         cell = column[row].as_py()
         raise CSVError(f"{path}: row {row_offset + row + 1}: column {question.id!r}: "
                        f"{unknown_cell(question, cell if isinstance(cell, str) else repr(cell))}")
-    return codes.astype(np.int16) if question.qtype.categorical else codes
+    return codes.astype(question.qtype.code_dtype, copy=False)
 
 
 def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str] = frozenset()) -> None:

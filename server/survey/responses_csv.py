@@ -352,7 +352,7 @@ def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: 
             raise CSVError(f"{path}: column {q.id!r}: a cell is not a report of this question")
         if q.required and (codes == NOT_ANSWERED).any():
             raise CSVError(f"{path}: column {q.id!r}: empty, but the question is required")
-        columns[q.id] = codes.astype(np.int16) if q.qtype.categorical else codes
+        columns[q.id] = codes.astype(q.qtype.code_dtype, copy=False)
     return Dataset(survey, columns, weights)
 
 

@@ -16,9 +16,13 @@ each type's module documents its three forms.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+import numbers
+import re
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
+
+from deniable.client.mechanism import MechanismError
 
 from ..definition import DefinitionError, Question, number
 
@@ -152,7 +156,7 @@ class QuestionType:
         """How many codes a report of ``q`` can have (codes are 0..n_cells − 1)."""
         return q.k
 
-    code_dtype = np.int32  # a Dataset column's dtype
+    code_dtype = np.int64  # a Dataset column's dtype (the readers of files cast their codes to it)
     structured_report = False  # a JSON report that is not one integer (the store decodes it as text)
 
     def report_offset(self, q: Question) -> int:
@@ -181,10 +185,6 @@ class QuestionType:
 
     def parse_form(self, q: Question, text: str):
         """The JSON report of the survey page's hidden field, unchecked (MechanismError if malformed)."""
-        import re
-
-        from deniable.client.mechanism import MechanismError
-
         if not re.fullmatch(r"-?[0-9]{1,9}", text):
             raise MechanismError(f"must be an integer report, got {text[:30]!r}")
         return int(text)
@@ -576,8 +576,6 @@ def lines(text: str | None) -> list[str]:
 
 def typed_number(raw: str | None, path: tuple, what: str) -> int | float:
     """A number typed in the builder (``1,5`` is 1.5) as the definition's int or float."""
-    from decimal import InvalidOperation
-
     text = (raw or "").strip().replace(",", ".")
     if not text:
         raise DefinitionError(path, f"enter {what}")
@@ -633,9 +631,6 @@ class AuditSampler:
 
 def decimal_field(value, path: tuple) -> Decimal:
     """A definition's number as an exact Decimal (a float through its shortest repr)."""
-    import numbers
-    from decimal import InvalidOperation
-
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DefinitionError(path, f"must be a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
