@@ -203,3 +203,72 @@ def noisy_group_interval(noisy_row, option: int, p: float, q: float, beta: float
         return float(np.clip((lam - q) / (p - q), 0.0, 1.0))
 
     return to_pi(lam_low), to_pi(lam_high)
+
+
+def simultaneous_group_intervals(noisy_row, p: float, q: float, beta: float, confidence: float = 0.95,
+                                 delta: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals for every option's π in a group that hold **together** with probability ≥ ``confidence``.
+
+    The noise box of :func:`noisy_group_interval` (all k cells within ±t, probability ≥ 1 − δ) is
+    shared; each option's Clopper–Pearson interval is taken at level ``1 − α/k`` with
+    ``α = 1 − confidence − δ`` (Bonferroni), so all k intervals cover at once with probability at
+    least ``1 − δ − k·α/k = confidence``.  What a released function of the shares needs (a mean over
+    a numeric grid, a list experiment's difference in means; :func:`mean_range`).
+    """
+    row = np.asarray(noisy_row, dtype=np.int64)
+    alpha = 1 - confidence - delta
+    if alpha <= 0:
+        raise ValueError(f"confidence + delta must be below 1, got {confidence} + {delta}")
+    each = 1 - delta - alpha / row.size
+    ends = [noisy_group_interval(row, j, p, q, beta, each, delta) for j in range(row.size)]
+    return np.array([low for low, _ in ends]), np.array([high for _, high in ends])
+
+
+def mean_range(values, low, high) -> tuple[float, float]:
+    """The smallest and largest ``Σ v_j π_j`` over the shares with ``low ≤ π ≤ high`` and ``Σ π = 1``.
+
+    A linear programme over a box cut by the simplex, solved greedily: start every share at its
+    lower end and give the rest of the unit mass to the smallest values first (for the minimum)
+    or the largest first (for the maximum), each up to its upper end — optimal because moving
+    mass from a larger value to a smaller one never raises the sum (the fractional knapsack).
+    When the box misses the simplex (Σ low > 1 or Σ high < 1: the intervals cannot all be right)
+    the answer is the whole range ``[min v, max v]``, which covers every distribution.
+
+    >>> [round(end, 9) for end in mean_range([0, 1, 2], [0.1, 0.2, 0.3], [0.5, 0.6, 0.7])]
+    [0.8, 1.6]
+    """
+    v, lo, hi = (np.asarray(a, dtype=float) for a in (values, low, high))
+    spare = 1.0 - lo.sum()
+    if spare < -1e-12 or hi.sum() < 1.0 - 1e-12:
+        return float(v.min()), float(v.max())
+
+    def fill(order):
+        pi, left = lo.copy(), max(spare, 0.0)
+        for j in order:
+            step = min(hi[j] - lo[j], left)
+            pi[j] += step
+            left -= step
+        return float(pi @ v)
+
+    ascending = np.argsort(v, kind="stable")
+    return fill(ascending), fill(ascending[::-1])
+
+
+def group_shares(counts, noisy, p: float, q: float, beta: float, confidence: float = 0.95, *,
+                 together: bool = False, delta: float = 0.01):
+    """Each option's share π within a group from its released row of k-ary randomized-response reports.
+
+    The estimate is the unbiased ``(c/n − q)/(p − q)`` of the consistent counts ``c`` (None when the
+    group is empty: n = 0); the intervals are :func:`noisy_group_interval` for each option alone,
+    or with ``together`` :func:`simultaneous_group_intervals` (all options at once: what a
+    function of several shares needs).  Returns ``(estimate or None, low, high)`` as arrays.
+    """
+    c = np.asarray(counts, dtype=float)
+    n = c.sum()
+    estimate = (c / n - q) / (p - q) if n > 0 else None
+    if together:
+        low, high = simultaneous_group_intervals(noisy, p, q, beta, confidence, delta)
+    else:
+        ends = [noisy_group_interval(noisy, j, p, q, beta, confidence, delta) for j in range(c.size)]
+        low, high = np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+    return estimate, low, high

@@ -12,8 +12,9 @@ A release is a list of :class:`ReleaseItem` chosen by the survey's owner, each w
 
 What a question's type offers is its type's: a direct question is counted, or grouped by, when
 its answers are a few categories (:meth:`~.questions.base.QuestionType.release_labels`), and a
-protected question is released within groups when its type allows it
-(:attr:`~.questions.base.QuestionType.release_groups`); :func:`unavailable` lists the rest with
+protected question is released within groups when its type makes a table of its reports
+(:meth:`~.questions.base.QuestionType.group_columns`) and estimates from a noisy row of it
+(:meth:`~.questions.base.QuestionType.group_estimates`); :func:`unavailable` lists the rest with
 the reason in words.  A release may hold no item at all: it publishes the protected questions'
 estimates alone, at no cost (ε spent: 0).
 
@@ -78,14 +79,24 @@ def _categories(q: Question) -> list[str]:
     return labels
 
 
+def _group_columns(q: Question) -> tuple[list[str], np.ndarray]:
+    """The columns of a protected question's table within groups, or NotAvailable saying why."""
+    columns = q.qtype.group_columns(q)
+    if not q.qtype.in_patterns(q):
+        raise NotAvailable("its reports are not held in the answer patterns that releases are drawn from")
+    return columns
+
+
 def _offered(survey: Survey) -> tuple[list, list]:
     direct, protected, out, missing = [], [], [], []
     for q in survey.questions:
         if q.protected:
-            if q.qtype.release_groups is None:
-                protected.append(q)
+            try:
+                _group_columns(q)
+            except NotAvailable as exc:
+                missing.append((q.id, f"estimates within groups: {exc}"))
             else:
-                missing.append((q.id, f"estimates within groups: {q.qtype.release_groups}"))
+                protected.append(q)
             continue
         try:
             _categories(q)
@@ -169,13 +180,14 @@ def _histogram(patterns: Patterns, question: Question) -> np.ndarray:
     return answered if question.required else np.append(answered, n_responses(patterns) - int(answered.sum()))
 
 
-def _table(patterns: Patterns, question: Question, by: Question) -> np.ndarray:
-    """Reports of ``question`` (columns) within each option of ``by`` and "not answered" (rows)."""
+def _table(patterns: Patterns, question: Question, by: Question, columns: np.ndarray) -> np.ndarray:
+    """The columns of ``question``'s reports (:func:`_group_columns`) within each option of ``by`` and
+    "not answered" (rows)."""
     rows, counts = collapse(patterns, [by.id, question.id])
-    table = np.zeros((len(_group_labels(by)), question.k), dtype=np.int64)
+    table = np.zeros((len(_group_labels(by)), columns.shape[1]), dtype=np.int64)
     for (group, report), count in zip(rows, counts):
         if report >= 0:  # a required question is always answered: group −1 only when optional
-            table[group if group >= 0 else len(_categories(by)), report] += count
+            table[group if group >= 0 else len(_categories(by))] += count * columns[report]
     return table
 
 
@@ -208,27 +220,32 @@ def _release_top(patterns, item, question, draw) -> dict:
 
 
 def _release_groups(patterns, item, question, by, draw) -> dict:
-    table = _table(patterns, question, by)
-    noisy, threshold = discrete.geometric_mechanism(table, item.epsilon, central.TABLE, draw)
-    totals = table.sum(axis=0)  # each option's reports in all: public, exact (randomized already)
+    """The table of ``question``'s report columns within each group of ``by``, drawn with the geometric
+    mechanism at sensitivity 2w (a respondent moving to another group leaves w cells for w others;
+    w = 1 for a choice's one column per option, :meth:`~.questions.base.QuestionType.group_columns`),
+    made consistent column by column (each column's total is public: the protected reports are
+    published exactly), and each group's estimates from it (the type's
+    :meth:`~.questions.base.QuestionType.group_estimates`, intervals that account for the noise)."""
+    labels, columns = _group_columns(question)
+    width = int(columns.sum(axis=1)[0])
+    sensitivity = central.TABLE * width
+    table = _table(patterns, question, by, columns)
+    noisy, threshold = discrete.geometric_mechanism(table, item.epsilon, sensitivity, draw)
+    totals = table.sum(axis=0)  # each column in all: public, exact (randomized already)
     consistent = np.column_stack([central.consistent_counts(noisy[:, j], int(totals[j]))
-                                  for j in range(question.k)])
-    mech = question.mechanism
+                                  for j in range(table.shape[1])])
     beta = threshold / TWO_32
-    groups = []
+    groups, rows = [], []
     for g, label in enumerate(_group_labels(by)):
-        row = consistent[g]
-        n = int(row.sum())
-        with np.errstate(invalid="ignore", divide="ignore"):
-            estimate = ((row / n - mech.q) / (mech.p - mech.q)).tolist() if n else [None] * question.k
-        ends = [central.noisy_group_interval(noisy[g], j, mech.p, mech.q, beta, CONFIDENCE)
-                for j in range(question.k)]
-        groups.append({"label": label, "n": n, "counts": row.tolist(), "noisy": noisy[g].tolist(),
-                       "estimate": estimate, "ci_low": [e[0] for e in ends], "ci_high": [e[1] for e in ends]})
-    entry = _mechanism_entry(item, "geometric", central.TABLE, central.TABLE, threshold,
+        rows = question.qtype.group_estimates(question, consistent[g], noisy[g], beta, CONFIDENCE)
+        groups.append({"label": label, "n": int(consistent[g].sum()) // width, "counts": consistent[g].tolist(),
+                       "noisy": noisy[g].tolist(), "estimate": [r["estimate"] for r in rows],
+                       "ci_low": [r["ci_low"] for r in rows], "ci_high": [r["ci_high"] for r in rows]})
+    entry = _mechanism_entry(item, "geometric", sensitivity, sensitivity, threshold,
                              f"reports of {question.id} within each group of {by.id} "
                              f"({table.shape[0]} × {table.shape[1]} table)")
-    return {**entry, "labels": list(question.options), "groups": groups}
+    return {**entry, "labels": [r["label"] for r in rows], "columns": labels,
+            "lower": [r["lower"] for r in rows], "upper": [r["upper"] for r in rows], "groups": groups}
 
 
 def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day: str = "",

@@ -64,12 +64,16 @@ def protected_items(stored, document: dict) -> list[dict]:
 
 
 def group_headlines(document: dict) -> dict:
-    """Each released group estimate's headline: the estimate while inside its interval and [0, 1],
+    """Each released group estimate's headline: the estimate while inside its interval and its range
+    (the item's ``lower``/``upper``; [0, 1] for the shares of releases made before they were stored),
     else the nearest end (:func:`~deniable.server.survey.questions.base.headline`)."""
     for item in document.get("items", []):
+        size = len(item.get("labels", []))
+        lower, upper = item.get("lower", [0.0] * size), item.get("upper", [1.0] * size)
         for group in item.get("groups", []):
-            group["headline"] = [headline({"estimate": e, "ci_low": low, "ci_high": high})
-                                 for e, low, high in zip(group["estimate"], group["ci_low"], group["ci_high"])]
+            group["headline"] = [headline({"estimate": e, "ci_low": low, "ci_high": high}, lower=lo, upper=hi)
+                                 for e, low, high, lo, hi in zip(group["estimate"], group["ci_low"],
+                                                                 group["ci_high"], lower, upper)]
     return document
 
 

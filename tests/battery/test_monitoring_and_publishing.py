@@ -85,9 +85,14 @@ def test_a_release_with_every_item_offered_succeeds_and_the_public_page_shows_ev
     assert {kind for kind, *_ in offered} == {"counts", "top", "groups"}
     page = auth_client.get(f"/dashboard/{SLUG}/publish").get_data(as_text=True)
     assert "Not offered for release" in page
+    grouped = {qid for kind, qid, *_ in offered if kind == "groups"}
     for q in battery.survey.questions:  # what a type does not offer is said in words
         if not q.protected and not any(qid == q.id for _, qid, *_ in offered):
             assert f"<code>{q.id}</code>: counts and most common answer: " in page, q.id
+        if q.protected and q.id not in grouped:
+            assert f"<code>{q.id}</code>: estimates within groups: " in page, q.id
+    protected = [q for q in battery.survey.questions if q.protected]
+    assert len(grouped) >= len(protected) - 1  # only the number with discrete Laplace noise has no table
     assert post(auth_client, f"/dashboard/{SLUG}/publish/budget", {"budget": "20"}).status_code == 303
     items = {"-".join(p for p in (kind, qid, by) if p): "0.1" for kind, qid, by, _ in offered}
     response = post(auth_client, f"/dashboard/{SLUG}/publish/release", items)
@@ -192,7 +197,8 @@ def test_a_release_stored_before_there_were_types_still_displays(app, battery, d
 
 def test_releasing_a_question_a_type_does_not_offer_is_ignored_and_says_so(auth_client, battery):
     post(auth_client, f"/dashboard/{SLUG}/publish/budget", {"budget": "5"})
-    response = post(auth_client, f"/dashboard/{SLUG}/publish/release", {"counts-multi_1": "1", "top-list_1": "1"})
+    response = post(auth_client, f"/dashboard/{SLUG}/publish/release", {"counts-list_1": "1", "top-list_1": "1",
+                                                                           "groups-numeric_1-group": "1"})
     assert response.status_code == 400
     assert "choose at least one thing to release" in response.get_data(as_text=True)
 

@@ -316,8 +316,23 @@ class QuestionType:
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
-    release_groups: str | None = ("estimates within groups are released for single-choice questions only: their "
-                                  "estimate from a noisy table of reports has exact intervals (randomized response)")
+    def group_columns(self, q: Question) -> tuple[list[str], np.ndarray]:
+        """The columns of a protected question's table within groups (a central-DP release, "groups"):
+        their labels and the 0/1 matrix ``(n_cells × columns)`` saying which columns each report
+        code counts in.  Every code counts in the same number w of columns, so moving one
+        respondent to another group changes the table by 2w (its L1 sensitivity).  Raises
+        :class:`NotAvailable` with the reason when the type's reports make no such table."""
+        raise NotAvailable(f"estimates of a {self.label} question within groups are not released")
+
+    def group_estimates(self, q: Question, counts: np.ndarray, noisy: np.ndarray, beta: float,
+                        confidence: float) -> list[dict]:
+        """The estimates within one group from its released table row (:meth:`group_columns`):
+        ``counts`` made consistent, ``noisy`` as drawn with the discrete Laplace base ``beta``.
+        ``[{"label", "estimate", "ci_low", "ci_high", "lower", "upper"}]``: each interval accounts for
+        the noise and covers with probability ≥ ``confidence``
+        (:func:`deniable.estimators.release.noisy_group_interval`); ``estimate`` None when the
+        group is empty."""
+        raise NotAvailable(f"estimates of a {self.label} question within groups are not released")
 
     def release_labels(self, q: Question) -> list[str]:
         """The categories of a directly asked question's codes (code i ↔ label i): what a released

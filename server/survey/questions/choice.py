@@ -141,11 +141,25 @@ class Choice(QuestionType):
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
-    release_groups = None
     anytime = True
 
     def release_labels(self, q):
         return list(q.options)
+
+    def group_columns(self, q):
+        """One column per option: a report counts in its option's."""
+        return list(q.options), np.eye(q.k, dtype=np.int64)
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        """Each option's share: k-ary randomized response inverted, each interval alone
+        (:func:`deniable.estimators.release.group_shares`)."""
+        from deniable.estimators.release import group_shares
+
+        mech = q.mechanism
+        estimate, low, high = group_shares(counts, noisy, mech.p, mech.q, beta, confidence)
+        return [{"label": option, "estimate": None if estimate is None else float(estimate[j]),
+                 "ci_low": float(low[j]), "ci_high": float(high[j]), "lower": 0.0, "upper": 1.0}
+                for j, option in enumerate(q.options)]
 
     def monitor_series(self, q, days, cumulative, *, confidence, tuned_for):
         """Confidence sequences per option (:func:`deniable.estimators.monitor_path`: a beta-binomial

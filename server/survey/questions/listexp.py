@@ -200,8 +200,35 @@ class ListExperiment(QuestionType):
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
-    release_groups = ("estimates of a list experiment within groups are not released yet: the difference in "
-                      "means would need noisy counts per arm; its prevalence is published at no cost")
+    def group_columns(self, q):
+        """One column per cell (arm, reported count): a report counts in its own."""
+        labels = [f"{arm}: {count}" for arm in ARMS for count in range(q.k)]
+        return labels, np.eye(2 * q.k, dtype=np.int64)
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        """The sensitive item's prevalence within the group: the treatment arm's mean count minus
+        the control arm's.  Each arm's count is k-ary randomized response (p = 1 when plain), so
+        each arm's shares get simultaneous intervals at ``1 − (1 − confidence)/2`` with half the
+        noise allowance (:func:`deniable.estimators.release.simultaneous_group_intervals`), their
+        mean its smallest and largest value (:func:`deniable.estimators.release.mean_range`), and the
+        difference the interval ``[low_T − high_C, high_T − low_C]``: all four ends hold together
+        with probability ≥ ``confidence`` (Bonferroni), so it is conservative."""
+        from deniable.estimators.release import group_shares, mean_range
+
+        rr = q.mechanism.rr
+        each = 1 - (1 - confidence) / 2
+        values = np.arange(q.k, dtype=float)
+        means, ranges = [], []
+        for arm in range(2):
+            cells = slice(arm * q.k, (arm + 1) * q.k)
+            estimate, low, high = group_shares(counts[cells], noisy[cells], rr.p, rr.q, beta, each,
+                                               together=True, delta=0.005)
+            means.append(None if estimate is None else float(estimate @ values))
+            ranges.append(mean_range(values, low, high))
+        (c_low, c_high), (t_low, t_high) = ranges
+        estimate = None if None in means else means[1] - means[0]
+        return [{"label": q.sensitive, "estimate": estimate, "ci_low": t_low - c_high, "ci_high": t_high - c_low,
+                 "lower": 0.0, "upper": 1.0}]
 
     def release_labels(self, q):
         from .base import NotAvailable

@@ -240,14 +240,45 @@ class Multi(QuestionType):
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
-    release_groups = ("estimates of a check-all question within groups are not released yet: each tick would "
-                      "need its own noisy table; its options' shares are published at no cost")
-
     def release_labels(self, q):
+        """Every subset of the options (code = bit mask) as a category, when there are at most
+        :data:`~deniable.server.survey.definition.MAX_OPTIONS` subsets."""
+        from ..definition import MAX_OPTIONS
         from .base import NotAvailable
 
-        raise NotAvailable(f"its answers are subsets of {q.k} options ({1 << q.k} possible), not categories: "
-                           "a released histogram, most common answer or grouping is not offered")
+        if q.protected:
+            raise NotAvailable("a protected check-all question is published through its estimates (no cost), "
+                               "not as counts")
+        if (1 << q.k) > MAX_OPTIONS:
+            raise NotAvailable(f"its answers are subsets of {q.k} options ({1 << q.k} possible): a released "
+                               f"histogram, most common answer or grouping is offered for at most {MAX_OPTIONS}")
+        return [", ".join(o for j, o in enumerate(q.options) if code >> j & 1) or "(none ticked)"
+                for code in range(1 << q.k)]
+
+    def group_columns(self, q):
+        """Two columns per option, "not ticked" and "ticked": a report counts in one of each (w = K)."""
+        codes = np.arange(1 << q.k)[:, None]
+        bits = (codes >> np.arange(q.k)) & 1  # (codes × options)
+        columns = np.zeros((1 << q.k, 2 * q.k), dtype=np.int64)
+        columns[:, 0::2] = 1 - bits
+        columns[:, 1::2] = bits
+        labels = [f"{o}: {tick}" for o in q.options for tick in ("not ticked", "ticked")]
+        return labels, columns
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        """Each option's share: its tick is binary randomized response (p, q of one bit), inverted
+        from the group's two columns of that option, each interval alone
+        (:func:`deniable.estimators.release.group_shares`)."""
+        from deniable.estimators.release import group_shares
+
+        mech = q.mechanism
+        out = []
+        for j, option in enumerate(q.options):
+            pair = slice(2 * j, 2 * j + 2)
+            estimate, low, high = group_shares(counts[pair], noisy[pair], mech.p, mech.q, beta, confidence)
+            out.append({"label": option, "estimate": None if estimate is None else float(estimate[1]),
+                        "ci_low": float(low[1]), "ci_high": float(high[1]), "lower": 0.0, "upper": 1.0})
+        return out
 
     def summary(self, q, record):
         """Each option's share (in [0, 1]) and the mean number of options ticked (in [0, K])."""

@@ -365,9 +365,31 @@ class Numeric(QuestionType):
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
-    release_groups = ("estimates of a number within groups are not released yet: the released table would "
-                      "need the grid's interval method for noisy counts; its overall mean and distribution are "
-                      "published at no cost")
+    def group_columns(self, q):
+        """One column per grid point of a protected number on the grid (its report's index)."""
+        from .base import NotAvailable
+
+        if is_laplace(q):
+            raise NotAvailable("its reports (a number plus discrete Laplace noise) take too many values for a "
+                               "released table within groups; its overall mean is published at no cost")
+        cells = self.n_cells(q)
+        return [self.text_of(q, j) for j in range(cells)], np.eye(cells, dtype=np.int64)
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        """The mean within the group, in the question's units.  The grid index's shares are k-ary
+        randomized response; ``E X = Σ_j g_j π_j`` over the grid points g_j (stochastic rounding is
+        unbiased, :mod:`deniable.estimators.numeric`), so the shares' simultaneous intervals
+        (:func:`deniable.estimators.release.simultaneous_group_intervals`, coverage ≥ ``confidence``
+        together) bound the mean by its smallest and largest value over them
+        (:func:`deniable.estimators.release.mean_range`): conservative, never below ``confidence``."""
+        from deniable.estimators.release import group_shares, mean_range
+
+        mech = q.mechanism.rr
+        values = self.values_of(q, np.arange(self.n_cells(q)))
+        estimate, low, high = group_shares(counts, noisy, mech.p, mech.q, beta, confidence, together=True)
+        ci_low, ci_high = mean_range(values, low, high)
+        return [{"label": "mean", "estimate": None if estimate is None else float(estimate @ values),
+                 "ci_low": ci_low, "ci_high": ci_high, "lower": float(q.minimum), "upper": float(q.maximum)}]
 
     def release_labels(self, q):
         from ..definition import MAX_OPTIONS
