@@ -277,17 +277,6 @@ def group_estimate(q: Question, label: str, not_answered: bool, stats, *, method
     return group
 
 
-def subgroup_estimates(survey: Survey, qid: str, by_qid: str, counts_by_group, *, method: str = "exact",
-                       confidence: float = 0.95, simultaneous: bool = False) -> Subgroups:
-    """Estimate the categorical ``qid`` within each option of ``by_qid`` from its ``g × k`` report counts
-    (the front ends use :func:`deniable.server.survey.analysis.subgroups`, which adds "not answered")."""
-    question, by = survey.question(qid), survey.question(by_qid)
-    table = np.asarray(counts_by_group, dtype=np.int64)
-    return Subgroups(question=question, by=by, groups=[
-        group_estimate(question, label, False, row, method=method, confidence=confidence, simultaneous=simultaneous)
-        for label, row in zip(by.options, table)])
-
-
 def group_json(group: Group) -> dict:
     """A group in the estimates format: its label, then the question's record; an empty group has n = 0
     and no estimates."""

@@ -118,7 +118,10 @@ def test_crosstab_and_subgroups_render():
     json.dumps(data, allow_nan=False)
     assert "a × b" in report.crosstab_table(ct)
     assert len(report.crosstab_csv(ct).splitlines()) == 7
-    sg = report.subgroup_estimates(survey, "a", "g", np.array([[100, 300], [250, 250]]), method="wilson")
+    a = survey.question("a")
+    sg = report.Subgroups(question=a, by=survey.question("g"), groups=[
+        report.group_estimate(a, label, False, np.array(row), method="wilson")
+        for label, row in zip(("g1", "g2"), ([100, 300], [250, 250]))])
     data = report.subgroups_json(sg)
     assert [g["group"] for g in data["groups"]] == ["g1", "g2"] and data["groups"][1]["n"] == 500
     table = report.subgroups_table(sg)
