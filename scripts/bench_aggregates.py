@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deniable.server.store import aggregates  # noqa: E402
 from deniable.server.store.db import init_db, write_transaction  # noqa: E402
-from deniable.server.store.responses import _compact, design_of, insert_many, load_db_dataset  # noqa: E402
-from deniable.server.store.schema import new_response_id  # noqa: E402
+from deniable.server.store.responses import _compact, design_of, insert_many, load_db_dataset, new_response_id  # noqa: E402
 from deniable.server.store.surveys import insert_survey, today  # noqa: E402
 from deniable.server.survey.definition import parse_definition  # noqa: E402
 

@@ -102,20 +102,29 @@ def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> 
     db.conn.executemany(CELL_UPSERT, [(survey_id, q.id, stat, cell, count) for stat, cell, count in cell_rows(q, stats)])
 
 
+def json_path(qid: str) -> str:
+    """The JSON path of a question's report in a response's ``reports``."""
+    return f'$."{qid}"'
+
+
+def missing_code(q: Question) -> int:
+    """What ``json_extract`` of a missing report becomes: −1, or for a report that can be negative
+    (a Laplace report can be −1 itself) a number below every report."""
+    return min(q.qtype.report_offset(q), 0) - 1
+
+
 def daily_codes(db: sqlite_utils.Database, stored: StoredSurvey, q: Question) -> tuple[np.ndarray, np.ndarray]:
     """``(days, codes)`` of every stored response's report of ``q`` (−1 = not answered), for views by
     day of a question the answer patterns do not hold (``q.qtype.in_patterns(q)`` false): one pass
     over the rows, as :func:`.responses.load_db_dataset` makes.  The day is ``submitted_on``."""
     import json
 
-    from .responses import _json_path, _missing
-
     offset, structured = q.qtype.report_offset(q), q.qtype.structured_report
-    value = f"json_extract(reports, '{_json_path(q.id)}')"
-    rows = db.execute(f"SELECT submitted_on, {value if structured else f'ifnull({value}, {_missing(q)})'} "
+    value = f"json_extract(reports, '{json_path(q.id)}')"
+    rows = db.execute(f"SELECT submitted_on, {value if structured else f'ifnull({value}, {missing_code(q)})'} "
                       "FROM responses WHERE survey_id = ?", [stored.id]).fetchall()
     days = np.asarray([day for day, _ in rows], dtype=str)
-    mapping: dict = {None: NOT_ANSWERED, _missing(q): NOT_ANSWERED}
+    mapping: dict = {None: NOT_ANSWERED, missing_code(q): NOT_ANSWERED}
     codes = np.empty(len(rows), dtype=np.int64)
     for i, (_, report) in enumerate(rows):
         code = mapping.get(report)

@@ -3,7 +3,7 @@
 SQLite allows one writer at a time, so writes are short and a transaction that reads before
 it writes starts with ``BEGIN IMMEDIATE`` (taking the write lock up front instead of failing
 to upgrade a read lock).  WAL mode lets readers run beside the writer; the dashboard reads
-through read-only connections.  The schema is :mod:`deniable.server.store.schema`; the web
+through read-only connections.  The schema is :mod:`deniable.server.store.migrations`; the web
 app's per-request handles are :mod:`deniable.server.web.connections`.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from .schema import migrations
+from .migrations import migrations
 
 BUSY_TIMEOUT_MS = 10_000
 WEB_BUSY_TIMEOUT_MS = 2  # the web app's connections: a write lock is waited for in begin_immediate

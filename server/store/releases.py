@@ -6,7 +6,7 @@ once (:func:`deniable.server.survey.release.draw_release`) and is stored with on
 per item (mechanism, ε, realized ε, sensitivity, what) in one ``BEGIN IMMEDIATE`` transaction
 that first checks the budget — so two owners' tabs releasing at once cannot overspend (a release
 of the protected questions' estimates alone has no ledger row: it spends nothing) — and
-the schema's triggers refuse it as well (:func:`~.schema.m020_release_ledger`).  The public page
+the schema's triggers refuse it as well (:func:`~.migrations.m08_release_ledger`).  The public page
 shows the latest release of a survey whose release is **public**; reading it spends nothing.
 """
 

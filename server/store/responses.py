@@ -6,7 +6,7 @@ another question type: :mod:`deniable.server.survey.cells`), ``design`` ``{qid: 
 for a choice (``threshold`` null when asked directly) or ``{qid: [type, …integers]}`` for the other
 types (:func:`design_of`), and the day.  No IP
 address, no user agent, no time of day, and no order (invariant 6): a response's key is random
-(:func:`~.schema.new_response_id`), so the table, an export and every id sort in an order that
+(:func:`new_response_id`), so the table, an export and every id sort in an order that
 has nothing to do with the order of submission.  Every insert also bumps ``counts`` in the same
 transaction (``cell_counts`` for the types other than choice), so the estimators' sufficient
 statistics always agree with the rows.
@@ -15,6 +15,7 @@ statistics always agree with the rows.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -26,12 +27,16 @@ from deniable.server.survey.definition import Survey
 
 from . import aggregates, invitations
 from .db import write_transaction
-from .schema import new_response_id
 from .scrub import scrub_before_answering
 from .surveys import StoredSurvey, get_survey, today
 
 BATCH_SIZE = 50_000
 FETCH_SIZE = 100_000
+
+
+def new_response_id() -> str:
+    """A random response identifier (96 bits): it orders nothing and reveals nothing."""
+    return secrets.token_urlsafe(12)
 
 
 class ReportError(ValueError):
@@ -180,10 +185,6 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
     return response_id, bool(row[1])
 
 
-def _json_path(qid: str) -> str:
-    return f'$."{qid}"'
-
-
 def load_db_dataset(db: sqlite_utils.Database, slug: str):
     """Load a stored survey's reports as a :class:`deniable.server.survey.dataset.Dataset` of codes (−1 = not answered).
 
@@ -204,8 +205,8 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
     data = np.full((n, len(questions)), -1, dtype=np.int64)
     texts: dict[int, list] = {j: [] for j in structured}
     select = ", ".join(
-        f"json_extract(reports, '{_json_path(q.id)}')" if j in texts else
-        f"ifnull(json_extract(reports, '{_json_path(q.id)}'), {_missing(q)})"
+        f"json_extract(reports, '{aggregates.json_path(q.id)}')" if j in texts else
+        f"ifnull(json_extract(reports, '{aggregates.json_path(q.id)}'), {aggregates.missing_code(q)})"
         for j, q in enumerate(questions))
     cursor = db.conn.execute(
         f"SELECT {select} FROM responses WHERE survey_id = ? ORDER BY id", [stored.id]
@@ -226,19 +227,13 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
         if j in texts:
             column = _codes_of_json(q, texts[j][:start])
         elif q.qtype.report_offset(q):
-            answered = column != _missing(q)
+            answered = column != aggregates.missing_code(q)
             column = np.where(answered, column - q.qtype.report_offset(q), -1)
         bad = (column < -1) | (column >= q.qtype.n_cells(q))
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {column[bad][0]}")
         columns[q.id] = column
     return Dataset(stored.survey, columns)
-
-
-def _missing(q) -> int:
-    """What ``json_extract`` of a missing report becomes: −1, or for a report that can be negative
-    (a Laplace report can be −1 itself) a number below every report."""
-    return min(q.qtype.report_offset(q), 0) - 1
 
 
 def _codes_of_json(q, values: list) -> np.ndarray:

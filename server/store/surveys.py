@@ -70,7 +70,7 @@ def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
             "options": json.dumps(list(q.options), ensure_ascii=False), "required": int(q.required),
             "epsilon": q.epsilon, "k": q.k, "threshold": q.mechanism.threshold if q.protected else None,
         }
-        if typed:  # a survey of choices only keeps the columns' defaults (and a schema from before m030 works)
+        if typed:  # a survey of choices only keeps the columns' defaults (and a schema from before m10 works)
             row.update(type=q.type, spec=_spec(q))
         rows.append(row)
     return rows

@@ -2,7 +2,7 @@
 texts and option labels — never the design.
 
 The number of options, their order, ε and everything else the reports depend on stay as they
-were (invariant 4; the triggers of :func:`.schema.m010_information_reopen_and_wording_fixes`
+were (invariant 4; the triggers of :func:`.migrations.m09_information_reopen_and_wording_fixes`
 refuse anything else, whatever the caller).  Every fix is a new *text version*:
 ``wording_versions`` keeps each wording with the day it took effect and who made it, and
 ``responses.text_version`` says which wording each response was answered under, so an export's

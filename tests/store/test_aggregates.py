@@ -71,7 +71,7 @@ def test_the_migration_counts_the_responses_already_stored(tmp_path):
                    [f"r{i}", stored.id, "2026-01-01", json.dumps(reports)])
     # As if the database predated the table: responses stored, the migration not yet applied.
     db.execute("DROP TABLE answer_patterns")
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_answer_patterns'")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm07_answer_patterns'")
     db.conn.commit()
     db.conn.close()
     db = init_db(path)

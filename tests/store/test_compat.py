@@ -1,6 +1,8 @@
-"""A database written by an earlier deniable (tests/data/compat.db, made by scripts/make_compat_db.py
-with the revision named in tests/data/compat.json) opens unchanged with today's code: the same
-definitions and design fingerprints, and the same estimates, for surveys of every question type."""
+"""Databases written by earlier deniables (tests/data/compat*.db, each made by scripts/make_compat_db.py
+with the revision named in the .json beside it: compat.db before migrations m11 and m12, under the
+migrations' old names; compat-7ad577a.db by the last revision with the old names) open unchanged with
+today's code: the same definitions and design fingerprints, and the same estimates, for surveys of
+every question type."""
 
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from deniable.server.survey.definition import design_fingerprint
 from deniable.server.survey.estimates import estimates_document, survey_estimates
 
 DATA = Path(__file__).parents[1] / "data"
-GOLDEN = json.loads((DATA / "compat.json").read_text(encoding="utf-8"))
+FIXTURES = sorted(p.stem for p in DATA.glob("compat*.json"))  # each with its .db
+assert {"compat", "compat-7ad577a"} <= set(FIXTURES), FIXTURES
+GOLDEN = {name: json.loads((DATA / f"{name}.json").read_text(encoding="utf-8")) for name in FIXTURES}
+CASES = [(name, slug) for name in FIXTURES for slug in sorted(GOLDEN[name]["surveys"])]
 
 
 def contains(found, expected, where="") -> None:
@@ -38,17 +43,18 @@ def contains(found, expected, where="") -> None:
 
 
 @pytest.fixture
-def old_db(tmp_path):
-    path = tmp_path / "compat.db"
-    shutil.copy(DATA / "compat.db", path)
+def old_db(tmp_path, name):
+    """A copy of the fixture database ``name`` (the test's parameter), opened by today's code."""
+    path = tmp_path / f"{name}.db"
+    shutil.copy(DATA / f"{name}.db", path)
     db = init_db(str(path))  # applies whatever migrations today's code adds
     yield db
     db.conn.close()
 
 
-@pytest.mark.parametrize("slug", sorted(GOLDEN["surveys"]))
-def test_an_earlier_database_opens_unchanged(old_db, slug):
-    golden = GOLDEN["surveys"][slug]
+@pytest.mark.parametrize(("name", "slug"), CASES)
+def test_an_earlier_database_opens_unchanged(old_db, name, slug):
+    golden = GOLDEN[name]["surveys"][slug]
     stored = get_survey(old_db, slug)
     assert stored.survey.to_dict() == golden["definition"]
     assert design_fingerprint(stored.survey) == golden["fingerprint"]
@@ -60,8 +66,10 @@ def test_an_earlier_database_opens_unchanged(old_db, slug):
     contains(estimates_document(slug, n, survey_estimates(stored.survey, rows.all_stats())), golden["estimates"], slug)
 
 
-def test_the_earlier_database_has_every_question_type():
+@pytest.mark.parametrize("name", FIXTURES)
+def test_the_earlier_database_has_every_question_type(name):
     from deniable.server.survey import questions
 
-    found = {q.get("type", questions.DEFAULT) for s in GOLDEN["surveys"].values() for q in s["definition"]["questions"]}
+    found = {q.get("type", questions.DEFAULT) for s in GOLDEN[name]["surveys"].values()
+             for q in s["definition"]["questions"]}
     assert found == {"choice", "numeric", "multi", "list"} and found <= set(questions.names())

@@ -40,11 +40,11 @@ def _docstrings(tree) -> set[int]:
     return out
 
 
-MIGRATION_RE = re.compile(r"m[0-9]{3}_")
+MIGRATION_RE = re.compile(r"m[0-9]{2,}_")
 
 
 def _migrations(tree) -> set[int]:
-    """ids of every node inside a migration (``m030_question_types``): migrations are frozen history,
+    """ids of every node inside a migration (``m10_question_types``): migrations are frozen history,
     written once with the names of their day; they must not change when the type modules do."""
     return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and MIGRATION_RE.match(node.name)
             for inner in ast.walk(node)}

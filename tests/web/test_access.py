@@ -141,11 +141,11 @@ def test_an_admin_sees_every_survey_and_unowned_ones_are_admin_only(app, owned):
 
 def test_the_migration_gives_existing_surveys_to_the_first_researcher(tmp_path):
     from deniable.server.store.db import connect, init_db
-    from deniable.server.store.schema import migrations
+    from deniable.server.store.migrations import migrations
 
     path = tmp_path / "old.db"
     db = connect(path)
-    migrations.apply(db, stop_before="m004_responses_without_order")
+    migrations.apply(db, stop_before="m04_responses_without_order")
     db.execute("INSERT INTO researchers (email, password_hash, created_on) VALUES ('first@x.org', 'h', '2026-01-01')")
     db.execute("INSERT INTO researchers (email, password_hash, created_on) VALUES ('second@x.org', 'h', '2026-01-02')")
     db.execute("INSERT INTO surveys (slug, title, description, status, target_n) VALUES ('old', 'Old', '', 'draft', 1)")

@@ -1,22 +1,89 @@
-"""The database schema, as ``sqlite_utils.Migrations`` (schema changes never drop data).
+"""The database schema's history: every migration, frozen, in the order it runs.
+
+A migration is history: once released it never changes, and it imports nothing from the project
+(only the standard library and sqlite-utils), so that what it does to an old database cannot
+change when the code does; what it needs of the code of its day is copied here, as of that day
+(``_response_id``, ``_pattern``).  A new migration is appended with the next number, ``mNN_what``.
+``tests/store/test_migrations.py`` checks the imports, the numbering and that a fresh database and
+an upgraded one end alike.
 
 No table has a column for an IP address, a user agent or a time finer than the day
 (docs/design.md, invariant 2).  Invariant 4 (a launched design is frozen) is enforced here too,
 by triggers.
+
+**Names.**  sqlite-utils records each applied migration by name in ``_sqlite_migrations`` and runs
+the ones not recorded, in the order they are registered here.  The first twelve were once named
+m001…m007, m020, m010, m030, m031, m032 (in the order they run); they are now m01…m12.  Before
+applying anything, :meth:`DeniableMigrations.apply` renames the names an existing database
+recorded (:data:`LEGACY_NAMES`) to today's, in one transaction, so nothing runs twice.  (A deniable
+from before the renaming cannot open a renamed database: it would run m001 again, which fails on
+the existing tables and changes nothing.)
 """
 
 from __future__ import annotations
 
+import json
 import secrets
+from collections.abc import Iterable
 
 import sqlite_utils
 from sqlite_utils import Migrations
 
-migrations = Migrations("deniable")
+# The names the migrations were recorded under before they were numbered in order (old → new).
+LEGACY_NAMES = {
+    "m001_surveys_questions_responses_counts": "m01_surveys_questions_responses_counts",
+    "m002_researchers": "m02_researchers",
+    "m003_invitations": "m03_invitations",
+    "m004_responses_without_order": "m04_responses_without_order",
+    "m005_owners_shares_sessions": "m05_owners_shares_sessions",
+    "m006_status_transitions_and_scrub": "m06_status_transitions_and_scrub",
+    "m007_answer_patterns": "m07_answer_patterns",
+    "m020_release_ledger": "m08_release_ledger",
+    "m010_information_reopen_and_wording_fixes": "m09_information_reopen_and_wording_fixes",
+    "m030_question_types": "m10_question_types",
+    "m031_wording_in_specs": "m11_wording_in_specs",
+    "m032_protected_estimates_without_a_budget": "m12_protected_estimates_without_a_budget",
+}
+
+
+class DeniableMigrations(Migrations):
+    """sqlite-utils' migrations, that first rename the names an older database recorded
+    (:data:`LEGACY_NAMES`), and refuse a ``stop_before`` that names no migration of the set."""
+
+    def apply(self, db: sqlite_utils.Database, *, stop_before: str | Iterable[str] | None = None) -> None:
+        names = {m.name for m in self._migrations}
+        wanted = {stop_before} if isinstance(stop_before, str) else set(stop_before or ())
+        if wanted - names:
+            raise ValueError(f"no migration named {', '.join(sorted(wanted - names))} in set '{self.name}'")
+        rename_legacy_names(db, self.name)
+        super().apply(db, stop_before=stop_before)
+
+
+def rename_legacy_names(db: sqlite_utils.Database, migration_set: str = "deniable") -> int:
+    """Rename the legacy names ``db`` recorded to today's, in one transaction; return how many.
+
+    Reads first and writes only when a legacy name is there, so that opening an up-to-date
+    database takes no write lock for it."""
+    table = Migrations.migrations_table
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone():
+        return 0
+    placeholders = ", ".join("?" * len(LEGACY_NAMES))
+    found = [name for (name,) in db.execute(
+        f"SELECT name FROM [{table}] WHERE migration_set = ? AND name IN ({placeholders})",
+        [migration_set, *LEGACY_NAMES])]
+    if not found:
+        return 0
+    with db.atomic():
+        db.conn.executemany(f"UPDATE [{table}] SET name = ? WHERE migration_set = ? AND name = ?",
+                            [(LEGACY_NAMES[name], migration_set, name) for name in found])
+    return len(found)
+
+
+migrations = DeniableMigrations("deniable")
 
 
 @migrations()
-def m001_surveys_questions_responses_counts(db: sqlite_utils.Database) -> None:
+def m01_surveys_questions_responses_counts(db: sqlite_utils.Database) -> None:
     db["surveys"].create(
         {
             "id": int,
@@ -82,7 +149,7 @@ def m001_surveys_questions_responses_counts(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m002_researchers(db: sqlite_utils.Database) -> None:
+def m02_researchers(db: sqlite_utils.Database) -> None:
     db["researchers"].create(
         {"id": int, "email": str, "password_hash": str, "created_on": str},  # created_on: YYYY-MM-DD
         pk="id",
@@ -92,7 +159,7 @@ def m002_researchers(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m003_invitations(db: sqlite_utils.Database) -> None:
+def m03_invitations(db: sqlite_utils.Database) -> None:
     # Only SHA-256 hashes of unused tokens, and no rowid: nothing records when a token was
     # made or used, so nothing can be lined up with the order of the responses.
     db.execute("CREATE TABLE invitations (token_hash TEXT PRIMARY KEY, "
@@ -100,8 +167,14 @@ def m003_invitations(db: sqlite_utils.Database) -> None:
     db["surveys"].add_column("invitation_only", int, not_null_default=0)
 
 
+def _response_id() -> str:
+    """A random response identifier of 96 bits, as :func:`deniable.server.store.responses.new_response_id`
+    made them when this was written (a copy: this migration must not change when that does)."""
+    return secrets.token_urlsafe(12)
+
+
 @migrations(transactional=False)
-def m004_responses_without_order(db: sqlite_utils.Database) -> None:
+def m04_responses_without_order(db: sqlite_utils.Database) -> None:
     """Responses get random identifiers instead of sequential rowids (docs/design.md, invariant 6).
 
     The table is rebuilt WITHOUT ROWID on a random text key, existing rows copied in a random
@@ -116,7 +189,7 @@ def m004_responses_without_order(db: sqlite_utils.Database) -> None:
         rows = db.execute("SELECT survey_id, submitted_on, reports, design FROM responses_ordered").fetchall()
         secrets.SystemRandom().shuffle(rows)
         db.conn.executemany("INSERT INTO responses VALUES (?, ?, ?, ?, ?)",
-                            [(new_response_id(), *row) for row in rows])
+                            [(_response_id(), *row) for row in rows])
         db.execute("DROP TABLE responses_ordered")
         db.execute("CREATE INDEX idx_responses_survey_id ON responses (survey_id)")
     db.execute("PRAGMA secure_delete = ON")
@@ -124,7 +197,7 @@ def m004_responses_without_order(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m005_owners_shares_sessions(db: sqlite_utils.Database) -> None:
+def m05_owners_shares_sessions(db: sqlite_utils.Database) -> None:
     """Every survey has an owner (the first researcher for existing surveys; none, that is
     admin-only, when there was no researcher) and may be shared; accounts can be admins, and
     a session epoch lets logout and password changes end every earlier session."""
@@ -139,7 +212,7 @@ def m005_owners_shares_sessions(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m006_status_transitions_and_scrub(db: sqlite_utils.Database) -> None:
+def m06_status_transitions_and_scrub(db: sqlite_utils.Database) -> None:
     """The database refuses status changes the lifecycle does not allow, and the deletion of a
     launched survey, so that editing the file cannot reopen a design; ``scrub`` is the one-row
     table the scrubber rewrites (:mod:`deniable.server.store.scrub`)."""
@@ -157,43 +230,41 @@ def m006_status_transitions_and_scrub(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO scrub VALUES (0)")
 
 
-def new_response_id() -> str:
-    """A random response identifier (96 bits): it orders nothing and reveals nothing."""
-    return secrets.token_urlsafe(12)
+def _pattern(questions: list[tuple[str, int]], reports: dict) -> bytes:
+    """The answer pattern of one response ``{qid: option index}`` when every question was a choice, as
+    :func:`deniable.server.store.aggregates.encode` makes it (a copy: this migration must not change
+    when that does).  ``questions`` are ``(qid, number of options)`` in the survey's order; per
+    question the reported index plus one (0 = not answered), one byte each, or two (little-endian)
+    when a question has 255 options or more; a question of 65,535 options or more is left out."""
+    kept = [(qid, k) for qid, k in questions if k < 65535]
+    width = 1 if max((k for _, k in kept), default=0) < 255 else 2
+    return b"".join((reports.get(qid, -1) + 1).to_bytes(width, "little") for qid, _ in kept)
 
 
 @migrations()
-def m007_answer_patterns(db: sqlite_utils.Database) -> None:
+def m07_answer_patterns(db: sqlite_utils.Database) -> None:
     """Per survey and day, how many responses gave each whole answer vector (the sufficient
-    statistics of cross-tabs, subgroups and every other grouped view: :mod:`.aggregates`),
-    filled from the responses already stored."""
-    import json
-    from types import SimpleNamespace
-
-    from deniable.server.survey.definition import Question
-
-    from .aggregates import encode
-
+    statistics of cross-tabs, subgroups and every other grouped view:
+    :mod:`deniable.server.store.aggregates`), filled from the responses already stored."""
     db.execute("CREATE TABLE answer_patterns (survey_id INTEGER NOT NULL REFERENCES surveys(id), "
                "day TEXT NOT NULL, pattern BLOB NOT NULL, count INTEGER NOT NULL, "
                "PRIMARY KEY (survey_id, day, pattern)) WITHOUT ROWID")
-    # The questions as this migration finds them, all choices (not through .surveys, which reads
-    # columns that later migrations add).
+    # The questions as this migration finds them, all choices, read with plain SQL (not through
+    # the store, which reads columns that later migrations add).
     for (survey_id,) in db.execute("SELECT id FROM surveys").fetchall():
-        shape = SimpleNamespace(questions=[Question(id=qid, text=text, options=tuple(json.loads(options)))
-                                           for qid, text, options in db.execute(
-            "SELECT qid, text, options FROM questions WHERE survey_id = ? ORDER BY position", [survey_id])])
+        questions = [(qid, len(json.loads(options))) for qid, options in db.execute(
+            "SELECT qid, options FROM questions WHERE survey_id = ? ORDER BY position", [survey_id])]
         counted: dict[tuple[str, bytes], int] = {}
         for day, reports in db.execute("SELECT submitted_on, reports FROM responses WHERE survey_id = ?",
                                        [survey_id]):
-            key = (day, encode(shape, json.loads(reports)))
+            key = (day, _pattern(questions, json.loads(reports)))
             counted[key] = counted.get(key, 0) + 1
         db.conn.executemany("INSERT INTO answer_patterns VALUES (?, ?, ?, ?)",
                             [(survey_id, day, pattern, n) for (day, pattern), n in counted.items()])
 
 
 @migrations()
-def m020_release_ledger(db: sqlite_utils.Database) -> None:
+def m08_release_ledger(db: sqlite_utils.Database) -> None:
     """Public releases with central differential privacy (:mod:`deniable.server.store.releases`):
     a release budget per survey (fixed once something is released), the releases (each a JSON
     document of values drawn once), and an append-only ledger of what each release spent.  The
@@ -228,7 +299,7 @@ def m020_release_ledger(db: sqlite_utils.Database) -> None:
 def _freeze_questions_but_wording(db: sqlite_utils.Database, also: str = "", what: str = "number, order") -> None:
     """(Re)create the trigger that lets a launched survey's questions change only in wording: the
     text and the option labels (same number, no label moved); ``also`` adds columns that must not
-    change either."""
+    change either.  Used by m09, m10 and m11: frozen with them (a later change copies it)."""
     db.execute("DROP TRIGGER questions_frozen_update")
     db.execute(
         f"""CREATE TRIGGER questions_frozen_update BEFORE UPDATE ON questions
@@ -244,7 +315,7 @@ def _freeze_questions_but_wording(db: sqlite_utils.Database, also: str = "", wha
 
 
 @migrations()
-def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None:
+def m09_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None:
     """Issue 10: what respondents read before the questions, and fixing the wording of a launched
     survey without touching its design.
 
@@ -257,7 +328,7 @@ def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None
     - The questions of a launched survey still cannot be inserted or deleted, and their id,
       position, k, ε, threshold and required flag still cannot change; only the question text and
       the option labels may, keeping the number of options and their order (no label may move
-      to another position).  Reopening (closed → open) was already allowed by m006.
+      to another position).  Reopening (closed → open) was already allowed by m06.
     """
     db["surveys"].add_column("information", str, not_null_default="")
     db["surveys"].add_column("contact", str, not_null_default="")
@@ -277,7 +348,7 @@ def m010_information_reopen_and_wording_fixes(db: sqlite_utils.Database) -> None
 
 
 @migrations()
-def m030_question_types(db: sqlite_utils.Database) -> None:
+def m10_question_types(db: sqlite_utils.Database) -> None:
     """Numeric, check-all-that-apply and list-experiment questions (issue 11).
 
     ``questions.type`` is the question's type (existing questions are choices) and ``spec`` the
@@ -292,12 +363,12 @@ def m030_question_types(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE cell_counts (survey_id INTEGER NOT NULL REFERENCES surveys(id), qid TEXT NOT NULL, "
                "stat TEXT NOT NULL, cell INTEGER NOT NULL, count INTEGER NOT NULL, "
                "PRIMARY KEY (survey_id, qid, stat, cell)) WITHOUT ROWID")
-    # A launched survey's question keeps its type and spec too (the m010 trigger, with them added).
+    # A launched survey's question keeps its type and spec too (the m09 trigger, with them added).
     _freeze_questions_but_wording(db, "AND NEW.type IS OLD.type AND NEW.spec IS OLD.spec", "number, order, type")
 
 
 @migrations()
-def m031_wording_in_specs(db: sqlite_utils.Database) -> None:
+def m11_wording_in_specs(db: sqlite_utils.Database) -> None:
     """Fixing the wording of a launched survey's list experiment (issue 22): its sensitive item is a
     words-only field of ``spec``, so the frozen-design trigger lets ``spec`` change in it — and in
     nothing else: with the sensitive item removed, the new spec must equal the old one."""
@@ -307,12 +378,12 @@ def m031_wording_in_specs(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m032_protected_estimates_without_a_budget(db: sqlite_utils.Database) -> None:
+def m12_protected_estimates_without_a_budget(db: sqlite_utils.Database) -> None:
     """Publishing the protected questions' estimates alone (issue 22) spends no ε, so it needs no
     release budget: such a release stores a budget of 0 (nothing that depends on direct answers can
     be released until the owner sets one, which stays possible until the ledger has an entry).
     SQLite cannot change a CHECK constraint in place, so ``release_budgets`` is rebuilt with
-    ``epsilon >= 0``; the two triggers that name it are made again as m020 made them."""
+    ``epsilon >= 0``; the two triggers that name it are made again as m08 made them."""
     db.execute("DROP TRIGGER release_ledger_within_budget")
     db.execute("CREATE TABLE release_budgets_new (survey_id INTEGER PRIMARY KEY REFERENCES surveys(id), "
                "epsilon REAL NOT NULL CHECK (epsilon >= 0), public INTEGER NOT NULL DEFAULT 0)")
