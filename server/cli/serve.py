@@ -56,6 +56,12 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
     base_url = (base_url or f"http://{public_hosts[0] if public_hosts else shown_host}:{port}").rstrip("/")
     if reset_demo_password and not demo:
         raise click.UsageError("--reset-demo-password goes with --demo")
+    from deniable.server.store.backup import BackupError, hold_serving_lock
+
+    try:
+        hold_serving_lock(db_path)  # for the server's life: `deniable restore` refuses meanwhile
+    except BackupError as exc:
+        fail(str(exc))
     with database(db_path, create=True) as db:
         if demo:
             email, password, researcher_id = _demo_login(db, db_path, reset_demo_password)
