@@ -7,6 +7,35 @@ import numbers
 
 import numpy as np
 
+# Counts are summed and divided in float64, which holds every integer up to 2^53 and not beyond:
+# a larger total would be estimated from rounded numbers (or overflow int64 at 2^63), so it is refused.
+MAX_TOTAL = 2**53
+
+
+def exact_total(counts) -> int:
+    """The sum of non-negative integer ``counts`` as a Python int, exactly and without overflow.
+
+    >>> exact_total(np.array([2**62, 2**62, 5], dtype=np.int64))
+    9223372036854775813
+    """
+    array = np.asarray(counts).reshape(-1)
+    if array.dtype.kind == "f":
+        return int(math.fsum(array))  # whole finite floats: exact up to 2^53, correctly rounded beyond
+    array = array.astype(np.uint64)  # the 32-bit halves sum in uint64 without overflow below 2^32 values
+    high = int((array >> np.uint64(32)).sum(dtype=np.uint64))
+    low = int((array & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+    return (high << 32) + low
+
+
+def check_total(counts, name: str = "counts") -> int:
+    """Return the exact total of ``counts``, or raise ValueError if it is beyond :data:`MAX_TOTAL`."""
+    total = exact_total(counts)
+    if total > MAX_TOTAL:
+        raise ValueError(f"{name} add up to {total:,}, more than 2^53 = {MAX_TOTAL:,}, the most that float64 "
+                         "counts exactly")
+    return total
+
+
 def check_counts(counts, name: str = "counts", ndim: int = 1) -> np.ndarray:
     """Return ``counts`` as an int64 array of the given rank, or raise ValueError."""
     try:
@@ -24,6 +53,7 @@ def check_counts(counts, name: str = "counts", ndim: int = 1) -> np.ndarray:
         raise ValueError(f"{name} must contain non-negative integers, got a negative count")
     if any(size < 2 for size in array.shape):
         raise ValueError(f"{name} must have at least 2 options (k >= 2) along every axis, got shape {array.shape}")
+    check_total(array, name)
     return array.astype(np.int64)
 
 

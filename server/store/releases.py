@@ -103,12 +103,17 @@ def set_public(db: sqlite_utils.Database, stored: StoredSurvey, public: bool) ->
 
 
 def latest_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:
-    """The latest release document of a survey (public or not), or None."""
-    row = db.execute("SELECT id, released_on, document FROM releases WHERE survey_id = ? ORDER BY id DESC LIMIT 1",
-                     [survey_id]).fetchone()
+    """The latest release document of a survey (public or not), or None.
+
+    ``id`` is the stored id, numbered across every survey, which pages do not show; ``number`` is
+    the release's place among this survey's own releases (1, 2, …), which they do.
+    """
+    row = db.execute("SELECT id, released_on, document, (SELECT count(*) FROM releases r WHERE r.survey_id = ? "
+                     "AND r.id <= releases.id) FROM releases WHERE survey_id = ? ORDER BY id DESC LIMIT 1",
+                     [survey_id, survey_id]).fetchone()
     if row is None:
         return None
-    return {**json.loads(row[2]), "id": row[0], "released_on": row[1]}
+    return {**json.loads(row[2]), "id": row[0], "released_on": row[1], "number": row[3]}
 
 
 def public_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:
@@ -119,10 +124,16 @@ def public_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:
 
 
 def ledger(db: sqlite_utils.Database, survey_id: int) -> list[dict]:
-    """Every ledger row of a survey, oldest first, with the day of its release."""
+    """Every ledger row of a survey, oldest first, with the day of its release.
+
+    ``release`` is the release's number among this survey's releases (1, 2, …: what pages show;
+    a number across all surveys would tell the public how many releases other surveys made),
+    ``release_id`` its stored id.
+    """
     rows = db.execute(
-        "SELECT l.release_id, r.released_on, l.mechanism, l.epsilon, l.realized_epsilon, l.sensitivity, l.what "
+        "SELECT (SELECT count(*) FROM releases n WHERE n.survey_id = l.survey_id AND n.id <= l.release_id), "
+        "r.released_on, l.mechanism, l.epsilon, l.realized_epsilon, l.sensitivity, l.what, l.release_id "
         "FROM release_ledger l JOIN releases r ON r.id = l.release_id WHERE l.survey_id = ? ORDER BY l.id",
         [survey_id]).fetchall()
-    keys = ("release", "released_on", "mechanism", "epsilon", "realized_epsilon", "sensitivity", "what")
+    keys = ("release", "released_on", "mechanism", "epsilon", "realized_epsilon", "sensitivity", "what", "release_id")
     return [dict(zip(keys, row)) for row in rows]

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from deniable.client.mechanism import MechanismError, mechanism
 
+from . import strict_json
 from .questions import registry
 from .spreadsheet import spreadsheet_safe
 
@@ -351,9 +352,15 @@ def check_unique_ids(questions) -> None:
 
 
 def loads_definition(text: str, source: str = "definition") -> Survey:
-    """Parse JSON text; errors are said of ``source`` (a file name) and carry the JSON line."""
+    """Parse JSON text; errors are said of ``source`` (a file name) and carry the JSON line.
+
+    A key repeated in one object is refused (:mod:`.strict_json`), naming its path and line.
+    """
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text)
+    except strict_json.DuplicateKeyError as exc:  # {"epsilon": 0.5, "epsilon": 5}: which one was meant?
+        raise DefinitionError(exc.path, f"line {exc.lineno}: the key {exc.key[:64]!r} appears more than once in "
+                              "one object: keep one", source=source) from None
     except json.JSONDecodeError as exc:
         raise DefinitionError((), f"line {exc.lineno}: not valid JSON: {exc.msg}", source=source) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits

@@ -25,6 +25,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
+from deniable.estimators.validate import check_total
+
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
 from .responses_csv import (TEXT_VERSION, CSVError, column_codes, patterns_dataset, read_patterns_csv,
@@ -166,6 +168,10 @@ def read_counts(path, survey: Survey) -> Dataset:
     if (weights < 0).any():
         bad = int(np.argmax(weights < 0))
         raise CSVError(f"{path}: {where(bad)}: column {COUNT!r}: must be a count of 0 or more")
+    try:  # summed in float64 later on: exact up to 2^53 (and int64 would overflow at 2^63)
+        check_total(weights, "the counts")
+    except ValueError as exc:
+        raise CSVError(f"{path}: column {COUNT!r}: {exc}") from None
     columns = {q.id: _indices(path, q, table.column(q.id)) for q in present}
     return Dataset(survey.only([q.id for q in present]), columns, weights)
 

@@ -274,14 +274,17 @@ def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day
     released = []
     for item in items:
         question = survey.question(item.question)
-        if item.kind == "counts":
-            released.append(_release_counts(patterns, item, question, draw))
-        elif item.kind == "top":
-            released.append(_release_top(patterns, item, question, draw))
-        elif item.kind == "groups":
-            released.append(_release_groups(patterns, item, question, survey.question(item.by), draw))
-        else:
-            raise ReleaseError(f"unknown kind of release {item.kind!r}")
+        try:
+            if item.kind == "counts":
+                released.append(_release_counts(patterns, item, question, draw))
+            elif item.kind == "top":
+                released.append(_release_top(patterns, item, question, draw))
+            elif item.kind == "groups":
+                released.append(_release_groups(patterns, item, question, survey.question(item.by), draw))
+            else:
+                raise ReleaseError(f"unknown kind of release {item.kind!r}")
+        except discrete.DrawLimitError as exc:  # a broken random source: refused before anything is stored
+            raise ReleaseError(f"{item.field}: {exc}: refused, nothing was released or spent", item.field) from None
     return {
         "survey": survey.slug, "released_on": day, "n": n_responses(patterns),
         "epsilon": math.fsum(item.epsilon for item in items), "confidence": CONFIDENCE,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import strict_json
 from .dataset import Dataset
 from .definition import Question, Survey
 
@@ -45,9 +46,14 @@ def load_truth(path: str, survey: Survey) -> dict[str, np.ndarray]:
     except (OSError, UnicodeDecodeError) as exc:
         raise TruthError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text)
+    except strict_json.DuplicateKeyError as exc:
+        raise TruthError(f"{path}:{exc.lineno}: {exc.key[:64]!r} appears more than once in one object") from None
     except json.JSONDecodeError as exc:
         raise TruthError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:100]
+        raise TruthError(f"{path}:1: not valid JSON: {why}") from None
     if not isinstance(data, dict):
         raise TruthError(f"{path}:1: must be a JSON object mapping question ids to probabilities")
     ids = [q.id for q in survey.questions]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
+from scipy.stats import binomtest, chisquare
 
 from deniable.client import discrete
 from deniable.client.mechanism import TWO_32, MechanismError
@@ -55,11 +56,11 @@ def test_uniform_index_rejects_the_biased_top():
 
 def test_exponential_mechanism_from_fixed_vectors():
     t = TWO_32 // 2  # β' = 1/2
-    # proposal u = 1 → option 1 (gap 2 from the best); geometric draws 0, 0, then ≥ t: G = 2 ≥ 2 → accept.
-    draws = discrete.sequence([1, 0, 0, t])
+    # proposal u = 1 → option 1 (gap 2 from the best); its coin of β'^2 = 1/4: u = 2^30 − 1 < 2^32/4 → accept.
+    draws = discrete.sequence([1, 2**30 - 1])
     assert discrete.exponential_mechanism([5, 3], t, 1, draws).tolist() == [1]
-    # proposal option 1, G = 1 < 2 → reject; proposal option 0 (gap 0), G = 0 → accept.
-    draws = discrete.sequence([1, 0, t, 0, t])
+    # proposal option 1, coin 2^30 ≥ 2^32/4 → reject; proposal option 0 (gap 0), its coin always succeeds.
+    draws = discrete.sequence([1, 2**30, 0, TWO_32 - 1])
     assert discrete.exponential_mechanism([5, 3], t, 1, draws).tolist() == [0]
 
 
@@ -85,6 +86,98 @@ def test_exponential_mechanism_has_the_exponential_distribution():
     weights = beta ** (scores.max() - scores)
     observed = np.bincount(chosen, minlength=4)
     assert chisquare(observed, 100_000 * weights / weights.sum()).pvalue > 1e-3
+
+
+def counting(draw):
+    """A uint32 source that counts what it hands out (``.used``)."""
+
+    def counted(size):
+        counted.used += size
+        return draw(size)
+
+    counted.used = 0
+    return counted
+
+
+@pytest.mark.parametrize("threshold, m", [(3_000_000_001, 3), (TWO_32 - 1, 5), (2_605_029_348, 2), (TWO_32 - 2, 7)])
+def test_power_coin_is_exactly_bernoulli_of_the_power_even_when_the_first_word_straddles(threshold, m):
+    p = Fraction(threshold, TWO_32) ** m  # exact: m is small
+    digits = math.floor(p * 2**96)  # the first 96 bits of p: words that agree with p as long as possible
+    words = [digits >> 64, digits >> 32 & 0xFFFFFFFF, digits & 0xFFFFFFFF]
+    cases = [words[:1] + [w2, 0, 0] for w2 in (0, words[1], TWO_32 - 1)]
+    cases += [words[:2] + [w3, 7] for w3 in (0, max(words[2] - 1, 0), words[2], words[2] + 1, TWO_32 - 1)]
+    cases += [[max(words[0] - 1, 0), 0, 0, 0], [words[0] + 1, 0, 0, 0], [0, 0, 0, 0], [TWO_32 - 1] * 4]
+    lo, hi = discrete._power_bounds(m, threshold, 32)
+    assert lo <= p * TWO_32 <= hi and hi - lo <= 2 * 2 * m.bit_length()
+    for case in cases:
+        x = Fraction(sum(w << 32 * (3 - i) for i, w in enumerate(case)), 2**128)
+        got = discrete.power_coin([m], threshold, discrete.sequence(case))
+        assert got.tolist() == [x < p], (case, float(x - p))
+    # X agreeing with p on 64 bits needs a third word, unless p has no more bits than that
+    draw = counting(discrete.sequence(words[:2] + [words[2] + 1, 0]))
+    assert discrete.power_coin([m], threshold, draw).tolist() == [False]
+    assert draw.used == (2 if p * 2**64 == int(p * 2**64) else 3)
+
+
+def test_power_coin_at_huge_exponents_matches_an_independent_high_precision_power():
+    threshold, m = TWO_32 - 2, 2**31 + 12345  # β'^m ≈ e^(−1): 2^31 trials one by one
+    getcontext().prec = 80
+    p = (Decimal(threshold) / TWO_32) ** m  # Decimal's integer power: exact to 80 digits here
+    lo, hi = discrete._power_bounds(m, threshold, 32 + 64)
+    assert Decimal(lo) / 2**96 <= p <= Decimal(hi) / 2**96
+    first = int(p * TWO_32)
+    assert discrete.power_coin([m], threshold, discrete.sequence([first - 100])).tolist() == [True]
+    assert discrete.power_coin([m], threshold, discrete.sequence([first + 100])).tolist() == [False]
+
+
+def test_the_block_sampler_has_the_geometric_distribution_exactly_binned():
+    rng = np.random.default_rng(5)
+    threshold = discrete.base_threshold(0.02, 1)  # β' = e^(−0.02): blocks of L = 50 trials
+    assert discrete.block_length(threshold) == 50
+    beta = Fraction(threshold, TWO_32)
+    g = discrete.geometric(200_000, threshold, discrete.source(rng))
+    edges = list(range(0, 400, 7)) + [None]  # bins of 7: not aligned with the blocks of 50
+    observed, expected = [], []
+    for low, high in zip(edges, edges[1:]):
+        inside = (g >= low) & (g < high) if high is not None else g >= low
+        observed.append(np.count_nonzero(inside))
+        tail = beta ** low - (beta ** high if high is not None else 0)  # P(G ≥ g) = β'^g exactly
+        expected.append(200_000 * float(tail))
+    assert chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_at_epsilon_1e9_the_noise_takes_a_few_draws_and_has_its_exact_tail():
+    threshold = discrete.base_threshold(1e-9, 2)  # β' = 1 − 2^−31: the old loop drew ~2^31 times
+    rng = np.random.default_rng(6)
+    draw = counting(discrete.source(rng))
+    noisy, t = discrete.geometric_mechanism(np.zeros(20_000, dtype=np.int64), 1e-9, 2, draw)
+    assert t == threshold and draw.used < 30 * 20_000  # fewer than 13 per geometric expected (module notes)
+    getcontext().prec = 50
+    beta = Decimal(threshold) / TWO_32
+    # P(|Y| ≥ y) = 2 β'^y / (1 + β'): at y = 2^31 about 2/(e (1 + β')) = 0.368; at 2^32, 0.135
+    for y in (2**29, 2**31, 2**32):
+        exact = float(2 * beta ** y / (1 + beta))
+        count = np.count_nonzero(np.abs(noisy) >= y)
+        assert binomtest(count, noisy.size, exact).pvalue > 1e-3, (y, count / noisy.size, exact)
+    draw = counting(discrete.source(rng))
+    chosen, _ = discrete.exponential_choice([10**9, 0, 5], 1e-9, 1, draw, size=2000)
+    assert draw.used < 60 * 2000 and set(chosen.tolist()) == {0, 1, 2}
+
+
+def never_failing(size):
+    """A real uint32 source that is always 0: every coin succeeds, so no geometric ever ends."""
+    return np.zeros(size, dtype=np.uint32)
+
+
+@pytest.mark.parametrize("epsilon", [1e-9, 1.0, 5.0])  # the block sampler, and trial by trial (L = 1)
+def test_a_source_that_never_lets_the_sampler_stop_is_refused_at_the_draw_limit(epsilon):
+    draw = counting(never_failing)
+    with pytest.raises(discrete.DrawLimitError, match="random draws"):
+        discrete.geometric_mechanism([3, 4, 5], epsilon, 2, draw)
+    assert draw.used <= discrete.draw_limit(3) + 3
+    # the exponential mechanism's uniform proposal among 3 rejects 2^32 − 1 (modulo bias) forever
+    with pytest.raises(discrete.DrawLimitError):
+        discrete.exponential_choice([3, 4, 5], epsilon, 1, lambda size: np.full(size, TWO_32 - 1, dtype=np.uint32))
 
 
 def test_the_default_source_is_the_os_csprng():

@@ -115,6 +115,8 @@ def test_exact_stays_exact_at_any_n(n):
         (dict(counts=[5]), "counts must have at least 2 options"),
         (dict(counts=[]), "counts must have at least 2 options"),
         (dict(counts=[3, -1]), "counts must contain non-negative integers, got a negative count"),
+        (dict(counts=[2**62, 2**62]), "counts add up to 9,223,372,036,854,775,808, more than 2^53"),
+        (dict(counts=[2.0**53, 2.0]), "counts add up to 9,007,199,254,740,994, more than 2^53"),
         (dict(counts=[1.5, 2]), "counts must contain non-negative integers, got non-integer values"),
         (dict(counts=["a", "b"]), "counts must contain non-negative integers"),
         (dict(counts=[[1, 2], [3, 4]]), "counts must be a 1-d array"),

@@ -1,8 +1,18 @@
 """Which survey the logged-in researcher may see or change (docs/design.md, invariant 7).
 
 Every route that names a survey goes through :func:`survey_for`: a researcher with no role on
-it gets a 404, exactly as for a survey that does not exist (so nobody can even learn which
-slugs exist), and a viewer asking for an editor's or the owner's action gets a 403 that says so.
+it gets a 404, exactly as for a survey that does not exist (so nothing about a survey one cannot
+see can be read: not its title, owner, status, questions, responses or releases), and a viewer
+asking for an editor's or the owner's action gets a 403 that says so.
+
+What a slug itself tells.  A slug is a survey's public address (``/s/SLUG``, ``/r/SLUG``), unique
+on the server, so the slug of an open or closed survey is public by design, and anyone who may
+create surveys can learn that a slug is *taken* by trying to claim it (importing a definition,
+saving a new draft, or the name a duplicate receives): a taken slug is refused with one answer,
+``slug: a survey 'SLUG' already exists``, whether the survey is one's own, shared with one, or
+someone else's draft, and the refusal says nothing more about it.  Which slugs exist cannot be
+listed, and a draft's slug is never shown to anyone without a role on it.  Pages number a survey's
+releases 1, 2, … within the survey, never across the server.
 """
 
 from __future__ import annotations
