@@ -1,0 +1,309 @@
+"""Randomized-response designs, each defined once by its misclassification matrix.
+
+A design for a question with ``k`` true answers is the matrix ``M[r, t] = P(report r | truth t)``
+(``k_r`` reports × ``k`` answers, columns summing to 1).  Every design here is **realized** on
+32-bit integers, as k-ary randomized response is (:mod:`.mechanism`): column t is the integer
+weights ``W[r, t]`` with ``Σ_r W[r, t] = 2^32``, and the sampler reports the first r whose
+cumulative weight exceeds one uniform 32-bit draw ``u`` (:func:`sample`).  The realized matrix
+is exactly ``W / 2^32``, and the browser and this module draw the same report from the same ``u``.
+
+**ε from the matrix.**  A report r is ``M[r, t] / M[r, t']`` times likelier under answer t than
+under t'; the design is ε-LDP for ``ε = max_r max_{t, t'} ln(M[r, t] / M[r, t'])``
+(Warner 1965 for the binary case; Wang, Wu & Hu 2016, "Using randomized response for differential
+privacy preserving data collection", Definition 3 and Theorem 1).  A report with probability 0
+under one answer and positive under another gives that answer away: ε is infinite and the design
+is **not ε-LDP** (:attr:`Design.ldp` False) — accepted, as the plain list experiment is, but never
+with a finite ε.  The realized ε is computed from the integer weights, exactly.
+
+k-ary randomized response at ε, the project's default design, keeps its own sampler
+(:mod:`.mechanism`, :mod:`.randomizer`); these are the others.
+
+**Designs** (parameters as the survey literature writes them; Blair, Imai & Zhou 2015 and
+Fox 2016 for forced response and the unrelated question; Kuk 1990; Yu, Tian & Tang 2008 for the
+crosswise model):
+
+``forced``    forced response: answer truthfully with probability ``p``, otherwise say option i
+              with probability ``p_i`` (``p + Σ p_i = 1``); binary and k-ary.
+``unrelated`` unrelated question with known prevalence: with probability ``p`` answer the
+              sensitive question, otherwise answer "yes" with the unrelated question's known
+              prevalence ``π_u`` (the browser draws that answer); binary.
+``warner``    Warner's (mirrored) design: with probability ``p`` answer "am I in the group?",
+              otherwise "am I not in the group?"; binary.
+``kuk``       Kuk's two decks: a member of the group reports the colour of a card from a deck
+              with red share ``θ₁``, a non-member from one with ``θ₂``; binary.
+``crosswise`` the crosswise model: "are your answer to the sensitive question and to an
+              innocuous one with known prevalence ``π_y`` the same?"; binary.  Randomized by the
+              browser it is Warner's design with ``p = π_y`` (ε holds against anyone).
+              **Respondent-side** (the respondent combines the answer with a private fact,
+              such as a birth month, that not even the device sees) its ε is stated as a range
+              over the fact's plausible prevalence (:func:`crosswise_epsilon_range`) and only
+              against an observer who does not know the fact; against one who does, the report
+              is the answer itself (not ε-LDP).
+``custom``    any matrix of probabilities; a singular one (two answers with the same report
+              distribution, or more answers than independent reports) is refused: the answers
+              could not be told apart by any estimator.
+
+References
+----------
+.. [1] S. L. Warner, "Randomized response: a survey technique for eliminating evasive answer
+   bias", JASA 60 (1965) 63–69.
+.. [2] A. Y. C. Kuk, "Asking sensitive questions indirectly", Biometrika 77 (1990) 436–438.
+.. [3] J.-W. Yu, G.-L. Tian, M.-L. Tang, "Two new models for survey sampling with sensitive
+   characteristic", Metrika 67 (2008) 251–263.
+.. [4] G. Blair, K. Imai, Y.-Y. Zhou, "Design and analysis of the randomized response technique",
+   JASA 110 (2015) 1304–1319.
+.. [5] Y. Wang, X. Wu, D. Hu, "Using randomized response for differential privacy preserving
+   data collection", EDBT/ICDT Workshops 2016.
+.. [6] J.-P. Fox, *Randomized Item Response Theory Models*, 2nd ed. (2016).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .mechanism import TWO_32, MechanismError, check_k
+
+DESIGNS = ("forced", "unrelated", "warner", "kuk", "crosswise", "custom")
+MAX_REPORTS = 64
+
+
+class DesignError(MechanismError):
+    """A design's parameters are out of their domain; ``field`` names the parameter."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+def _probability(value, field: str, *, open_low: bool = False, open_high: bool = False) -> Fraction:
+    """A probability as an exact fraction (a float is taken at its exact binary value)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DesignError(field, f"must be a probability (a number in [0, 1]), got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DesignError(field, f"must be a finite probability, got {value!r}")
+    # a float is read as the simplest fraction within 1e-15 of it: 2/3 and 1/6 as written, not their
+    # binary expansions, so that shares meant to add up to 1 do
+    frac = Fraction(value).limit_denominator(10**15) if isinstance(value, float) else Fraction(value)
+    if frac < 0 or frac > 1 or (open_low and frac == 0) or (open_high and frac == 1):
+        ends = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
+        raise DesignError(field, f"must be a probability in {ends}, got {value!r}")
+    return frac
+
+
+def realize_column(probabilities: list[Fraction]) -> list[int]:
+    """Integer weights summing to 2^32 for one column: each ``floor(P · 2^32)``, then one unit to each
+    of the largest remainders (ties to the lower report), so every weight is within one unit of
+    ``P · 2^32`` and a zero probability stays exactly zero."""
+    scaled = [p * TWO_32 for p in probabilities]
+    weights = [math.floor(s) for s in scaled]
+    short = TWO_32 - sum(weights)
+    order = sorted(range(len(scaled)), key=lambda r: (-(scaled[r] - weights[r]), r))
+    for r in order[:short]:
+        weights[r] += 1
+    return weights
+
+
+@dataclass(frozen=True)
+class Design:
+    """A realized design: its name, parameters, and integer weights ``W[r][t]`` (columns sum to 2^32)."""
+
+    name: str
+    params: tuple  # ((name, value), ...) as given, for the codebook and the page
+    weights: tuple  # reports × answers, ints
+    reports: tuple  # the label of each report (e.g. "Yes", "No", "same", "different", "red")
+
+    @property
+    def k(self) -> int:
+        """Number of true answers (columns)."""
+        return len(self.weights[0])
+
+    @property
+    def k_reports(self) -> int:
+        return len(self.weights)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The realized misclassification matrix ``W / 2^32`` (reports × answers)."""
+        return np.array(self.weights, dtype=float) / TWO_32
+
+    @property
+    def epsilon(self) -> float:
+        """Realized ε: ``max_r ln(max_t W[r, t] / min_t W[r, t])``, infinite when not ε-LDP."""
+        worst = 0.0
+        for row in self.weights:
+            high, low = max(row), min(row)
+            if high == 0:
+                continue  # a report no answer gives
+            if low == 0:
+                return math.inf
+            worst = max(worst, math.log(high / low))
+        return worst
+
+    @property
+    def ldp(self) -> bool:
+        """Whether the design is ε-LDP for a finite ε (no report rules an answer out)."""
+        return math.isfinite(self.epsilon)
+
+    def cumulative(self) -> np.ndarray:
+        """``C[t, r] = Σ_{s ≤ r} W[s, t]``: the sampler reports the first r with ``u < C[t, r]``."""
+        return np.cumsum(np.array(self.weights, dtype=np.int64).T, axis=1)
+
+    def as_dict(self) -> dict:
+        return {"design": self.name, **{name: _plain(value) for name, value in self.params},
+                "reports": list(self.reports), "weights": [list(row) for row in self.weights],
+                "epsilon": self.epsilon if self.ldp else None, "ldp": self.ldp}
+
+
+def _plain(value):
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check_full_rank(weights: list[list[int]], field: str) -> None:
+    """Refuse a matrix whose answers cannot be told apart (rank below the number of answers), exactly."""
+    rows = [[Fraction(w) for w in row] for row in weights]
+    k = len(rows[0])
+    rank, col = 0, 0
+    for col in range(k):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank])]
+        rank += 1
+    if rank < k:
+        raise DesignError(field, f"the matrix is singular (rank {rank} for {k} answers): some answers give the "
+                                 "same distribution of reports, so no estimator can tell them apart")
+
+
+def _build(name: str, params: dict, columns: list[list[Fraction]], reports: list[str], field: str) -> Design:
+    weights_by_column = [realize_column(col) for col in columns]
+    weights = [list(row) for row in zip(*weights_by_column)]
+    _check_full_rank(weights, field)
+    return Design(name=name, params=tuple(params.items()), weights=tuple(tuple(r) for r in weights),
+                  reports=tuple(reports))
+
+
+def _labels(labels, k: int) -> list[str]:
+    if labels is None:
+        return ["Yes", "No"] if k == 2 else [f"option {i + 1}" for i in range(k)]
+    if len(labels) != k:
+        raise DesignError("options", f"{k} labels needed, got {len(labels)}")
+    return [str(label) for label in labels]
+
+
+def forced(p, forced_shares, labels=None) -> Design:
+    """Forced response: truth with probability ``p``, else option i with probability ``forced_shares[i]``.
+
+    ``M[r, t] = p·[r = t] + p_r``; ε-LDP iff every ``p_r > 0``, then ``ε = max_r ln((p + p_r)/p_r)``.
+    """
+    if not isinstance(forced_shares, (list, tuple)) or len(forced_shares) < 2:
+        raise DesignError("forced", f"must be a list of at least 2 probabilities (one per option), got {forced_shares!r}")
+    k = check_k(len(forced_shares))
+    truth = _probability(p, "p", open_low=True)
+    shares = [_probability(v, f"forced[{i}]") for i, v in enumerate(forced_shares)]
+    if truth + sum(shares) != 1:
+        raise DesignError("forced", f"p + the forced shares must add up to 1, got {float(truth + sum(shares)):.6g}")
+    columns = [[truth * (r == t) + shares[r] for r in range(k)] for t in range(k)]
+    return _build("forced", {"p": truth, "forced": shares}, columns, _labels(labels, k), "forced")
+
+
+def unrelated(p, prevalence, labels=None) -> Design:
+    """Unrelated question with known prevalence: ``P(yes | t) = p·t + (1 − p)·π_u`` (truth 0 = "Yes")."""
+    truth = _probability(p, "p", open_low=True)
+    pi_u = _probability(prevalence, "prevalence")
+    yes = lambda t: truth * t + (1 - truth) * pi_u  # noqa: E731  t = 1 for a true "Yes"
+    columns = [[yes(1), 1 - yes(1)], [yes(0), 1 - yes(0)]]
+    return _build("unrelated", {"p": truth, "prevalence": pi_u}, columns, _labels(labels, 2), "p")
+
+
+def warner(p, labels=None) -> Design:
+    """Warner's (mirrored) design: the report equals the answer with probability ``p ≠ ½``."""
+    keep = _probability(p, "p")
+    if keep == Fraction(1, 2):
+        raise DesignError("p", "must not be 1/2: the report would say nothing about the answer")
+    columns = [[keep, 1 - keep], [1 - keep, keep]]
+    return _build("warner", {"p": keep}, columns, _labels(labels, 2), "p")
+
+
+def kuk(theta_1, theta_2, labels=None) -> Design:
+    """Kuk's two decks: report "red" with probability θ₁ for a "Yes", θ₂ for a "No" (θ₁ ≠ θ₂)."""
+    first, second = _probability(theta_1, "theta_1"), _probability(theta_2, "theta_2")
+    if first == second:
+        raise DesignError("theta_2", "must differ from theta_1: with equal decks the colour says nothing")
+    columns = [[first, 1 - first], [second, 1 - second]]
+    return _build("kuk", {"theta_1": first, "theta_2": second}, columns, ["red", "black"], "theta_2")
+
+
+def crosswise(prevalence, labels=None) -> Design:
+    """The crosswise model randomized by the browser: "same" with probability π_y for a "Yes", 1 − π_y
+    for a "No" — Warner's design with ``p = π_y`` (π_y ≠ ½)."""
+    pi_y = _probability(prevalence, "prevalence")
+    if pi_y == Fraction(1, 2):
+        raise DesignError("prevalence", "must not be 1/2: 'same' would say nothing about the answer")
+    columns = [[pi_y, 1 - pi_y], [1 - pi_y, pi_y]]
+    return _build("crosswise", {"prevalence": pi_y}, columns, ["same", "different"], "prevalence")
+
+
+def crosswise_epsilon_range(low, high) -> tuple[float, float]:
+    """ε of the respondent-side crosswise model against an observer who does not know the private
+    fact, over its plausible prevalence ``[low, high]`` (e.g. a birth month): ``|ln(π/(1 − π))|`` at
+    each π, so ``(min, max)`` over the range (0 when it contains ½).  Against an observer who knows
+    the fact the report is the answer: not ε-LDP."""
+    a, b = float(_probability(low, "low", open_low=True, open_high=True)), \
+        float(_probability(high, "high", open_low=True, open_high=True))
+    if a > b:
+        raise DesignError("high", f"must be at least low ({a:g}), got {b:g}")
+    values = [abs(math.log(x / (1 - x))) for x in (a, b)]
+    return (0.0 if a <= 0.5 <= b else min(values)), max(values)
+
+
+def custom(matrix, labels=None, reports=None) -> Design:
+    """Any misclassification matrix ``matrix[r][t]`` (reports × answers, columns summing to 1)."""
+    if not isinstance(matrix, (list, tuple)) or not matrix or not all(isinstance(row, (list, tuple)) for row in matrix):
+        raise DesignError("matrix", "must be a list of rows (one per report) of probabilities (one per answer)")
+    k = len(matrix[0])
+    if k < 2 or any(len(row) != k for row in matrix):
+        raise DesignError("matrix", "every row must have one probability per answer (at least 2)")
+    if not 2 <= len(matrix) <= MAX_REPORTS:
+        raise DesignError("matrix", f"must have between 2 and {MAX_REPORTS} reports (rows), got {len(matrix)}")
+    cells = [[_probability(v, f"matrix[{r}][{t}]") for t, v in enumerate(row)] for r, row in enumerate(matrix)]
+    for t in range(k):
+        total = sum(cells[r][t] for r in range(len(cells)))
+        if total != 1:
+            raise DesignError("matrix", f"column {t} (answer {t + 1}) must add up to 1, got {float(total):.6g}")
+    columns = [[cells[r][t] for r in range(len(cells))] for t in range(k)]
+    shown = list(reports) if reports is not None else [f"report {r + 1}" for r in range(len(cells))]
+    if len(shown) != len(cells):
+        raise DesignError("reports", f"{len(cells)} labels needed, got {len(shown)}")
+    return _build("custom", {"matrix": [[c for c in row] for row in cells]}, columns, shown, "matrix")
+
+
+def sample(design: Design, truth, draws) -> np.ndarray:
+    """Reports of true answers ``truth`` (0..k−1) from uniform 32-bit ``draws`` (one per answer).
+
+    The report is the first r with ``u < C[t, r]`` (:meth:`Design.cumulative`), so each report has
+    probability exactly ``W[r, t] / 2^32``.  The browser's sampler is the same comparison.
+    """
+    truth = np.asarray(truth, dtype=np.int64)
+    if truth.size and (truth.min() < 0 or truth.max() >= design.k):
+        raise MechanismError(f"answers must be 0..{design.k - 1}, got {int(truth[(truth < 0) | (truth >= design.k)].flat[0])}")
+    u = np.asarray(draws, dtype=np.uint64).reshape(truth.shape)
+    table = design.cumulative()  # answers × reports
+    return (u[..., None] >= table[truth]).sum(axis=-1).astype(np.int64)
+
+
+__all__ = ["DESIGNS", "Design", "DesignError", "crosswise", "crosswise_epsilon_range", "custom", "forced", "kuk",
+           "realize_column", "sample", "unrelated", "warner"]
