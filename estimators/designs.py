@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .intervals import check_method, interval
+from .result import Result
 from .validate import check_confidence
 
 EM_TOLERANCE = 1e-12
@@ -46,7 +47,7 @@ EM_ITERATIONS = 100_000
 
 
 @dataclass(frozen=True)
-class DesignResult:
+class DesignResult(Result):
     """Estimates of each answer's share under a design: unbiased, consistent, and intervals where exact."""
 
     labels: tuple

@@ -130,7 +130,7 @@ def _exact_coverage_monotone(n, mech, pi, confidence):
     return np.where(inside, mass, 0.0)
 
 
-def coverage(method, n, k, epsilon, pi, confidence=0.95) -> np.ndarray:
+def coverage(method, n, k, epsilon, pi, *, confidence=0.95) -> np.ndarray:
     """Return the exact coverage probability of a method's interval at each true π.
 
     Parameters
@@ -174,7 +174,7 @@ def coverage(method, n, k, epsilon, pi, confidence=0.95) -> np.ndarray:
                             lambda low, high, value: ((low <= value) & (value <= high)).astype(float))
 
 
-def expected_width(method, n, k, epsilon, pi, confidence=0.95) -> np.ndarray:
+def expected_width(method, n, k, epsilon, pi, *, confidence=0.95) -> np.ndarray:
     """Return the exact expected interval width ``Σ_x pmf(x) (ci_high − ci_low)`` at each π.
 
     Up to ``DENSE_N`` respondents over every count; above it over ``nλ ± (12σ + 12)``, which

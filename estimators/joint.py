@@ -33,7 +33,7 @@ clipped to [0, 1]: coverage ≥ 1 − α for every cell at every n and every Π,
 approximation.  The split of α depends on the design only (so the argument holds): it
 minimizes the large-sample width ``Σ_x w_x z(α_x)`` with ``w_x`` = coefficient × binomial sd
 at the uniform Π, i.e. ``φ(z_x) ∝ w_x``.  The price is width: 1.0–1.4 × the Wald interval in
-``scripts/crosstab_coverage.py``, whose 20,000-replicate Monte Carlo table is in the README.
+``scripts/crosstab_coverage.py``, whose 20,000-replicate Monte Carlo table is in docs/statistics.md.
 
 Conditional distributions
 -------------------------
@@ -346,7 +346,7 @@ def row_share_low(counts, row, confidence):
 # ---------------------------------------------------------------------------- the public function
 
 
-def crosstab(joint_counts, epsilon_row, epsilon_col, confidence=0.95) -> CrosstabResult:
+def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> CrosstabResult:
     """Estimate the joint and conditional distributions of two protected questions.
 
     Parameters
@@ -408,8 +408,8 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, confidence=0.95) -> Crossta
     k1, k2 = counts.shape
     row_mech = resolve(k1, epsilon_row)
     col_mech = resolve(k2, epsilon_col)
-    row = estimate(counts.sum(axis=1), epsilon_row, confidence)
-    col = estimate(counts.sum(axis=0), epsilon_col, confidence)
+    row = estimate(counts.sum(axis=1), epsilon_row, confidence=confidence)
+    col = estimate(counts.sum(axis=0), epsilon_col, confidence=confidence)
     n = int(counts.sum())
     shape = (k1, k2)
     nan = np.full(shape, np.nan)

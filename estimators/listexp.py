@@ -16,7 +16,7 @@ each arm's variance the larger of its sample variance and the least the randomiz
 alone gives (:meth:`.scores.ScoreModel.vmin` at the arm's estimated mean), and the interval
 ``τ̂ ± t_ν sqrt(Var τ̂)`` with Welch–Satterthwaite degrees of freedom ν, clipped to [0, 1]
 (τ is a share).  It is a large-sample interval, like Blair & Imai's; its coverage is checked by
-Monte Carlo in ``scripts/types_coverage.py`` (README).  Each arm's mean also gets the score
+Monte Carlo in ``scripts/types_coverage.py``.  Each arm's mean also gets the score
 interval of :mod:`.scores`.
 
 The planner's margin (:func:`list_margin`) is ``z sqrt((V_T + V_C)/(n/2))`` with each arm's
@@ -42,12 +42,13 @@ from deniable.client.listexp import list_mechanism
 
 from .binomial import z
 from .numeric import MeanResult, moments_mean
+from .result import Result
 from .scores import moments, rr_model, rr_score
 from .validate import check_confidence
 
 
 @dataclass(frozen=True, eq=False)
-class ListResult:
+class ListResult(Result):
     """The sensitive item's prevalence and each arm's mean count."""
 
     items: int
@@ -68,7 +69,7 @@ class ListResult:
     note: str = ""
 
 
-def estimate_list(control, treatment, items: int, epsilon, confidence: float = 0.95) -> ListResult:
+def estimate_list(control, treatment, items: int, epsilon, *, confidence: float = 0.95) -> ListResult:
     """Estimate the share holding the sensitive item from each arm's report counts.
 
     Parameters
@@ -155,7 +156,7 @@ def list_variances(items: int, epsilon) -> tuple[float, float]:
     return worst, typical_c + typical_t
 
 
-def list_margin(items: int, epsilon, n: int, confidence: float = 0.95) -> dict:
+def list_margin(items: int, epsilon, n: int, *, confidence: float = 0.95) -> dict:
     """The prevalence's expected half-width with n respondents (n/2 per arm), worst and typical case
     (:func:`list_variances`)."""
     mech = list_mechanism(items, epsilon)

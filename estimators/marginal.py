@@ -12,7 +12,7 @@ from .result import EstimateResult, frozen
 from .validate import check_confidence, check_counts
 
 
-def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=False) -> EstimateResult:
+def estimate(counts, epsilon, *, confidence=0.95, method="exact", simultaneous=False) -> EstimateResult:
     """Estimate the option proportions of one protected question from its noisy counts.
 
     Parameters
@@ -124,7 +124,7 @@ def estimate(counts, epsilon, confidence=0.95, method="exact", simultaneous=Fals
     )
 
 
-def subgroups(counts_by_group, epsilon, confidence=0.95, method="exact", simultaneous=False) -> list[EstimateResult]:
+def subgroups(counts_by_group, epsilon, *, confidence=0.95, method="exact", simultaneous=False) -> list[EstimateResult]:
     """Estimate a protected question within each subgroup defined by a direct question.
 
     Parameters
@@ -149,4 +149,4 @@ def subgroups(counts_by_group, epsilon, confidence=0.95, method="exact", simulta
     table = np.asarray(counts_by_group) if not isinstance(counts_by_group, np.ndarray) else counts_by_group
     if table.ndim != 2 or table.shape[0] < 1:
         raise ValueError(f"counts_by_group must be a 2-d array (groups x options), got shape {table.shape}")
-    return [estimate(row, epsilon, confidence, method, simultaneous) for row in table]
+    return [estimate(row, epsilon, confidence=confidence, method=method, simultaneous=simultaneous) for row in table]

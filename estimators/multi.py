@@ -31,13 +31,13 @@ from .intervals import check_method
 from .joint import crosstab
 from .marginal import estimate
 from .numeric import MeanResult, moments_mean
-from .result import CrosstabResult, frozen
+from .result import CrosstabResult, Result, frozen
 from .scores import ScoreModel, moments
 from .validate import check_confidence
 
 
 @dataclass(frozen=True, eq=False)
-class MultiResult:
+class MultiResult(Result):
     """Per-option prevalence, the mean number ticked and every pair, for one question."""
 
     n: int
@@ -76,7 +76,7 @@ def pair_table(n: int, ticks_j: int, ticks_l: int, both: int) -> np.ndarray:
     return np.array([[both, ticks_j - both], [ticks_l - both, n - ticks_j - ticks_l + both]], dtype=np.int64)
 
 
-def estimate_multi(n, ticks, pairs, ticked, epsilon, confidence=0.95, method="exact",
+def estimate_multi(n, ticks, pairs, ticked, epsilon, *, confidence=0.95, method="exact",
                    simultaneous=False) -> MultiResult:
     """Estimate a check-all-that-apply question from its sufficient statistics.
 
@@ -131,7 +131,7 @@ def estimate_multi(n, ticks, pairs, ticked, epsilon, confidence=0.95, method="ex
         for j in range(k):
             for l in range(j + 1, k):
                 pair_results[(j, l)] = crosstab(pair_table(n, int(ticks[j]), int(ticks[l]), int(pairs[j, l])),
-                                                per_bit, per_bit, confidence)
+                                                per_bit, per_bit, confidence=confidence)
     notes = sorted({r.note for r in results if r.note})
     return MultiResult(
         n=n, k=k, epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,

@@ -66,7 +66,7 @@ from deniable.client.numeric import LaplaceMechanism, laplace
 from .binomial import cp_lower, cp_upper, z
 from .intervals import check_method, interval
 from .marginal import estimate
-from .result import EstimateResult, frozen
+from .result import EstimateResult, Result, frozen
 from .scores import Moments, ScoreModel, additive_model, moments, rr_model, rr_score, score_interval
 from .validate import check_confidence
 
@@ -75,7 +75,7 @@ EM_TOLERANCE = 1e-8
 
 
 @dataclass(frozen=True, eq=False)
-class MeanResult:
+class MeanResult(Result):
     """The mean of the answers (answer-index units) with its interval.
 
     ``clt_half_width`` is the half-width of the textbook interval ``mean ± z · std_error``, the
@@ -100,7 +100,7 @@ class MeanResult:
 
 
 @dataclass(frozen=True, eq=False)
-class NumericResult:
+class NumericResult(Result):
     """Everything estimated for one numeric question (answer-index units)."""
 
     mechanism: str  # "grid", "laplace" or "direct"
@@ -292,7 +292,7 @@ def deconvolve(values, counts, mech: LaplaceMechanism, iterations: int = EM_ITER
     return pi, iterations, False
 
 
-def estimate_grid(counts, m: int, grid: int, epsilon, confidence: float = 0.95, method: str = "exact") -> NumericResult:
+def estimate_grid(counts, m: int, grid: int, epsilon, *, confidence: float = 0.95, method: str = "exact") -> NumericResult:
     """Estimate a numeric question asked with grid randomized response (or directly, ``epsilon=None``
     with ``grid = m``).
 
@@ -341,7 +341,7 @@ def estimate_grid(counts, m: int, grid: int, epsilon, confidence: float = 0.95, 
     )
 
 
-def estimate_laplace(values, counts, m: int, epsilon: float, confidence: float = 0.95) -> NumericResult:
+def estimate_laplace(values, counts, m: int, epsilon: float, *, confidence: float = 0.95) -> NumericResult:
     """Estimate a numeric question asked with the discrete Laplace mechanism.
 
     Parameters
@@ -391,7 +391,7 @@ def estimate_laplace(values, counts, m: int, epsilon: float, confidence: float =
 
 
 @dataclass(frozen=True)
-class MechanismPlan:
+class MechanismPlan(Result):
     """One candidate mechanism for a numeric question: the mean's variance per report and margins."""
 
     mechanism: str  # "grid" or "laplace"

@@ -40,6 +40,7 @@ from deniable.client.mechanism import resolve
 from .binomial import binom_pmf, z
 from .evaluation import outside, window
 from .exact import belt
+from .result import Result
 from .validate import check_confidence
 
 MAX_N = 10**9
@@ -49,7 +50,7 @@ _MODEL_GRID = 401
 
 
 @dataclass(frozen=True)
-class WorstCase:
+class WorstCase(Result):
     """The exact interval's worst-case expected half-width at n respondents, and where it is."""
 
     n: int
@@ -59,7 +60,7 @@ class WorstCase:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(Result):
     """How many respondents a question needs for a margin, and what that n delivers."""
 
     n: int  # respondents needed
@@ -158,7 +159,7 @@ def _check_n(n) -> int:
     return int(n)
 
 
-def worst_case(epsilon, k, n, confidence=0.95) -> WorstCase:
+def worst_case(epsilon, k, n, *, confidence=0.95) -> WorstCase:
     """Return the exact interval's worst-case (over π) expected half-width at n, and its π.
 
     Parameters
@@ -190,7 +191,7 @@ def worst_case(epsilon, k, n, confidence=0.95) -> WorstCase:
     return WorstCase(n=n, half_width=value, worst_pi=pi, confidence=confidence)
 
 
-def margin_of_error(epsilon, k, n, confidence=0.95) -> float:
+def margin_of_error(epsilon, k, n, *, confidence=0.95) -> float:
     """Return the worst-case (over π) expected half-width of an option's exact interval at n.
 
     Parameters
@@ -215,7 +216,7 @@ def margin_of_error(epsilon, k, n, confidence=0.95) -> float:
     >>> round(margin_of_error(None, 2, 1000), 3)
     0.031
     """
-    return worst_case(epsilon, k, n, confidence).half_width
+    return worst_case(epsilon, k, n, confidence=confidence).half_width
 
 
 def _model_sample_size(margin: float, p: float, q: float, z_: float) -> int:
@@ -268,7 +269,7 @@ def _plan(k: int, p: float, q: float, margin: float, confidence: float) -> tuple
     return above, value, pi, (h(above - 1) if above > 1 else math.inf)
 
 
-def plan(epsilon, k, margin, confidence=0.95) -> Plan:
+def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
     """Return how many respondents the exact interval needs for ``margin``, and what n delivers.
 
     Parameters
@@ -322,7 +323,7 @@ def plan(epsilon, k, margin, confidence=0.95) -> Plan:
                 epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence)
 
 
-def sample_size(epsilon, k, margin, confidence=0.95) -> int:
+def sample_size(epsilon, k, margin, *, confidence=0.95) -> int:
     """Return the respondents the exact interval needs for a worst-case expected half-width ≤ ``margin``.
 
     ``plan(epsilon, k, margin, confidence).n`` (see :func:`plan` for the worst-case π, the
@@ -333,4 +334,4 @@ def sample_size(epsilon, k, margin, confidence=0.95) -> int:
     >>> sample_size(None, 2, 0.05)
     392
     """
-    return plan(epsilon, k, margin, confidence).n
+    return plan(epsilon, k, margin, confidence=confidence).n

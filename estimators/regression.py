@@ -212,7 +212,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     maximum (the constrained MLE of the option shares, :func:`deniable.estimators.estimate`'s
     consistent estimate) on ``(k − 1)·d`` degrees of freedom (Wilks 1938).  With p = 1 (asked
     directly) the model and its fit are the ordinary (multinomial) logit.  Coverage of the
-    intervals is measured by ``scripts/regression_coverage.py`` (README).
+    intervals is measured by ``scripts/regression_coverage.py`` (docs/analysis.md).
 
     References
     ----------

@@ -20,8 +20,64 @@ def _json_number(value):
     return value if math.isfinite(value) else None
 
 
+def _json(value):
+    """A result's field as JSON: arrays as lists, non-finite numbers as None, nested results as dicts,
+    a dict keyed by tuples (a check-all question's pairs) as a list of ``{"key": [...], **value}``."""
+    if isinstance(value, Result):
+        return value.to_dict()
+    if isinstance(value, np.ndarray):
+        return [_json(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        if any(isinstance(key, tuple) for key in value):
+            return [{"key": list(key), **_json(item)} for key, item in value.items()]
+        return {str(key): _json(item) for key, item in value.items()}
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _json_number(value)
+    return value
+
+
+def _shown(value) -> str:
+    if isinstance(value, Result):
+        return type(value).__name__
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=4, suppress_small=True, max_line_width=100)
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.6g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class Result:
+    """What every result of :mod:`deniable.estimators` can do: serialize itself (:meth:`to_dict`, JSON-ready)
+    and print itself (:meth:`summary`, plain text), as statsmodels' results do."""
+
+    def to_dict(self) -> dict:
+        """Every field, JSON-ready (NaN and infinity become None)."""
+        from dataclasses import fields
+
+        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+
+    def summary(self) -> str:
+        """One line per field: its name and value (arrays rounded to 4 digits)."""
+        from dataclasses import fields
+
+        lines = [type(self).__name__]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, dict) and value:
+                lines.append(f"  {f.name}: {len(value)} entries")
+            elif value is not None and not (isinstance(value, str) and not value):
+                lines.append(f"  {f.name}: {_shown(value)}")
+        return "\n".join(lines)
+
+
 @dataclass(frozen=True, eq=False)
-class EstimateResult:
+class EstimateResult(Result):
     """Estimates, standard errors and intervals for the options of one protected question."""
 
     n: int
@@ -71,8 +127,28 @@ class EstimateResult:
         }
 
 
+    def to_dict(self, labels=None) -> dict:
+        """:meth:`as_dict`: the estimates JSON of docs/design.md ("Formats")."""
+        return self.as_dict(labels)
+
+    def summary(self, labels=None) -> str:
+        """A plain-text table: one line per option."""
+        labels = list(labels) if labels is not None else [str(i) for i in range(self.k)]
+        which = "simultaneous " if self.simultaneous else ""
+        lines = [f"n = {self.n:,}, ε = {self.epsilon:.4g} (p = {self.p:.4f}, q = {self.q:.4f}), "
+                 f"{self.confidence:.0%} {which}{self.method} intervals",
+                 f"  {'option':<16} {'reported':>9} {'estimate':>9} {'consistent':>10} {'std.err':>8}  interval"]
+        for i, label in enumerate(labels):
+            lines.append(f"  {label:<16} {int(self.noisy_counts[i]):>9,} {self.estimate[i]:>9.4f} "
+                         f"{self.consistent[i]:>10.4f} {self.std_error[i]:>8.4f}  "
+                         f"[{self.ci_low[i]:.4f}, {self.ci_high[i]:.4f}]")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return "\n".join(lines)
+
+
 @dataclass(frozen=True, eq=False)
-class CrosstabResult:
+class CrosstabResult(Result):
     """Joint and conditional estimates for two protected questions asked of the same people.
 
     Every interval is exact and conservative (coverage ≥ ``confidence`` per cell): see

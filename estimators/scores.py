@@ -43,8 +43,8 @@ bisection (rounded outward); when none is kept (s̄ outside ``[0, M]`` with tiny
 the nearest end.
 
 Coverage is not exact at every distribution and every n: (3) is a large-sample construction,
-checked by Monte Carlo (``scripts/numeric_coverage.py``: 20,000 replicates per cell, the README's
-table) at n ∈ {50, 500, 5000}, ε ∈ {0.5, 1, 2, 4} and distributions including the point masses
+checked by Monte Carlo (``scripts/numeric_coverage.py``: 20,000 replicates per cell, the table in
+docs/statistics.md) at n ∈ {50, 500, 5000}, ε ∈ {0.5, 1, 2, 4} and distributions including the point masses
 at both ends and the middle and two-point distributions on the ends (the least favourable: the
 largest variance (2) and the most skew).  Where an exact interval exists — a numeric question
 asked with ``G = 1``, whose reports depend on the answers only through their mean — :mod:`.numeric`

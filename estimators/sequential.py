@@ -6,7 +6,7 @@ data, and the chance that one of the many intervals seen misses the truth grows 
 (the law of the iterated logarithm).  A **confidence sequence** ``(C_n)`` has
 ``P(π ∈ C_n for every n ≥ 1) ≥ confidence``: looking at every n, and stopping at any time, is
 safe.  The price is width: at n = 10,000 these are about 1.5 times the exact fixed-n interval
-(``scripts/sequence_coverage.py``, quoted in the README).
+(``scripts/sequence_coverage.py``, quoted in docs/analysis.md).
 
 The construction (a beta-binomial mixture martingale)
 ------------------------------------------------------
@@ -63,7 +63,7 @@ from scipy.special import betaln, xlogy
 from deniable.client.mechanism import resolve
 
 from . import caveats, point
-from .result import EstimateResult, frozen
+from .result import EstimateResult, Result, frozen
 from .validate import check_confidence, check_counts
 
 METHOD = "confidence-sequence"
@@ -180,7 +180,7 @@ def confidence_sequence(x, n, p: float, q: float, confidence: float = 0.95,
     return to_pi(low), to_pi(high)
 
 
-def monitor(counts, epsilon, confidence=0.95, simultaneous=False, tuned_for=DEFAULT_TUNED_FOR) -> EstimateResult:
+def monitor(counts, epsilon, *, confidence=0.95, simultaneous=False, tuned_for=DEFAULT_TUNED_FOR) -> EstimateResult:
     """Estimate one protected question with confidence-sequence intervals (monitoring mode).
 
     Parameters
@@ -247,7 +247,7 @@ def monitor(counts, epsilon, confidence=0.95, simultaneous=False, tuned_for=DEFA
 
 
 @dataclass(frozen=True, eq=False)
-class SequencePath:
+class SequencePath(Result):
     """A question's cumulative estimates over time, each with its confidence-sequence interval.
 
     Row ``t`` is everything reported up to and including ``labels[t]`` (a day).  ``fixed_low``
@@ -268,7 +268,7 @@ class SequencePath:
     tuned_for: int
 
 
-def monitor_path(counts_by_time, epsilon, labels=None, confidence=0.95, tuned_for=DEFAULT_TUNED_FOR,
+def monitor_path(counts_by_time, epsilon, *, labels=None, confidence=0.95, tuned_for=DEFAULT_TUNED_FOR,
                  fixed_method="exact") -> SequencePath:
     """Cumulative estimates with their confidence sequence, one row per period (e.g. per day).
 

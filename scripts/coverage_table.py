@@ -50,9 +50,9 @@ def pi_grid(method: str, n: int, k: int, epsilon: float, confidence: float) -> n
 def small_cell(method, n, k, epsilon, confidence):
     """(min coverage, coverage at π = 0, at π = 1, mean coverage, mean expected width)."""
     even = np.linspace(0, 1, 2001)
-    cov_all = coverage(method, n, k, epsilon, pi_grid(method, n, k, epsilon, confidence), confidence)
-    cov_even = coverage(method, n, k, epsilon, even, confidence)
-    width = expected_width(method, n, k, epsilon, even, confidence)
+    cov_all = coverage(method, n, k, epsilon, pi_grid(method, n, k, epsilon, confidence), confidence=confidence)
+    cov_even = coverage(method, n, k, epsilon, even, confidence=confidence)
+    width = expected_width(method, n, k, epsilon, even, confidence=confidence)
     return cov_all.min(), cov_even[0], cov_even[-1], cov_even.mean(), width.mean()
 
 
@@ -61,7 +61,7 @@ def large_cell(n, k, epsilon, confidence):
     params = resolve(k, epsilon)
     p, q = params.p, params.q
     even = np.linspace(0, 1, 501)
-    cov = coverage("exact", n, k, epsilon, even, confidence)
+    cov = coverage("exact", n, k, epsilon, even, confidence=confidence)
     # the dips: just past the upper end of the last count below each π's covering range and
     # just before the lower end of the first count above it
     b = belt(n, q, p, confidence)
@@ -74,7 +74,7 @@ def large_cell(n, k, epsilon, confidence):
         low, high = b.interval(x)
         probes += [_to_pi(high, p, q) + 1e-12, _to_pi(low, p, q) - 1e-12]
     probes = np.clip(np.concatenate(probes), 0, 1)
-    cov_probes = coverage("exact", n, k, epsilon, probes, confidence)
+    cov_probes = coverage("exact", n, k, epsilon, probes, confidence=confidence)
     return min(cov.min(), cov_probes.min()), cov[0], cov[-1], cov.mean()
 
 

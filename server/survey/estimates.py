@@ -158,7 +158,7 @@ def crosstab_estimates(survey: Survey, row_qid: str, col_qid: str, joint_counts,
     """Estimate the joint distribution of two questions from their ``k_row × k_col`` report counts."""
     row, col = survey.question(row_qid), survey.question(col_qid)
     joint = np.asarray(joint_counts)
-    result = estimators.crosstab(joint, row.epsilon, col.epsilon, confidence)
+    result = estimators.crosstab(joint, row.epsilon, col.epsilon, confidence=confidence)
     return Crosstab(row=row, col=col, noisy_counts=joint, result=result)
 
 

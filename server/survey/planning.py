@@ -75,7 +75,7 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
            "protected": epsilon is not None}
     for prefix, m in (("", mech), ("baseline_", baseline)):
         if target_n <= LIVE_N:
-            worst = worst_case(epsilon if m is mech else None, k, target_n, confidence)
+            worst = worst_case(epsilon if m is mech else None, k, target_n, confidence=confidence)
             out[f"{prefix}moe"], out[f"{prefix}worst_pi"] = worst.half_width, worst.worst_pi
             out[f"{prefix}moe_exact"] = True
         else:
@@ -85,7 +85,7 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
         # the large-sample n, to decide whether the exact search is affordable
         approx = (z_ / (2 * margin * (m.p - m.q))) ** 2
         if approx <= LIVE_N:
-            out[f"{prefix}needed"] = estimators.sample_size(epsilon if m is mech else None, k, margin, confidence)
+            out[f"{prefix}needed"] = estimators.sample_size(epsilon if m is mech else None, k, margin, confidence=confidence)
             out[f"{prefix}needed_exact"] = True
         else:
             out[f"{prefix}needed"] = _about(approx)

@@ -230,8 +230,8 @@ def _list_needed(margin_at_n: float, n: int, margin: float) -> int:
 def list_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
     """The margin of the difference in means at ``target_n`` (worst and typical), and beside a plain one."""
     items = len(q.options)
-    mine = list_margin(items, q.epsilon, target_n, confidence)
-    plain = list_margin(items, None, target_n, confidence)
+    mine = list_margin(items, q.epsilon, target_n, confidence=confidence)
+    plain = list_margin(items, None, target_n, confidence=confidence)
     out = {"protected": q.protected, "items": items, "target_n": target_n, "margin": margin,
            "moe": float(mine["margin_worst"]), "moe_typical": float(mine["margin_typical"]),
            "needed": _list_needed(mine["margin_worst"], target_n, margin),

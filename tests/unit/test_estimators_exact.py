@@ -105,7 +105,7 @@ def boundary_coverage(n, k, epsilon, confidence=0.95):
         mechanism(k, epsilon)
     except MechanismError:  # ε too small to realize for this k with 32-bit thresholds
         return None
-    return coverage("exact", n, k, epsilon, [0.0, 1.0], confidence)
+    return coverage("exact", n, k, epsilon, [0.0, 1.0], confidence=confidence)
 
 
 @pytest.mark.parametrize("k", range(2, 61))
@@ -174,7 +174,7 @@ def test_large_n_is_exact_with_coverage_at_least_nominal(n, k, epsilon, confiden
     r = estimate([n // 3, n - n // 3] + [0] * (k - 2), epsilon, confidence=confidence)
     assert r.method == "exact" and r.note == ""
     pi = np.linspace(0, 1, 101)
-    assert coverage("exact", n, k, epsilon, pi, confidence).min() >= confidence
+    assert coverage("exact", n, k, epsilon, pi, confidence=confidence).min() >= confidence
 
 
 def test_tie_rule_is_the_one_documented():

@@ -179,7 +179,7 @@ def test_crosstab_of_two_protected_questions(app, auth_client, survey_with_repor
     assert f"ε1 + ε2 = {drugs.mechanism.epsilon:.4f} + {cheat.mechanism.epsilon:.4f} = {cost:.4f}" in page
     assert "Looking at this table spends nothing" in page and "privacy cost" not in page.lower()
     joint = load_db_dataset(open_db(app), "habits").joint_counts("drugs", "cheat")
-    result = estimators.crosstab(joint, 1.0, 2.0, 0.95)
+    result = estimators.crosstab(joint, 1.0, 2.0, confidence=0.95)
     for i in range(2):
         for j in range(3):
             for kind in ("joint", "conditional"):
