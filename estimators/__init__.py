@@ -26,7 +26,7 @@ _HOMES = {
     "DesignResult": "designs", "estimate_design": "designs",
     "coverage": "evaluation", "expected_width": "evaluation",
     "crosstab": "joint",
-    "ListResult": "listexp", "estimate_list": "listexp", "list_margin": "listexp",
+    "ListMargin": "listexp", "ListResult": "listexp", "estimate_list": "listexp", "list_margin": "listexp",
     "estimate": "marginal", "subgroups": "marginal",
     "MultiResult": "multi", "estimate_multi": "multi",
     "MeanResult": "numeric", "NumericResult": "numeric", "estimate_grid": "numeric", "estimate_laplace": "numeric",

@@ -130,7 +130,7 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
         The realized design the reports were made with.
     confidence : float, default 0.95
     method : str, default "exact"
-        The interval method for binary and forced-response designs (:data:`.intervals.METHODS`).
+        The interval method for binary and forced-response designs (:data:`deniable.estimators.METHODS`).
 
     Examples
     --------

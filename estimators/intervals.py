@@ -112,13 +112,13 @@ def wald(x, n: int, p: float, q: float, confidence: float):
 
 # The registry of interval methods: it owns their names (the CLI, the dashboard and the
 # validation all read it).
-METHODS = dict(zip(names.METHODS, (exact, likelihood, wilson, clopper_pearson, wald), strict=True))
+INTERVAL_FUNCTIONS = dict(zip(names.METHODS, (exact, likelihood, wilson, clopper_pearson, wald), strict=True))
 
 
 def check_method(method) -> str:
     """Return the interval method name, or raise ValueError listing the valid ones."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if method not in INTERVAL_FUNCTIONS:
+        raise ValueError(f"method must be one of {', '.join(INTERVAL_FUNCTIONS)}; got {method!r}")
     return method
 
 
@@ -127,4 +127,4 @@ def interval(method: str, x, n: int, p: float, q: float, confidence: float):
     x = np.asarray(x, dtype=np.int64)
     if n == 0:
         return np.zeros(x.shape), np.ones(x.shape)
-    return METHODS[method](x, n, p, q, confidence)
+    return INTERVAL_FUNCTIONS[method](x, n, p, q, confidence)

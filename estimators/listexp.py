@@ -156,15 +156,31 @@ def list_variances(items: int, epsilon) -> tuple[float, float]:
     return worst, typical_c + typical_t
 
 
-def list_margin(items: int, epsilon, n: int, *, confidence: float = 0.95) -> dict:
+@dataclass(frozen=True, eq=False)
+class ListMargin(Result):
+    """The expected half-width of a list experiment's prevalence with n respondents (n/2 per arm)."""
+
+    items: int
+    epsilon: float | None  # realized; None for a plain list experiment
+    n: int
+    confidence: float
+    margin_worst: float
+    margin_typical: float
+
+
+def list_margin(items: int, epsilon, n: int, *, confidence: float = 0.95) -> ListMargin:
     """The prevalence's expected half-width with n respondents (n/2 per arm), worst and typical case
-    (:func:`list_variances`)."""
+    (:func:`list_variances`).
+
+    >>> round(list_margin(3, None, 800).margin_worst, 4)
+    0.245
+    """
     mech = list_mechanism(items, epsilon)
     worst, typical = list_variances(items, epsilon)
     half = max(n, 2) / 2
-    return {"items": items, "epsilon": mech.epsilon if mech.protected else None, "n": n,
-            "margin_worst": z(confidence) * np.sqrt(worst / half),
-            "margin_typical": z(confidence) * np.sqrt(typical / half)}
+    zq = z(check_confidence(confidence))
+    return ListMargin(items=items, epsilon=mech.epsilon if mech.protected else None, n=n, confidence=confidence,
+                      margin_worst=float(zq * np.sqrt(worst / half)), margin_typical=float(zq * np.sqrt(typical / half)))
 
 
 def list_sample_size(items: int, epsilon, margin: float, confidence: float = 0.95) -> dict:

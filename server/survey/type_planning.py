@@ -233,9 +233,9 @@ def list_plan(q: Question, target_n: int, margin: float, confidence: float = 0.9
     mine = list_margin(items, q.epsilon, target_n, confidence=confidence)
     plain = list_margin(items, None, target_n, confidence=confidence)
     out = {"protected": q.protected, "items": items, "target_n": target_n, "margin": margin,
-           "moe": float(mine["margin_worst"]), "moe_typical": float(mine["margin_typical"]),
-           "needed": _list_needed(mine["margin_worst"], target_n, margin),
-           "baseline_moe": float(plain["margin_worst"]), "baseline_needed": _list_needed(plain["margin_worst"], target_n, margin),
+           "moe": mine.margin_worst, "moe_typical": mine.margin_typical,
+           "needed": _list_needed(mine.margin_worst, target_n, margin),
+           "baseline_moe": plain.margin_worst, "baseline_needed": _list_needed(plain.margin_worst, target_n, margin),
            "epsilon": q.mechanism.epsilon if q.protected else None}
     if q.protected:
         out.update(declared_epsilon=q.epsilon, k=q.mechanism.k, p=q.mechanism.rr.p)

@@ -157,7 +157,7 @@ def test_plan_json_numbers_are_the_estimators(auth_client):
     assert [(c["mechanism"], c["grid"]) for c in numeric["candidates"]] == [(r.mechanism, r.grid) for r in expected]
     assert numeric["moe"] == pytest.approx(expected[0].margin_worst) and numeric["needed"] == expected[0].needed
     listed = auth_client.get("/dashboard/plan.json?type=list&items=3&epsilon=1&target=800").get_json()
-    assert listed["moe"] == pytest.approx(list_margin(3, 1.0, 800)["margin_worst"])
+    assert listed["moe"] == pytest.approx(list_margin(3, 1.0, 800).margin_worst)
     assert "Plain list experiment: not protected by ε." in auth_client.get(
         "/dashboard/plan.json?type=list&items=3").get_json()["html"]
     multi = auth_client.get("/dashboard/plan.json?type=multi&k=4&epsilon=2&target=800").get_json()
