@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .intervals import check_method, interval
-from .result import Result
+from .result import Result, json_number
 from .validate import check_confidence
 
 EM_TOLERANCE = 1e-12
@@ -63,16 +63,13 @@ class DesignResult(Result):
 
     def to_dict(self) -> dict:
         """JSON-ready: per answer its label, unbiased and consistent estimate and interval."""
-        def number(v):
-            return None if v is None or not np.isfinite(v) else float(v)
-
         rows = []
         for i, label in enumerate(self.labels):
-            rows.append({"label": label, "estimate": number(self.estimate[i]), "consistent": number(self.consistent[i]),
-                         "ci_low": None if self.ci_low is None else number(self.ci_low[i]),
-                         "ci_high": None if self.ci_high is None else number(self.ci_high[i])})
+            rows.append({"label": label, "estimate": json_number(self.estimate[i]), "consistent": json_number(self.consistent[i]),
+                         "ci_low": None if self.ci_low is None else json_number(self.ci_low[i]),
+                         "ci_high": None if self.ci_high is None else json_number(self.ci_high[i])})
         return {"n": self.n, "method": self.method, "confidence": self.confidence,
-                "epsilon": number(self.epsilon), "answers": rows}
+                "epsilon": json_number(self.epsilon), "answers": rows}
 
     def summary(self) -> str:
         """A plain-text table: one line per answer."""

@@ -15,9 +15,18 @@ def frozen(array, dtype=float) -> np.ndarray:
     return out
 
 
-def _json_number(value):
+def json_number(value):
+    """A JSON-safe number: an int stays an int, a float stays a float, and None, NaN and infinity
+    become None (the one helper for this, used by every result and every question type)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+_json_number = json_number
 
 
 def _json(value):

@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 
 from deniable.client.mechanism import MechanismError
+from deniable.estimators.result import json_number
 
 from ..definition import DefinitionError, Question, number
 
@@ -33,14 +34,6 @@ class NotAvailable(ValueError):
     """A surface that a question's type does not support; the message says why, in words."""
 
 
-def json_number(value):
-    """A JSON-safe number: a Python float or int, or None when not finite (or None)."""
-    if value is None:
-        return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def decimal_text(value: Decimal) -> str:
@@ -49,9 +42,10 @@ def decimal_text(value: Decimal) -> str:
 
 
 def pct(x) -> str:
-    """A share as a percent for terminal tables (``—`` when not finite)."""
+    """A share as a percent with one decimal, ``0.2914 → '29.1%'`` (``—`` when not a number): the one
+    formatter of a share for terminal tables, pages and charts."""
     x = json_number(x)
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else f"{100 * x:,.1f}%"
 
 
 def fmt(x, digits: int = 3) -> str:

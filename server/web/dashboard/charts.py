@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
+from deniable.server.survey.questions.base import pct
+
 TEXT = 13  # font size of every label, in SVG units (= px at the drawn size)
 WIDTH = 340  # the bar charts' width
 PAD = 6
@@ -35,11 +37,6 @@ REGION_MARGIN = 44
 
 def _f(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".") if math.isfinite(x) else "0"
-
-
-def pct(x: float) -> str:
-    """A proportion as a percentage with one decimal: ``0.2914 → '29.1%'``."""
-    return f"{100 * x:.1f}%" if math.isfinite(x) else "—"
 
 
 def _nice_ceiling(x: float) -> float:

@@ -12,11 +12,7 @@ from __future__ import annotations
 import math
 
 from deniable.server.survey.explain import percent
-
-
-def pct(x) -> str:
-    """A proportion as a percentage with one decimal (``—`` when not a number)."""
-    return f"{100 * float(x):,.1f}%" if x is not None and math.isfinite(float(x)) else "—"
+from deniable.server.survey.questions.base import pct
 
 
 def points(x) -> str:
