@@ -213,11 +213,6 @@ def fit_joint(joint_counts: np.ndarray, p_row: np.ndarray, p_col: np.ndarray) ->
     return pi, bool(gap < KKT_TOLERANCE), steps
 
 
-def em_joint(joint_counts: np.ndarray, p_row: np.ndarray, p_col: np.ndarray) -> np.ndarray:
-    """Return the constrained MLE of the joint distribution (:func:`fit_joint`'s estimate)."""
-    return fit_joint(joint_counts, p_row, p_col)[0]
-
-
 # ---------------------------------------------------------------------------- exact intervals
 
 

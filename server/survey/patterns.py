@@ -34,14 +34,6 @@ class Patterns:
         """All days together, as a weighted :class:`~.dataset.Dataset`."""
         return Dataset(self.survey, dict(self.columns), self.counts)
 
-    def by_day(self) -> list[tuple[str, Dataset]]:
-        """Per day, in date order, that day's responses as a weighted dataset."""
-        out = []
-        for day in np.unique(self.days):
-            rows = self.days == day
-            out.append((str(day), Dataset(self.survey, {q: c[rows] for q, c in self.columns.items()},
-                                          self.counts[rows])))
-        return out
 
 
 def n_responses(patterns: Patterns) -> int:

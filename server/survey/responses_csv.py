@@ -498,10 +498,3 @@ def _open_sink(path):
     if hasattr(path, "write"):
         return contextlib.nullcontext(path)
     return open(path, "wb")
-
-
-def dumps_responses_csv(dataset: Dataset) -> str:
-    """Return the responses CSV as text (small datasets, tests)."""
-    buffer = io.BytesIO()
-    write_responses_csv(buffer, dataset)
-    return buffer.getvalue().decode("utf-8")
