@@ -22,26 +22,14 @@
 // preview (data-preview) nothing is randomized, stored or sent.
 
 import { hasSecureRandom, randomize } from "./rr.js";
+import { PROBE_KEY, lastSentKey, message as pageMessage, reportKey, sentKey } from "./keys.js";
 import { initTyped, isAnswered, newPerson, readAnswer, reportFor } from "./types.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
 
 function message(name, values = {}) {
-  const text = (form && form.dataset[name]) || "";
-  return text.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole));
-}
-
-function memoKey(slug, qid) {
-  return `deniable:report:${slug}:${qid}`;
-}
-
-export function sentKey(slug) {
-  return `deniable:sent:${slug}`; // localStorage "1": a submission from this device went through
-}
-
-export function lastSentKey(slug) {
-  return `deniable:last:${slug}`; // sessionStorage: {qid: option index sent}, for the thank-you page
+  return form ? pageMessage(form, name, values) : "";
 }
 
 function questionIds() {
@@ -49,16 +37,15 @@ function questionIds() {
 }
 
 function forgetPreviousPerson(slug) {
-  for (const qid of questionIds()) window.localStorage.removeItem(memoKey(slug, qid));
+  for (const qid of questionIds()) window.localStorage.removeItem(reportKey(slug, qid));
   window.localStorage.removeItem(sentKey(slug));
   window.sessionStorage.removeItem(lastSentKey(slug));
 }
 
 function storageWorks() {
   try {
-    const key = "deniable:probe";
-    window.localStorage.setItem(key, "1");
-    window.localStorage.removeItem(key);
+    window.localStorage.setItem(PROBE_KEY, "1");
+    window.localStorage.removeItem(PROBE_KEY);
     return true;
   } catch (error) {
     return false;
@@ -167,7 +154,7 @@ function prepareSubmission(slug) {
       hidden.value = "";
       continue;
     }
-    const report = reportFor(fieldset, slug, memoKey(slug, fieldset.dataset.qid), answer.value);
+    const report = reportFor(fieldset, slug, reportKey(slug, fieldset.dataset.qid), answer.value);
     hidden.value = report.text;
     sent[fieldset.dataset.qid] = report.shown;
   }
@@ -179,7 +166,7 @@ function prepareSubmission(slug) {
     }
     const k = Number(fieldset.dataset.k);
     const threshold = Number(fieldset.dataset.threshold);
-    const key = memoKey(slug, fieldset.dataset.qid);
+    const key = reportKey(slug, fieldset.dataset.qid);
     let report = readMemo(key, k);
     if (report === null) {
       report = randomize(Number(answered.value), k, threshold);

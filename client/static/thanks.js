@@ -2,10 +2,10 @@
 //
 // What was sent comes from this tab's sessionStorage (survey.js put it there at submit); the
 // server keeps no copy in the session and the page carries none.  The "sent" mark in
-// localStorage makes the survey page ask "I am a different person" before anyone answers again
+// localStorage (keys.js) makes the survey page ask "I am a different person" before anyone answers again
 // on this device (survey.js).
 
-import { lastSentKey, sentKey } from "./survey.js";
+import { lastSentKey, sentKey } from "./keys.js";
 
 function readSent(slug) {
   try {

@@ -37,12 +37,7 @@ export function int(fieldset, name) {
   return Number(fieldset.dataset[name]);
 }
 
-// A message in the page's language: the survey form's data-msg-* attribute (templates/survey.html),
-// with {name} placeholders filled in.
-export function message(fieldset, name, values = {}) {
-  const text = fieldset.closest("form").dataset[name] || "";
-  return text.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole));
-}
+export { message } from "./keys.js"; // the type modules import it from here with the rest
 
 function cards(form) {
   return Array.from(form.querySelectorAll("fieldset.typed"));

@@ -93,7 +93,7 @@ def test_survey_js_memoizes_only_the_report():
     source = (ROOT / "client" / "static" / "survey.js").read_text(encoding="utf-8")
     calls = re.findall(r"localStorage\.setItem\((.*?)\);", source)
     # The probe, and the memo of the randomized report: never the checked value.
-    assert calls == ['key, "1"', "key, String(report)"]
+    assert calls == ['PROBE_KEY, "1"', "key, String(report)"]
     # For the thank-you page, this tab keeps what was sent: the reports and the direct answers.
     assert re.findall(r"sessionStorage\.setItem\((.*?)\);", source) == ["lastSentKey(slug), JSON.stringify(sent)"]
     assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report.shown", "report"]

@@ -6,11 +6,8 @@
 // randomized (rr.js); a plain list experiment sends it as given.
 
 import { assignArm, randomizeCount } from "../rr.js";
+import { armKey } from "../keys.js";
 import { int, message, registerType } from "../types.js";
-
-export function armKey(slug, qid) {
-  return `deniable:arm:${slug}:${qid}`;
-}
 
 const radios = (fieldset) => Array.from(fieldset.querySelectorAll("input[data-count]"));
 
