@@ -2,7 +2,7 @@
 // panel beside each question.
 //
 // - The address (slug) follows the title, and a question's id follows its text, until the
-//   researcher edits the field (the server does the same for fields left blank).
+//   researcher edits the field (naming.js, the same names as the server's for fields left blank).
 // - After a question was moved, copied, deleted or added (a round trip that keeps every edit),
 //   the focus returns to the same button or to the new question (data-focus).
 // - The planning numbers come from /dashboard/plan.json: the planner is exact (it sums the
@@ -13,27 +13,12 @@
 //   type needs before its numbers can be computed comes from its radio's label (data-plan-needs).
 // - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
 
+import { questionId as idFrom, slugify } from "./naming.js";
+
 const form = document.getElementById("design-form");
 
-function words(text) {
-  return text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().match(/[a-z0-9]+/g) || [];
-}
-
-function slugify(title) {
-  return words(title).join("-").slice(0, 63).replace(/^-+|-+$/g, "") || "survey";
-}
-
 function questionId(text, taken) {
-  const stop = new Set(form.dataset.stopWords.split(" "));
-  const keepFirst = new Set(form.dataset.keepFirst.split(" "));
-  const all = words(text);
-  let chosen = all.filter((w, i) => !stop.has(w) || (i === 0 && keepFirst.has(w))).slice(0, 4);
-  if (!chosen.length) chosen = all.slice(0, 4);
-  let base = chosen.join("_").slice(0, 40).replace(/^_+|_+$/g, "") || "question";
-  if (/^[0-9]/.test(base)) base = `q_${base}`;
-  let candidate = base;
-  for (let n = 2; taken.has(candidate); n += 1) candidate = `${base}_${n}`;
-  return candidate;
+  return idFrom(text, taken, new Set(form.dataset.stopWords.split(" ")), new Set(form.dataset.keepFirst.split(" ")));
 }
 
 // A field follows its source until the researcher types in it (or it had a value already).
