@@ -257,9 +257,15 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     if w.sum() == 0:
         raise RegressionError("input", "no responses (every weight is 0)")
     _check_design(X, w, names, terms)
-    data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))
+    # The fit runs on columns scaled to at most 1 in absolute value, so that the units of a covariate
+    # (income in cents or in dollars) change nothing but the coefficients' units: θ_j = s_j β_j is a
+    # linear reparametrization, so β̂ = θ̂/s, Cov β̂ = Cov θ̂/(s sᵀ) and each profile interval's ends
+    # divide by s_j exactly (the likelihood is the same function of β).
+    scale = _column_scales(X, w)
+    data = Data(np.column_stack([np.ones(len(w)), X / scale]), r, w, k, mech.p, mech.q, int(reference))
+    unscale = np.tile(np.concatenate([[1.0], scale]), k - 1)  # θ is (intercept, covariates) per option
     best = fit(data, _start(data))
-    _check_separation(best, data, names, terms, options)  # first: a diverging fit also fails to converge
+    _check_separation(best, data, names, terms, options, X)  # first: a diverging fit also fails to converge
     if not best.converged:
         raise RegressionError("no convergence", f"the fit stopped after {best.iterations} iterations without "
                               "reaching the maximum; simplify the model")
@@ -268,44 +274,62 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     if eigen.min() <= 1e-12 * max(eigen.max(), 1.0):
         raise RegressionError("separation", "the likelihood is flat in some direction at its maximum "
                               "(too few responses for this ε to pin down every coefficient)")
-    cov = np.linalg.inv(information)
-    se = np.sqrt(np.diag(cov))
+    cov_scaled = np.linalg.inv(information)
     z = norm.ppf(0.5 + confidence / 2)
     drop = chi2.ppf(confidence, 1) / 2
+    note = ""
     if profile:
-        ends = [profile_interval(data, best, i, drop, cov) for i in range(data.size)]
-        profile_low, profile_high = (np.array(e) for e in zip(*ends))
+        ends = []
+        for i in range(data.size):
+            try:
+                ends.append(profile_interval(data, best, i, drop, cov_scaled))
+            except (np.linalg.LinAlgError, FloatingPointError, ValueError):  # a constrained fit broke down
+                ends.append((math.nan, math.nan))
+                note = "a profile interval could not be computed (a constrained fit failed); use the Wald interval"
+        profile_low, profile_high = (np.array(e) / unscale for e in zip(*ends))
     else:
         profile_low = profile_high = np.full(data.size, np.nan)
+    theta = best.theta / unscale
+    cov = cov_scaled / np.outer(unscale, unscale)
+    se = np.sqrt(np.diag(cov))
     ll_null = _null_loglik(data)
     lr = max(2 * (best.loglik - ll_null), 0.0)
     lr_df = (k - 1) * d
     coef_names = tuple(f"{options[j]}: {c}" if k > 2 else c for j in data.others for c in ("Intercept", *names))
-    note = ""
-    if np.any(~np.isfinite(profile_low)) or np.any(~np.isfinite(profile_high)):
+    if not note and (np.any(np.isinf(profile_low)) or np.any(np.isinf(profile_high))):
         note = "a profile interval is open on one side: the likelihood is too flat there (few responses for this ε)"
+    data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))  # for the effects
     return RegressionResult(
         names=coef_names, outcome=str(outcome), options=options, reference=int(reference), k=k,
         n=float(w.sum()), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
         p=mech.p, q=mech.q, confidence=confidence,
-        params=frozen(best.theta), std_error=frozen(se), z=frozen(best.theta / se),
-        p_value=frozen(2 * norm.sf(np.abs(best.theta / se))),
-        ci_low=frozen(best.theta - z * se), ci_high=frozen(best.theta + z * se),
+        params=frozen(theta), std_error=frozen(se), z=frozen(theta / se),
+        p_value=frozen(2 * norm.sf(np.abs(theta / se))),
+        ci_low=frozen(theta - z * se), ci_high=frozen(theta + z * se),
         profile_low=frozen(profile_low), profile_high=frozen(profile_high), cov=frozen(cov),
         loglik=best.loglik, loglik_null=ll_null, lr_stat=lr, lr_df=lr_df,
         lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df else math.nan,
         converged=best.converged, iterations=best.iterations,
-        effects=tuple(effects(best.theta, cov, data, terms, z)), note=note,
+        effects=tuple(effects(theta, cov, data, terms, z)), note=note,
     )
 
 
-def _check_separation(best, data: Data, names, terms, options) -> None:
+def _column_scales(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each column's largest absolute value over the rows with weight (1 for a column of zeros)."""
+    if X.shape[1] == 0:
+        return np.ones(0)
+    largest = np.abs(X[w > 0]).max(axis=0) if (w > 0).any() else np.zeros(X.shape[1])
+    return np.where(largest > 0, largest, 1.0)
+
+
+def _check_separation(best, data: Data, names, terms, options, X: np.ndarray) -> None:
+    """Raise for a fitted share near 0 or 1, naming the covariate values (``X``: in their own units)."""
     from .rrlogit import log_probabilities
 
     pi = np.exp(log_probabilities(best.theta, data))
     row, option = np.unravel_index(np.argmin(pi), pi.shape)
     if pi[row, option] < SEPARATION_PI:
-        where = _describe(data.X[row, 1:], names, terms)
+        where = _describe(X[row], names, terms)
         raise RegressionError("separation", f"the fit drives the share of {options[option]!r} to 0 where {where} "
                               "(its reports there are no more frequent than randomization alone makes them), "
                               "so the likelihood has no maximum; merge groups, drop a covariate or collect "

@@ -18,7 +18,8 @@ outcome or a covariate are left out (complete cases), and the result says how ma
 
 from __future__ import annotations
 
-import re
+import ast
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,18 +30,35 @@ from deniable.estimators import RegressionResult, Term
 from .definition import QUESTION_ID_RE, Question, Survey
 from .patterns import Patterns, collapse
 
-_TERM_RE = re.compile(r"(?:num\(\s*(?P<num>[^()\s]+)\s*\)|(?P<cat>[^()\s+~]+))")
-
-
 class FormulaError(ValueError):
     """A formula that does not fit the survey; the message names the question and the problem."""
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of a term: a question entered as categories, as a number, or an expression ``I(…)``."""
+
+    text: str  # as the formula is written back: ``year``, ``num(year)``, ``I(age / 10)``
+    questions: tuple[Question, ...]
+    categorical: bool  # one dummy per option after the first (a single-choice question as such)
+    expression: ast.expr | None = None  # I(…): arithmetic over the questions' numbers
 
 
 @dataclass(frozen=True)
 class Formula:
     text: str
     outcome: Question
-    terms: tuple[tuple[Question, bool], ...]  # (question, numeric?)
+    terms: tuple[tuple[Factor, ...], ...]  # each term: its factors (more than one: an interaction a:b)
+
+    @property
+    def questions(self) -> list[Question]:
+        """The covariates' questions, each once, in the order they appear."""
+        seen: dict[str, Question] = {}
+        for term in self.terms:
+            for factor in term:
+                for q in factor.questions:
+                    seen.setdefault(q.id, q)
+        return list(seen.values())
 
 
 def _question(survey: Survey, qid: str, role: str) -> Question:
@@ -53,16 +71,111 @@ def _question(survey: Survey, qid: str, role: str) -> Question:
         raise FormulaError(f"unknown question {qid!r} in the formula (expected one of: {ids})") from None
 
 
+def _split(text: str, sign: str) -> list[str]:
+    """``text`` split at ``sign`` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            raise FormulaError(f"unbalanced parentheses in {text.strip()!r}")
+        if c == sign and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise FormulaError(f"unbalanced parentheses in {text.strip()!r}")
+    return [*parts, text[start:]]
+
+
+_OPERATORS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
+
+
+def _expression(text: str) -> tuple[ast.expr, list[str]]:
+    """Parse the inside of ``I(…)``: numbers, question ids, + − × / and ^, parentheses.
+
+    ``^`` is a power, as in R's formulas (read as Python's ``**``: it binds tighter than × and /, and
+    from the right, as R's does), never a bitwise operator."""
+    try:
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval").body
+    except SyntaxError:
+        raise FormulaError(f"cannot read I({text.strip()}): write arithmetic with + - * / ^ on question ids and "
+                           "numbers, e.g. I(age/10) or I((age/10)^2)") from None
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            continue
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            continue
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            continue
+        elif not isinstance(node, (ast.operator, ast.unaryop, ast.expr_context)):
+            raise FormulaError(f"I({text.strip()}): only numbers, question ids, + - * / ^ and parentheses")
+    if not names:
+        raise FormulaError(f"I({text.strip()}) names no question")
+    return tree, names
+
+
+def _evaluate(node: ast.expr, values: dict[str, np.ndarray]) -> np.ndarray:
+    """The value of an ``I(…)`` expression for every row (numpy arithmetic, no Python ``eval``)."""
+    if isinstance(node, ast.Constant):
+        return np.asarray(float(node.value))
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp):
+        inner = _evaluate(node.operand, values)
+        return -inner if isinstance(node.op, ast.USub) else inner
+    with np.errstate(all="ignore"):
+        return _OPERATORS[type(node.op)](_evaluate(node.left, values), _evaluate(node.right, values))
+
+
+def _covariate(survey: Survey, outcome: Question, qid: str) -> Question:
+    question = _question(survey, qid, "covariate")
+    if question.id == outcome.id:
+        raise FormulaError(f"{question.id!r} is the outcome; it cannot also be a covariate")
+    if question.protected:
+        raise FormulaError(f"covariate {question.id!r} is protected (randomized, ε = {question.epsilon:g}): "
+                           "covariates must be questions asked directly")
+    if question.qtype.covariate is not None:
+        raise FormulaError(f"covariate {question.id!r} is a {question.qtype.label} question, not available "
+                           f"as a covariate: {question.qtype.covariate}")
+    return question
+
+
+def _factor(survey: Survey, outcome: Question, raw: str) -> Factor:
+    part = raw.strip()
+    if part.startswith("I(") and part.endswith(")"):
+        tree, names = _expression(part[2:-1])
+        questions = tuple(dict.fromkeys(_covariate(survey, outcome, name) for name in names))
+        return Factor(f"I({ast.unparse(tree).replace(' ** ', '^')})", questions, False, tree)
+    if part.startswith("num(") and part.endswith(")"):
+        question = _covariate(survey, outcome, part[4:-1].strip())
+        return Factor(f"num({question.id})", (question,), False)
+    if not part or not QUESTION_ID_RE.fullmatch(part):
+        raise FormulaError(f"cannot read the covariate {part!r}: write a question id, num(ID) for an option as a "
+                           "number, I(…) for arithmetic (I(age/10), I(age^2)), joined by + (and : for an "
+                           "interaction)")
+    question = _covariate(survey, outcome, part)
+    return Factor(question.id, (question,), question.qtype.categorical)
+
+
 def parse_formula(text: str, survey: Survey) -> Formula:
     """Parse ``OUTCOME ~ TERM + …`` against the survey, or raise FormulaError saying what is wrong.
+
+    A term is a factor, or factors joined by ``:`` (an interaction: the products of their columns).
+    A factor is a question asked directly — a single-choice one as categories (one dummy per
+    option after the first), any other (a number) as its value — or ``num(ID)`` for a single-choice
+    question's option as a number (its label when every label is a number, such as ages, else its
+    position 0, 1, 2, …), or ``I(…)`` for arithmetic on numbers and question ids (``I(age/10)``,
+    ``I((age/10)^2)``; ``^`` is a power, as in R).
 
     >>> from deniable.server.survey.definition import parse_definition
     >>> s = parse_definition({"slug": "s", "title": "S", "questions": [
     ...     {"id": "drugs", "text": "?", "options": ["Yes", "No"], "epsilon": 1},
-    ...     {"id": "year", "text": "?", "options": ["1", "2", "3"]}]})
-    >>> f = parse_formula("drugs ~ num(year)", s)
-    >>> f.outcome.id, [(q.id, numeric) for q, numeric in f.terms]
-    ('drugs', [('year', True)])
+    ...     {"id": "year", "text": "?", "options": ["1", "2", "3"]},
+    ...     {"id": "age", "text": "?", "type": "numeric", "min": 18, "max": 90}]})
+    >>> parse_formula("drugs ~ num(year) + I((age/10)^2) + year:age", s).text
+    'drugs ~ num(year) + I((age / 10)^2) + year:age'
     """
     if not isinstance(text, str) or text.count("~") != 1:
         raise FormulaError("a formula is OUTCOME ~ COVARIATE + COVARIATE …, with one '~' "
@@ -76,33 +189,22 @@ def parse_formula(text: str, survey: Survey) -> Formula:
                            f"regression: {outcome.qtype.regression}")
     if not right:
         raise FormulaError("the formula has nothing after '~' (write 1 for the intercept alone)")
-    terms: list[tuple[Question, bool]] = []
+    terms: list[tuple[Factor, ...]] = []
     if right != "1":
-        for raw in right.split("+"):
-            part = raw.strip()
-            match = _TERM_RE.fullmatch(part)
-            if not part or not match:
-                raise FormulaError(f"cannot read the covariate {part!r}: write a question id, or num(ID) "
-                                   "for a numeric one, joined by +")
-            numeric = match.group("num") is not None
-            question = _question(survey, match.group("num") or match.group("cat"), "covariate")
-            if question.id == outcome.id:
-                raise FormulaError(f"{question.id!r} is the outcome; it cannot also be a covariate")
-            if question.protected:
-                raise FormulaError(f"covariate {question.id!r} is protected (randomized, ε = {question.epsilon:g}): "
-                                   "covariates must be questions asked directly")
-            if question.qtype.covariate is not None:
-                raise FormulaError(f"covariate {question.id!r} is a {question.qtype.label} question, not available "
-                                   f"as a covariate: {question.qtype.covariate}")
-            if any(q.id == question.id for q, _ in terms):
-                raise FormulaError(f"covariate {question.id!r} appears twice in the formula")
-            terms.append((question, numeric))
-    return Formula(text=f"{outcome.id} ~ {' + '.join(_term_name(q, n) for q, n in terms) or '1'}",
+        for raw in _split(right, "+"):
+            if not raw.strip():
+                raise FormulaError("an empty covariate between two '+'")
+            term = tuple(_factor(survey, outcome, f) for f in _split(raw, ":"))
+            name = _term_name(term)
+            if any(_term_name(t) == name for t in terms):
+                raise FormulaError(f"covariate {name!r} appears twice in the formula")
+            terms.append(term)
+    return Formula(text=f"{outcome.id} ~ {' + '.join(_term_name(t) for t in terms) or '1'}",
                    outcome=outcome, terms=tuple(terms))
 
 
-def _term_name(question: Question, numeric: bool) -> str:
-    return f"num({question.id})" if numeric else question.id
+def _term_name(term: tuple[Factor, ...]) -> str:
+    return ":".join(f.text for f in term)
 
 
 def numeric_values(question: Question) -> np.ndarray:
@@ -125,27 +227,56 @@ class Design:
     left_out: int  # responses without an answer to the outcome or to a covariate
 
 
+def _number_of(question: Question, codes: np.ndarray) -> np.ndarray:
+    """The number each answer stands for: a choice's option as :func:`numeric_values`, any other
+    type's value (:meth:`~.questions.base.QuestionType.covariate_values`)."""
+    if question.qtype.categorical:
+        return numeric_values(question)[codes]
+    return np.asarray(question.qtype.covariate_values(question, codes), dtype=float)
+
+
+def _factor_columns(factor: Factor, codes: dict[str, np.ndarray], size: int) -> list[tuple[str, np.ndarray]]:
+    """A factor's design columns, named: a categorical's dummies, else one column of numbers."""
+    if factor.categorical:
+        question = factor.questions[0]
+        values = codes[question.id]
+        return [(f"{question.id}[{question.options[level]}]", (values == level).astype(float))
+                for level in range(1, question.k)]
+    numbers = {q.id: _number_of(q, codes[q.id]) for q in factor.questions}
+    if factor.expression is None:
+        return [(factor.text, numbers[factor.questions[0].id])]
+    return [(factor.text, np.broadcast_to(_evaluate(factor.expression, numbers), size).astype(float))]
+
+
 def design(patterns: Patterns, formula: Formula) -> Design:
-    """Build the weighted design of ``formula`` from answer patterns (complete cases)."""
-    qids = [formula.outcome.id, *(q.id for q, _ in formula.terms)]
+    """Build the weighted design of ``formula`` from answer patterns (complete cases).
+
+    An interaction's columns are the products of its factors' columns, every combination (a
+    categorical's dummies times a number: one slope per option after the first)."""
+    questions = formula.questions
+    qids = [formula.outcome.id, *(q.id for q in questions)]
     rows, counts = collapse(patterns, qids)
     complete = np.all(rows >= 0, axis=1) if rows.size else np.zeros(len(counts), dtype=bool)
     left_out = int(counts[~complete].sum())
     rows, counts = rows[complete], counts[complete]
+    codes = {q.id: rows[:, i + 1] for i, q in enumerate(questions)}
     columns, names, terms = [], [], []
-    for position, (question, numeric) in enumerate(formula.terms, start=1):
-        values = rows[:, position]
-        if numeric:
-            terms.append(Term(_term_name(question, True), (len(names),)))
-            columns.append(numeric_values(question)[values])
-            names.append(_term_name(question, True))
-        else:
-            first = len(names)
-            for level in range(1, question.k):
-                columns.append((values == level).astype(float))
-                names.append(f"{question.id}[{question.options[level]}]")
-            terms.append(Term(question.id, tuple(range(first, len(names))), question.options))
+    for term in formula.terms:
+        parts = [_factor_columns(f, codes, len(counts)) for f in term]
+        first = len(names)
+        for combination in itertools.product(*parts):
+            names.append(":".join(name for name, _ in combination))
+            columns.append(np.prod([column for _, column in combination], axis=0))
+        if len(term) == 1 and term[0].categorical:
+            terms.append(Term(_term_name(term), tuple(range(first, len(names))), term[0].questions[0].options))
+        else:  # numbers, and an interaction's products: each column a numeric term of its own
+            terms += [Term(names[c], (c,)) for c in range(first, len(names))]
     covariates = np.column_stack(columns) if columns else np.zeros((len(counts), 0))
+    bad = ~np.isfinite(covariates)
+    if bad.any():
+        column = int(np.argwhere(bad)[0][1])
+        raise FormulaError(f"covariate {names[column]!r} is not a finite number for some responses (a division "
+                           "by zero, or a power of a negative number)")
     return Design(reports=rows[:, 0].astype(np.int64) if len(counts) else np.zeros(0, dtype=np.int64),
                   covariates=covariates, weights=counts.astype(float), names=tuple(names), terms=tuple(terms),
                   left_out=left_out)
@@ -171,7 +302,7 @@ def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, 
     for the fit (empty cells, collinear covariates, separation), each with a one-line message.
     """
     formula = parse_formula(text, patterns.survey if survey is None else survey)
-    for q in (formula.outcome, *(q for q, _ in formula.terms)):
+    for q in (formula.outcome, *formula.questions):
         if q.id not in patterns.columns:
             raise FormulaError(f"{q.id!r}: its answers are not in the answer patterns a regression reads")
     built = design(patterns, formula)
@@ -228,7 +359,9 @@ def regression_table(formula: Formula, built: Design, result: RegressionResult) 
     lines = [f"{formula.text}: {result.models}"]
     if built.left_out:
         lines.append(f"{built.left_out:,} responses left out (no answer to the outcome or to a covariate)")
-    for q in (q for q, numeric in formula.terms if numeric and not all(_is_number(o) for o in q.options)):
+    shown = {f.questions[0].id: f.questions[0] for term in formula.terms for f in term
+             if f.text.startswith("num(")}
+    for q in (q for q in shown.values() if not all(_is_number(o) for o in q.options)):
         lines.append(f"num({q.id}) uses option positions: " +
                      ", ".join(f"{label} = {i}" for i, label in enumerate(q.options)))
     return "\n".join(lines) + "\n" + result.summary()

@@ -569,7 +569,12 @@ class QuestionType:
 
     # ------------------------------------------------------------ regression (deniable regress, the Regression page)
 
-    covariate: str | None = "a covariate must be a single-choice question asked directly"
+    covariate: str | None = "a covariate must be a single-choice question or a number asked directly"
+
+    def covariate_values(self, q: Question, codes: np.ndarray) -> np.ndarray:
+        """The number each answer stands for as a numeric covariate of a regression (a type whose
+        ``covariate`` is None and that is not categorical says; NaN for not answered)."""
+        raise NotAvailable(f"{self.label} questions' answers are not numbers")
 
 
 def lines(text: str | None) -> list[str]:

@@ -333,6 +333,14 @@ class Numeric(QuestionType):
             values[answered] = lookup[codes[answered]]
         return values
 
+    # ------------------------------------------------------------ regression covariates
+
+    covariate = None  # a number asked directly (age in years) enters a regression as its value
+
+    def covariate_values(self, q, codes):
+        """The answer itself, in the question's units (``min + step · index``)."""
+        return self.values_of(q, codes)
+
     def stat_columns(self, q, codes):
         return [("", self.values_of(q, codes), None, q.text)]
 
