@@ -21,7 +21,9 @@ def backup(dest, db_path) -> None:
     order they were written), it is readable by its owner only, and it leaves out the key file
     FILE.secret.  DEST must not exist.
 
-    Example: deniable backup /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
+    \b
+    Example:
+        deniable backup /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
     """
     from deniable.server.store.backup import BackupError
     from deniable.server.store.backup import backup as make_backup
@@ -45,7 +47,9 @@ def restore(src, db_path) -> None:
     Refuses while a server runs on the database.  The database's key file FILE.secret is kept,
     so researchers stay logged in; the schema is upgraded if the backup is older than this version.
 
-    Example: deniable restore /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
+    \b
+    Example:
+        deniable restore /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
     """
     from deniable.server.store.backup import BackupError
     from deniable.server.store.backup import restore as put_back

@@ -14,8 +14,12 @@ from .common import database, db_option, fail
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Number of gunicorn worker processes.")
-@click.option("--connections", default=1000, show_default=True, type=click.IntRange(10, 100_000),
-              help="Simultaneous connections per worker (gevent: a slow client costs a greenlet, not a thread).")
+@click.option("--connections", default=4000, show_default=True, type=click.IntRange(10, 100_000),
+              help="Simultaneous connections per worker (gevent: a slow client costs a greenlet, not a thread); "
+                   "the open-file limit is raised to fit, up to its hard limit.")
+@click.option("--read-timeout", default=15.0, show_default=True, type=click.FloatRange(0.5, 3600),
+              metavar="SECONDS", help="A request must arrive whole (request line, headers, body) within this "
+              "time, or its connection is closed; an idle keep-alive connection is closed after it too.")
 @click.option("--public-host", "public_hosts", multiple=True, metavar="NAME",
               help="A host name the server answers to besides localhost (repeatable), e.g. survey.example.org.")
 @click.option("--base-url", metavar="URL",
@@ -26,18 +30,21 @@ from .common import database, db_option, fail
               "(the same password at every start, kept in FILE.demo-password).")
 @click.option("--reset-demo-password", is_flag=True,
               help="With --demo: give the demo researcher a new password, ending every session made with the old one.")
-def serve(host, port, workers, connections, public_hosts, base_url, db_path, demo, reset_demo_password) -> None:
+def serve(host, port, workers, connections, read_timeout, public_hosts, base_url, db_path, demo,
+          reset_demo_password) -> None:
     """Serve the survey pages, the JSON API and the dashboard with gunicorn.
 
     The database schema is created or upgraded before the workers start; the app is loaded
     once and forked, so all workers share the same secret key (``FILE.secret``) and the same
     rate-limit counters (in shared memory).  Workers are gevent workers that read every request
-    whole before the app sees it, so slow clients cannot stall the server.  The server answers
-    only to localhost and the --public-host names.  No access log is written, and gunicorn's
-    log has no timestamps and no addresses.  Files are created readable by their owner only.
+    whole (chunked bodies too) within --read-timeout before the app sees it, so slow or silent
+    clients cannot stall the server.  The server answers only to localhost and the --public-host
+    names.  No request writes a log line: what goes wrong is counted and summarised at most once
+    a day, without times or addresses; there is no access log.  Files are created readable by
+    their owner only.
 
+    \b
     Example:
-
         deniable serve --port 8000 --workers 4 --db deniable.db --demo
         deniable serve --demo --reset-demo-password
         deniable serve --host 0.0.0.0 --public-host survey.example.org --base-url https://survey.example.org
@@ -78,18 +85,23 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
     try:  # the configuration is checked here, so a bad setting is one line, not a worker traceback
         from deniable.server.web.app import create_app
 
-        create_app()
+        app = create_app()
     except ValueError as exc:
         fail(f"configuration: {exc}")
-    from .serving import Logger, Worker, run_gunicorn
+    from deniable.server.store import scrub
 
+    scrub.start(db_path, float(app.config["SCRUB_SECONDS"]))  # file times on a timer from the start
+    from . import serving
+
+    serving.READ_SECONDS = read_timeout  # the workers are forked from this process
+    connections = _open_files_for(connections)
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    run_gunicorn({
+    serving.run_gunicorn({
         "bind": bind,
         "workers": workers,
-        "worker_class": f"{Worker.__module__}.{Worker.__qualname__}",
+        "worker_class": f"{serving.Worker.__module__}.{serving.Worker.__qualname__}",
         "worker_connections": connections,
-        "logger_class": f"{Logger.__module__}.{Logger.__qualname__}",
+        "logger_class": f"{serving.Logger.__module__}.{serving.Logger.__qualname__}",
         "preload_app": True,
         "accesslog": None,
         "errorlog": "-",
@@ -97,6 +109,32 @@ def serve(host, port, workers, connections, public_hosts, base_url, db_path, dem
         "proc_name": "deniable",
         "control_socket_disable": True,  # gunicorn ≥ 27: no shared socket in the home directory
     })
+
+
+def _open_files_for(connections: int) -> int:
+    """Raise this process's soft open-file limit (the workers inherit it) so that every worker can
+    hold ``connections`` sockets; fewer connections, with a note, if the hard limit is lower.
+
+    A worker out of file descriptors would fail to accept with a traceback in the log; a full
+    worker instead leaves new connections to the other workers and the listen queue.
+    """
+    import resource
+
+    spare = 64  # the database, its WAL and -shm, the listening socket, the log
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + spare
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        connections = max(10, soft - spare)
+        click.echo(f"Note: the open-file limit ({soft}) allows {connections} connections per worker; raise it "
+                   "(ulimit -n, or LimitNOFILE= in a systemd unit) for more.", err=True)
+    return connections
 
 
 def _demo_login(db, db_path: str, reset: bool) -> tuple[str, str, int]:
@@ -123,11 +161,11 @@ def _demo_login(db, db_path: str, reset: bool) -> tuple[str, str, int]:
 
 def _env_hosts() -> set[str]:
     """Host names already given in ``DENIABLE_TRUSTED_HOSTS`` (a JSON list), kept beside --public-host."""
-    import json
+    from deniable.server.survey import strict_json
 
     try:
-        hosts = json.loads(os.environ.get("DENIABLE_TRUSTED_HOSTS", "[]"))
-    except ValueError:
+        hosts = strict_json.loads(os.environ.get("DENIABLE_TRUSTED_HOSTS", "[]"))
+    except (ValueError, RecursionError):  # a repeated key too (strict_json.DuplicateKeyError)
         fail("configuration: DENIABLE_TRUSTED_HOSTS must be a JSON list of host names, "
              'e.g. \'["survey.example.org"]\'')
     if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):

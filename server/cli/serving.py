@@ -1,127 +1,160 @@
 """How ``deniable serve`` runs the app under gunicorn: workers that slow clients cannot stall, and
-logs that hold no client address and no time.
+logs in which no line can be dated to a request.
 
 **Slow clients.**  Small deployments run ``deniable serve`` without a reverse proxy, so the
-server itself must not let a few dozen connections that dribble their headers or body one
-byte at a time hold every worker (gunicorn's threaded workers give each such connection a
-thread until its request is complete).  :class:`Worker` is gunicorn's gevent worker: every
-connection is a greenlet, so a slow one costs a few kilobytes, not a thread; and
-:class:`Handler` gives each request :data:`READ_SECONDS` to arrive whole — request line,
-headers and body, which it reads completely before the app sees the request — after which the
-connection is closed.  An idle keep-alive connection is closed after the same time.
+server itself must not let connections that dribble their headers or body, or go silent, hold
+the server (gunicorn's threaded workers give each such connection a thread until its request is
+complete).  :class:`Worker` is gunicorn's gevent worker: every connection is a greenlet, so a
+slow one costs a few kilobytes, not a thread; and :class:`Handler` gives each request
+:data:`READ_SECONDS` (``deniable serve --read-timeout``) to arrive whole — request line, headers
+and body, chunked or not, every route — after which the connection is closed.  The body is read
+completely, up to the app's ``MAX_CONTENT_LENGTH``, before the app sees the request: the app
+gets it as an ordinary ``Content-Length`` body and never waits on a client; a longer body is
+not read at all (the app answers 413 in its own shape, and the connection is closed); a body
+cut off by the client, or chunked encoding that does not parse, is a 400 without the app.  An
+idle keep-alive connection is closed after the same time.
 
-**Logs.**  :class:`Logger` writes gunicorn's error log without timestamps, and replaces
-anything that looks like an IP address in a message (``Invalid request from ip=…``) by
-``[address]``; :class:`Handler` does the same for gevent's own messages about bad requests and
-for tracebacks: no log line ties an address, or a moment, to a request (docs/design.md,
-invariant 6).  There is no access log.
+**Logs.**  Nothing a client does writes a log line (a supervisor's timestamp on the line would
+date the request): bad requests, bodies cut off, connections closed at the deadline and
+exceptions are counted in memory (:mod:`deniable.server.web.logs`) and each worker writes the
+counts at most once a day and when it stops.  :class:`Logger` gives gunicorn's error log, Flask's
+logger and every other the one format of :mod:`~deniable.server.web.logs`: no time, no address.
+There is no access log.
 """
 
 from __future__ import annotations
 
 import io
-import logging
 import os
-import re
 import signal
-import socket
-import traceback
+import sys
 
 import gevent
+from gevent.pywsgi import Input
 from gunicorn import glogging
 from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
 
-READ_SECONDS = 15  # a request must arrive whole within this time (an idle keep-alive ends then too)
-MAX_BUFFERED_BODY = 1 << 20  # bodies up to this size are read before the app runs (the app limits to 64 KiB)
+from deniable.server.web import logs
 
-_ADDRESS = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:.])"
-                      r"|\b(?:\d{1,3}\.){3}\d{1,3}\b")  # IPv6 (also with an IPv4 tail), then IPv4
-
-
-def redact(text: str) -> str:
-    """``text`` with every IPv4 or IPv6 address replaced by ``[address]``.
-
-    >>> redact("Invalid request from ip=203.0.113.7: bad header")
-    'Invalid request from ip=[address]: bad header'
-    >>> redact("from ::ffff:10.0.0.1 and 2001:db8::1")
-    'from [address] and [address]'
-    """
-    return _ADDRESS.sub("[address]", text)
+READ_SECONDS = 15.0  # a request must arrive whole within this time (an idle keep-alive ends then too)
+DEFAULT_MAX_BODY = 64 * 1024  # when the app sets no MAX_CONTENT_LENGTH
+_NO_BODY = Input(None, 0)  # what gevent discards after the response: nothing, the body was read before
 
 
-class _Redact(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), None
-        if record.exc_info and not record.exc_text:  # tracebacks are formatted here, then redacted
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-        elif record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        return True
+def _plain_400(message: str) -> bytes:
+    body = message.encode()
+    return (b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+_BAD_BODY = _plain_400("request body: cut off before its end, or chunked encoding that does not parse")
+_BAD_REQUEST = _plain_400("request: the request line or the headers do not parse")
+
+
+class _BodyRefused(Exception):
+    """The body ended before its length, or its chunked encoding does not parse."""
 
 
 class Logger(glogging.Logger):
-    """gunicorn's logger with no time in its lines and no address in its messages."""
+    """gunicorn's logger, configured by :func:`deniable.server.web.logs.configure` (for every logger)."""
 
-    error_fmt = "[%(process)d] [%(levelname)s] %(message)s"
+    error_fmt = logs.FORMAT
 
     def setup(self, cfg) -> None:
         super().setup(cfg)
-        for handler in self.error_log.handlers:
-            handler.addFilter(_Redact())
+        logs.configure(self.error_log.handlers)
 
 
 class Handler(PyWSGIHandler):
     """A request must arrive whole (line, headers, body) within READ_SECONDS, or the connection ends."""
 
+    def handle(self):
+        try:
+            super().handle()
+        except OSError:
+            pass  # the client is gone (an answer sent to a closed connection): nothing to count twice
+        except Exception:  # noqa: BLE001 - gevent would print it with the time and the client's address
+            logs.TALLY.exception("the connection handler", sys.exc_info())
+
     def read_requestline(self):
-        self._deadline = gevent.Timeout.start_new(READ_SECONDS, socket.timeout("request too slow"))
+        self._deadline = gevent.Timeout.start_new(READ_SECONDS, TimeoutError("request too slow"))
         try:
             return super().read_requestline()
-        except socket.timeout:
-            return None  # closes the connection quietly
+        except TimeoutError:
+            return None  # an idle connection (or one that never sent a line) closes quietly
 
     def get_environ(self):
         environ = super().get_environ()
         try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if 0 < length <= MAX_BUFFERED_BODY:
-            # Read the body now, under the deadline: the app then never waits on a slow client.
-            environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(length))
+            self._read_body(environ)
+        except TimeoutError:
+            raise
+        except (OSError, ValueError):  # the client left mid-body, or chunks that do not parse
+            raise _BodyRefused from None
         self._deadline.close()
         return environ
 
-    def log_request(self):
-        """Nothing: there is no access log, so gunicorn's per-request record is not even built."""
+    def _read_body(self, environ) -> None:
+        """Read the body now, under the deadline, and hand it to the app as a ``Content-Length`` body."""
+        coding = environ.pop("HTTP_TRANSFER_ENCODING", "")
+        chunked = coding.lower() == "chunked"
+        if coding and not chunked:
+            raise ValueError(f"Transfer-Encoding {coding[:40]!r} is not supported")  # gevent would not read it
+        length = self.content_length or 0
+        if not chunked and not length:
+            return
+        limit = self._max_body()
+        body = b"" if length > limit else self.wsgi_input.read(limit + 1 if chunked else length)
+        self.wsgi_input = _NO_BODY
+        if length > limit or len(body) > limit:
+            # Not read (or not to its end): the app answers 413 from the length alone, in its own
+            # shape, and the connection closes, since the rest of the body was never read.
+            environ["CONTENT_LENGTH"], environ["wsgi.input"] = str(max(length, limit + 1)), io.BytesIO()
+            self.close_connection = True
+        else:
+            environ["CONTENT_LENGTH"], environ["wsgi.input"] = str(len(body)), io.BytesIO(body)
 
-    def log_error(self, msg, *args):
-        """gevent's own messages about bad requests, without the client's address."""
-        try:
-            message = msg % args if args else msg
-        except Exception:  # noqa: BLE001 - a message that does not format is still reported
-            message = f"{msg!r} {args!r}"
-        self.server.error_log.write(redact(str(message)) + "\n")
-
-    def _log_error(self, kind, value, tb):
-        """An exception that escaped the app: its traceback, without the request's environ
-        (gevent would print it, client address included)."""
-        if not issubclass(kind, gevent.GreenletExit):
-            self.server.error_log.write(redact("".join(traceback.format_exception(kind, value, tb))))
+    def _max_body(self) -> int:
+        config = getattr(self.server.application, "config", None) or {}
+        return int(config.get("MAX_CONTENT_LENGTH") or DEFAULT_MAX_BODY)
 
     def handle_one_request(self):
         try:
             return super().handle_one_request()
-        except socket.timeout:
+        except TimeoutError:
+            logs.TALLY.count(logs.TOO_SLOW)
             return None
+        except _BodyRefused:
+            logs.TALLY.count(logs.CUT_OFF)
+            return "400", _BAD_BODY
         finally:
             deadline = getattr(self, "_deadline", None)
             if deadline is not None:
                 deadline.close()
 
+    def _handle_client_error(self, ex):
+        """A request line or headers that do not parse, or that did not arrive in time: counted, not logged."""
+        if isinstance(ex, TimeoutError):
+            logs.TALLY.count(logs.TOO_SLOW)
+            return None
+        logs.TALLY.count(logs.UNPARSED)
+        return "400", _BAD_REQUEST
+
+    def log_request(self):
+        """Nothing: there is no access log, so gunicorn's per-request record is not even built."""
+
+    def log_error(self, msg, *args):
+        """gevent's own messages about bad requests: counted, not written."""
+        logs.TALLY.count(logs.UNPARSED)
+
+    def _log_error(self, kind, value, tb):
+        """An exception that escaped the app: counted, with its traceback kept for the summary."""
+        if not issubclass(kind, gevent.GreenletExit):
+            logs.TALLY.exception("the app (outside Flask)", (kind, value, tb))
+
 
 class Worker(GeventPyWSGIWorker):
-    """gunicorn's gevent worker with :class:`Handler`."""
+    """gunicorn's gevent worker with :class:`Handler`, and the summary of what went wrong."""
 
     wsgi_handler = Handler
 
@@ -132,6 +165,22 @@ class Worker(GeventPyWSGIWorker):
         # yet, so it may simply leave.
         signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
         super().init_process()
+
+    def run(self):
+        # gevent's hub prints a failed greenlet with the time (and the socket, address included).
+        gevent.get_hub().print_exception = lambda context, *exc_info: logs.TALLY.exception("a greenlet", exc_info)
+        summaries = gevent.spawn(self._summaries)
+        try:
+            super().run()
+        finally:
+            summaries.kill()
+            logs.summarize()
+
+    @staticmethod
+    def _summaries():
+        while True:
+            gevent.sleep(logs.SUMMARY_SECONDS)
+            logs.summarize()
 
 
 def run_gunicorn(options: dict) -> None:

@@ -16,6 +16,14 @@ so that the shm lists only the ``scrub`` table's own page.
 ``interval`` seconds it scrubs if the WAL holds anything, so every trace of a write is gone
 ``interval`` seconds after it plus the time of one scrub — unless a reader holds an old
 snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
+
+**File times.**  Every tick also sets the modification time of the database, ``-wal`` and
+``-shm`` to the tick's moment (:func:`touch`), whether or not anything was written, and
+``deniable serve`` starts the timer before the first request.  So the files' times (mtime, and
+ctime, which the touch itself moves) show when the server last ticked, not when a response
+came: only a write in the last ``interval`` before the server stopped (a crash, or a stop
+between two ticks) is dated by them, to within that interval.  Access times are not kept
+(``noatime``/``relatime`` mounts; the touch sets them too).
 """
 
 from __future__ import annotations
@@ -67,6 +75,18 @@ def needs_scrub(path: str) -> bool:
         return False
 
 
+def touch(path: str) -> None:
+    """Set the modification (and so the change) time of the database, its ``-wal`` and ``-shm`` to now,
+    the same nanosecond for all three: after a tick their times tell when the tick ran, not when
+    anything was last written (module notes)."""
+    now = time.time_ns()
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            os.utime(name, ns=(now, now))
+        except OSError:  # not there (no connection open), or gone: nothing to hide
+            pass
+
+
 class Scrubber(threading.Thread):
     """Scrubs one database file every ``interval`` seconds while its WAL is not empty.
 
@@ -87,6 +107,7 @@ class Scrubber(threading.Thread):
                     return
                 if needs_scrub(self.path):
                     self.scrub_once()
+                touch(self.path)
         finally:
             self.wanted = False
 

@@ -2,7 +2,9 @@
 error, :func:`api_error`), an HTML page elsewhere.
 
 Bad input is always a 4xx with a message a person can act on, never a 500 page.  A failed
-CSRF check on the survey form re-renders the form (with a fresh token) and says why.
+CSRF check on the survey form re-renders the form (with a fresh token) and says why.  An
+unexpected exception is counted in memory, not logged (:mod:`.logs`): a log line would date the
+request that caused it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, SecurityError
 
+from . import logs
 from .ratelimit import RateLimited
 
 # Translated on the respondents' pages (server/web/i18n.py), English elsewhere.
@@ -89,6 +92,7 @@ def server_error(exc: InternalServerError):
 
 
 def init_app(app) -> None:
+    logs.init_app(app)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(RequestEntityTooLarge, too_large)
     app.register_error_handler(CSRFError, csrf_error)

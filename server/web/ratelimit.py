@@ -1,9 +1,11 @@
 """Rate limits: submissions and logins per client address, failed logins per account.
 
 A view declares its limit where it is defined, ``@limited("RATELIMIT_SUBMIT", scope="submit")``;
-the decorator hits the ``limits`` fixed-window strategy directly (no per-request hook on the
-other views).  By default the counters live in memory shared by the worker processes
-(:mod:`.ratelimit_storage`, ``deniable+shared://``), never on disk.  A client is counted under
+the count is taken by the app's first before-request function (:func:`check`), so a request over
+its limit is refused before anything parses its body (the CSRF check and the unnamed-field
+check parse the form: work an attacker could otherwise make the server do without limit).  By
+default the counters live in memory shared by the worker processes (:mod:`.ratelimit_storage`,
+``deniable+shared://``), never on disk.  A client is counted under
 a keyed hash of its address whose key is made in memory at start-up and never stored, so the
 counters cannot be turned back into addresses (docs/design.md, invariants 2 and 6), even with
 a storage elsewhere (``RATELIMIT_STORAGE_URI``, e.g. ``redis://…``).
@@ -23,7 +25,6 @@ never no limit.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import math
@@ -143,20 +144,33 @@ def limiter() -> RateLimiter:
 
 
 def limited(setting: str, *, scope: str, methods=("POST",)):
-    """Limit a view's ``methods`` by ``app.config[setting]``; views with the same ``scope`` share one count."""
+    """Limit a view's ``methods`` by ``app.config[setting]``; views with the same ``scope`` share one count.
+
+    The view is only marked: :func:`check` counts, before any other before-request function.
+    """
     def decorate(view):
-        @functools.wraps(view)
-        def wrapped(*args, **kwargs):
-            current = limiter()
-            if current.enabled and request.method in methods:
-                current.hit(setting, scope, request.remote_addr)
-            return view(*args, **kwargs)
-        return wrapped
+        view.rate_limit = (setting, scope, tuple(methods))
+        return view
     return decorate
+
+
+def check() -> None:
+    """Count the request against its view's limit, if it has one; RateLimited past it."""
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    limit = getattr(view, "rate_limit", None)
+    if limit is not None and request.method in limit[2]:
+        current = limiter()
+        if current.enabled:
+            current.hit(limit[0], limit[1], request.remote_addr)
 
 
 def init_app(app) -> RateLimiter:
     for key, value in DEFAULTS.items():
         app.config.setdefault(key, value)
     limiter_ = app.extensions["deniable.ratelimit"] = RateLimiter(app)
+    # First of the app's before-request functions, whenever init_app runs: before CSRFProtect's
+    # check and security's unnamed-field check, which parse the form.
+    functions = app.before_request_funcs.setdefault(None, [])
+    if check not in functions:
+        functions.insert(0, check)
     return limiter_

@@ -14,6 +14,7 @@ from deniable.server.store.db import connect
 from deniable.server.survey.definition import parse_definition
 from deniable.server.store.demo import DEMO_DEFINITION
 from deniable.server.store.surveys import insert_survey, set_status
+from deniable.server.web import logs
 from deniable.server.web.app import create_app
 from deniable.server.web.security import HEADERS
 
@@ -119,10 +120,11 @@ def post_with(client, headers):
     return client.post(URL, data=json.dumps(VALID), content_type="application/json", headers=headers)
 
 
-def test_an_unexpected_failure_is_a_logged_json_500_that_stores_nothing(db_path, open_demo,
-                                                                       caplog):
+def test_an_unexpected_failure_is_a_counted_json_500_that_stores_nothing(db_path, open_demo,
+                                                                        caplog):
     """A real fault: the counts table is gone (another process broke the file), so the
-    transaction fails after the response row was inserted; it is rolled back."""
+    transaction fails after the response row was inserted; it is rolled back.  It writes no log
+    line (the line's time would date the request): it is counted, and the summary has it."""
     app = create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_ENABLED": False})
     db = connect(db_path)
     try:
@@ -131,10 +133,15 @@ def test_an_unexpected_failure_is_a_logged_json_500_that_stores_nothing(db_path,
         rows_before = db.execute("SELECT count(*) FROM responses").fetchone()[0]
     finally:
         db.conn.close()
-    with caplog.at_level(logging.ERROR):
+    logs.TALLY.take()
+    with caplog.at_level(logging.INFO):
         response = app.test_client().post(URL, json=VALID, environ_base={"REMOTE_ADDR": "203.0.113.9"})
     assert response.status_code == 500 and response.json == {
         "error": "An unexpected error happened on the server. Nothing was stored.", "field": None}
+    assert caplog.text == ""
+    with caplog.at_level(logging.INFO):
+        assert logs.summarize() == 1
+    assert "1 × unexpected errors in POST /api/v1/surveys/<slug>/responses: OperationalError" in caplog.text
     assert "no such table: counts" in caplog.text and "203.0.113.9" not in caplog.text
     db = connect(db_path)
     try:

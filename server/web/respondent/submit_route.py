@@ -3,7 +3,7 @@
 Every response sent through the JSON API arrives here, and for this route Flask's machinery
 (request and application contexts, matching the path against every blueprint's rules, the
 session interface, the before- and after-request hooks, the response object) cost about as much
-server CPU as validating and storing the response (README, "Benchmarks": the profile of
+server CPU as validating and storing the response (docs/benchmarks.md: the profile of
 ``scripts/bench_load.py``).  So :func:`install` puts a small WSGI application in front of Flask
 that answers this one path and hands every other request to Flask untouched.  It keeps
 everything Flask did for the route, in the same order:
@@ -12,32 +12,37 @@ everything Flask did for the route, in the same order:
 2. only POST is allowed (405, ``Allow: POST``);
 3. the per-address submission limit, one count with the survey form (429 with ``Retry-After``);
 4. a cross-site request is refused (403), a body that is not ``application/json`` (415);
-5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413;
+5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413 (chunked too), a
+   body the client cut off 400 (nothing reads the body before this step);
 6. the body is parsed, validated and stored (:func:`.group_commit.submit`: validated as
    :func:`deniable.server.store.responses.store_response` does, in a write transaction shared with
    the process's other waiting submissions), and answered ``201 {"id": …}`` once committed;
 
 with the same security headers (:data:`..security.HEADERS`), a connection from the same pool,
 the scrubber started after a write (:func:`..connections.pooled`), and every error in the API's
-one shape ``{"error", "field"}``.  An unexpected exception is logged (the path, never the
-address) and answered 500 with nothing stored, or raised when the app is testing, as Flask does.
+one shape ``{"error", "field"}``.  An unexpected exception is counted, not logged
+(:mod:`..logs`: a log line would date the request), and answered 500 with nothing stored, or
+raised when the app is testing, as Flask does.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 
-from werkzeug.exceptions import RequestEntityTooLarge, SecurityError
+from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge, SecurityError
 from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
-from werkzeug.wsgi import get_host, get_input_stream, get_path_info
+from werkzeug.wsgi import get_content_length, get_host, get_input_stream, get_path_info
 
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import get_launched_survey
+from deniable.server.survey.strict_json import DuplicateKeyError, no_duplicate_keys
 
 from ..connections import pooled
 from ..errors import too_large_message, untrusted_host_message
+from ..logs import CUT_OFF, TALLY
 from ..ratelimit import RateLimited, limiter_of
 from ..security import HEADERS
 from .group_commit import submit
@@ -54,12 +59,10 @@ class Refused(Exception):
 
 
 def _no_duplicate_keys(pairs):
-    data = {}
-    for key, value in pairs:
-        if key in data:
-            raise ReportError(f"{key}: appears more than once", key)
-        data[key] = value
-    return data
+    try:
+        return no_duplicate_keys(pairs)
+    except DuplicateKeyError as exc:  # the one check of every JSON the project reads, in the API's words
+        raise ReportError(f"{exc.key}: appears more than once", exc.key) from None
 
 
 def parse_body(raw: bytes) -> tuple[object, object]:
@@ -79,6 +82,26 @@ def parse_body(raw: bytes) -> tuple[object, object]:
     if "reports" not in body:
         raise ReportError('reports: is required ({"reports": {"<question id>": <option index>}})', "reports")
     return body["reports"], body.get("invitation")
+
+
+def read_body(environ, limit: int | None) -> bytes:
+    """The request body; RequestEntityTooLarge past ``limit``, a chunked body's too.
+
+    werkzeug stops a chunked body at the limit without a word (a truncated body that still
+    parses would be taken for the whole), so one is read here up to one byte past the limit.
+    """
+    if limit is None or get_content_length(environ) is not None or "wsgi.input_terminated" not in environ:
+        return get_input_stream(environ, max_content_length=limit).read()
+    stream, parts, size = environ["wsgi.input"], [], 0
+    while size <= limit:
+        part = stream.read(limit + 1 - size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    if size > limit:
+        raise RequestEntityTooLarge()
+    return b"".join(parts)
 
 
 def cross_site(environ, host: str) -> str | None:
@@ -118,7 +141,7 @@ class SubmitRoute:
             propagate = self.app.config["PROPAGATE_EXCEPTIONS"]
             if propagate if propagate is not None else (self.app.testing or self.app.debug):
                 raise
-            self.app.logger.exception("Exception on POST %s", PATH.pattern)
+            TALLY.exception("POST /api/v1/surveys/<slug>/responses", sys.exc_info())
             return _respond(start_response, 500, {
                 "error": "An unexpected error happened on the server. Nothing was stored.", "field": None})
 
@@ -148,10 +171,14 @@ class SubmitRoute:
             stored = get_launched_survey(db, slug)
         if stored is None:
             raise Refused(404, f"no survey {slug!r}", "slug")
+        limit = config["MAX_CONTENT_LENGTH"]
         try:
-            raw = get_input_stream(environ, max_content_length=config["MAX_CONTENT_LENGTH"]).read()
+            raw = read_body(environ, limit)
         except RequestEntityTooLarge:
             raise Refused(413, too_large_message(config), "body") from None
+        except (OSError, ValueError, ClientDisconnected):  # the client left mid-body (under another server)
+            TALLY.count(CUT_OFF)
+            raise Refused(400, "request body: the connection ended before the whole body arrived", "body") from None
         try:
             reports, invitation = parse_body(raw)
             return submit(self.app, stored, reports, invitation)
