@@ -76,8 +76,7 @@ class DesignError(MechanismError):
     """A design's parameters are out of their domain; ``field`` names the parameter."""
 
     def __init__(self, field: str, problem: str):
-        super().__init__(f"{field}: {problem}")
-        self.field = field
+        super().__init__(f"{field}: {problem}", field)
         self.problem = problem
 
 

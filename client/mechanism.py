@@ -21,11 +21,13 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 TWO_32 = 2**32
 MAX_EPSILON = 20.0
 
 
-class MechanismError(ValueError):
+class MechanismError(FieldError):
     """A mechanism parameter (k or ε) is out of its domain."""
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.stats import chi2, norm
 
 from deniable.client.mechanism import MechanismError, check_options, resolve
+from deniable.errors import FieldError
 
 from . import point
 from .regression_effects import Term, effects
@@ -25,7 +26,7 @@ SEPARATION_PI = 1e-6  # a fitted probability below this for some observed patter
 COLLINEAR_EIGEN = 1e-10  # smallest eigenvalue of a leading block of the scaled Gram matrix
 
 
-class RegressionError(ValueError):
+class RegressionError(FieldError):
     """A regression that cannot be fitted; ``kind`` says why, the message (one line) where.
 
     Kinds: ``"input"``, ``"empty cell"``, ``"collinear covariates"``, ``"separation"``,

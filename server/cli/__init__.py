@@ -4,8 +4,8 @@ One module per group of commands over :mod:`.common` (the ``--db`` option, openi
 database, one-line errors): :mod:`.serve`, :mod:`.surveys` (import, export), :mod:`.accounts`,
 :mod:`.analysis` (estimate, simulate, plan), :mod:`.regress`, :mod:`.audit` and :mod:`.backup`
 (backup, restore).  Every command's docstring ends
-with an example, and ``tests/cli/test_readme.py`` fails if a command is missing from the
-README's command reference.
+with an example, and ``tests/docs/test_cli_reference.py`` fails if a command is missing from the
+command reference (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,21 @@ import click
 from . import accounts, analysis, audit, backup, regress, serve, surveys
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Group(click.Group):
+    """The ``deniable`` group: every error the project raises on purpose (:class:`deniable.errors.DeniableError`)
+    that a command did not turn into a line itself ends the command with one ``Error: …`` line and
+    exit status 1 — the one place the command line maps the error hierarchy."""
+
+    def invoke(self, ctx):
+        from deniable.errors import DeniableError
+
+        try:
+            return super().invoke(ctx)
+        except DeniableError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="deniable")
 def cli() -> None:
     """deniable: surveys for sensitive questions under local differential privacy."""

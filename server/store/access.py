@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from deniable.errors import FieldError
+
 from .db import write_transaction
 from .surveys import StoredSurvey, get_survey
 
@@ -18,7 +20,7 @@ ROLES = ("viewer", "editor", "owner")  # each includes the rights of those befor
 SHARE_ROLES = ("viewer", "editor")
 
 
-class AccessError(ValueError):
+class AccessError(FieldError):
     """A share that cannot be made; the message names the field."""
 
 

@@ -18,6 +18,8 @@ import secrets
 import sqlite_utils
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from deniable.errors import FieldError
+
 from .db import write_transaction
 from .surveys import today
 
@@ -27,7 +29,7 @@ MIN_STRENGTH = 3  # zxcvbn score 0..4
 _DUMMY_HASH = generate_password_hash(secrets.token_hex(16))
 
 
-class AccountError(ValueError):
+class AccountError(FieldError):
     """An email or password that cannot make an account; the message names the field."""
 
 

@@ -31,10 +31,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from deniable.errors import FieldError
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-class BackupError(ValueError):
+class BackupError(FieldError):
     """A backup or restore that cannot be made; the message names the file and the problem."""
 
 

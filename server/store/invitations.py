@@ -21,13 +21,15 @@ import sqlite_utils
 
 from deniable.server.survey.spreadsheet import SafeWriter
 
+from deniable.errors import FieldError
+
 from .db import write_transaction
 
 MAX_BATCH = 100_000
 TOKEN_BYTES = 18
 
 
-class InvitationError(ValueError):
+class InvitationError(FieldError):
     """A missing, unknown or already used invitation token (field ``invitation``)."""
 
     field = "invitation"

@@ -18,16 +18,14 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from deniable.errors import FieldError
+
 from .db import write_transaction
 from .surveys import StoredSurvey, today
 
 
-class BudgetError(ValueError):
+class BudgetError(FieldError):
     """A budget that cannot be set, or a release that would exceed it; the message says which."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True)

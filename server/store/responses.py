@@ -22,6 +22,7 @@ import numpy as np
 import sqlite_utils
 
 from deniable.client.mechanism import MechanismError, check_options
+from deniable.errors import FieldError
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
@@ -39,12 +40,8 @@ def new_response_id() -> str:
     return secrets.token_urlsafe(12)
 
 
-class ReportError(ValueError):
+class ReportError(FieldError):
     """A submission is invalid; ``field`` names the question (or the part of the request)."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 class SurveyClosedError(ReportError):

@@ -21,6 +21,8 @@ from deniable.server.survey import questions
 from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
 from deniable.server.survey.definition import DefinitionError, Question, Survey
 
+from deniable.errors import FieldError
+
 from .db import write_transaction
 
 STATUSES = ("draft", "open", "closed")
@@ -28,7 +30,7 @@ TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
 MAX_SLUG = 63
 
 
-class LifecycleError(ValueError):
+class LifecycleError(FieldError):
     """A change the survey's status does not allow."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import sqlite_utils
 
+from deniable.errors import FieldError
 from deniable.server.survey.definition import DefinitionError, parse_definition
 
 from .db import write_transaction
@@ -24,12 +25,12 @@ from .surveys import LifecycleError, StoredSurvey, get_survey, today
 PAGE_FIELDS = ("title", "description", "information", "contact")
 
 
-class WordingError(ValueError):
+class WordingError(FieldError):
     """A wording fix that would change more than words; ``field`` names the field."""
 
     def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
+        super().__init__(f"{field}: {message}", field)
+        self.message = message
 
 
 def wording_of(survey) -> dict:

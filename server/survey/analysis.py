@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 from .definition import Question, Survey
 from .estimates import (NOT_ANSWERED, Crosstab, Group, Subgroups, crosstab_estimates, group_estimate,
                         survey_estimates)
@@ -39,13 +41,12 @@ __all__ = ["NOT_ANSWERED", "AnalysisError", "Group", "Subgroups", "check_by", "c
            "group_statistics", "grouping_questions", "marginal_estimates", "needs_rows", "subgroups"]
 
 
-class AnalysisError(ValueError):
+class AnalysisError(FieldError):
     """A request the analysis cannot answer; ``field`` names the input at fault (``crosstab``, ``by``,
     ``question``) and ``problem`` says what is wrong, in words."""
 
     def __init__(self, field_name: str, problem: str):
-        super().__init__(f"{field_name}: {problem}")
-        self.field = field_name
+        super().__init__(f"{field_name}: {problem}", field_name)
         self.problem = problem
 
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import json
 
+from deniable.errors import FieldError
+
 from .definition import Survey, design_fingerprint
 
 DESIGN_PREFIX = "# deniable responses"
 SEPARATOR = " | "
 
 
-class DesignMismatch(ValueError):
+class DesignMismatch(FieldError):
     """The responses were made under another design than the codebook's; the message says how."""
 
 

@@ -41,6 +41,8 @@ from pathlib import Path
 
 from deniable.client.mechanism import MechanismError, mechanism
 
+from deniable.errors import FieldError
+
 from . import strict_json
 from .questions import registry
 from .spreadsheet import spreadsheet_safe
@@ -71,7 +73,7 @@ def field_name(path: tuple) -> str:
     return out
 
 
-class DefinitionError(ValueError):
+class DefinitionError(FieldError):
     """A survey definition is malformed.
 
     ``path`` is the field as a tuple (``("questions", 1, "epsilon")``; empty for the whole

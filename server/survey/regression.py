@@ -27,10 +27,12 @@ import numpy as np
 from deniable import estimators
 from deniable.estimators import RegressionResult, Term
 
+from deniable.errors import FieldError
+
 from .definition import QUESTION_ID_RE, Question, Survey
 from .patterns import Patterns, collapse
 
-class FormulaError(ValueError):
+class FormulaError(FieldError):
     """A formula that does not fit the survey; the message names the question and the problem."""
 
 
@@ -192,12 +194,10 @@ def parse_formula(text: str, survey: Survey) -> Formula:
     terms: list[tuple[Factor, ...]] = []
     if right != "1":
         for raw in _split(right, "+"):
-            if not raw.strip():
-                raise FormulaError("an empty covariate between two '+'")
             term = tuple(_factor(survey, outcome, f) for f in _split(raw, ":"))
             name = _term_name(term)
-            if any(_term_name(t) == name for t in terms):
-                raise FormulaError(f"covariate {name!r} appears twice in the formula")
+            if any(_term_name(t) == name or _main_effect(t) and _main_effect(t) == _main_effect(term) for t in terms):
+                raise FormulaError(f"covariate {_main_effect(term) or name!r} appears twice in the formula")
             terms.append(term)
     return Formula(text=f"{outcome.id} ~ {' + '.join(_term_name(t) for t in terms) or '1'}",
                    outcome=outcome, terms=tuple(terms))
@@ -205,6 +205,13 @@ def parse_formula(text: str, survey: Survey) -> Formula:
 
 def _term_name(term: tuple[Factor, ...]) -> str:
     return ":".join(f.text for f in term)
+
+
+def _main_effect(term: tuple[Factor, ...]) -> str | None:
+    """The question a term enters as itself (``age`` or ``num(age)``: one of them, once), else None."""
+    if len(term) == 1 and term[0].expression is None:
+        return term[0].questions[0].id
+    return None
 
 
 def numeric_values(question: Question) -> np.ndarray:

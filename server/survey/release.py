@@ -37,6 +37,7 @@ import numpy as np
 
 from deniable.client import discrete
 from deniable.client.mechanism import TWO_32, MechanismError, check_epsilon
+from deniable.errors import FieldError
 from deniable.estimators import release as central
 
 from .definition import Question, Survey
@@ -50,12 +51,8 @@ CONFIDENCE = 0.95
 NOT_ANSWERED = "(not answered)"
 
 
-class ReleaseError(ValueError):
+class ReleaseError(FieldError):
     """A release that cannot be made; ``field`` names the form field it is about."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from deniable.errors import FieldError
+
 from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey
@@ -43,7 +45,7 @@ TEXT_VERSION = "text-version"  # not a valid question id, so it cannot clash wit
 SEPARATORS = {";": "semicolons (;)", "\t": "tabs"}
 
 
-class CSVError(ValueError):
+class CSVError(FieldError):
     """A responses CSV cannot be read; the message is one line ``FILE:LINE: problem``."""
 
 

@@ -24,12 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 from . import strict_json
 from .dataset import Dataset
 from .definition import Question, Survey
 
 
-class TruthError(ValueError):
+class TruthError(FieldError):
     """A truth file cannot be used; the message is one line ``FILE:LINE: problem``."""
 
 

@@ -14,8 +14,10 @@ import json
 import json.decoder
 import json.scanner
 
+from deniable.errors import FieldError
 
-class DuplicateKeyError(ValueError):
+
+class DuplicateKeyError(FieldError):
     """A JSON object names ``key`` more than once.
 
     From :func:`loads`: ``path`` is where (the key's path, ``("questions", 1, "id")``) and ``lineno``
@@ -25,7 +27,7 @@ class DuplicateKeyError(ValueError):
     def __init__(self, key: str, path: tuple = (), lineno: int | None = None):
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or repr(key[:64])
         line = f" (in the object that starts on line {lineno})" if lineno else ""
-        super().__init__(f"{where}: the key {key[:64]!r} appears more than once in one object{line}")
+        super().__init__(f"{where}: the key {key[:64]!r} appears more than once in one object{line}", where)
         self.key, self.path, self.lineno = key, tuple(path) or (key,), lineno
 
 

@@ -29,6 +29,7 @@ import math
 
 from deniable.client.listexp import check_items, list_mechanism
 from deniable.client.multi import bit_epsilon, check_multi_k, multi_mechanism
+from deniable.errors import FieldError
 from deniable.estimators.binomial import z
 from deniable.estimators.listexp import list_margin, list_sample_size
 from deniable.estimators.numeric import plan_numeric
@@ -42,12 +43,12 @@ from .planning import question_plan
 EXACT_UP_TO = 10**6  # multi: beyond this many respondents (large-sample guess) the large-sample n is shown
 
 
-class PlanInputError(ValueError):
-    """A planning input is wrong; ``option`` names the command-line option it came from."""
+class PlanInputError(FieldError):
+    """A planning input is wrong; ``option`` (and ``field``) names the command-line option it came from."""
 
     def __init__(self, option: str, problem: str):
         self.option, self.problem = option, problem
-        super().__init__(f"{option}: {problem}")
+        super().__init__(f"{option}: {problem}", option)
 
 
 # ---------------------------------------------------------------- numeric

@@ -1,7 +1,9 @@
 """Error responses: JSON ``{"error", "field"}`` under ``/api/`` (one shape for every API
 error, :func:`api_error`), an HTML page elsewhere.
 
-Bad input is always a 4xx with a message a person can act on, never a 500 page.  A failed
+Bad input is always a 4xx with a message a person can act on, never a 500 page: every error the
+project raises on purpose (:class:`deniable.errors.DeniableError`) that a view does not answer
+itself is a 400 here, naming its field.  A failed
 CSRF check on the survey form re-renders the form (with a fresh token) and says why.  An
 unexpected exception is counted in memory, not logged (:mod:`.logs`): a log line would date the
 request that caused it.
@@ -13,6 +15,8 @@ from flask import current_app, jsonify, render_template, request
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, SecurityError
+
+from deniable.errors import DeniableError
 
 from . import logs
 from .ratelimit import RateLimited
@@ -87,6 +91,12 @@ def rate_limited(exc: RateLimited):
     return response, code, {"Retry-After": str(exc.retry_after)}
 
 
+def refused(exc: DeniableError):
+    """Anything the project refuses on purpose (:mod:`deniable.errors`) that a view did not answer
+    itself: 400 with the message, and the field it is about (JSON under ``/api/``)."""
+    return _respond(400, str(exc), getattr(exc, "field", None))
+
+
 def server_error(exc: InternalServerError):
     return _respond(500, "An unexpected error happened on the server. Nothing was stored.")
 
@@ -98,4 +108,5 @@ def init_app(app) -> None:
     app.register_error_handler(CSRFError, csrf_error)
     app.register_error_handler(RateLimited, rate_limited)
     app.register_error_handler(SecurityError, untrusted_host)
+    app.register_error_handler(DeniableError, refused)
     app.register_error_handler(InternalServerError, server_error)

@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 
 from deniable.client.mechanism import MechanismError
+from deniable.errors import DeniableError
 from deniable.estimators.result import json_number
 
 from ..definition import DefinitionError, Question, number
@@ -30,7 +31,7 @@ from ..definition import DefinitionError, Question, number
 NOT_ANSWERED = -1
 
 
-class NotAvailable(ValueError):
+class NotAvailable(DeniableError, ValueError):
     """A surface that a question's type does not support; the message says why, in words."""
 
 

@@ -1,0 +1,38 @@
+"""One error hierarchy for everything deniable refuses on purpose.
+
+:class:`DeniableError` is the root: a problem a person can act on, whose message says what is
+wrong in words.  :class:`FieldError` is one that is about a named piece of input — a form field, a
+path in a survey definition (``questions[1].epsilon``), a command-line option, a CSV column — and
+carries it as ``field`` (None when it is about the input as a whole).  Every error class of the
+project derives from one of them (and from :class:`ValueError`, as before, for callers that catch
+that), so the two front ends map them in one place each: the web app to a 4xx response (JSON
+``{"error", "field"}`` under ``/api/``, :mod:`deniable.server.web.errors`), the command line to one
+``Error: …`` line and exit status 1 (:mod:`deniable.server.cli`).
+
+>>> try:
+...     raise FieldError("must be a number in (0, 20], got -1", "epsilon")
+... except DeniableError as exc:
+...     print(exc.field, "-", exc)
+epsilon - must be a number in (0, 20], got -1
+"""
+
+from __future__ import annotations
+
+
+class DeniableError(Exception):
+    """A problem a person can act on; the message says what is wrong, in words."""
+
+
+class FieldError(DeniableError, ValueError):
+    """A problem with one named piece of input: ``field`` names it (None: the input as a whole)."""
+
+    def __init__(self, message: str = "", field: str | None = None):
+        super().__init__(message)
+        self._field = field
+
+    @property
+    def field(self) -> str | None:
+        return self._field
+
+
+__all__ = ["DeniableError", "FieldError"]
