@@ -37,6 +37,8 @@ _HOMES = {
     "RegressionResult": "regression_result",
     "CrosstabResult": "result", "EstimateResult": "result", "Result": "result",
     "SequencePath": "sequential", "monitor": "sequential", "monitor_path": "sequential",
+    "RakeResult": "weights", "SurveyDesign": "weights", "WeightedResult": "weights", "rake": "weights",
+    "survey_design": "weights", "weighted_estimate": "weights",
 }
 
 __all__ = ["METHODS", *sorted(_HOMES)]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one test command for a fresh Debian machine (README, "Quick start"); CI runs it via .ci/run.
 # Creates .venv if absent, installs the project with its test extras, installs Debian's chromium
-# for the browser tests when it is missing, then runs pytest (extra arguments are passed on).
+# for the browser tests and R with its survey package (the weighted estimates are checked against
+# R's survey, tests/unit/test_weights.py) when they are missing, then runs pytest (extra arguments
+# are passed on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -9,6 +11,9 @@ source scripts/setup.sh
 install_project -e '.[test]'
 if [ ! -x /usr/bin/chromium ]; then
     apt_install chromium
+fi
+if ! Rscript -e 'library(survey)' >/dev/null 2>&1; then
+    apt_install r-cran-survey
 fi
 
 # Two workers (pytest-xdist): the suite takes about 8 minutes instead of 40 on two cores.

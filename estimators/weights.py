@@ -1,0 +1,320 @@
+"""Survey-grade estimates of a randomized question: sampling weights, strata, clusters, raking.
+
+**Sampling weights are not frequency weights.**  :func:`deniable.estimators.regress`'s ``weights``
+and a :class:`~deniable.server.survey.dataset.Dataset`'s counts say "this row stands for w
+identical responses" (the data are expanded); sampling weights say "this respondent stands for w
+people of the population", and the precision comes from the design — the respondents, their
+strata and clusters — not from Σw.  They come in here, as a :class:`SurveyDesign`.
+
+**The estimate.**  The weighted share of reports of option j is the Hájek ratio
+``λ̂_j = Σ w_i [r_i = j] / Σ w_i``, and randomized response is undone as everywhere else:
+``π̂_j = (λ̂_j − q)/(p − q)``.
+
+**Its variance** by Taylor linearization of the ratio (Binder 1983; Wolter 2007, ch. 6), as R's
+``survey`` package computes it for ``svymean`` (Lumley 2004): with the influence values
+``u_i = w_i ([r_i = j] − λ̂_j)/Σ w``, their totals ``U_hc`` over each cluster c of stratum h, and
+``n_h`` clusters in stratum h,
+
+    Var(λ̂_j) = Σ_h (1 − f_h) · n_h/(n_h − 1) · Σ_c (U_hc − Ū_h)²,
+
+each respondent its own cluster when there are none, one stratum when there are none, and
+``f_h = n_h/N_h`` the sampling fraction of clusters when the population's clusters ``N_h`` are given
+(else 0: sampling with replacement).  ``Var(π̂_j) = Var(λ̂_j)/(p − q)²``.  The design's degrees of
+freedom are clusters − strata.
+
+**Intervals** that keep their coverage at small effective samples: Korn & Graubard's (1998) beta
+interval for a proportion at the design's effective sample size, as R's ``svyciprop(method =
+"beta")`` computes it — ``n* = λ̂(1 − λ̂)/Var(λ̂) · (t_{n−1}/t_df)²`` at the level's quantiles, then the
+Clopper–Pearson ends with ``n*λ̂`` successes in ``n*`` trials (non-integer) — for the report share
+λ_j, mapped to π_j by the mechanism (an increasing map, so coverage carries over) and kept in
+[0, 1].  With p = 1 (asked directly) these are exactly ``svymean`` and ``svyciprop``
+(tests/unit/test_weights.py runs R).
+
+**Raking** (:func:`rake`): iterative proportional fitting of the weights to population margins of
+questions asked directly (Deming & Stephan 1940), until every margin is met to a tolerance; the
+result says the achieved margins, the weights' range and Kish's effective sample size
+``(Σw)²/Σw²`` (Kish 1965).
+
+References
+----------
+.. [1] D. A. Binder, "On the variances of asymptotically normal estimators from complex surveys",
+   International Statistical Review 51 (1983) 279–292.
+.. [2] K. M. Wolter, *Introduction to Variance Estimation*, 2nd ed. (2007).
+.. [3] T. Lumley, "Analysis of complex survey samples", J. Statistical Software 9 (2004).
+.. [4] E. L. Korn, B. I. Graubard, "Confidence intervals for proportions with small expected
+   number of positive counts estimated from survey data", Survey Methodology 24 (1998) 193–201.
+.. [5] W. E. Deming, F. F. Stephan, "On a least squares adjustment of a sampled frequency table
+   when the expected marginal totals are known", Ann. Math. Statist. 11 (1940) 427–444.
+.. [6] L. Kish, *Survey Sampling* (1965).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import beta, t
+
+from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
+
+from .result import Result, frozen
+from .validate import check_confidence
+
+RAKE_TOLERANCE = 1e-10
+RAKE_ITERATIONS = 1000
+
+
+class DesignError(FieldError):
+    """A survey design (weights, strata, clusters, margins) that cannot be used; ``field`` names the part."""
+
+
+@dataclass(frozen=True, eq=False)
+class SurveyDesign:
+    """Sampling weights, and optionally strata, clusters and the population's clusters per stratum."""
+
+    weights: np.ndarray
+    strata: np.ndarray  # stratum index per respondent (all 0 without strata)
+    clusters: np.ndarray  # cluster index per respondent, unique across strata (the row without clusters)
+    population_clusters: np.ndarray | None  # N_h per respondent's stratum, or None (with replacement)
+
+    @property
+    def n(self) -> int:
+        return int(self.weights.size)
+
+    @property
+    def degrees_of_freedom(self) -> int:
+        """Clusters − strata."""
+        return int(np.unique(self.clusters).size - np.unique(self.strata).size)
+
+    @property
+    def effective_n(self) -> float:
+        """Kish's effective sample size of the weights, ``(Σw)²/Σw²``."""
+        return float(self.weights.sum() ** 2 / np.sum(self.weights**2))
+
+
+def _labels(values, n: int, field: str) -> np.ndarray:
+    values = np.asarray(values)
+    if values.shape != (n,):
+        raise DesignError(f"{field}: one value per respondent ({n}) needed, got shape {values.shape}", field)
+    return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
+
+
+def survey_design(weights, *, strata=None, clusters=None, population_clusters=None) -> SurveyDesign:
+    """Check and build a :class:`SurveyDesign`: finite positive weights, labels per respondent.
+
+    ``population_clusters`` (per respondent: the number of clusters of its stratum in the
+    population, ``N_h``) gives the finite-population correction ``1 − n_h/N_h``.
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1 or w.size == 0:
+        raise DesignError("weights: one weight per respondent needed", "weights")
+    if not np.all(np.isfinite(w)):
+        raise DesignError("weights: every weight must be a finite number (found NaN or infinity)", "weights")
+    if np.any(w < 0):
+        raise DesignError(f"weights: weights cannot be negative (found {w[w < 0][0]:g})", "weights")
+    if not np.any(w > 0):
+        raise DesignError("weights: every weight is 0", "weights")
+    n = w.size
+    h = np.zeros(n, dtype=np.int64) if strata is None else _labels(strata, n, "strata")
+    if clusters is None:
+        c = np.arange(n, dtype=np.int64)
+    else:
+        raw = np.asarray(clusters).astype(str)
+        if raw.shape != (n,):
+            raise DesignError(f"clusters: one value per respondent ({n}) needed, got shape {raw.shape}", "clusters")
+        c = np.unique(np.char.add(np.char.add(h.astype(str), "\x00"), raw), return_inverse=True)[1].astype(np.int64)
+    for stratum in np.unique(h):
+        if np.unique(c[h == stratum]).size < 2:
+            raise DesignError("strata: a stratum has a single cluster, so its variance cannot be estimated; "
+                              "merge it with another stratum", "strata")
+    big_n = None
+    if population_clusters is not None:
+        big_n = np.asarray(population_clusters, dtype=float)
+        if big_n.shape != (n,) or not np.all(np.isfinite(big_n)):
+            raise DesignError("population_clusters: one finite number per respondent needed", "population_clusters")
+        for stratum in np.unique(h):
+            sampled = np.unique(c[h == stratum]).size
+            if np.any(big_n[h == stratum] < sampled) or np.unique(big_n[h == stratum]).size != 1:
+                raise DesignError("population_clusters: must be one number per stratum, at least the clusters "
+                                  f"sampled in it ({sampled})", "population_clusters")
+    return SurveyDesign(weights=w, strata=h, clusters=c, population_clusters=big_n)
+
+
+def linearized_variance(values: np.ndarray, design: SurveyDesign) -> float:
+    """``Var`` of the weighted mean of ``values`` by linearization (module notes)."""
+    w = design.weights
+    total = w.sum()
+    mean = float(w @ values / total)
+    u = w * (values - mean) / total
+    variance = 0.0
+    for stratum in np.unique(design.strata):
+        rows = design.strata == stratum
+        ids, inverse = np.unique(design.clusters[rows], return_inverse=True)
+        sums = np.bincount(inverse, weights=u[rows], minlength=ids.size)
+        n_h = ids.size
+        f_h = n_h / design.population_clusters[rows][0] if design.population_clusters is not None else 0.0
+        variance += (1 - f_h) * n_h / (n_h - 1) * float(np.sum((sums - sums.mean()) ** 2))
+    return variance
+
+
+def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float) -> tuple[float, float]:
+    """Korn & Graubard's beta interval for a proportion from a complex sample (module notes; R's
+    ``svyciprop(method = "beta")``)."""
+    alpha = 1 - confidence
+    if variance <= 0:
+        n_eff = float(n)
+    else:
+        n_eff = share * (1 - share) / variance
+        if df > 0:
+            n_eff *= (t.ppf(alpha / 2, n - 1) / t.ppf(alpha / 2, df)) ** 2
+    x = n_eff * share
+    low = float(beta.ppf(alpha / 2, x, n_eff - x + 1)) if x > 0 else 0.0
+    high = float(beta.ppf(1 - alpha / 2, x + 1, n_eff - x)) if n_eff - x > 0 else 1.0
+    return (0.0 if math.isnan(low) else low), (1.0 if math.isnan(high) else high)
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedResult(Result):
+    """Each option's share from weighted randomized reports, with design-based standard errors and intervals."""
+
+    n: int
+    effective_n: float  # Kish's, of the weights
+    degrees_of_freedom: int
+    k: int
+    epsilon: float
+    p: float
+    q: float
+    confidence: float
+    report_share: np.ndarray  # λ̂, the weighted share of each report
+    report_std_error: np.ndarray
+    estimate: np.ndarray  # π̂ = (λ̂ − q)/(p − q)
+    std_error: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    method: str = "Korn-Graubard beta interval at the design's effective sample size (linearization)"
+
+
+def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None = None,
+                      confidence: float = 0.95) -> WeightedResult:
+    """Estimate each option's share from randomized ``reports`` (option indices) under a survey design.
+
+    Parameters
+    ----------
+    reports : array of int
+        Each respondent's report, ``0..k−1`` (a row per respondent, in the design's order).
+    epsilon : float or None
+        The question's declared ε (None: asked directly, p = 1).
+    design : SurveyDesign
+        From :func:`survey_design`.
+    k : int, optional
+        Number of options (default: the largest report + 1).
+    confidence : float, default 0.95
+
+    Examples
+    --------
+    >>> d = survey_design([1, 1, 2, 2, 1, 3])
+    >>> r = weighted_estimate([0, 1, 0, 0, 1, 1], None, d)
+    >>> r.estimate.round(4).tolist()
+    [0.5, 0.5]
+    """
+    confidence = check_confidence(confidence)
+    r = np.asarray(reports)
+    if r.shape != (design.n,) or r.dtype.kind not in "iu":
+        raise DesignError(f"reports: one option index per respondent ({design.n}) needed", "reports")
+    k = int(r.max()) + 1 if k is None else int(k)
+    if r.min() < 0 or r.max() >= k:
+        raise DesignError(f"reports: option indices must be 0..{k - 1}", "reports")
+    mech = resolve(k, epsilon)
+    w = design.weights
+    shares, errors, lows, highs = [], [], [], []
+    for j in range(k):
+        y = (r == j).astype(float)
+        share = float(w @ y / w.sum())
+        variance = linearized_variance(y, design)
+        low, high = korn_graubard(share, variance, design.n, design.degrees_of_freedom, confidence)
+        shares.append(share)
+        errors.append(math.sqrt(variance))
+        lows.append(low)
+        highs.append(high)
+    lam = np.array(shares)
+    span = mech.p - mech.q
+
+    def to_pi(x):
+        return np.clip((np.asarray(x) - mech.q) / span, 0.0, 1.0)
+
+    return WeightedResult(
+        n=design.n, effective_n=design.effective_n, degrees_of_freedom=design.degrees_of_freedom, k=k,
+        epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence,
+        report_share=frozen(lam), report_std_error=frozen(errors), estimate=frozen((lam - mech.q) / span),
+        std_error=frozen(np.array(errors) / span), ci_low=frozen(to_pi(lows)), ci_high=frozen(to_pi(highs)))
+
+
+@dataclass(frozen=True, eq=False)
+class RakeResult(Result):
+    """Raked weights, the margins they achieve, and what raking did to them."""
+
+    weights: np.ndarray
+    achieved: dict  # variable → achieved shares per category
+    iterations: int
+    converged: bool
+    smallest: float
+    largest: float
+    effective_n: float
+
+
+def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOLERANCE,
+         iterations: int = RAKE_ITERATIONS) -> RakeResult:
+    """Rake ``weights`` so that each variable's weighted shares equal its population ``margins``.
+
+    ``variables``: name → category index per respondent (0..m−1; a question asked directly);
+    ``margins``: name → population share of each category (adding up to 1).  Iterative proportional
+    fitting (module notes); the total of the weights is kept.  Raises DesignError naming the variable
+    for margins that do not add up to 1, a category with a population share but no respondent, or
+    raking that does not converge.
+    """
+    w = survey_design(weights).weights.copy()
+    total = w.sum()
+    columns = {}
+    for name, target in margins.items():
+        if name not in variables:
+            raise DesignError(f"margins: {name!r} is not one of the variables ({', '.join(variables)})", name)
+        target = np.asarray(target, dtype=float)
+        if target.ndim != 1 or np.any(target < 0) or not np.all(np.isfinite(target)) or \
+                abs(target.sum() - 1) > 1e-9:
+            raise DesignError(f"{name}: the margin must be non-negative shares adding up to 1", name)
+        codes = np.asarray(variables[name])
+        if codes.shape != w.shape or codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= target.size:
+            raise DesignError(f"{name}: one category 0..{target.size - 1} per respondent needed", name)
+        present = np.bincount(codes, weights=w, minlength=target.size) > 0
+        missing = np.flatnonzero(~present & (target > 0))
+        if missing.size:
+            raise DesignError(f"{name}: category {int(missing[0])} has a population share but no respondent "
+                              "(merge it with another)", name)
+        columns[name] = (codes, target)
+    done = 0
+    converged = False
+    for done in range(1, iterations + 1):
+        for codes, target in columns.values():
+            current = np.bincount(codes, weights=w, minlength=target.size) / total
+            factor = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
+            w = w * factor[codes]
+        gap = max(float(np.max(np.abs(np.bincount(codes, weights=w, minlength=target.size) / total - target)))
+                  for codes, target in columns.values())
+        if gap < tolerance:
+            converged = True
+            break
+    if not converged:
+        raise DesignError(f"margins: raking did not converge in {iterations} rounds (the margins may contradict "
+                          "each other on the respondents' combinations)", "margins")
+    achieved = {name: (np.bincount(codes, weights=w, minlength=target.size) / total).tolist()
+                for name, (codes, target) in columns.items()}
+    positive = w[w > 0]
+    return RakeResult(weights=frozen(w), achieved=achieved, iterations=done, converged=converged,
+                      smallest=float(positive.min()), largest=float(positive.max()),
+                      effective_n=float(w.sum() ** 2 / np.sum(w**2)))
+
+
+__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "korn_graubard", "linearized_variance",
+           "rake", "survey_design", "weighted_estimate"]
