@@ -1,7 +1,8 @@
 """The Flask app factory: configuration, extensions, and every blueprint, registered here.
 
 Configuration is layered: defaults → the instance ``config.py`` and ``DENIABLE_*`` environment
-variables → ``test_config``.  Nothing runs at import time.
+variables → ``test_config``.  Nothing runs at import time.  The extensions are made in
+:mod:`.extensions`, the paths of the served files are :mod:`.paths`: no module imports this one.
 """
 
 from __future__ import annotations
@@ -11,17 +12,31 @@ import secrets
 from pathlib import Path
 
 from flask import Flask
-from flask_wtf.csrf import CSRFProtect
+from werkzeug.routing import Rule
 
-import deniable.client
-import deniable.server.templates
-
+from .extensions import csrf
+from .paths import STATIC, TEMPLATES
 from .security import DEFAULT_TRUSTED_HOSTS
 
-STATIC = Path(deniable.client.__file__).resolve().parent / "static"
-TEMPLATES = Path(deniable.server.templates.__file__).resolve().parent
 
-csrf = CSRFProtect()
+class LazyRule(Rule):
+    """A URL rule whose two URL builders are compiled the first time ``url_for`` needs them.
+
+    werkzeug generates and compiles the Python code of both builders of every rule as the rule is
+    added (0.3 ms a rule: two thirds of ``create_app`` once the database exists); a worker builds
+    URLs for some of its rules, and the tests make an app per test.  Matching is unchanged.  This
+    reaches into werkzeug's ``Rule._compile_builder``: if a werkzeug release changes it, every page
+    that builds a URL fails its tests at once, and deleting this class restores werkzeug's way.
+    """
+
+    def _compile_builder(self, append_unknown: bool = True):
+        compile_now = super()._compile_builder
+
+        def build(rule, *args, **kwargs):
+            compiled = compile_now(append_unknown).__get__(rule, None)
+            setattr(rule, "_build_unknown" if append_unknown else "_build", compiled)  # compiled once
+            return compiled(*args, **kwargs)
+        return build
 
 
 def _secret_key(database: str) -> str:
@@ -42,6 +57,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     """Create the app: defaults → instance ``config.py`` and ``DENIABLE_*`` variables → ``test_config``."""
     app = Flask("deniable.server", instance_relative_config=True,
                 template_folder=str(TEMPLATES), static_folder=str(STATIC))
+    app.url_rule_class = LazyRule  # every rule but /static's, which Flask adds as it starts
     app.config.from_mapping(
         DATABASE=os.path.abspath("deniable.db"),
         MAX_CONTENT_LENGTH=64 * 1024,
@@ -59,8 +75,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
-    from . import connections, errors, i18n, public, ratelimit, security
-    from .dashboard import analysis, auth, lifecycle, planner, publish, views  # noqa: F401 (lifecycle, planner: their routes)
+    from . import connections, dashboard, errors, i18n, public, ratelimit, security
+    from .dashboard import analysis, auth, lifecycle, planner, publish, views
     from .dashboard import api as results_api
     from .respondent import api, pages, submit_route
 
@@ -69,8 +85,22 @@ def create_app(test_config: dict | None = None) -> Flask:
     security.init_app(app)
     csrf.init_app(app)
     i18n.init_app(app)
-    for blueprint in (pages.bp, api.bp, auth.bp, views.bp, results_api.bp, analysis.bp, publish.bp, public.bp):
-        app.register_blueprint(blueprint)
+
+    # The respondents' side and the public results page: no login.
+    app.register_blueprint(pages.bp)  # /s/<slug>, /favicon.ico
+    app.register_blueprint(api.bp)  # /api/v1/surveys/<slug>
+    app.register_blueprint(public.bp)  # /r/<slug>
+    app.register_blueprint(auth.bp)  # /auth/login, /auth/logout
+    # The researchers' side: every blueprint under the one parent whose hook requires a login.
+    researchers = dashboard.blueprint()  # /dashboard/static/…, and the login hook
+    researchers.register_blueprint(views.bp)  # /dashboard/: the surveys, design, results, exports
+    researchers.register_blueprint(lifecycle.bp)  # /dashboard/<slug>/confirm, status, …, preview
+    researchers.register_blueprint(planner.bp)  # /dashboard/plan.json, /dashboard/types.css
+    researchers.register_blueprint(analysis.bp)  # /dashboard/<slug>/regression, monitoring
+    researchers.register_blueprint(publish.bp)  # /dashboard/<slug>/publish…
+    researchers.register_blueprint(results_api.bp)  # /api/v1/surveys/<slug>/estimates
+    app.register_blueprint(researchers)
+
     errors.init_app(app)
     ratelimit.init_app(app)
     return app

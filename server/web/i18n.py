@@ -12,10 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import g, request
-from flask_babel import Babel, get_locale, gettext
+from flask_babel import get_locale, gettext
 
 import deniable.server
 from deniable.server.survey.definition import LANGUAGES
+
+from .extensions import babel
 
 TRANSLATIONS = Path(deniable.server.__file__).resolve().parent / "translations"
 RESPONDENT_BLUEPRINTS = {"respond", None}  # None: a page no blueprint handles (a 404 under /s/)
@@ -52,5 +54,5 @@ def explain_options() -> dict:
 
 def init_app(app) -> None:
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS))
-    Babel(app, locale_selector=select_locale)
+    babel.init_app(app, locale_selector=select_locale)
     app.context_processor(lambda: {"page_language": locale()})

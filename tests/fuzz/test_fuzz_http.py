@@ -629,38 +629,38 @@ def test_logout(tmp_path):
 # ---------------------------------------------------------------- the dashboard and the results API
 
 DASHBOARD = [  # (endpoint, method, path template)
-    ("dashboard.index", "GET", "/dashboard/"),
-    ("dashboard.create", "GET", "/dashboard/new"),
-    ("dashboard.create", "POST", "/dashboard/new"),
-    ("dashboard.import_definition", "POST", "/dashboard/import"),
-    ("dashboard.edit", "GET", "/dashboard/<slug>/edit"),
-    ("dashboard.edit", "POST", "/dashboard/<slug>/edit"),
-    ("dashboard.change_status", "POST", "/dashboard/<slug>/status"),
-    ("dashboard.manage_invitations", "POST", "/dashboard/<slug>/invitations"),
-    ("dashboard.export_definition", "GET", "/dashboard/<slug>/definition.json"),
-    ("dashboard.results", "GET", "/dashboard/<slug>/results"),
-    ("dashboard.crosstab", "GET", "/dashboard/<slug>/crosstab"),
-    ("dashboard.subgroups", "GET", "/dashboard/<slug>/subgroups"),
-    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.csv"),
-    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/codebook.json"),
-    ("dashboard.export_estimates", "GET", "/dashboard/<slug>/export/estimates.json"),
-    ("dashboard.export_estimates", "GET", "/dashboard/<slug>/export/estimates.csv"),
-    ("analysis.regression", "GET", "/dashboard/<slug>/regression"),
-    ("analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
-    ("publish.publish", "GET", "/dashboard/<slug>/publish"),
-    ("publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
-    ("publish.release", "POST", "/dashboard/<slug>/publish/release"),
-    ("publish.visibility", "POST", "/dashboard/<slug>/publish/visibility"),
-    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.sav"),
-    ("dashboard.export_responses", "GET", "/dashboard/<slug>/export/responses.dta"),
-    ("dashboard.confirm", "GET", "/dashboard/<slug>/confirm"),
-    ("dashboard.preview", "GET", "/dashboard/<slug>/preview"),
-    ("dashboard.types_css", "GET", "/dashboard/types.css"),
-    ("dashboard.plan_json", "GET", "/dashboard/plan.json"),
-    ("dashboard.duplicate", "POST", "/dashboard/<slug>/duplicate"),
-    ("dashboard.delete", "POST", "/dashboard/<slug>/delete"),
-    ("dashboard.wording", "POST", "/dashboard/<slug>/wording"),
-    ("results_api.estimates", "GET", "/api/v1/surveys/<slug>/estimates"),
+    ("dashboard.views.index", "GET", "/dashboard/"),
+    ("dashboard.views.create", "GET", "/dashboard/new"),
+    ("dashboard.views.create", "POST", "/dashboard/new"),
+    ("dashboard.views.import_definition", "POST", "/dashboard/import"),
+    ("dashboard.views.edit", "GET", "/dashboard/<slug>/edit"),
+    ("dashboard.views.edit", "POST", "/dashboard/<slug>/edit"),
+    ("dashboard.lifecycle.change_status", "POST", "/dashboard/<slug>/status"),
+    ("dashboard.views.manage_invitations", "POST", "/dashboard/<slug>/invitations"),
+    ("dashboard.views.export_definition", "GET", "/dashboard/<slug>/definition.json"),
+    ("dashboard.views.results", "GET", "/dashboard/<slug>/results"),
+    ("dashboard.views.crosstab", "GET", "/dashboard/<slug>/crosstab"),
+    ("dashboard.views.subgroups", "GET", "/dashboard/<slug>/subgroups"),
+    ("dashboard.views.export_responses", "GET", "/dashboard/<slug>/export/responses.csv"),
+    ("dashboard.views.export_responses", "GET", "/dashboard/<slug>/export/codebook.json"),
+    ("dashboard.views.export_estimates", "GET", "/dashboard/<slug>/export/estimates.json"),
+    ("dashboard.views.export_estimates", "GET", "/dashboard/<slug>/export/estimates.csv"),
+    ("dashboard.analysis.regression", "GET", "/dashboard/<slug>/regression"),
+    ("dashboard.analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
+    ("dashboard.publish.publish", "GET", "/dashboard/<slug>/publish"),
+    ("dashboard.publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
+    ("dashboard.publish.release", "POST", "/dashboard/<slug>/publish/release"),
+    ("dashboard.publish.visibility", "POST", "/dashboard/<slug>/publish/visibility"),
+    ("dashboard.views.export_responses", "GET", "/dashboard/<slug>/export/responses.sav"),
+    ("dashboard.views.export_responses", "GET", "/dashboard/<slug>/export/responses.dta"),
+    ("dashboard.lifecycle.confirm", "GET", "/dashboard/<slug>/confirm"),
+    ("dashboard.lifecycle.preview", "GET", "/dashboard/<slug>/preview"),
+    ("dashboard.planner.types_css", "GET", "/dashboard/types.css"),
+    ("dashboard.planner.plan_json", "GET", "/dashboard/plan.json"),
+    ("dashboard.lifecycle.duplicate", "POST", "/dashboard/<slug>/duplicate"),
+    ("dashboard.lifecycle.delete", "POST", "/dashboard/<slug>/delete"),
+    ("dashboard.lifecycle.wording", "POST", "/dashboard/<slug>/wording"),
+    ("dashboard.api.estimates", "GET", "/api/v1/surveys/<slug>/estimates"),
 ]
 DASHBOARD_ROUTES = sorted({(endpoint, method) for endpoint, method, _ in DASHBOARD})
 READS = [route for route in DASHBOARD if route[1] == "GET"]
@@ -728,7 +728,7 @@ def test_dashboard_logged_out(tmp_path):
             return  # a slug may route elsewhere ("" merges slashes, "a/b"): the checks above hold
         if method == "POST" and not token_ok:
             assert response.status_code == 400
-        elif endpoint.startswith("results_api."):
+        elif endpoint.startswith("dashboard.api."):
             assert response.status_code == 401
         else:
             assert response.status_code == 302
@@ -765,7 +765,7 @@ def test_dashboard_reads_logged_in(tmp_path):
                 assert response.status_code == 404
             else:
                 assert response.status_code in (200, 400)
-        elif endpoint == "dashboard.plan_json":
+        elif endpoint == "dashboard.planner.plan_json":
             assert response.status_code in (200, 400)  # the parameters come from the query
             if response.status_code == 400:
                 assert response.get_json()["field"] in ("k", "epsilon", "target", "margin")
@@ -778,7 +778,7 @@ def test_dashboard_reads_logged_in(tmp_path):
     world.assert_reached(test_dashboard_reads_logged_in)
 
 
-@covers(("dashboard.create", "POST"), ("dashboard.edit", "POST"))
+@covers(("dashboard.views.create", "POST"), ("dashboard.views.edit", "POST"))
 def test_dashboard_design(tmp_path):
     """The survey editor: a saved design is a valid definition; a frozen one is refused (409)."""
     world = World(tmp_path)
@@ -823,7 +823,7 @@ def test_dashboard_design(tmp_path):
     world.assert_reached(test_dashboard_design)
 
 
-@covers(("dashboard.change_status", "POST"))
+@covers(("dashboard.lifecycle.change_status", "POST"))
 def test_dashboard_lifecycle(tmp_path):
     """Only draft → open → closed (→ open again), by a researcher with a valid token; anything else changes nothing."""
     world = World(tmp_path)
@@ -865,7 +865,8 @@ WORDING_FIELDS = ["wording-title", "wording-description", "wording-contact", "wo
                   "wording-questions-2-text"]
 
 
-@covers(("dashboard.duplicate", "POST"), ("dashboard.delete", "POST"), ("dashboard.wording", "POST"))
+@covers(("dashboard.lifecycle.duplicate", "POST"), ("dashboard.lifecycle.delete", "POST"),
+        ("dashboard.lifecycle.wording", "POST"))
 def test_dashboard_copy_delete_and_wording(tmp_path):
     """Duplicate makes a draft, delete removes only a draft, a wording fix changes only words; a refused
     request changes nothing and says why."""
@@ -925,7 +926,7 @@ def test_dashboard_copy_delete_and_wording(tmp_path):
     world.assert_reached(test_dashboard_copy_delete_and_wording)
 
 
-@covers(("dashboard.manage_invitations", "POST"))
+@covers(("dashboard.views.manage_invitations", "POST"))
 def test_dashboard_invitations(tmp_path):
     """Generate links or switch the mode: a CSV or a redirect when valid, else 4xx and nothing changed."""
     world = World(tmp_path)
@@ -952,7 +953,7 @@ def test_dashboard_invitations(tmp_path):
     world.assert_reached(test_dashboard_invitations)
 
 
-@covers(("dashboard.manage_shares", "POST"))
+@covers(("dashboard.views.manage_shares", "POST"))
 def test_dashboard_shares(tmp_path):
     """Share, change a role or stop sharing: a redirect when valid, else 4xx and nothing changed;
     a share names an existing researcher other than the owner, with role viewer or editor."""
@@ -988,7 +989,7 @@ def test_dashboard_shares(tmp_path):
     world.assert_reached(test_dashboard_shares)
 
 
-@covers(("dashboard.import_definition", "POST"))
+@covers(("dashboard.views.import_definition", "POST"))
 def test_dashboard_import(tmp_path):
     """An uploaded definition is stored as a draft iff ``loads_definition`` accepts it (and the slug is new)."""
     world = World(tmp_path)
@@ -1193,7 +1194,8 @@ RELEASE_VALUES = st.one_of(st.sampled_from(["1", "0.5", "2", "0", "-1", "nan", "
                                             "101", "", "abc", str(10**400), "1e-300"]), FIELD_VALUE)
 
 
-@covers(("publish.set_budget", "POST"), ("publish.release", "POST"), ("publish.visibility", "POST"))
+@covers(("dashboard.publish.set_budget", "POST"), ("dashboard.publish.release", "POST"),
+        ("dashboard.publish.visibility", "POST"))
 def test_publish(tmp_path):
     """Budgets, releases and the public switch, as the owner: refused requests change nothing, a
     change is a 303, and no survey's ledger ever spends more than its budget."""

@@ -10,8 +10,8 @@ from deniable.server.store.surveys import insert_survey
 
 
 @pytest.fixture
-def db(db_path):
-    handle = init_db(db_path)
+def db(migrated_db):
+    handle = init_db(migrated_db)  # a copy of the migrated empty database (tests/conftest.py)
     yield handle
     handle.conn.close()
 

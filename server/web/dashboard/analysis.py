@@ -19,17 +19,11 @@ from deniable.server.survey.regression import (FormulaError, default_formula, fi
 
 from ..connections import get_readonly_db
 from . import analysis_charts, charts
-from .auth import require_login
 from .permissions import survey_for
 from .results import CONFIDENCES
 
 bp = Blueprint("analysis", __name__, url_prefix="/dashboard")
 MAX_FORMULA = 500
-
-
-@bp.before_request
-def _login():
-    return require_login()
 
 
 def _confidence() -> tuple[str, float]:

@@ -1,4 +1,5 @@
-"""``GET /api/v1/surveys/<slug>/estimates`` (login required): the estimates of ``deniable estimate``."""
+"""``GET /api/v1/surveys/<slug>/estimates`` (login required: a JSON 401 without): the estimates of
+``deniable estimate``."""
 
 from __future__ import annotations
 
@@ -13,16 +14,10 @@ from deniable.server.survey.analysis import marginal_estimates
 
 from ..connections import get_readonly_db
 from ..errors import api_error
-from .auth import require_login
 from .permissions import survey_for
 from .results import ResultsForm, respondents_from_counts
 
-bp = Blueprint("results_api", __name__, url_prefix="/api/v1")
-
-
-@bp.before_request
-def _login():
-    return require_login(api=True)
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
 @bp.errorhandler(HTTPException)

@@ -1,4 +1,5 @@
-"""Researchers' sessions: the login and logout pages and ``login_required``.
+"""Researchers' sessions: the login and logout pages and :func:`require_login`, the check that the
+dashboard's one hook makes (:mod:`deniable.server.web.dashboard`).
 
 Accounts themselves are :mod:`deniable.server.store.accounts`.  A session is the app's signed
 cookie holding the researcher's id, their account's ``session_epoch`` at login, and when it was
@@ -17,7 +18,6 @@ HttpOnly and SameSite=Lax, and Secure on HTTPS.
 
 from __future__ import annotations
 
-import functools
 import time
 import unicodedata
 from urllib.parse import unquote, urlsplit
@@ -90,15 +90,6 @@ def require_login(*, api: bool = False):
     return redirect(url_for("auth.login", next=request.full_path if request.query_string else request.path))
 
 
-def login_required(view):
-    """Redirect an anonymous request to the login page."""
-    @functools.wraps(view)
-    def wrapped(*args, **kwargs):
-        refused = require_login()
-        return refused if refused is not None else view(*args, **kwargs)
-    return wrapped
-
-
 class LoginForm(FlaskForm):
     email = EmailField("Email", validators=[DataRequired(), Length(max=254)])
     password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)])
@@ -124,7 +115,7 @@ def login():
             session.clear()
             now = int(time.time())
             session.update(researcher_id=account["id"], epoch=account["session_epoch"], seen=now, since=now)
-            return redirect(next_url or url_for("dashboard.index"))
+            return redirect(next_url or url_for("dashboard.views.index"))
         limiter().failed_login(form.email.data)
         form.password.errors.append("Wrong email or password.")
         status = 401

@@ -3,24 +3,28 @@ reopen, duplicate, delete a draft, fix the wording of a launched survey, preview
 
 Opening freezes the design (options' number and order, ε: invariant 4, also enforced by the
 database); after that only the words may change, each fix kept as a text version
-(:mod:`deniable.server.store.wording`) and shown as a change log.
+(:mod:`deniable.server.store.wording`) and shown as a change log.  The page of a survey's design
+(:func:`survey_page_extras`, :func:`render_launched`) is drawn here too, for :mod:`.views`.
 """
 
 from __future__ import annotations
 
-from flask import abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 
+from deniable.server.store import access, invitations
 from deniable.server.store.surveys import LifecycleError, delete_draft, duplicate_survey, set_status
-from deniable.server.store.wording import WordingError, fix_wording
+from deniable.server.store.wording import WordingError, fix_wording, wording_changes, wording_history
 
-from ..connections import get_db
+from ..connections import get_db, get_readonly_db
 from ..i18n import set_survey_language
 from ..respondent.forms import build_form
 from ..respondent.pages import render_survey
 from .auth import current_researcher
-from .forms import ActionForm, StatusForm
+from .forms import ActionForm, InvitationForm, ShareForm, StatusForm
 from .permissions import survey_for
-from .views import bp, survey_page_extras
+from .share import share_info
+
+bp = Blueprint("lifecycle", __name__, url_prefix="/dashboard")
 
 CONFIRMATIONS = {
     # action: (the role it needs, the statuses it applies to, the status it sets or None)
@@ -43,7 +47,7 @@ def confirm(slug: str):
     if stored.status not in statuses:
         flash(f"Survey {slug!r} is {stored.status}: it cannot be {'deleted' if action == 'delete' else action + 'ed'}.",
               "error")
-        return redirect(url_for("dashboard.edit", slug=slug))
+        return redirect(url_for("dashboard.views.edit", slug=slug))
     from deniable.server.web.security import public_url
 
     return render_template("dashboard/confirm.html", stored=stored, action=action, new_status=new_status,
@@ -61,13 +65,13 @@ def change_status(slug: str):
         before = set_status(get_db(), slug, form.status.data)
     except LifecycleError as exc:
         flash(str(exc), "error")
-        return redirect(url_for("dashboard.edit", slug=slug)), 409
+        return redirect(url_for("dashboard.views.edit", slug=slug)), 409
     if form.status.data == "open":
         flash(f"Survey {slug!r} is open: respondents can answer at the address below. Its design is frozen; "
               "you can still fix typos in its wording.", "info")
-        return redirect(url_for("dashboard.edit", slug=slug, _anchor="share-title"))
+        return redirect(url_for("dashboard.views.edit", slug=slug, _anchor="share-title"))
     flash(f"Survey {slug!r} is closed: it accepts no more answers. You can reopen it.", "info")
-    return redirect(url_for("dashboard.results", slug=before.slug))
+    return redirect(url_for("dashboard.views.results", slug=before.slug))
 
 
 @bp.route("/<slug>/duplicate", methods=["POST"])
@@ -78,7 +82,7 @@ def duplicate(slug: str):
         abort(400, description="csrf_token: the form's security token was not accepted")
     copy = duplicate_survey(get_db(), slug, owner_id=current_researcher()["id"])
     flash(f"Copied as the draft {copy.slug!r}: change its design, then open it.", "info")
-    return redirect(url_for("dashboard.edit", slug=copy.slug))
+    return redirect(url_for("dashboard.views.edit", slug=copy.slug))
 
 
 @bp.route("/<slug>/delete", methods=["POST"])
@@ -90,9 +94,9 @@ def delete(slug: str):
         delete_draft(get_db(), slug)
     except LifecycleError as exc:
         flash(str(exc), "error")
-        return redirect(url_for("dashboard.edit", slug=slug)), 409
+        return redirect(url_for("dashboard.views.edit", slug=slug)), 409
     flash(f"Draft {slug!r} deleted.", "info")
-    return redirect(url_for("dashboard.index"))
+    return redirect(url_for("dashboard.views.index"))
 
 
 def wording_from_form(stored, form) -> dict:
@@ -150,6 +154,15 @@ def field_id(field: str) -> str:
     return "wording-" + field.replace("[", "-").replace("].", "-").replace("]", "").replace(".", "-")
 
 
+def survey_page_extras(stored, role) -> dict:
+    """What the design page shows beside the form: sharing, invitations, the wording's history."""
+    db = get_readonly_db()
+    return dict(role=role, share=share_info(stored), invitation_form=InvitationForm(), share_form=ShareForm(),
+                action_form=ActionForm(), shares=access.shares(db, stored.id),
+                unused_invitations=invitations.unused(db, stored.id),
+                changes=wording_changes(wording_history(db, stored.id), stored.survey))
+
+
 def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None):
     """The page of an open or closed survey: sharing, lifecycle, the frozen design, wording fixes.
 
@@ -179,7 +192,7 @@ def wording(slug: str):
                                errors=[("wording-form", str(exc))])
     flash("Wording fixed. Respondents see the new text now; the change log below keeps the old one, and the "
           "codebook says which wording each response was answered under.", "info")
-    return redirect(url_for("dashboard.edit", slug=slug, _anchor="changes-title"))
+    return redirect(url_for("dashboard.views.edit", slug=slug, _anchor="changes-title"))
 
 
 def _where(field: str, stored=None) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 
-from flask import Response, get_template_attribute, jsonify, render_template, request
+from flask import Blueprint, Response, get_template_attribute, jsonify, render_template, request
 
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey import questions
@@ -27,7 +27,8 @@ from deniable.server.survey.questions.base import NotAvailable
 from ..errors import api_error
 from .charts import dp_region
 from .forms import MAX_TARGET
-from .views import bp
+
+bp = Blueprint("planner", __name__, url_prefix="/dashboard")
 
 
 def _number(name: str, kind, low, high, default=None):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 
 from deniable.server.store import releases
 from deniable.server.store.aggregates import pattern_counts
@@ -19,15 +19,9 @@ from deniable.server.survey.release import (PROTECTED_ONLY, ReleaseError, candid
                                             parse_items, unavailable)
 
 from ..connections import get_db, get_readonly_db
-from .auth import require_login
 from .permissions import survey_for
 
 bp = Blueprint("publish", __name__, url_prefix="/dashboard")
-
-
-@bp.before_request
-def _login():
-    return require_login()
 
 
 def _page(stored, *, error: str | None = None, status: int = 200, values: dict | None = None):
@@ -62,7 +56,7 @@ def set_budget(slug: str):
     except releases.BudgetError as exc:
         return _page(stored, error=str(exc), status=409 if "fixed" in str(exc) else 400)
     flash(f"Release budget set to ε = {value:g}.", "info")
-    return redirect(url_for("publish.publish", slug=slug), 303)
+    return redirect(url_for("dashboard.publish.publish", slug=slug), 303)
 
 
 @bp.route("/<slug>/publish/release", methods=["POST"])
@@ -85,15 +79,18 @@ def release(slug: str):
                      error=f"this release costs ε = {cost:g}, but only {current.remaining:g} of the budget of "
                            f"{current.epsilon:g} is left: refused, nothing was released")
     db = get_readonly_db()
-    document = draw_release(pattern_counts(db, stored), items, day=today(), survey=stored.survey,
-                            stats=survey_stats(db, stored))
+    try:  # RELEASE_DRAW: a uint32 source other than the OS CSPRNG (tests: a broken one is refused)
+        document = draw_release(pattern_counts(db, stored), items, current_app.config.get("RELEASE_DRAW"),
+                                day=today(), survey=stored.survey, stats=survey_stats(db, stored))
+    except ReleaseError as exc:  # the noise could not be drawn within its bound: nothing stored or spent
+        return _page(stored, error=str(exc), status=400, values=values)
     try:
         releases.record_release(get_db(), stored, document, ledger_entries(document))
     except releases.BudgetError as exc:  # another release got there first
         return _page(stored, error=str(exc), status=409, values=values)
     what = "" if items else " (the protected questions' estimates alone)"
     flash(f"Released{what}: ε = {cost:g} spent. The public page shows it until you withdraw it.", "info")
-    return redirect(url_for("publish.publish", slug=slug), 303)
+    return redirect(url_for("dashboard.publish.publish", slug=slug), 303)
 
 
 @bp.route("/<slug>/publish/visibility", methods=["POST"])
@@ -108,4 +105,4 @@ def visibility(slug: str):
     except releases.BudgetError as exc:
         return _page(stored, error=str(exc), status=409)
     flash("The public page shows the latest release." if choice == "1" else "The public page is withdrawn.", "info")
-    return redirect(url_for("publish.publish", slug=slug), 303)
+    return redirect(url_for("dashboard.publish.publish", slug=slug), 303)

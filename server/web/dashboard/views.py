@@ -5,7 +5,8 @@ reads the per-option ``counts``, cross-tabs and subgroups the answer patterns
 (:mod:`deniable.server.store.aggregates`), both kept current on every insert, so every page
 stays fast at any size.  Only the responses exports read the rows.  The lifecycle (open, close,
 reopen, duplicate, delete, wording fixes, preview) is :mod:`.lifecycle`; the builder's page
-:mod:`.builder`, its live planning numbers :mod:`.planner`.
+:mod:`.builder`, its live planning numbers :mod:`.planner`.  The login check is the dashboard's
+one hook (:mod:`deniable.server.web.dashboard`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from deniable.server.store.access import visible_surveys
 from deniable.server.store.exports import codebook_text, load_export
 from deniable.server.store.surveys import (LifecycleError, insert_survey, option_counts, replace_design,
                                             survey_stats)
-from deniable.server.store.wording import wording_changes, wording_history
 from deniable.server.survey import estimates as report
 from deniable.server.survey import filenames
 from deniable.server.survey.analysis import marginal_estimates
@@ -27,28 +27,17 @@ from deniable.server.survey.definition import DefinitionError, dumps_definition,
 
 from ..connections import get_db, get_readonly_db
 from ..security import public_url
-from . import formatting
 from .api import estimates_json
-from .auth import current_researcher, require_login
+from .auth import current_researcher
 from .builder import render_builder
 from .forms import (ActionForm, DesignForm, ImportForm, InvitationForm, PlanningForm, ShareForm,
                     apply_action, fill_from_survey, validated_survey)
+from .lifecycle import render_launched, survey_page_extras
 from .permissions import survey_for
 from .results import ResultsForm, crosstab_view, question_results, respondents_from_counts, subgroup_view
 from .share import share_info
 
-# The dashboard's own stylesheet is served by this blueprint (/dashboard/static/dashboard.css).
-bp = Blueprint("dashboard", __name__, url_prefix="/dashboard", static_folder="static")
-formatting.register(bp)
-
-
-@bp.before_request
-def _login():
-    # Every dashboard page, present and future, needs a logged-in researcher (not its stylesheet,
-    # which the login page uses too).
-    if request.endpoint == "dashboard.static":
-        return None
-    return require_login()
+bp = Blueprint("views", __name__, url_prefix="/dashboard")
 
 
 def _index(import_form, status: int = 200):
@@ -96,7 +85,8 @@ def create():
 def _edit_url(slug: str, form: DesignForm) -> str:
     """The draft's page again, keeping the margin the panels plan for."""
     margin = form.margin.data
-    return url_for("dashboard.edit", slug=slug, **({"margin": f"{margin:g}"} if margin and margin != 0.05 else {}))
+    extra = {"margin": f"{margin:g}"} if margin and margin != 0.05 else {}
+    return url_for("dashboard.views.edit", slug=slug, **extra)
 
 
 @bp.route("/import", methods=["POST"])
@@ -114,17 +104,8 @@ def import_definition():
             form.definition.errors.append(str(exc))
         else:
             flash(f"Imported {survey.slug!r} as a draft.", "info")
-            return redirect(url_for("dashboard.edit", slug=survey.slug))
+            return redirect(url_for("dashboard.views.edit", slug=survey.slug))
     return _index(form, 422)
-
-
-def survey_page_extras(stored, role) -> dict:
-    """What the design page shows beside the form: sharing, invitations, the wording's history."""
-    db = get_readonly_db()
-    return dict(role=role, share=share_info(stored), invitation_form=InvitationForm(), share_form=ShareForm(),
-                action_form=ActionForm(), shares=access.shares(db, stored.id),
-                unused_invitations=invitations.unused(db, stored.id),
-                changes=wording_changes(wording_history(db, stored.id), stored.survey))
 
 
 @bp.route("/<slug>/edit", methods=["GET", "POST"])
@@ -132,8 +113,6 @@ def edit(slug: str):
     stored, role = survey_for(slug, "editor")
     extras = survey_page_extras(stored, role)
     if stored.status != "draft":
-        from .lifecycle import render_launched
-
         if request.method == "POST":
             # The server refuses, whatever the page showed (docs/design.md, invariant 4).
             message = (f"Survey {slug!r} is {stored.status}: its questions, options and ε are frozen. "
@@ -187,7 +166,7 @@ def manage_invitations(slug: str):
         invitations.set_invitation_only(get_db(), stored.id, form.mode.data == "invited")
         flash("Only people with an invitation link can respond now." if form.mode.data == "invited"
               else "Anyone with the survey address can respond now.", "info")
-        return redirect(url_for("dashboard.edit", slug=slug))
+        return redirect(url_for("dashboard.views.edit", slug=slug))
     abort(400, description="invitations: choose Generate or Save")
 
 
@@ -209,9 +188,9 @@ def manage_shares(slug: str):
             access.share(get_db(), stored, form.email.data or "", form.role.data)
         except access.AccessError as exc:
             flash(str(exc), "error")
-            return redirect(url_for("dashboard.edit", slug=slug), 303)
+            return redirect(url_for("dashboard.views.edit", slug=slug), 303)
         flash(f"Shared with {form.email.data.strip()} as {form.role.data}.", "info")
-    return redirect(url_for("dashboard.edit", slug=slug), 303)
+    return redirect(url_for("dashboard.views.edit", slug=slug), 303)
 
 
 def _attachment(body: str | bytes, mimetype: str, filename: str) -> Response:

@@ -15,9 +15,9 @@ from flask import Blueprint, jsonify
 from deniable.server.store.surveys import get_launched_survey
 from deniable.server.survey.questions.base import NotAvailable
 
-from ..app import csrf
 from ..connections import get_db
 from ..errors import api_error as error
+from ..extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)

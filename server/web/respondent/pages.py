@@ -21,6 +21,7 @@ from deniable.server.survey.explain import explain_survey
 
 from ..connections import get_db
 from ..i18n import explain_options, set_survey_language
+from ..paths import STATIC
 from ..ratelimit import limited
 from .forms import build_form, form_reports, unknown_fields
 from .group_commit import submit as submit_response
@@ -104,6 +105,4 @@ def thanks(slug):
 @bp.get("/favicon.ico")
 def favicon():
     """Browsers ask for it on every page (pages also link the SVG): no 404 in the console."""
-    from ..app import STATIC
-
     return send_from_directory(STATIC, "favicon.svg", mimetype="image/svg+xml", max_age=86400)
