@@ -12,7 +12,7 @@ import pytest
 
 from deniable import estimators
 from deniable.estimators import EstimateResult
-from deniable.server.survey import estimates as report
+from deniable.server.survey import estimates as estimates_module
 from deniable.server.survey.definition import parse_definition
 
 SURVEY = parse_definition({
@@ -41,15 +41,15 @@ def test_estimates_csv_cells_are_safe_in_a_spreadsheet():
     survey = parse_definition({"slug": "f", "title": "F", "questions": [
         {"id": "q", "text": "Q", "options": ["=cmd|' /C calc'!A0", "fine"], "epsilon": 1}]})
     result = estimators.estimate([10, 90], 1.0, method="wald")
-    rows = list(csv.reader(io.StringIO(report.to_csv([(survey.questions[0], result)]))))
+    rows = list(csv.reader(io.StringIO(estimates_module.to_csv([(survey.questions[0], result)]))))
     assert rows[1][2] == "'=cmd|' /C calc'!A0" and rows[2][2] == "fine"
-    assert float(rows[1][report.CSV_COLUMNS.index("estimate")]) < 0  # numbers stay numbers, negative ones too
+    assert float(rows[1][estimates_module.CSV_COLUMNS.index("estimate")]) < 0  # numbers stay numbers, negative ones too
 
 
 def test_json_has_exactly_the_design_fields():
     results = [(SURVEY.questions[0], fake_result(2)),
                (SURVEY.questions[1], fake_result(3, epsilon=math.inf, note="switched to wilson"))]
-    data = report.to_json(results)
+    data = estimates_module.to_json(results)
     assert list(data) == ["questions"]
     first, second = data["questions"]
     assert list(first) == QUESTION_KEYS and list(first["options"][0]) == OPTION_KEYS
@@ -62,24 +62,24 @@ def test_json_has_exactly_the_design_fields():
 
 
 def test_non_finite_numbers_become_null():
-    data = report.to_json([(SURVEY.questions[0], fake_result(2, n=0, nan=True))])
+    data = estimates_module.to_json([(SURVEY.questions[0], fake_result(2, n=0, nan=True))])
     option = data["questions"][0]["options"][0]
     assert option["estimate"] is None and option["ci_low"] is None
     json.dumps(data, allow_nan=False)
-    assert "—" in report.to_table([(SURVEY.questions[0], fake_result(2, n=0, nan=True))])
+    assert "—" in estimates_module.to_table([(SURVEY.questions[0], fake_result(2, n=0, nan=True))])
 
 
 def test_csv_one_row_per_question_and_option():
     results = [(SURVEY.questions[0], fake_result(2)), (SURVEY.questions[1], fake_result(3, epsilon=math.inf))]
-    rows = list(csv.DictReader(io.StringIO(report.to_csv(results))))
+    rows = list(csv.DictReader(io.StringIO(estimates_module.to_csv(results))))
     assert [(r["question"], r["label"]) for r in rows] == [
         ("drugs", "Yes"), ("drugs", "No"), ("year", "First"), ("year", "Second"), ("year", "Third")]
-    assert list(rows[0]) == list(report.CSV_COLUMNS)
+    assert list(rows[0]) == list(estimates_module.CSV_COLUMNS)
     assert rows[0]["epsilon"] == "0.99" and rows[2]["epsilon"] == ""
 
 
 def test_table_shows_n_epsilon_method_and_interval():
-    table = report.to_table([(SURVEY.questions[0], fake_result(2, n=12345, note="exact belt too large: wilson")),
+    table = estimates_module.to_table([(SURVEY.questions[0], fake_result(2, n=12345, note="exact belt too large: wilson")),
                              (SURVEY.questions[1], fake_result(3, epsilon=math.inf))])
     assert "drugs: Drugs?" in table
     assert "n = 12,345 · ε = 0.9900 (declared 1) · p = 0.7000, q = 0.3000" in table
@@ -93,7 +93,7 @@ def test_table_shows_n_epsilon_method_and_interval():
 
 
 def test_survey_estimates_call_the_estimators():
-    results = report.survey_estimates(SURVEY, COUNTS, method="wilson", confidence=0.9)
+    results = estimates_module.survey_estimates(SURVEY, COUNTS, method="wilson", confidence=0.9)
     assert [q.id for q, _ in results] == ["drugs", "year"]
     drugs = results[0][1]
     expected = estimators.estimate(COUNTS["drugs"], 1.0, confidence=0.9, method="wilson")
@@ -101,7 +101,7 @@ def test_survey_estimates_call_the_estimators():
     year = results[1][1]
     assert year.p == 1.0 and year.q == 0.0
     assert np.allclose(year.estimate, COUNTS["year"] / 1000)
-    data = report.to_json(results)
+    data = estimates_module.to_json(results)
     assert data["questions"][1]["epsilon"] is None and data["questions"][0]["epsilon"] <= 1.0
 
 
@@ -111,24 +111,24 @@ def test_crosstab_and_subgroups_render():
         {"id": "b", "text": "B", "options": ["u", "v", "w"], "epsilon": 2},
         {"id": "g", "text": "G", "options": ["g1", "g2"]}]})
     joint = np.array([[200, 150, 100], [300, 150, 100]])
-    ct = report.crosstab_estimates(survey, "a", "b", joint, confidence=0.95)
-    data = report.crosstab_json(ct)
+    ct = estimates_module.crosstab_estimates(survey, "a", "b", joint, confidence=0.95)
+    data = estimates_module.crosstab_json(ct)
     assert data["n"] == 1000 and data["declared_epsilon"] == 3.0 and len(data["cells"]) == 6
     assert data["cells"][0]["noisy_count"] == 200 and data["cells"][0]["row_label"] == "y"
     json.dumps(data, allow_nan=False)
-    assert "a × b" in report.crosstab_table(ct)
-    assert len(report.crosstab_csv(ct).splitlines()) == 7
+    assert "a × b" in estimates_module.crosstab_table(ct)
+    assert len(estimates_module.crosstab_csv(ct).splitlines()) == 7
     a = survey.question("a")
-    sg = report.Subgroups(question=a, by=survey.question("g"), groups=[
-        report.group_estimate(a, label, False, np.array(row), method="wilson")
+    sg = estimates_module.Subgroups(question=a, by=survey.question("g"), groups=[
+        estimates_module.group_estimate(a, label, False, np.array(row), method="wilson")
         for label, row in zip(("g1", "g2"), ([100, 300], [250, 250]))])
-    data = report.subgroups_json(sg)
+    data = estimates_module.subgroups_json(sg)
     assert [g["group"] for g in data["groups"]] == ["g1", "g2"] and data["groups"][1]["n"] == 500
-    table = report.subgroups_table(sg)
+    table = estimates_module.subgroups_table(sg)
     assert "g=g1 (n=400)" in table and "method: wilson" in table
 
 
 @pytest.mark.parametrize("value,expected", [(np.int64(3), 3), (np.float64(0.5), 0.5), (math.inf, None),
                                             (math.nan, None), (None, None)])
 def test_number(value, expected):
-    assert report.json_number(value) == expected
+    assert estimates_module.json_number(value) == expected

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from deniable.server.survey import estimates as report
+from deniable.server.survey import estimates as estimates_module
 from deniable.server.survey.definition import parse_definition
 
 SURVEY = parse_definition({"slug": "t", "title": "T", "questions": [
@@ -13,17 +13,17 @@ SURVEY = parse_definition({"slug": "t", "title": "T", "questions": [
 
 
 def test_method_and_notes_in_json_and_table():
-    ct = report.crosstab_estimates(SURVEY, "a", "b", np.array([[3, 1, 2], [100, 200, 194]]), confidence=0.95)
-    data = report.crosstab_json(ct)
+    ct = estimates_module.crosstab_estimates(SURVEY, "a", "b", np.array([[3, 1, 2], [100, 200, 194]]), confidence=0.95)
+    data = estimates_module.crosstab_json(ct)
     assert data["method"] == "exact" and data["converged"] is True
     assert "too few respondents in row 0" in data["note"]
     assert data["cells"][0]["conditional_estimate"] is None  # refused row: no number
     json.dumps(data, allow_nan=False)
-    table = report.crosstab_table(ct)
+    table = estimates_module.crosstab_table(ct)
     assert "method: exact (conservative: at least 95% for every cell)" in table
     assert "note: too few respondents in row 0" in table
 
 
 def test_no_note_when_there_is_nothing_to_say():
-    ct = report.crosstab_estimates(SURVEY, "a", "b", np.array([[200, 150, 100], [300, 150, 100]]))
-    assert report.crosstab_json(ct)["note"] is None and "note:" not in report.crosstab_table(ct)
+    ct = estimates_module.crosstab_estimates(SURVEY, "a", "b", np.array([[200, 150, 100], [300, 150, 100]]))
+    assert estimates_module.crosstab_json(ct)["note"] is None and "note:" not in estimates_module.crosstab_table(ct)

@@ -158,12 +158,12 @@ def test_the_parquet_export_is_the_csv_export(tmp_path, auth_client, survey_with
 
 
 def test_estimates_csv_export(auth_client, survey_with_reports):
-    from deniable.server.survey import estimates as report
+    from deniable.server.survey import estimates as estimates_module
 
     stored, counts = survey_with_reports
     response = auth_client.get("/dashboard/habits/export/estimates.csv?method=wilson&confidence=0.90")
     assert response.status_code == 200 and response.mimetype == "text/csv"
-    expected = report.to_csv(report.survey_estimates(stored.survey, counts, method="wilson", confidence=0.9))
+    expected = estimates_module.to_csv(estimates_module.survey_estimates(stored.survey, counts, method="wilson", confidence=0.9))
     assert response.get_data(as_text=True) == expected
 
 

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import HTTPException
 
 from deniable.server.store.surveys import survey_stats
-from deniable.server.survey import estimates as report
+from deniable.server.survey.estimates import estimates_document
 from deniable.server.survey.analysis import marginal_estimates
 
 from ..connections import get_readonly_db
@@ -44,5 +44,5 @@ def estimates(slug: str):
 
 def estimates_json(stored, results, respondents: int) -> str:
     """The JSON of ``deniable estimate --format json``: the survey, its respondents, every question."""
-    data = report.estimates_document(stored.slug, respondents, results)
+    data = estimates_document(stored.slug, respondents, results)
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -20,7 +20,7 @@ from deniable.server.store.access import visible_surveys
 from deniable.server.store.exports import codebook_text, load_export
 from deniable.server.store.surveys import (LifecycleError, insert_survey, option_counts, replace_design,
                                             survey_stats)
-from deniable.server.survey import estimates as report
+from deniable.server.survey.estimates import to_csv
 from deniable.server.survey import filenames
 from deniable.server.survey.analysis import marginal_estimates
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
@@ -272,6 +272,6 @@ def export_estimates(slug: str, name: str):
         body = estimates_json(stored, results, respondents_from_counts(db, stored, stats))
         mimetype = "application/json"
     else:
-        body, mimetype = report.to_csv(results), "text/csv"
+        body, mimetype = to_csv(results), "text/csv"
     return _attachment(body, mimetype, filenames.estimates(slug, form.method.data, form.confidence_value,
                                                             form.simultaneous.data, name.rsplit(".", 1)[1]))
