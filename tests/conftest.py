@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -18,7 +19,13 @@ import jinja2
 import pytest
 from werkzeug.serving import make_server
 
-from deniable.server.store.db import init_db
+# Cache compiled modules even where PYTHONDONTWRITEBYTECODE is set, in this process (pytest's
+# rewritten test modules, the project's modules) and in the command-line processes tests start:
+# compiling every module again in every process cost seconds per worker.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+from deniable.server.store.db import init_db  # noqa: E402  after the bytecode setting
 from deniable.server.web.app import create_app
 from support.dashboard import EMAIL, ensure_researcher, login
 
