@@ -1,4 +1,4 @@
-"""Run the README's benchmarks for two git revisions side by side and print a table of medians.
+"""Run the benchmarks of docs/benchmarks.md for two git revisions side by side and print a table of medians.
 
     python scripts/bench_compare.py                            # HEAD~1 against HEAD, 5 runs: ~9 min
     python scripts/bench_compare.py main WORKTREE --runs 3     # main against the uncommitted checkout

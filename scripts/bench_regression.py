@@ -1,4 +1,4 @@
-"""Benchmark: regression on 10^6 randomized responses (README, "Regression").
+"""Benchmark: regression on 10^6 randomized responses (docs/analysis.md, "Regression").
 
 Simulates 10^6 respondents of a survey with a protected yes/no question (ε = 1) and three
 questions asked directly (year: 4 levels, gender: 2, age group: 5), the true answer following a

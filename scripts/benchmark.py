@@ -1,4 +1,4 @@
-"""Time the hot paths and print a table (quoted in the README, "Benchmarks").
+"""Time the hot paths and print a table (quoted in docs/benchmarks.md).
 
 Run from the repository root:
 

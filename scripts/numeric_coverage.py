@@ -1,4 +1,4 @@
-"""Coverage and width of the numeric mean's interval, by Monte Carlo (README, "Numeric questions").
+"""Coverage and width of the numeric mean's interval, by Monte Carlo (docs/statistics.md, "Numeric questions").
 
 For each mechanism (grid randomized response with G = 1 and G = 4, the discrete Laplace
 mechanism), n ∈ {50, 500, 5000}, ε ∈ {0.5, 1, 2, 4} and seven distributions of the answers on

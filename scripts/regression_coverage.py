@@ -1,4 +1,4 @@
-"""Monte-Carlo coverage of the randomized-response logit's intervals (README, "Regression").
+"""Monte-Carlo coverage of the randomized-response logit's intervals (docs/analysis.md, "Regression").
 
 Model: a yes/no question (k = 2) whose true answer follows a logit in two questions asked
 directly — ``year`` (3 levels, shares 0.4/0.35/0.25) and ``gender`` (2 levels, 0.5/0.5) —

@@ -1,4 +1,4 @@
-"""Empirical privacy audit of the central release mechanisms (README, "Public results").
+"""Empirical privacy audit of the central release mechanisms (docs/analysis.md, "Public results").
 
 The method of ``deniable audit`` (estimators/audit.py), on neighbouring data: run the release
 mechanism as the server runs it (``deniable.client.discrete.geometric_mechanism`` and

@@ -239,7 +239,7 @@ def test_a_parquet_cell_that_is_not_a_report_names_the_row_and_column(exported, 
 
 
 def test_counts_aggregated_from_the_parquet_export_give_the_same_statistics(exported, tmp_path):
-    """What the README's ``GROUP BY`` makes of the Parquet export (numbers stay numbers) reads back
+    """What docs/cli.md's ``GROUP BY`` makes of the Parquet export (numbers stay numbers) reads back
     as the same sufficient statistics, for every question."""
     from deniable.server.survey.files import read_counts
 

@@ -21,13 +21,13 @@ from deniable.server.survey.responses_csv import CSVError, read_responses_csv
 ROOT = Path(__file__).resolve().parents[2]
 SURVEY = ROOT / "examples" / "survey.json"
 TRUTH = ROOT / "examples" / "truth.json"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+CLI_PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
-def readme_sql() -> str:
-    """The DuckDB statement the README shows for aggregating a Parquet export into counts."""
-    match = re.search(r"```sql\n(COPY \(SELECT .*? GROUP BY ALL\).*?;)\n```", README, re.S)
-    assert match, "README.md shows the DuckDB statement in a ```sql block"
+def docs_sql() -> str:
+    """The DuckDB statement the command reference shows for aggregating a Parquet export into counts."""
+    match = re.search(r"```sql\n(COPY \(SELECT .*? GROUP BY ALL\).*?;)\n```", CLI_PAGE, re.S)
+    assert match, "docs/cli.md shows the DuckDB statement in a ```sql block"
     return match.group(1)
 
 
@@ -64,7 +64,7 @@ def test_parquet_gives_the_numbers_of_the_csv(simulated):
 def test_counts_made_by_duckdb_give_the_numbers_of_the_rows(simulated, tmp_path, fmt):
     duckdb = pytest.importorskip("duckdb")
     counts = tmp_path / f"counts.{fmt}"
-    sql = readme_sql().replace("'student-life-responses.parquet'", f"'{simulated / 'responses.parquet'}'")
+    sql = docs_sql().replace("'student-life-responses.parquet'", f"'{simulated / 'responses.parquet'}'")
     sql = sql.replace("'counts.parquet'", f"'{counts}'")
     if fmt == "csv":
         sql = sql.replace("(FORMAT parquet)", "(FORMAT csv, HEADER)")

@@ -4,7 +4,7 @@ SQLite lets one connection write at a time.  Every submission used to take the w
 itself (``BEGIN IMMEDIATE``, four statements, ``COMMIT``), and under load the workers spent about
 a third of their CPU beginning, waiting and committing: the wait was inside SQLite's C busy
 handler, which stalls every connection of a gevent worker, so the worker's other submissions,
-validated and ready, could not even queue (README, "Benchmarks").
+validated and ready, could not even queue (docs/benchmarks.md).
 
 Both submission paths, the survey form (:mod:`.pages`) and the JSON API (:mod:`.submit_route`),
 call :func:`submit`.  A submission, once validated, joins its process's queue.  If no submission
