@@ -30,6 +30,7 @@ from deniable.server.survey.dataset import NOT_ANSWERED
 from deniable.server.survey.definition import Question, Survey
 from deniable.server.survey.patterns import Patterns
 
+from . import slots
 from .surveys import StoredSurvey
 
 
@@ -65,7 +66,7 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
     """Read the survey's answer patterns (O(distinct day × pattern rows))."""
     dtype = _dtype(stored.survey)
     survey = stored.survey.only(q.id for q in pattern_questions(stored.survey))
-    rows = db.execute("SELECT day, pattern, count FROM answer_patterns WHERE survey_id = ?", [stored.id]).fetchall()
+    rows = db.execute(f"SELECT day, pattern, {COUNT} FROM answer_patterns WHERE survey_id = ?", [stored.id]).fetchall()
     m = len(survey.questions)
     if rows:
         days, blobs, counts = zip(*rows)
@@ -77,18 +78,44 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
                     counts=np.asarray(counts, dtype=np.int64))
 
 
-UPSERT = ("INSERT INTO answer_patterns (survey_id, day, pattern, count) VALUES (?, ?, ?, ?) "
-          "ON CONFLICT (survey_id, day, pattern) DO UPDATE SET count = count + excluded.count")
+# Every count is stored as OFFSET + n (eight bytes whatever n is), so that an increment overwrites
+# its cell in place; readers take ``count & MASK`` (:mod:`.slots`).  A new row is written with the
+# rows beside it again, in key order (:func:`_insert_in_key_order`), so that no page lists rows in
+# the order they appeared.
+COUNT = f"(count & {slots.MASK})"
+REBUILD_MAX = 1024  # beyond this many rows of a survey and day (or question), a new row is only inserted
+
+
+def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, new: list[tuple], *,
+                         limit: int | None = REBUILD_MAX) -> None:
+    """Insert ``new`` rows (their values after the ``where`` columns, count last, without the offset)
+    and write every row of the group again in key order, unless it has more than :data:`REBUILD_MAX`.
+
+    Inside the caller's transaction.  After it, the group's cells are in key order whatever order its
+    rows appeared in."""
+    rows = conn.execute(f"SELECT {key}, count FROM {table} WHERE {where}", params).fetchall()
+    known = {row[:-1] for row in rows}
+    fresh = [(*row[:-1], slots.OFFSET + row[-1]) for row in new if tuple(row[:-1]) not in known]
+    columns = len(params) + len(new[0])
+    marks = ", ".join("?" * columns)
+    if limit is not None and len(rows) + len(fresh) > limit:
+        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", [(*params, *row) for row in sorted(fresh)])
+        return
+    conn.execute(f"DELETE FROM {table} WHERE {where}", params)
+    conn.executemany(f"INSERT INTO {table} VALUES ({marks})", [(*params, *row) for row in sorted(rows + fresh)])
 
 
 def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[bytes], counts=None) -> None:
     """Count ``patterns`` (each once, or ``counts[i]`` times); call inside the insert's transaction."""
     counts = [1] * len(patterns) if counts is None else counts
-    db.conn.executemany(UPSERT, [(survey_id, day, p, int(c)) for p, c in zip(patterns, counts)])
-
-
-CELL_UPSERT = ("INSERT INTO cell_counts (survey_id, qid, stat, cell, count) VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (survey_id, qid, stat, cell) DO UPDATE SET count = count + excluded.count")
+    conn = db.conn
+    new = []
+    for pattern, count in zip(patterns, counts):
+        if not conn.execute("UPDATE answer_patterns SET count = count + ? WHERE survey_id = ? AND day = ? AND pattern = ?",
+                            [int(count), survey_id, day, pattern]).rowcount:
+            new.append((pattern, int(count)))
+    if new:
+        _insert_in_key_order(conn, "answer_patterns", "survey_id = ? AND day = ?", [survey_id, day], "pattern", new)
 
 
 def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
@@ -97,9 +124,37 @@ def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
     return q.qtype.cell_rows(q, stats)
 
 
+ALL_CELLS_MAX = 1 << 20  # a question of more codes gets its cells one by one, as they are first counted
+
+
+def all_cells(q: Question) -> list[tuple[str, int]]:
+    """Every ``(stat, cell)`` a question's reports can count in: the cells of the statistics of every
+    possible code (none when it has more than :data:`ALL_CELLS_MAX` codes)."""
+    n = q.qtype.n_cells(q)
+    if n > ALL_CELLS_MAX:
+        return []
+    codes = np.arange(n, dtype=np.int64)
+    codes = codes[~q.qtype.invalid_codes(q, codes)]
+    return [(stat, cell) for stat, cell, _ in cell_rows(q, q.qtype.column_stats(q, codes))]
+
+
 def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> None:
-    """Add a question's statistics to ``cell_counts``; call inside the insert's transaction."""
-    db.conn.executemany(CELL_UPSERT, [(survey_id, q.id, stat, cell, count) for stat, cell, count in cell_rows(q, stats)])
+    """Add a question's statistics to ``cell_counts``; call inside the insert's transaction.
+
+    The first time a question counts in a cell that has no row, every cell it can count in is made
+    (at zero: readers leave those out) and the question's rows are written again in key order, so
+    that afterwards every increment overwrites its cell in place."""
+    conn = db.conn
+    new = []
+    for stat, cell, count in cell_rows(q, stats):
+        if not conn.execute("UPDATE cell_counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND stat = ? "
+                            "AND cell = ?", [count, survey_id, q.id, stat, cell]).rowcount:
+            new.append((stat, cell, count))
+    if new:
+        counted = {(stat, cell) for stat, cell, _ in new}
+        new += [(stat, cell, 0) for stat, cell in all_cells(q) if (stat, cell) not in counted]
+        _insert_in_key_order(conn, "cell_counts", "survey_id = ? AND qid = ?", [survey_id, q.id], "stat, cell", new,
+                             limit=None)
 
 
 def json_path(qid: str) -> str:

@@ -400,3 +400,87 @@ def m12_protected_estimates_without_a_budget(db: sqlite_utils.Database) -> None:
         """CREATE TRIGGER release_budget_fixed BEFORE UPDATE OF epsilon ON release_budgets
         WHEN NEW.epsilon IS NOT OLD.epsilon AND EXISTS (SELECT 1 FROM release_ledger WHERE survey_id = OLD.survey_id)
         BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")
+
+
+# m13's constants and helpers, as of its day (copied, not imported: a migration is frozen).
+_COUNTER_OFFSET = 1 << 56  # a stored counter is this + n: eight bytes whatever n is (n < 2⁵⁶)
+_FREE_DAY = "0000-00-00"
+_MIN_SLOTS = 64
+
+
+def _slot_width(texts: list[str]) -> int:
+    """A slot's width for these JSON texts (bytes): the longest, a quarter more, a multiple of 16."""
+    longest = max((len(t.encode()) for t in texts), default=0)
+    return max(16, -(-(longest * 5 // 4) // 16) * 16)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - len(text.encode()))
+
+
+@migrations(transactional=False)
+def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> None:
+    """No order of submission in the file's page layout (issue 23): SQLite puts a new cell below the
+    cells already in its page and moves a cell whose size changes to the lowest offset, so the
+    offsets of the cells in a page gave away the order they were written.
+
+    - ``response_slots``: responses live in slots with random keys made ahead of need, in key order
+      (:mod:`deniable.server.store.responses`); a submission overwrites a random free slot with
+      bytes of exactly its size (``filled`` 0 → 1 takes no bytes either way, ``reports`` and
+      ``design`` padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶), which SQLite
+      does in place.  ``response_slot_sizes``: per survey the number of slots, of filled ones and
+      the widths (each + 2⁵⁶).  ``responses`` becomes a view of the filled slots with the columns
+      it had; inserting into it or deleting from it still works (triggers).  Existing responses
+      keep their ids; every survey that has any gets as many free slots again (at least 64).
+    - ``counts``, ``cell_counts`` and ``answer_patterns`` store ``count`` + 2⁵⁶, eight bytes
+      whatever the count, so an increment overwrites the cell in place.
+    - The file is then vacuumed: every table and index is rebuilt in key order, and nothing of the
+      old layout remains.
+    """
+    with db.atomic():
+        db.execute("CREATE TABLE response_slots (survey_id INTEGER NOT NULL REFERENCES surveys(id), id TEXT NOT NULL, "
+                   "filled INTEGER NOT NULL, submitted_on TEXT NOT NULL, reports TEXT NOT NULL, design TEXT NOT NULL, "
+                   "text_version INTEGER NOT NULL, PRIMARY KEY (survey_id, id)) WITHOUT ROWID")
+        db.execute("CREATE TABLE response_slot_sizes (survey_id INTEGER PRIMARY KEY REFERENCES surveys(id), "
+                   "slots INTEGER NOT NULL, filled INTEGER NOT NULL, reports_width INTEGER NOT NULL, "
+                   "design_width INTEGER NOT NULL)")
+        for (survey_id,) in db.execute("SELECT DISTINCT survey_id FROM responses").fetchall():
+            rows = db.execute("SELECT id, submitted_on, reports, design, text_version FROM responses "
+                              "WHERE survey_id = ?", [survey_id]).fetchall()
+            reports_width = _slot_width([r[2] for r in rows])
+            design_width = _slot_width([r[3] for r in rows])
+            taken = {r[0] for r in rows}
+            slots = [(survey_id, rid, 1, day, _pad(rep, reports_width), _pad(des, design_width),
+                      _COUNTER_OFFSET + (version or 1)) for rid, day, rep, des, version in rows]
+            while len(slots) < max(_MIN_SLOTS, 2 * len(rows)):
+                rid = _response_id()
+                if rid not in taken:
+                    taken.add(rid)
+                    slots.append((survey_id, rid, 0, _FREE_DAY, " " * reports_width, " " * design_width,
+                                  _COUNTER_OFFSET))
+            slots.sort(key=lambda slot: slot[1])
+            db.conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", slots)
+            db.execute("INSERT INTO response_slot_sizes VALUES (?, ?, ?, ?, ?)",
+                       [survey_id, *(_COUNTER_OFFSET + n for n in (len(slots), len(rows), reports_width, design_width))])
+        db.execute("DROP TABLE responses")  # its index and its text_version trigger with it
+        db.execute(f"CREATE VIEW responses AS SELECT id, survey_id, submitted_on, rtrim(reports) AS reports, "
+                   f"rtrim(design) AS design, text_version & {_COUNTER_OFFSET - 1} AS text_version "
+                   "FROM response_slots WHERE filled = 1")
+        db.execute(
+            f"""CREATE TRIGGER responses_insert INSTEAD OF INSERT ON responses BEGIN
+            INSERT INTO response_slots (survey_id, id, filled, submitted_on, reports, design, text_version)
+            VALUES (NEW.survey_id, NEW.id, 1, NEW.submitted_on, NEW.reports, NEW.design,
+                    ifnull(NEW.text_version, (SELECT text_version FROM surveys WHERE id = NEW.survey_id)) + {_COUNTER_OFFSET});
+            UPDATE response_slot_sizes SET slots = slots + 1, filled = filled + 1 WHERE survey_id = NEW.survey_id;
+            END""")
+        db.execute(
+            f"""CREATE TRIGGER responses_delete INSTEAD OF DELETE ON responses BEGIN
+            UPDATE response_slots SET filled = 0, submitted_on = '{_FREE_DAY}', reports = printf('%*s', length(reports), ''),
+                   design = printf('%*s', length(design), ''), text_version = {_COUNTER_OFFSET}
+            WHERE survey_id = OLD.survey_id AND id = OLD.id;
+            UPDATE response_slot_sizes SET filled = filled - 1 WHERE survey_id = OLD.survey_id;
+            END""")
+        for table in ("counts", "cell_counts", "answer_patterns"):
+            db.execute(f"UPDATE {table} SET count = count + {_COUNTER_OFFSET} WHERE count < {_COUNTER_OFFSET}")
+    db.execute("PRAGMA secure_delete = ON")
+    db.execute("VACUUM")

@@ -15,7 +15,6 @@ statistics always agree with the rows.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -25,7 +24,7 @@ from deniable.client.mechanism import MechanismError, check_options
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
-from . import aggregates, invitations
+from . import aggregates, invitations, slots
 from .db import write_transaction
 from .scrub import scrub_before_answering
 from .surveys import StoredSurvey, get_survey, today
@@ -36,7 +35,7 @@ FETCH_SIZE = 100_000
 
 def new_response_id() -> str:
     """A random response identifier (96 bits): it orders nothing and reveals nothing."""
-    return secrets.token_urlsafe(12)
+    return slots.new_id()
 
 
 class ReportError(ValueError):
@@ -166,13 +165,9 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
     if row[1]:
         invitations.consume(db, stored.id, invitation)
     design = design_of(stored.survey)
-    response_id = new_response_id()
-    conn.execute(
-        "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
-        [response_id, stored.id, day, _compact(_reports_json(stored.survey, clean)),
-         _compact({qid: design[qid] for qid in clean})],
-    )
-    conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
+    response_id = slots.fill(conn, stored.id, day, _compact(_reports_json(stored.survey, clean)),
+                             _compact({qid: design[qid] for qid in clean}))
+    aggregates.add(db, stored.id, day, [aggregates.encode(stored.survey, clean)])
     questions = {q.id: q for q in stored.survey.questions}
     conn.executemany(
         "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
@@ -313,15 +308,10 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
             d_part = np.array([f',"{q.id}":{_compact(design[q.id])}' if c >= 0 else "" for c in codes], dtype=object)
             reports = reports + r_part[inverse.reshape(-1)]
             designs = designs + d_part[inverse.reshape(-1)]
-        # Random keys, inserted in key order (which is random with respect to the rows): the
-        # B-tree fills page by page instead of splitting at random places.
-        rows = sorted(zip((new_response_id() for _ in range(size)), reports.tolist(), designs.tolist()))
+        # Free slots drawn at random, written in key order (:func:`.slots.fill_many`).
         with write_transaction(db):
-            db.conn.executemany(
-                "INSERT INTO responses (id, survey_id, submitted_on, reports, design) "
-                "VALUES (?, ?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
-                ((rid, stored.id, day, rep, des) for rid, rep, des in rows),
-            )
+            slots.fill_many(db.conn, stored.id, day, ["{" + rep[1:] + "}" for rep in reports.tolist()],
+                            ["{" + des[1:] + "}" for des in designs.tolist()])
             add_statistics(db, stored, day, block)
         done += size
         if progress is not None:

@@ -22,6 +22,7 @@ from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
 from deniable.server.survey.definition import DefinitionError, Question, Survey
 
 from .db import write_transaction
+from .slots import MASK, OFFSET
 
 STATUSES = ("draft", "open", "closed")
 TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
@@ -79,7 +80,7 @@ def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
 def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
     """Zeroed option counts of the choice questions (the other types' statistics: ``cell_counts``)."""
     return [
-        {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0}
+        {"survey_id": survey_id, "qid": q.id, "option": i, "count": OFFSET}
         for q in survey.questions if q.qtype.categorical for i in range(q.k)
     ]
 
@@ -166,7 +167,7 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
         for table in ("counts", "cell_counts", "answer_patterns", "release_budgets", "questions", "survey_shares",
-                      "invitations", "wording_versions", "responses"):
+                      "invitations", "wording_versions", "response_slots", "response_slot_sizes"):
             db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
 
@@ -278,7 +279,7 @@ def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.nda
     """Per question, the number of reports of each option (kept current on every insert): O(total k)."""
     counts: dict[str, list[int]] = {}
     for qid, option, count in db.execute(
-        "SELECT qid, option, count FROM counts WHERE survey_id = ? ORDER BY qid, option", [survey_id]
+        f"SELECT qid, option, count & {MASK} FROM counts WHERE survey_id = ? ORDER BY qid, option", [survey_id]
     ):
         counts.setdefault(qid, []).append(count)
     return {qid: np.asarray(values, dtype=np.int64) for qid, values in counts.items()}
@@ -293,7 +294,8 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
     counts = option_counts(db, stored.id)
     rows: dict[str, dict[str, list]] = {}
     for qid, stat, cell, count in db.execute(
-        "SELECT qid, stat, cell, count FROM cell_counts WHERE survey_id = ?", [stored.id]
+        f"SELECT qid, stat, cell, count & {MASK} FROM cell_counts WHERE survey_id = ? AND count & {MASK} > 0",
+        [stored.id]
     ):
         rows.setdefault(qid, {}).setdefault(stat, []).append((cell, count))
     out = {}
@@ -307,5 +309,5 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
 
 def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:
     """How many responses the survey has: O(distinct answer patterns), not a count of the rows."""
-    return db.execute("SELECT coalesce(sum(count), 0) FROM answer_patterns WHERE survey_id = ?",
+    return db.execute(f"SELECT coalesce(sum(count & {MASK}), 0) FROM answer_patterns WHERE survey_id = ?",
                       [survey_id]).fetchone()[0]

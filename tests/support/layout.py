@@ -112,40 +112,42 @@ def btree_cells(data: bytes, roots: dict[str, int]) -> dict[int, tuple[str, list
 
 
 class LayoutWatch:
-    """Which write put each cell where it is: snapshots of a database file's b-tree cells taken after
+    """Which write made each cell what it is: snapshots of a database file's b-tree cells taken after
     each write, then, over the last snapshot, how often the byte offsets within a page agree with the
     order of the writes.
 
-    A cell (page, offset, bytes) is *written by* snapshot ``i`` when it is in every snapshot from
-    ``i`` on and not in ``i − 1``: a new cell, one moved to another offset, or one overwritten in
-    place.  What the attacker compares is the cells of one page, so :meth:`agreement` counts the
-    pairs of cells of one page written by two different writes (snapshot 0, before the writes, is
-    left out): a pair agrees when the earlier write's cell sits at the higher offset (where SQLite
-    puts the older cells).  0.5: the layout says nothing about the order; 1: it gives it away.
+    A cell is *written by* snapshot ``i`` when its bytes are in its b-tree in every snapshot from
+    ``i`` on and not in ``i − 1``: a new row, or one whose content changed (a count incremented, a
+    slot filled).  A cell that only moved, with the same bytes, keeps its writer (SQLite moving rows
+    in key order reveals nothing; a row that grows and moves has new bytes anyway).  The attacker
+    compares the cells of one page, so :meth:`agreement` counts the pairs of cells of one page written
+    by two different writes (snapshot 0, before the writes, is left out): a pair agrees when the
+    earlier write's cell sits at the higher offset (where SQLite puts the older cells).  0.5: the
+    layout says nothing about the order; 1: it gives it away.
     """
 
     def __init__(self):
-        self.writer: dict[tuple[int, int, bytes], int] = {}
-        self.names: dict[int, str] = {}
+        self.writer: dict[tuple[str, bytes], int] = {}
+        self.where: dict[tuple[str, bytes], tuple[int, int]] = {}
         self.snapshots = 0
 
     def snapshot(self, path, roots: dict[str, int]) -> None:
-        pages = btree_cells(Path(path).read_bytes(), roots)
-        writer = {}
-        for number, (name, cells) in pages.items():
-            self.names[number] = name
+        writer, where = {}, {}
+        for number, (name, cells) in btree_cells(Path(path).read_bytes(), roots).items():
             for offset, raw in cells:
-                key = (number, offset, raw)
+                key = (name, raw)
                 writer[key] = self.writer.get(key, self.snapshots)
-        self.writer = writer
+                where[key] = (number, offset)
+        self.writer, self.where = writer, where
         self.snapshots += 1
 
     def agreement(self, tables=None) -> tuple[float, int]:
         """``(fraction of same-page pairs in write order, pairs)`` over the b-trees named in ``tables``
         (all when None)."""
         by_page: dict[int, list[tuple[int, int]]] = {}
-        for (number, offset, _), i in self.writer.items():
-            if i and (tables is None or self.names[number] in tables):
+        for key, i in self.writer.items():
+            if i and (tables is None or key[0] in tables):
+                number, offset = self.where[key]
                 by_page.setdefault(number, []).append((offset, i))
         agree = pairs = 0
         for cells in by_page.values():
