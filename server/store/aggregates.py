@@ -23,6 +23,9 @@ questions).
 
 from __future__ import annotations
 
+import hashlib
+import random
+
 import numpy as np
 import sqlite_utils
 
@@ -66,7 +69,7 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
     """Read the survey's answer patterns (O(distinct day × pattern rows))."""
     dtype = _dtype(stored.survey)
     survey = stored.survey.only(q.id for q in pattern_questions(stored.survey))
-    rows = db.execute(f"SELECT day, pattern, {COUNT} FROM answer_patterns WHERE survey_id = ?", [stored.id]).fetchall()
+    rows = slots.stored_patterns(db, stored.id)
     m = len(survey.questions)
     if rows:
         days, blobs, counts = zip(*rows)
@@ -78,44 +81,92 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
                     counts=np.asarray(counts, dtype=np.int64))
 
 
-# Every count is stored as OFFSET + n (eight bytes whatever n is), so that an increment overwrites
-# its cell in place; readers take ``count & MASK`` (:mod:`.slots`).  A new row is written with the
-# rows beside it again, in key order (:func:`_insert_in_key_order`), so that no page lists rows in
-# the order they appeared.
-COUNT = f"(count & {slots.MASK})"
-REBUILD_MAX = 1024  # beyond this many rows of a survey and day (or question), a new row is only inserted
-
-
-def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, new: list[tuple], *,
-                         limit: int | None = REBUILD_MAX) -> None:
+def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, new: list[tuple]) -> None:
     """Insert ``new`` rows (their values after the ``where`` columns, count last, without the offset)
-    and write every row of the group again in key order, unless it has more than :data:`REBUILD_MAX`.
-
-    Inside the caller's transaction.  After it, the group's cells are in key order whatever order its
-    rows appeared in."""
+    and write every row of the group again, in key order; inside the caller's transaction.  After
+    it, the group's cells are in key order whatever order its rows appeared in."""
     rows = conn.execute(f"SELECT {key}, count FROM {table} WHERE {where}", params).fetchall()
     known = {row[:-1] for row in rows}
     fresh = [(*row[:-1], slots.OFFSET + row[-1]) for row in new if tuple(row[:-1]) not in known]
-    columns = len(params) + len(new[0])
-    marks = ", ".join("?" * columns)
-    if limit is not None and len(rows) + len(fresh) > limit:
-        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", [(*params, *row) for row in sorted(fresh)])
-        return
+    marks = ", ".join("?" * (len(params) + len(new[0])))
     conn.execute(f"DELETE FROM {table} WHERE {where}", params)
     conn.executemany(f"INSERT INTO {table} VALUES ({marks})", [(*params, *row) for row in sorted(rows + fresh)])
 
 
+# The answer patterns of a survey and day live in fixed-size rows of ``pattern_buckets`` (m13):
+# ENTRIES entries of (count: 8 bytes big-endian, 0 = empty; pattern), a pattern in bucket
+# hash(pattern) mod the day's number of buckets.  A new pattern takes a random empty entry of its
+# bucket, a count is incremented where it is, and the row is overwritten with bytes of the same size,
+# in place.  A full bucket doubles the day's buckets: every row of the day written again in key order.
+ENTRIES = slots.ENTRIES
+FIRST_BUCKETS = 4
+_random = random.SystemRandom()
+
+
+def bucket_of(pattern: bytes, buckets: int) -> int:
+    return int.from_bytes(hashlib.blake2b(pattern, digest_size=8).digest(), "big") % buckets
+
+
+def _write_buckets(conn, survey_id: int, day: str, counted: dict[bytes, int], width: int, buckets: int) -> int:
+    """Write the day's buckets again, in key order, with at least ``buckets`` of them (doubled until
+    every bucket holds its patterns); return how many."""
+    while True:
+        held: list[list[bytes]] = [[] for _ in range(buckets)]
+        for pattern in counted:
+            held[bucket_of(pattern, buckets)].append(pattern)
+        if max(map(len, held)) <= ENTRIES:
+            break
+        buckets *= 2
+    empty = bytes(8 + width)
+    conn.execute("DELETE FROM pattern_buckets WHERE survey_id = ? AND day = ?", [survey_id, day])
+    conn.executemany("INSERT INTO pattern_buckets VALUES (?, ?, ?, ?)", (
+        (survey_id, day, b, b"".join(counted[p].to_bytes(8, "big") + p for p in sorted(patterns))
+         + empty * (ENTRIES - len(patterns)))
+        for b, patterns in enumerate(held)))
+    return buckets
+
+
 def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[bytes], counts=None) -> None:
     """Count ``patterns`` (each once, or ``counts[i]`` times); call inside the insert's transaction."""
+    if not len(patterns):
+        return
     counts = [1] * len(patterns) if counts is None else counts
-    conn = db.conn
-    new = []
+    conn, width = db.conn, len(patterns[0])
+    top = conn.execute("SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ? AND day = ?",
+                       [survey_id, day]).fetchone()[0]
+    if top is None or len(patterns) > ENTRIES:  # a new day, or a bulk insert: merge and write the day again
+        counted: dict[bytes, int] = {}
+        for _, pattern, count in slots.stored_day(conn, survey_id, day):
+            counted[pattern] = count
+        for pattern, count in zip(patterns, counts):
+            counted[pattern] = counted.get(pattern, 0) + int(count)
+        buckets = FIRST_BUCKETS if top is None else top + 1
+        while len(counted) * 2 > buckets * ENTRIES:
+            buckets *= 2
+        _write_buckets(conn, survey_id, day, counted, width, buckets)
+        return
+    buckets = top + 1
     for pattern, count in zip(patterns, counts):
-        if not conn.execute("UPDATE answer_patterns SET count = count + ? WHERE survey_id = ? AND day = ? AND pattern = ?",
-                            [int(count), survey_id, day, pattern]).rowcount:
-            new.append((pattern, int(count)))
-    if new:
-        _insert_in_key_order(conn, "answer_patterns", "survey_id = ? AND day = ?", [survey_id, day], "pattern", new)
+        while True:
+            b = bucket_of(pattern, buckets)
+            entries = conn.execute("SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ? AND bucket = ?",
+                                   [survey_id, day, b]).fetchone()[0]
+            held = slots.entries_of(day, entries)
+            at = next((i for i, (_, p, n) in enumerate(held) if n and p == pattern), None)
+            if at is None:
+                free = [i for i, (_, _, n) in enumerate(held) if not n]
+                if not free:  # a full bucket: twice as many buckets, the day written again in key order
+                    counted = {p: n for _, p, n in slots.stored_day(conn, survey_id, day)}
+                    buckets = _write_buckets(conn, survey_id, day, counted, width, 2 * buckets)
+                    continue
+                at, total = _random.choice(free), int(count)
+            else:
+                total = held[at][2] + int(count)
+            start = at * (8 + width)
+            conn.execute("UPDATE pattern_buckets SET entries = ? WHERE survey_id = ? AND day = ? AND bucket = ?",
+                         [entries[:start] + total.to_bytes(8, "big") + pattern + entries[start + 8 + width:],
+                          survey_id, day, b])
+            break
 
 
 def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
@@ -153,8 +204,7 @@ def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> 
     if new:
         counted = {(stat, cell) for stat, cell, _ in new}
         new += [(stat, cell, 0) for stat, cell in all_cells(q) if (stat, cell) not in counted]
-        _insert_in_key_order(conn, "cell_counts", "survey_id = ? AND qid = ?", [survey_id, q.id], "stat, cell", new,
-                             limit=None)
+        _insert_in_key_order(conn, "cell_counts", "survey_id = ? AND qid = ?", [survey_id, q.id], "stat, cell", new)
 
 
 def json_path(qid: str) -> str:

@@ -22,6 +22,7 @@ the existing tables and changes nothing.)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Iterable
@@ -418,6 +419,29 @@ def _pad(text: str, width: int) -> str:
     return text + " " * (width - len(text.encode()))
 
 
+_ENTRIES = 8  # entries of a pattern bucket
+_FIRST_BUCKETS = 4
+
+
+def _pattern_buckets(counted: dict[bytes, int], width: int) -> list[bytes]:
+    """The rows of one survey and day's pattern buckets, as :mod:`deniable.server.store.aggregates`
+    writes them (a copy, as of m13): ``_ENTRIES`` entries of (count, 8 bytes big-endian, 0 = empty;
+    pattern), a pattern in bucket blake2b-64(pattern) mod the number of buckets, which is at least 4
+    and twice the entries needed, doubled until no bucket overflows."""
+    buckets = _FIRST_BUCKETS
+    while len(counted) * 2 > buckets * _ENTRIES:
+        buckets *= 2
+    while True:
+        held: list[list[bytes]] = [[] for _ in range(buckets)]
+        for pattern in counted:
+            held[int.from_bytes(hashlib.blake2b(pattern, digest_size=8).digest(), "big") % buckets].append(pattern)
+        if max(map(len, held)) <= _ENTRIES:
+            break
+        buckets *= 2
+    return [b"".join(counted[p].to_bytes(8, "big") + p for p in sorted(patterns))
+            + bytes(8 + width) * (_ENTRIES - len(patterns)) for patterns in held]
+
+
 @migrations(transactional=False)
 def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> None:
     """No order of submission in the file's page layout (issue 23): SQLite puts a new cell below the
@@ -432,8 +456,11 @@ def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> No
       the widths (each + 2⁵⁶).  ``responses`` becomes a view of the filled slots with the columns
       it had; inserting into it or deleting from it still works (triggers).  Existing responses
       keep their ids; every survey that has any gets as many free slots again (at least 64).
-    - ``counts``, ``cell_counts`` and ``answer_patterns`` store ``count`` + 2⁵⁶, eight bytes
-      whatever the count, so an increment overwrites the cell in place.
+    - ``counts`` and ``cell_counts`` store ``count`` + 2⁵⁶, eight bytes whatever the count, so an
+      increment overwrites the cell in place.
+    - ``pattern_buckets``: the answer patterns of a survey and day in fixed-size rows (buckets of
+      fixed-width (count, pattern) entries, :func:`_pattern_buckets`), overwritten in place; the
+      rows of ``answer_patterns`` move there (the table stays, empty).
     - The file is then vacuumed: every table and index is rebuilt in key order, and nothing of the
       old layout remains.
     """
@@ -480,7 +507,18 @@ def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> No
             WHERE survey_id = OLD.survey_id AND id = OLD.id;
             UPDATE response_slot_sizes SET filled = filled - 1 WHERE survey_id = OLD.survey_id;
             END""")
-        for table in ("counts", "cell_counts", "answer_patterns"):
+        db.execute("CREATE TABLE pattern_buckets (survey_id INTEGER NOT NULL REFERENCES surveys(id), day TEXT NOT NULL, "
+                   "bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (survey_id, day, bucket)) WITHOUT ROWID")
+        days = db.execute("SELECT DISTINCT survey_id, day FROM answer_patterns").fetchall()
+        for survey_id, day in days:
+            counted = dict(db.execute("SELECT pattern, count FROM answer_patterns WHERE survey_id = ? AND day = ?",
+                                      [survey_id, day]).fetchall())
+            width = len(next(iter(counted)))
+            db.conn.executemany("INSERT INTO pattern_buckets VALUES (?, ?, ?, ?)",
+                                [(survey_id, day, b, entries)
+                                 for b, entries in enumerate(_pattern_buckets(counted, width))])
+        db.execute("DELETE FROM answer_patterns")
+        for table in ("counts", "cell_counts"):
             db.execute(f"UPDATE {table} SET count = count + {_COUNTER_OFFSET} WHERE count < {_COUNTER_OFFSET}")
     db.execute("PRAGMA secure_delete = ON")
     db.execute("VACUUM")

@@ -155,3 +155,33 @@ def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[
     conn.executemany(FILL, ((day, pad(rep, reports_width), pad(des, design_width), survey_id, survey_id, rid)
                             for rid, rep, des in chosen))
     conn.execute("UPDATE response_slot_sizes SET filled = filled + ? WHERE survey_id = ?", [n, survey_id])
+
+
+# ------------------------------------------------------------------ pattern buckets (written by .aggregates)
+
+ENTRIES = 8  # (count, pattern) entries of a pattern bucket
+COUNT = f"(count & {MASK})"  # a stored counter's value, in SQL
+
+
+def entries_of(day: str, entries: bytes) -> list[tuple[str, bytes, int]]:
+    width = len(entries) // ENTRIES
+    return [(day, entries[at + 8:at + width], int.from_bytes(entries[at:at + 8], "big"))
+            for at in range(0, len(entries), width)]
+
+
+def stored_patterns(db: sqlite_utils.Database, survey_id: int) -> list[tuple[str, bytes, int]]:
+    """Every ``(day, pattern, count)`` of the survey, sorted by day and pattern: the entries of its
+    pattern buckets and any row of the table ``answer_patterns`` (empty since m13)."""
+    found: list[tuple[str, bytes, int]] = []
+    for day, entries in db.execute("SELECT day, entries FROM pattern_buckets WHERE survey_id = ?", [survey_id]):
+        found += (entry for entry in entries_of(day, entries) if entry[2])
+    found += db.execute(f"SELECT day, pattern, {COUNT} FROM answer_patterns WHERE survey_id = ?", [survey_id]).fetchall()
+    found.sort()
+    return found
+
+
+def stored_day(conn, survey_id: int, day: str) -> list[tuple[str, bytes, int]]:
+    """The filled entries of the survey's buckets of one day."""
+    return [entry for (entries,) in conn.execute("SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ?",
+                                                 [survey_id, day])
+            for entry in entries_of(day, entries) if entry[2]]

@@ -22,7 +22,7 @@ from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
 from deniable.server.survey.definition import DefinitionError, Question, Survey
 
 from .db import write_transaction
-from .slots import MASK, OFFSET
+from .slots import MASK, OFFSET, stored_patterns
 
 STATUSES = ("draft", "open", "closed")
 TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
@@ -132,6 +132,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
         db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM cell_counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM answer_patterns WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM pattern_buckets WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
         db["questions"].insert_all(_question_rows(survey_id, survey))
         db["counts"].insert_all(_count_rows(survey_id, survey))
@@ -166,7 +167,7 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
-        for table in ("counts", "cell_counts", "answer_patterns", "release_budgets", "questions", "survey_shares",
+        for table in ("counts", "cell_counts", "answer_patterns", "pattern_buckets", "release_budgets", "questions", "survey_shares",
                       "invitations", "wording_versions", "response_slots", "response_slot_sizes"):
             db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
@@ -309,5 +310,4 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
 
 def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:
     """How many responses the survey has: O(distinct answer patterns), not a count of the rows."""
-    return db.execute(f"SELECT coalesce(sum(count & {MASK}), 0) FROM answer_patterns WHERE survey_id = ?",
-                      [survey_id]).fetchone()[0]
+    return sum(count for _, _, count in stored_patterns(db, survey_id))
