@@ -93,22 +93,42 @@ def btree_cells(data: bytes, roots: dict[str, int]) -> dict[int, tuple[str, list
             if number in out or not 0 < number <= len(data) // size:
                 continue
             page = data[(number - 1) * size:number * size]
-            header = 100 if number == 1 else 0
-            kind = page[header]
-            if kind not in (2, 5, 10, 13):
+            parsed = _page_cells(page, 100 if number == 1 else 0, usable)
+            if parsed is None:
                 continue
-            count = int.from_bytes(page[header + 3:header + 5], "big")
-            pointers = header + (12 if kind in (2, 5) else 8)
-            cells = []
-            for i in range(count):
-                at = int.from_bytes(page[pointers + 2 * i:pointers + 2 * i + 2], "big")
-                cells.append((at, page[at:at + _cell_size(page, at, kind, usable)]))
-                if kind in (2, 5):
-                    stack.append(int.from_bytes(page[at:at + 4], "big"))
-            if kind in (2, 5):
-                stack.append(int.from_bytes(page[header + 8:header + 12], "big"))
+            cells, children = parsed
+            stack.extend(children)
             out[number] = (name, cells)
     return out
+
+
+_parsed: dict[tuple[bytes, int, int], tuple[list, list] | None] = {}
+
+
+def _page_cells(page: bytes, header: int, usable: int):
+    """``([(offset, cell bytes), …], [child page numbers])`` of a b-tree page, or None for another page
+    (remembered by the page's bytes: most pages do not change from one snapshot to the next)."""
+    key = (page, header, usable)
+    if key in _parsed:
+        return _parsed[key]
+    kind = page[header]
+    result = None
+    if kind in (2, 5, 10, 13):
+        count = int.from_bytes(page[header + 3:header + 5], "big")
+        pointers = header + (12 if kind in (2, 5) else 8)
+        cells, children = [], []
+        for i in range(count):
+            at = int.from_bytes(page[pointers + 2 * i:pointers + 2 * i + 2], "big")
+            cells.append((at, page[at:at + _cell_size(page, at, kind, usable)]))
+            if kind in (2, 5):
+                children.append(int.from_bytes(page[at:at + 4], "big"))
+        if kind in (2, 5):
+            children.append(int.from_bytes(page[header + 8:header + 12], "big"))
+        result = (cells, children)
+    if len(_parsed) > 20_000:
+        _parsed.clear()
+    _parsed[key] = result
+    return result
 
 
 class LayoutWatch:
