@@ -82,15 +82,17 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
 
 
 def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, new: list[tuple]) -> None:
-    """Insert ``new`` rows (their values after the ``where`` columns, count last, without the offset)
-    and write every row of the group again, in key order; inside the caller's transaction.  After
-    it, the group's cells are in key order whatever order its rows appeared in."""
+    """Insert ``new`` rows (their values after the ``where`` columns, count last) and write every row of
+    the group again, in key order; inside the caller's transaction.  After it, the group's cells are
+    in key order whatever order its rows appeared in.  ``count`` is stored beside its ``pad``
+    (:func:`.slots.padding`)."""
     rows = conn.execute(f"SELECT {key}, count FROM {table} WHERE {where}", params).fetchall()
     known = {row[:-1] for row in rows}
-    fresh = [(*row[:-1], slots.OFFSET + row[-1]) for row in new if tuple(row[:-1]) not in known]
-    marks = ", ".join("?" * (len(params) + len(new[0])))
+    rows += [tuple(row) for row in new if tuple(row[:-1]) not in known]
+    marks = ", ".join("?" * (len(params) + len(new[0]) + 1))
     conn.execute(f"DELETE FROM {table} WHERE {where}", params)
-    conn.executemany(f"INSERT INTO {table} VALUES ({marks})", [(*params, *row) for row in sorted(rows + fresh)])
+    conn.executemany(f"INSERT INTO {table} VALUES ({marks})",
+                     [(*params, *row, slots.pad_of(row[-1])) for row in sorted(rows)])
 
 
 # The answer patterns of a survey and day live in fixed-size rows of ``pattern_buckets`` (m13):
@@ -189,6 +191,10 @@ def all_cells(q: Question) -> list[tuple[str, int]]:
     return [(stat, cell) for stat, cell, _ in cell_rows(q, q.qtype.column_stats(q, codes))]
 
 
+CELL_UPDATE = (f"UPDATE cell_counts SET count = count + :n, pad = {slots.padding('count + :n')} "
+               "WHERE survey_id = :survey AND qid = :qid AND stat = :stat AND cell = :cell")
+
+
 def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> None:
     """Add a question's statistics to ``cell_counts``; call inside the insert's transaction.
 
@@ -198,8 +204,7 @@ def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> 
     conn = db.conn
     new = []
     for stat, cell, count in cell_rows(q, stats):
-        if not conn.execute("UPDATE cell_counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND stat = ? "
-                            "AND cell = ?", [count, survey_id, q.id, stat, cell]).rowcount:
+        if not conn.execute(CELL_UPDATE, {"n": count, "survey": survey_id, "qid": q.id, "stat": stat, "cell": cell}).rowcount:
             new.append((stat, cell, count))
     if new:
         counted = {(stat, cell) for stat, cell, _ in new}

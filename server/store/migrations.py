@@ -419,6 +419,15 @@ def _pad(text: str, width: int) -> str:
     return text + " " * (width - len(text.encode()))
 
 
+def _padding(expr: str) -> str:
+    """SQL: the zero bytes that, beside the integer ``expr`` in a record, make eight bytes (SQLite stores an
+    integer in 0 bytes (0 and 1), 1, 2, 3, 4, 6 or 8), as :func:`deniable.server.store.slots.padding` (a copy)."""
+    return (f"zeroblob(8 - CASE WHEN {expr} BETWEEN 0 AND 1 THEN 0 WHEN {expr} BETWEEN -128 AND 127 THEN 1 "
+            f"WHEN {expr} BETWEEN -32768 AND 32767 THEN 2 WHEN {expr} BETWEEN -8388608 AND 8388607 THEN 3 "
+            f"WHEN {expr} BETWEEN -2147483648 AND 2147483647 THEN 4 "
+            f"WHEN {expr} BETWEEN -140737488355328 AND 140737488355327 THEN 6 ELSE 8 END)")
+
+
 _ENTRIES = 8  # entries of a pattern bucket
 _FIRST_BUCKETS = 4
 
@@ -456,8 +465,8 @@ def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> No
       the widths (each + 2⁵⁶).  ``responses`` becomes a view of the filled slots with the columns
       it had; inserting into it or deleting from it still works (triggers).  Existing responses
       keep their ids; every survey that has any gets as many free slots again (at least 64).
-    - ``counts`` and ``cell_counts`` store ``count`` + 2⁵⁶, eight bytes whatever the count, so an
-      increment overwrites the cell in place.
+    - ``counts`` and ``cell_counts`` get a column ``pad``: zero bytes that make eight with ``count``
+      (:func:`_padding`), so that a row keeps its size and an increment overwrites it in place.
     - ``pattern_buckets``: the answer patterns of a survey and day in fixed-size rows (buckets of
       fixed-width (count, pattern) entries, :func:`_pattern_buckets`), overwritten in place; the
       rows of ``answer_patterns`` move there (the table stays, empty).
@@ -519,6 +528,7 @@ def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> No
                                  for b, entries in enumerate(_pattern_buckets(counted, width))])
         db.execute("DELETE FROM answer_patterns")
         for table in ("counts", "cell_counts"):
-            db.execute(f"UPDATE {table} SET count = count + {_COUNTER_OFFSET} WHERE count < {_COUNTER_OFFSET}")
+            db.execute(f"ALTER TABLE {table} ADD COLUMN pad BLOB NOT NULL DEFAULT x''")
+            db.execute(f"UPDATE {table} SET pad = {_padding('count')}")
     db.execute("PRAGMA secure_delete = ON")
     db.execute("VACUUM")

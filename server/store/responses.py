@@ -118,8 +118,9 @@ def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, co
         if q.qtype.categorical:
             counts = np.bincount(column[column >= 0], minlength=q.k)
             db.conn.executemany(
-                "UPDATE counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND option = ?",
-                [(int(c), stored.id, q.id, i) for i, c in enumerate(counts) if c],
+                f"UPDATE counts SET count = count + :n, pad = {slots.padding('count + :n')} "
+                "WHERE survey_id = :survey AND qid = :qid AND option = :option",
+                [{"n": int(c), "survey": stored.id, "qid": q.id, "option": i} for i, c in enumerate(counts) if c],
             )
         elif (column >= 0).any():
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, column))
@@ -147,6 +148,10 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
     return response_id
 
 
+COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count + 1')} "
+             "WHERE survey_id = ? AND qid = ? AND option = ?")
+
+
 def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dict[str, int],
                      invitation: str | None, day: str) -> tuple[str, bool]:
     """Insert one response already validated (:func:`check_open`, :func:`validate_reports`), inside the
@@ -170,7 +175,7 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
     aggregates.add(db, stored.id, day, [aggregates.encode(stored.survey, clean)])
     questions = {q.id: q for q in stored.survey.questions}
     conn.executemany(
-        "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
+        COUNT_ONE,
         [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].qtype.categorical],
     )
     for qid, code in clean.items():

@@ -32,6 +32,30 @@ import secrets
 OFFSET = 1 << 56  # a stored counter is OFFSET + n: eight bytes whatever n (< 2⁵⁶) is
 MASK = OFFSET - 1  # ``column & MASK``: the counter (a value stored without the offset reads the same)
 FREE_DAY = "0000-00-00"
+
+
+def padding(expr: str) -> str:
+    """SQL: the zero bytes that, beside the integer ``expr`` in a record, make eight bytes.
+
+    SQLite stores an integer in 0 bytes (0 and 1), 1, 2, 3, 4, 6 or 8; a counter stored with
+    ``pad = padding(count)`` keeps its row's size, so an increment overwrites the cell in place,
+    and readers read ``count`` as it is."""
+    return (f"zeroblob(8 - CASE WHEN {expr} BETWEEN 0 AND 1 THEN 0 WHEN {expr} BETWEEN -128 AND 127 THEN 1 "
+            f"WHEN {expr} BETWEEN -32768 AND 32767 THEN 2 WHEN {expr} BETWEEN -8388608 AND 8388607 THEN 3 "
+            f"WHEN {expr} BETWEEN -2147483648 AND 2147483647 THEN 4 "
+            f"WHEN {expr} BETWEEN -140737488355328 AND 140737488355327 THEN 6 ELSE 8 END)")
+
+
+def pad_of(n: int) -> bytes:
+    """The bytes :func:`padding` gives beside ``n``."""
+    if 0 <= n <= 1:
+        return bytes(8)
+    for size, bound in ((1, 127), (2, 32767), (3, 8388607), (4, 2147483647), (6, 140737488355327)):
+        if -bound - 1 <= n <= bound:
+            return bytes(8 - size)
+    return b""
+
+
 MIN_SLOTS = 64
 PROBES = 200  # random keys tried before the slots are counted again (a quarter free: 4 on average)
 
@@ -160,7 +184,6 @@ def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[
 # ------------------------------------------------------------------ pattern buckets (written by .aggregates)
 
 ENTRIES = 8  # (count, pattern) entries of a pattern bucket
-COUNT = f"(count & {MASK})"  # a stored counter's value, in SQL
 
 
 def entries_of(day: str, entries: bytes) -> list[tuple[str, bytes, int]]:
@@ -175,7 +198,7 @@ def stored_patterns(db: sqlite_utils.Database, survey_id: int) -> list[tuple[str
     found: list[tuple[str, bytes, int]] = []
     for day, entries in db.execute("SELECT day, entries FROM pattern_buckets WHERE survey_id = ?", [survey_id]):
         found += (entry for entry in entries_of(day, entries) if entry[2])
-    found += db.execute(f"SELECT day, pattern, {COUNT} FROM answer_patterns WHERE survey_id = ?", [survey_id]).fetchall()
+    found += db.execute("SELECT day, pattern, count FROM answer_patterns WHERE survey_id = ?", [survey_id]).fetchall()
     found.sort()
     return found
 

@@ -22,7 +22,7 @@ from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
 from deniable.server.survey.definition import DefinitionError, Question, Survey
 
 from .db import write_transaction
-from .slots import MASK, OFFSET, stored_patterns
+from .slots import pad_of, stored_patterns
 
 STATUSES = ("draft", "open", "closed")
 TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
@@ -80,7 +80,7 @@ def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
 def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
     """Zeroed option counts of the choice questions (the other types' statistics: ``cell_counts``)."""
     return [
-        {"survey_id": survey_id, "qid": q.id, "option": i, "count": OFFSET}
+        {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0, "pad": pad_of(0)}
         for q in survey.questions if q.qtype.categorical for i in range(q.k)
     ]
 
@@ -280,7 +280,7 @@ def option_counts(db: sqlite_utils.Database, survey_id: int) -> dict[str, np.nda
     """Per question, the number of reports of each option (kept current on every insert): O(total k)."""
     counts: dict[str, list[int]] = {}
     for qid, option, count in db.execute(
-        f"SELECT qid, option, count & {MASK} FROM counts WHERE survey_id = ? ORDER BY qid, option", [survey_id]
+        "SELECT qid, option, count FROM counts WHERE survey_id = ? ORDER BY qid, option", [survey_id]
     ):
         counts.setdefault(qid, []).append(count)
     return {qid: np.asarray(values, dtype=np.int64) for qid, values in counts.items()}
@@ -295,8 +295,7 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
     counts = option_counts(db, stored.id)
     rows: dict[str, dict[str, list]] = {}
     for qid, stat, cell, count in db.execute(
-        f"SELECT qid, stat, cell, count & {MASK} FROM cell_counts WHERE survey_id = ? AND count & {MASK} > 0",
-        [stored.id]
+        "SELECT qid, stat, cell, count FROM cell_counts WHERE survey_id = ? AND count > 0", [stored.id]
     ):
         rows.setdefault(qid, {}).setdefault(stat, []).append((cell, count))
     out = {}
