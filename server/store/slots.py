@@ -115,31 +115,32 @@ def rebuild(conn, survey_id: int, *, room: int, reports_width: int, design_width
     return slots, filled, reports_width, design_width
 
 
-def _ready(conn, survey_id: int, n: int, reports: list[str], designs: list[str]) -> None:
-    """Make sure ``n`` more responses of these texts fit, a quarter of the slots staying free."""
+def _ready(conn, survey_id: int, n: int, reports: list[str], designs: list[str]) -> tuple[int, int, int, int]:
+    """Make sure ``n`` more responses of these texts fit, a quarter of the slots staying free; the sizes."""
     known = sizes(conn, survey_id)
     if known is not None:
         slots, filled, reports_width, design_width = known
         fits = (max(len(t.encode()) for t in reports) <= reports_width
                 and max(len(t.encode()) for t in designs) <= design_width)
         if fits and (slots - filled - n) * 4 >= slots:
-            return
+            return known
     else:
         reports_width = design_width = 0
-    rebuild(conn, survey_id, room=n, reports_width=width_for(reports, reports_width),
-            design_width=width_for(designs, design_width))
+    return rebuild(conn, survey_id, room=n, reports_width=width_for(reports, reports_width),
+                   design_width=width_for(designs, design_width))
+
+
+PROBE = "SELECT id, filled FROM response_slots WHERE survey_id = ? AND id >= ? ORDER BY id LIMIT 1"
 
 
 def _free_slot(conn, survey_id: int) -> str | None:
+    """A free slot: the first slot at or after a random key, while it is free (its chance is the gap of
+    keys before it, which has nothing to do with when anything was written); a key after the last
+    slot is drawn again."""
     for _ in range(PROBES):
-        row = (conn.execute("SELECT id, filled FROM response_slots WHERE survey_id = ? AND id >= ? ORDER BY id LIMIT 1",
-                            [survey_id, new_id()]).fetchone()
-               or conn.execute("SELECT id, filled FROM response_slots WHERE survey_id = ? ORDER BY id LIMIT 1",
-                               [survey_id]).fetchone())
-        if row is None:
-            return None
-        if not row[1]:
-            return row[0]
+        found = conn.execute(PROBE, [survey_id, new_id()]).fetchone()
+        if found is not None and not found[1]:
+            return found[0]
     return None
 
 
@@ -149,12 +150,12 @@ FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, de
 
 def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
     """Store one response in a random free slot of the survey (inside the caller's transaction); its id."""
-    _ready(conn, survey_id, 1, [reports], [design])
+    _, _, reports_width, design_width = _ready(conn, survey_id, 1, [reports], [design])
     rid = _free_slot(conn, survey_id)
     if rid is None:  # the slots were changed behind the sizes' back (rows deleted by hand): count them again
-        rebuild(conn, survey_id, room=1, reports_width=0, design_width=0)
+        _, _, reports_width, design_width = rebuild(conn, survey_id, room=1, reports_width=reports_width,
+                                                    design_width=design_width)
         rid = _free_slot(conn, survey_id)
-    _, _, reports_width, design_width = sizes(conn, survey_id)
     conn.execute(FILL, [day, pad(reports, reports_width), pad(design, design_width), survey_id, survey_id, rid])
     conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
     return rid
@@ -165,14 +166,14 @@ def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[
     n = len(reports)
     if not n:
         return
-    _ready(conn, survey_id, n, reports, designs)
+    _, _, reports_width, design_width = _ready(conn, survey_id, n, reports, designs)
     free = [rid for (rid,) in conn.execute("SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0",
                                            [survey_id])]
-    if len(free) < n:
-        rebuild(conn, survey_id, room=n, reports_width=0, design_width=0)
+    if len(free) < n:  # the slots were changed behind the sizes' back: count them again
+        _, _, reports_width, design_width = rebuild(conn, survey_id, room=n, reports_width=reports_width,
+                                                    design_width=design_width)
         free = [rid for (rid,) in conn.execute("SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0",
                                                [survey_id])]
-    _, _, reports_width, design_width = sizes(conn, survey_id)
     # Each response gets a slot drawn at random (so the slots' key order is not the rows' order), and
     # the slots are written in key order.
     chosen = sorted(zip(_random.sample(free, n), reports, designs))
