@@ -7,14 +7,16 @@ question (two when a question has 255 cells or more).  Discrete Laplace question
 questions of more than 7 options are not in the patterns (their cells would multiply the number
 of patterns): every view of them reads their **cell counts** (``cell_counts``, :func:`cell_rows`),
 which hold their own sufficient statistics — a value histogram, or ticks per option, pairwise
-co-occurrence and the number ticked.  The table ``answer_patterns`` holds, per survey and day, how many responses gave each
-pattern; every insert adds one in the same transaction as the response row and the per-option
+co-occurrence and the number ticked.  The table ``pattern_buckets`` holds, per survey and day,
+how many responses gave each pattern (in fixed-size rows: :func:`add`; ``answer_patterns`` held
+them before m13); every insert adds one in the same transaction as the response row and the per-option
 ``counts`` (:mod:`.responses`).  Everything grouped — cross-tabs of any two questions,
 subgroups, regression on direct covariates, estimates by day — is computed from it, so those
 views cost O(distinct patterns and days), not O(responses): the demo survey has 32 possible
 patterns whatever the number of respondents.  (A survey with many questions and options can have
 nearly as many distinct patterns as responses; then these views cost what a scan would, and no
-more.)  The table has no order and no time finer than the day (docs/design.md, invariant 6).
+more.)  The tables have no order and no time finer than the day (docs/design.md, invariant 6), in
+their rows or in the file's page layout: counts keep their row's size and are overwritten in place.
 
 Measured on the submission path (``python scripts/bench_aggregates.py``): one upsert per
 submission, against the alternative of one row per pair of questions (190 upserts for 20

@@ -7,7 +7,8 @@ for a choice (``threshold`` null when asked directly) or ``{qid: [type, …integ
 types (:func:`design_of`), and the day.  No IP
 address, no user agent, no time of day, and no order (invariant 6): a response's key is random
 (:func:`new_response_id`), so the table, an export and every id sort in an order that
-has nothing to do with the order of submission.  Every insert also bumps ``counts`` in the same
+has nothing to do with the order of submission, and a response overwrites a random free slot made
+ahead of need (:mod:`.slots`), so neither does the file's page layout.  Every insert also bumps ``counts`` in the same
 transaction (``cell_counts`` for the types other than choice), so the estimators' sufficient
 statistics always agree with the rows.
 """

@@ -22,6 +22,12 @@ rebuild a page's cells are in key order; afterwards only overwrites in place.
 widths (each + :data:`OFFSET`, so its row is overwritten in place too).  The view ``responses``
 (:mod:`.migrations`, m13) shows the filled slots with the columns a response always had, so every
 reader reads ``responses``.
+
+The same holds for every counter a submission touches: ``counts`` and ``cell_counts`` keep their
+row's size with a ``pad`` column (:func:`padding`), and the answer patterns live in fixed-size
+buckets (:func:`entries_of`; written by :func:`.aggregates.add`).  A growth rebuild runs under the
+write lock of the submission that needs it: about half a second per 30,000 slots on the
+development machine, once per doubling.
 """
 
 from __future__ import annotations
