@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import weakref
 
 import numpy as np
 import sqlite_utils
@@ -105,6 +106,11 @@ def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, n
 ENTRIES = slots.ENTRIES
 FIRST_BUCKETS = 4
 _random = random.SystemRandom()
+BUCKET = "SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ? AND bucket = ?"
+# The bucket and, to check the number of buckets this connection remembers, the day's last bucket.
+BUCKET_AND_TOP = ("SELECT entries, (SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ?1 AND day = ?2) "
+                  "FROM pattern_buckets WHERE survey_id = ?1 AND day = ?2 AND bucket = ?3")
+_bucket_counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db → {(survey id, day): buckets}
 
 
 def bucket_of(pattern: bytes, buckets: int) -> int:
@@ -136,6 +142,13 @@ def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[byte
         return
     counts = [1] * len(patterns) if counts is None else counts
     conn, width = db.conn, len(patterns[0])
+    cache = _bucket_counts.setdefault(db, {})
+    if len(patterns) == 1 and (survey_id, day) in cache:  # the common case: one statement, checked below
+        b = bucket_of(patterns[0], cache[survey_id, day])
+        row = conn.execute(BUCKET_AND_TOP, [survey_id, day, b]).fetchone()
+        if row is not None and row[1] + 1 == cache[survey_id, day]:
+            _count_in(conn, survey_id, day, b, row[0], patterns[0], int(counts[0]), width)
+            return
     top = conn.execute("SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ? AND day = ?",
                        [survey_id, day]).fetchone()[0]
     if top is None or len(patterns) > ENTRIES:  # a new day, or a bulk insert: merge and write the day again
@@ -147,30 +160,37 @@ def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[byte
         buckets = FIRST_BUCKETS if top is None else top + 1
         while len(counted) * 2 > buckets * ENTRIES:
             buckets *= 2
-        _write_buckets(conn, survey_id, day, counted, width, buckets)
+        cache[survey_id, day] = _write_buckets(conn, survey_id, day, counted, width, buckets)
         return
     buckets = top + 1
     for pattern, count in zip(patterns, counts):
         while True:
             b = bucket_of(pattern, buckets)
-            entries = conn.execute("SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ? AND bucket = ?",
-                                   [survey_id, day, b]).fetchone()[0]
-            held = slots.entries_of(day, entries)
-            at = next((i for i, (_, p, n) in enumerate(held) if n and p == pattern), None)
-            if at is None:
-                free = [i for i, (_, _, n) in enumerate(held) if not n]
-                if not free:  # a full bucket: twice as many buckets, the day written again in key order
-                    counted = {p: n for _, p, n in slots.stored_day(conn, survey_id, day)}
-                    buckets = _write_buckets(conn, survey_id, day, counted, width, 2 * buckets)
-                    continue
-                at, total = _random.choice(free), int(count)
-            else:
-                total = held[at][2] + int(count)
-            start = at * (8 + width)
-            conn.execute("UPDATE pattern_buckets SET entries = ? WHERE survey_id = ? AND day = ? AND bucket = ?",
-                         [entries[:start] + total.to_bytes(8, "big") + pattern + entries[start + 8 + width:],
-                          survey_id, day, b])
-            break
+            entries = conn.execute(BUCKET, [survey_id, day, b]).fetchone()[0]
+            if _count_in(conn, survey_id, day, b, entries, pattern, int(count), width):
+                break
+            # A full bucket: twice as many buckets, the day written again in key order.
+            counted = {p: n for _, p, n in slots.stored_day(conn, survey_id, day)}
+            buckets = _write_buckets(conn, survey_id, day, counted, width, 2 * buckets)
+    cache[survey_id, day] = buckets
+
+
+def _count_in(conn, survey_id: int, day: str, b: int, entries: bytes, pattern: bytes, count: int, width: int) -> bool:
+    """Add ``count`` to ``pattern``'s entry of bucket ``b`` (a random empty entry if it has none) and
+    overwrite the row, same size, in place; False if the bucket is full."""
+    held = slots.entries_of(day, entries)
+    at = next((i for i, (_, p, n) in enumerate(held) if n and p == pattern), None)
+    if at is None:
+        free = [i for i, (_, _, n) in enumerate(held) if not n]
+        if not free:
+            return False
+        at, total = _random.choice(free), count
+    else:
+        total = held[at][2] + count
+    start = at * (8 + width)
+    conn.execute("UPDATE pattern_buckets SET entries = ? WHERE survey_id = ? AND day = ? AND bucket = ?",
+                 [entries[:start] + total.to_bytes(8, "big") + pattern + entries[start + 8 + width:], survey_id, day, b])
+    return True
 
 
 def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:

@@ -154,16 +154,26 @@ FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, de
         f"text_version = (SELECT text_version FROM surveys WHERE id = ?) + {OFFSET} WHERE survey_id = ? AND id = ?")
 
 
+COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
+             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {MASK}")
+
+
 def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
     """Store one response in a random free slot of the survey (inside the caller's transaction); its id."""
-    _, _, reports_width, design_width = _ready(conn, survey_id, 1, [reports], [design])
-    rid = _free_slot(conn, survey_id)
-    if rid is None:  # the slots were changed behind the sizes' back (rows deleted by hand): count them again
-        _, _, reports_width, design_width = rebuild(conn, survey_id, room=1, reports_width=reports_width,
-                                                    design_width=design_width)
+    known = conn.execute(COUNT_ONE, [survey_id]).fetchone()  # counted first: one statement, not two
+    rid = None
+    if known is not None:
+        slots, filled, reports_width, design_width = known
+        if (len(reports.encode()) <= reports_width and len(design.encode()) <= design_width
+                and (slots - filled) * 4 >= slots):
+            rid = _free_slot(conn, survey_id)
+    if rid is None:  # growth, wider reports, the first response, or slots changed by hand: rebuild
+        _, _, reports_width, design_width = rebuild(
+            conn, survey_id, room=1, reports_width=width_for([reports], known[2] if known else 0),
+            design_width=width_for([design], known[3] if known else 0))
+        conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
         rid = _free_slot(conn, survey_id)
     conn.execute(FILL, [day, pad(reports, reports_width), pad(design, design_width), survey_id, survey_id, rid])
-    conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
     return rid
 
 
