@@ -63,6 +63,7 @@ def pad_of(n: int) -> bytes:
 
 
 MIN_SLOTS = 64
+GROWTH = 2  # a rebuild makes this many times the slots: 4 rows written per response, at most 2.7 slots per response
 PROBES = 200  # random keys tried before the slots are counted again (a quarter free: 4 on average)
 
 _random = random.SystemRandom()
@@ -100,9 +101,9 @@ def rebuild(conn, survey_id: int, *, room: int, reports_width: int, design_width
                         "WHERE survey_id = ? AND filled = 1", [survey_id]).fetchall()
     known = sizes(conn, survey_id)
     filled = len(rows)
-    slots = max(MIN_SLOTS, 2 * (known[0] if known else 0))
+    slots = max(MIN_SLOTS, GROWTH * (known[0] if known else 0))
     while (slots - filled - room) * 4 < slots:
-        slots *= 2
+        slots *= GROWTH
     reports_width = width_for([r[2] for r in rows], reports_width)
     design_width = width_for([r[3] for r in rows], design_width)
     taken = {r[0] for r in rows}
