@@ -7,14 +7,16 @@ question (two when a question has 255 cells or more).  Discrete Laplace question
 questions of more than 7 options are not in the patterns (their cells would multiply the number
 of patterns): every view of them reads their **cell counts** (``cell_counts``, :func:`cell_rows`),
 which hold their own sufficient statistics — a value histogram, or ticks per option, pairwise
-co-occurrence and the number ticked.  The table ``answer_patterns`` holds, per survey and day, how many responses gave each
-pattern; every insert adds one in the same transaction as the response row and the per-option
+co-occurrence and the number ticked.  The table ``pattern_buckets`` holds, per survey and day,
+how many responses gave each pattern (in fixed-size rows: :func:`add`; ``answer_patterns`` held
+them before m13); every insert adds one in the same transaction as the response row and the per-option
 ``counts`` (:mod:`.responses`).  Everything grouped — cross-tabs of any two questions,
 subgroups, regression on direct covariates, estimates by day — is computed from it, so those
 views cost O(distinct patterns and days), not O(responses): the demo survey has 32 possible
 patterns whatever the number of respondents.  (A survey with many questions and options can have
 nearly as many distinct patterns as responses; then these views cost what a scan would, and no
-more.)  The table has no order and no time finer than the day (docs/design.md, invariant 6).
+more.)  The tables have no order and no time finer than the day (docs/design.md, invariant 6), in
+their rows or in the file's page layout: counts keep their row's size and are overwritten in place.
 
 Measured on the submission path (``python scripts/bench_aggregates.py``): one upsert per
 submission, against the alternative of one row per pair of questions (190 upserts for 20
@@ -23,6 +25,10 @@ questions).
 
 from __future__ import annotations
 
+import hashlib
+import random
+import weakref
+
 import numpy as np
 import sqlite_utils
 
@@ -30,6 +36,7 @@ from deniable.server.survey.dataset import NOT_ANSWERED
 from deniable.server.survey.definition import Question, Survey
 from deniable.server.survey.patterns import Patterns
 
+from . import slots
 from .surveys import StoredSurvey
 
 
@@ -65,7 +72,7 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
     """Read the survey's answer patterns (O(distinct day × pattern rows))."""
     dtype = _dtype(stored.survey)
     survey = stored.survey.only(q.id for q in pattern_questions(stored.survey))
-    rows = db.execute("SELECT day, pattern, count FROM answer_patterns WHERE survey_id = ?", [stored.id]).fetchall()
+    rows = slots.stored_patterns(db, stored.id)
     m = len(survey.questions)
     if rows:
         days, blobs, counts = zip(*rows)
@@ -77,18 +84,113 @@ def pattern_counts(db: sqlite_utils.Database, stored: StoredSurvey) -> Patterns:
                     counts=np.asarray(counts, dtype=np.int64))
 
 
-UPSERT = ("INSERT INTO answer_patterns (survey_id, day, pattern, count) VALUES (?, ?, ?, ?) "
-          "ON CONFLICT (survey_id, day, pattern) DO UPDATE SET count = count + excluded.count")
+def _insert_in_key_order(conn, table: str, where: str, params: list, key: str, new: list[tuple]) -> None:
+    """Insert ``new`` rows (their values after the ``where`` columns, count last) and write every row of
+    the group again, in key order; inside the caller's transaction.  After it, the group's cells are
+    in key order whatever order its rows appeared in.  ``count`` is stored beside its ``pad``
+    (:func:`.slots.padding`)."""
+    rows = conn.execute(f"SELECT {key}, count FROM {table} WHERE {where}", params).fetchall()
+    known = {row[:-1] for row in rows}
+    rows += [tuple(row) for row in new if tuple(row[:-1]) not in known]
+    marks = ", ".join("?" * (len(params) + len(new[0]) + 1))
+    conn.execute(f"DELETE FROM {table} WHERE {where}", params)
+    conn.executemany(f"INSERT INTO {table} VALUES ({marks})",
+                     [(*params, *row, slots.pad_of(row[-1])) for row in sorted(rows)])
+
+
+# The answer patterns of a survey and day live in fixed-size rows of ``pattern_buckets`` (m13):
+# ENTRIES entries of (count: 8 bytes big-endian, 0 = empty; pattern), a pattern in bucket
+# hash(pattern) mod the day's number of buckets.  A new pattern takes a random empty entry of its
+# bucket, a count is incremented where it is, and the row is overwritten with bytes of the same size,
+# in place.  A full bucket doubles the day's buckets: every row of the day written again in key order.
+ENTRIES = slots.ENTRIES
+FIRST_BUCKETS = 4
+_random = random.SystemRandom()
+BUCKET = "SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ? AND bucket = ?"
+# The bucket and, to check the number of buckets this connection remembers, the day's last bucket.
+BUCKET_AND_TOP = ("SELECT entries, (SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ?1 AND day = ?2) "
+                  "FROM pattern_buckets WHERE survey_id = ?1 AND day = ?2 AND bucket = ?3")
+_bucket_counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db → {(survey id, day): buckets}
+
+
+def bucket_of(pattern: bytes, buckets: int) -> int:
+    return int.from_bytes(hashlib.blake2b(pattern, digest_size=8).digest(), "big") % buckets
+
+
+def _write_buckets(conn, survey_id: int, day: str, counted: dict[bytes, int], width: int, buckets: int) -> int:
+    """Write the day's buckets again, in key order, with at least ``buckets`` of them (doubled until
+    every bucket holds its patterns); return how many."""
+    while True:
+        held: list[list[bytes]] = [[] for _ in range(buckets)]
+        for pattern in counted:
+            held[bucket_of(pattern, buckets)].append(pattern)
+        if max(map(len, held)) <= ENTRIES:
+            break
+        buckets *= 2
+    empty = bytes(8 + width)
+    conn.execute("DELETE FROM pattern_buckets WHERE survey_id = ? AND day = ?", [survey_id, day])
+    conn.executemany("INSERT INTO pattern_buckets VALUES (?, ?, ?, ?)", (
+        (survey_id, day, b, b"".join(counted[p].to_bytes(8, "big") + p for p in sorted(patterns))
+         + empty * (ENTRIES - len(patterns)))
+        for b, patterns in enumerate(held)))
+    return buckets
 
 
 def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[bytes], counts=None) -> None:
     """Count ``patterns`` (each once, or ``counts[i]`` times); call inside the insert's transaction."""
+    if not len(patterns):
+        return
     counts = [1] * len(patterns) if counts is None else counts
-    db.conn.executemany(UPSERT, [(survey_id, day, p, int(c)) for p, c in zip(patterns, counts)])
+    conn, width = db.conn, len(patterns[0])
+    cache = _bucket_counts.setdefault(db, {})
+    if len(patterns) == 1 and (survey_id, day) in cache:  # the common case: one statement, checked below
+        b = bucket_of(patterns[0], cache[survey_id, day])
+        row = conn.execute(BUCKET_AND_TOP, [survey_id, day, b]).fetchone()
+        if row is not None and row[1] + 1 == cache[survey_id, day]:
+            _count_in(conn, survey_id, day, b, row[0], patterns[0], int(counts[0]), width)
+            return
+    top = conn.execute("SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ? AND day = ?",
+                       [survey_id, day]).fetchone()[0]
+    if top is None or len(patterns) > ENTRIES:  # a new day, or a bulk insert: merge and write the day again
+        counted: dict[bytes, int] = {}
+        for _, pattern, count in slots.stored_day(conn, survey_id, day):
+            counted[pattern] = count
+        for pattern, count in zip(patterns, counts):
+            counted[pattern] = counted.get(pattern, 0) + int(count)
+        buckets = FIRST_BUCKETS if top is None else top + 1
+        while len(counted) * 2 > buckets * ENTRIES:
+            buckets *= 2
+        cache[survey_id, day] = _write_buckets(conn, survey_id, day, counted, width, buckets)
+        return
+    buckets = top + 1
+    for pattern, count in zip(patterns, counts):
+        while True:
+            b = bucket_of(pattern, buckets)
+            entries = conn.execute(BUCKET, [survey_id, day, b]).fetchone()[0]
+            if _count_in(conn, survey_id, day, b, entries, pattern, int(count), width):
+                break
+            # A full bucket: twice as many buckets, the day written again in key order.
+            counted = {p: n for _, p, n in slots.stored_day(conn, survey_id, day)}
+            buckets = _write_buckets(conn, survey_id, day, counted, width, 2 * buckets)
+    cache[survey_id, day] = buckets
 
 
-CELL_UPSERT = ("INSERT INTO cell_counts (survey_id, qid, stat, cell, count) VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (survey_id, qid, stat, cell) DO UPDATE SET count = count + excluded.count")
+def _count_in(conn, survey_id: int, day: str, b: int, entries: bytes, pattern: bytes, count: int, width: int) -> bool:
+    """Add ``count`` to ``pattern``'s entry of bucket ``b`` (a random empty entry if it has none) and
+    overwrite the row, same size, in place; False if the bucket is full."""
+    held = slots.entries_of(day, entries)
+    at = next((i for i, (_, p, n) in enumerate(held) if n and p == pattern), None)
+    if at is None:
+        free = [i for i, (_, _, n) in enumerate(held) if not n]
+        if not free:
+            return False
+        at, total = _random.choice(free), count
+    else:
+        total = held[at][2] + count
+    start = at * (8 + width)
+    conn.execute("UPDATE pattern_buckets SET entries = ? WHERE survey_id = ? AND day = ? AND bucket = ?",
+                 [entries[:start] + total.to_bytes(8, "big") + pattern + entries[start + 8 + width:], survey_id, day, b])
+    return True
 
 
 def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
@@ -97,9 +199,39 @@ def cell_rows(q: Question, stats) -> list[tuple[str, int, int]]:
     return q.qtype.cell_rows(q, stats)
 
 
+ALL_CELLS_MAX = 1 << 20  # a question of more codes gets its cells one by one, as they are first counted
+
+
+def all_cells(q: Question) -> list[tuple[str, int]]:
+    """Every ``(stat, cell)`` a question's reports can count in: the cells of the statistics of every
+    possible code (none when it has more than :data:`ALL_CELLS_MAX` codes)."""
+    n = q.qtype.n_cells(q)
+    if n > ALL_CELLS_MAX:
+        return []
+    codes = np.arange(n, dtype=np.int64)
+    codes = codes[~q.qtype.invalid_codes(q, codes)]
+    return [(stat, cell) for stat, cell, _ in cell_rows(q, q.qtype.column_stats(q, codes))]
+
+
+CELL_UPDATE = (f"UPDATE cell_counts SET count = count + :n, pad = {slots.padding('count + :n')} "
+               "WHERE survey_id = :survey AND qid = :qid AND stat = :stat AND cell = :cell")
+
+
 def add_cells(db: sqlite_utils.Database, survey_id: int, q: Question, stats) -> None:
-    """Add a question's statistics to ``cell_counts``; call inside the insert's transaction."""
-    db.conn.executemany(CELL_UPSERT, [(survey_id, q.id, stat, cell, count) for stat, cell, count in cell_rows(q, stats)])
+    """Add a question's statistics to ``cell_counts``; call inside the insert's transaction.
+
+    The first time a question counts in a cell that has no row, every cell it can count in is made
+    (at zero: readers leave those out) and the question's rows are written again in key order, so
+    that afterwards every increment overwrites its cell in place."""
+    conn = db.conn
+    new = []
+    for stat, cell, count in cell_rows(q, stats):
+        if not conn.execute(CELL_UPDATE, {"n": count, "survey": survey_id, "qid": q.id, "stat": stat, "cell": cell}).rowcount:
+            new.append((stat, cell, count))
+    if new:
+        counted = {(stat, cell) for stat, cell, _ in new}
+        new += [(stat, cell, 0) for stat, cell in all_cells(q) if (stat, cell) not in counted]
+        _insert_in_key_order(conn, "cell_counts", "survey_id = ? AND qid = ?", [survey_id, q.id], "stat, cell", new)
 
 
 def json_path(qid: str) -> str:

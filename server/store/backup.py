@@ -72,7 +72,7 @@ def hold_serving_lock(path) -> int:
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     if not {"surveys", "responses"} <= tables:
         raise BackupError("it is not a deniable database (no surveys or responses table)")
     surveys = conn.execute("SELECT count(*) FROM surveys").fetchone()[0]

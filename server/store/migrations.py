@@ -22,6 +22,7 @@ the existing tables and changes nothing.)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Iterable
@@ -400,3 +401,134 @@ def m12_protected_estimates_without_a_budget(db: sqlite_utils.Database) -> None:
         """CREATE TRIGGER release_budget_fixed BEFORE UPDATE OF epsilon ON release_budgets
         WHEN NEW.epsilon IS NOT OLD.epsilon AND EXISTS (SELECT 1 FROM release_ledger WHERE survey_id = OLD.survey_id)
         BEGIN SELECT RAISE(ABORT, 'the release budget is fixed once something has been released'); END""")
+
+
+# m13's constants and helpers, as of its day (copied, not imported: a migration is frozen).
+_COUNTER_OFFSET = 1 << 56  # a stored counter is this + n: eight bytes whatever n is (n < 2⁵⁶)
+_FREE_DAY = "0000-00-00"
+_MIN_SLOTS = 64
+
+
+def _slot_width(texts: list[str]) -> int:
+    """A slot's width for these JSON texts (bytes): the longest, a quarter more, a multiple of 16."""
+    longest = max((len(t.encode()) for t in texts), default=0)
+    return max(16, -(-(longest * 5 // 4) // 16) * 16)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - len(text.encode()))
+
+
+def _padding(expr: str) -> str:
+    """SQL: the zero bytes that, beside the integer ``expr`` in a record, make eight bytes (SQLite stores an
+    integer in 0 bytes (0 and 1), 1, 2, 3, 4, 6 or 8), as :func:`deniable.server.store.slots.padding` (a copy)."""
+    return (f"zeroblob(8 - CASE WHEN {expr} BETWEEN 0 AND 1 THEN 0 WHEN {expr} BETWEEN -128 AND 127 THEN 1 "
+            f"WHEN {expr} BETWEEN -32768 AND 32767 THEN 2 WHEN {expr} BETWEEN -8388608 AND 8388607 THEN 3 "
+            f"WHEN {expr} BETWEEN -2147483648 AND 2147483647 THEN 4 "
+            f"WHEN {expr} BETWEEN -140737488355328 AND 140737488355327 THEN 6 ELSE 8 END)")
+
+
+_ENTRIES = 8  # entries of a pattern bucket
+_FIRST_BUCKETS = 4
+
+
+def _pattern_buckets(counted: dict[bytes, int], width: int) -> list[bytes]:
+    """The rows of one survey and day's pattern buckets, as :mod:`deniable.server.store.aggregates`
+    writes them (a copy, as of m13): ``_ENTRIES`` entries of (count, 8 bytes big-endian, 0 = empty;
+    pattern), a pattern in bucket blake2b-64(pattern) mod the number of buckets, which is at least 4
+    and twice the entries needed, doubled until no bucket overflows."""
+    buckets = _FIRST_BUCKETS
+    while len(counted) * 2 > buckets * _ENTRIES:
+        buckets *= 2
+    while True:
+        held: list[list[bytes]] = [[] for _ in range(buckets)]
+        for pattern in counted:
+            held[int.from_bytes(hashlib.blake2b(pattern, digest_size=8).digest(), "big") % buckets].append(pattern)
+        if max(map(len, held)) <= _ENTRIES:
+            break
+        buckets *= 2
+    return [b"".join(counted[p].to_bytes(8, "big") + p for p in sorted(patterns))
+            + bytes(8 + width) * (_ENTRIES - len(patterns)) for patterns in held]
+
+
+@migrations(transactional=False)
+def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> None:
+    """No order of submission in the file's page layout (issue 23): SQLite puts a new cell below the
+    cells already in its page and moves a cell whose size changes to the lowest offset, so the
+    offsets of the cells in a page gave away the order they were written.
+
+    - ``response_slots``: responses live in slots with random keys made ahead of need, in key order
+      (:mod:`deniable.server.store.responses`); a submission overwrites a random free slot with
+      bytes of exactly its size (``filled`` 0 → 1 takes no bytes either way, ``reports`` and
+      ``design`` padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶), which SQLite
+      does in place.  ``response_slot_sizes``: per survey the number of slots, of filled ones and
+      the widths (each + 2⁵⁶).  ``responses`` becomes a view of the filled slots with the columns
+      it had; inserting into it or deleting from it still works (triggers).  Existing responses
+      keep their ids; every survey that has any gets as many free slots again (at least 64).
+    - ``counts`` and ``cell_counts`` get a column ``pad``: zero bytes that make eight with ``count``
+      (:func:`_padding`), so that a row keeps its size and an increment overwrites it in place.
+    - ``pattern_buckets``: the answer patterns of a survey and day in fixed-size rows (buckets of
+      fixed-width (count, pattern) entries, :func:`_pattern_buckets`), overwritten in place; the
+      rows of ``answer_patterns`` move there (the table stays, empty).
+    - The file is then vacuumed: every table and index is rebuilt in key order, and nothing of the
+      old layout remains.
+    """
+    with db.atomic():
+        db.execute("CREATE TABLE response_slots (survey_id INTEGER NOT NULL REFERENCES surveys(id), id TEXT NOT NULL, "
+                   "filled INTEGER NOT NULL, submitted_on TEXT NOT NULL, reports TEXT NOT NULL, design TEXT NOT NULL, "
+                   "text_version INTEGER NOT NULL, PRIMARY KEY (survey_id, id)) WITHOUT ROWID")
+        db.execute("CREATE TABLE response_slot_sizes (survey_id INTEGER PRIMARY KEY REFERENCES surveys(id), "
+                   "slots INTEGER NOT NULL, filled INTEGER NOT NULL, reports_width INTEGER NOT NULL, "
+                   "design_width INTEGER NOT NULL)")
+        for (survey_id,) in db.execute("SELECT DISTINCT survey_id FROM responses").fetchall():
+            rows = db.execute("SELECT id, submitted_on, reports, design, text_version FROM responses "
+                              "WHERE survey_id = ?", [survey_id]).fetchall()
+            reports_width = _slot_width([r[2] for r in rows])
+            design_width = _slot_width([r[3] for r in rows])
+            taken = {r[0] for r in rows}
+            slots = [(survey_id, rid, 1, day, _pad(rep, reports_width), _pad(des, design_width),
+                      _COUNTER_OFFSET + (version or 1)) for rid, day, rep, des, version in rows]
+            while len(slots) < max(_MIN_SLOTS, 2 * len(rows)):
+                rid = _response_id()
+                if rid not in taken:
+                    taken.add(rid)
+                    slots.append((survey_id, rid, 0, _FREE_DAY, " " * reports_width, " " * design_width,
+                                  _COUNTER_OFFSET))
+            slots.sort(key=lambda slot: slot[1])
+            db.conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", slots)
+            db.execute("INSERT INTO response_slot_sizes VALUES (?, ?, ?, ?, ?)",
+                       [survey_id, *(_COUNTER_OFFSET + n for n in (len(slots), len(rows), reports_width, design_width))])
+        db.execute("DROP TABLE responses")  # its index and its text_version trigger with it
+        db.execute(f"CREATE VIEW responses AS SELECT id, survey_id, submitted_on, rtrim(reports) AS reports, "
+                   f"rtrim(design) AS design, text_version & {_COUNTER_OFFSET - 1} AS text_version "
+                   "FROM response_slots WHERE filled = 1")
+        db.execute(
+            f"""CREATE TRIGGER responses_insert INSTEAD OF INSERT ON responses BEGIN
+            INSERT INTO response_slots (survey_id, id, filled, submitted_on, reports, design, text_version)
+            VALUES (NEW.survey_id, NEW.id, 1, NEW.submitted_on, NEW.reports, NEW.design,
+                    ifnull(NEW.text_version, (SELECT text_version FROM surveys WHERE id = NEW.survey_id)) + {_COUNTER_OFFSET});
+            UPDATE response_slot_sizes SET slots = slots + 1, filled = filled + 1 WHERE survey_id = NEW.survey_id;
+            END""")
+        db.execute(
+            f"""CREATE TRIGGER responses_delete INSTEAD OF DELETE ON responses BEGIN
+            UPDATE response_slots SET filled = 0, submitted_on = '{_FREE_DAY}', reports = printf('%*s', length(reports), ''),
+                   design = printf('%*s', length(design), ''), text_version = {_COUNTER_OFFSET}
+            WHERE survey_id = OLD.survey_id AND id = OLD.id;
+            UPDATE response_slot_sizes SET filled = filled - 1 WHERE survey_id = OLD.survey_id;
+            END""")
+        db.execute("CREATE TABLE pattern_buckets (survey_id INTEGER NOT NULL REFERENCES surveys(id), day TEXT NOT NULL, "
+                   "bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (survey_id, day, bucket)) WITHOUT ROWID")
+        days = db.execute("SELECT DISTINCT survey_id, day FROM answer_patterns").fetchall()
+        for survey_id, day in days:
+            counted = dict(db.execute("SELECT pattern, count FROM answer_patterns WHERE survey_id = ? AND day = ?",
+                                      [survey_id, day]).fetchall())
+            width = len(next(iter(counted)))
+            db.conn.executemany("INSERT INTO pattern_buckets VALUES (?, ?, ?, ?)",
+                                [(survey_id, day, b, entries)
+                                 for b, entries in enumerate(_pattern_buckets(counted, width))])
+        db.execute("DELETE FROM answer_patterns")
+        for table in ("counts", "cell_counts"):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN pad BLOB NOT NULL DEFAULT x''")
+            db.execute(f"UPDATE {table} SET pad = {_padding('count')}")
+    db.execute("PRAGMA secure_delete = ON")
+    db.execute("VACUUM")

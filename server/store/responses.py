@@ -7,7 +7,8 @@ for a choice (``threshold`` null when asked directly) or ``{qid: [type, …integ
 types (:func:`design_of`), and the day.  No IP
 address, no user agent, no time of day, and no order (invariant 6): a response's key is random
 (:func:`new_response_id`), so the table, an export and every id sort in an order that
-has nothing to do with the order of submission.  Every insert also bumps ``counts`` in the same
+has nothing to do with the order of submission, and a response overwrites a random free slot made
+ahead of need (:mod:`.slots`), so neither does the file's page layout.  Every insert also bumps ``counts`` in the same
 transaction (``cell_counts`` for the types other than choice), so the estimators' sufficient
 statistics always agree with the rows.
 """
@@ -15,7 +16,6 @@ statistics always agree with the rows.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -26,7 +26,7 @@ from deniable.errors import FieldError
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
-from . import aggregates, invitations
+from . import aggregates, invitations, slots
 from .db import write_transaction
 from .scrub import scrub_before_answering
 from .surveys import StoredSurvey, get_survey, today
@@ -37,7 +37,7 @@ FETCH_SIZE = 100_000
 
 def new_response_id() -> str:
     """A random response identifier (96 bits): it orders nothing and reveals nothing."""
-    return secrets.token_urlsafe(12)
+    return slots.new_id()
 
 
 class ReportError(FieldError):
@@ -116,8 +116,9 @@ def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, co
         if q.qtype.categorical:
             counts = np.bincount(column[column >= 0], minlength=q.k)
             db.conn.executemany(
-                "UPDATE counts SET count = count + ? WHERE survey_id = ? AND qid = ? AND option = ?",
-                [(int(c), stored.id, q.id, i) for i, c in enumerate(counts) if c],
+                f"UPDATE counts SET count = count + :n, pad = {slots.padding('count + :n')} "
+                "WHERE survey_id = :survey AND qid = :qid AND option = :option",
+                [{"n": int(c), "survey": stored.id, "qid": q.id, "option": i} for i, c in enumerate(counts) if c],
             )
         elif (column >= 0).any():
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, column))
@@ -145,6 +146,10 @@ def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Map
     return response_id
 
 
+COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count + 1')} "
+             "WHERE survey_id = ? AND qid = ? AND option = ?")
+
+
 def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dict[str, int],
                      invitation: str | None, day: str) -> tuple[str, bool]:
     """Insert one response already validated (:func:`check_open`, :func:`validate_reports`), inside the
@@ -163,16 +168,12 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
     if row[1]:
         invitations.consume(db, stored.id, invitation)
     design = design_of(stored.survey)
-    response_id = new_response_id()
-    conn.execute(
-        "INSERT INTO responses (id, survey_id, submitted_on, reports, design) VALUES (?, ?, ?, ?, ?)",
-        [response_id, stored.id, day, _compact(_reports_json(stored.survey, clean)),
-         _compact({qid: design[qid] for qid in clean})],
-    )
-    conn.execute(aggregates.UPSERT, [stored.id, day, aggregates.encode(stored.survey, clean), 1])
+    response_id = slots.fill(conn, stored.id, day, _compact(_reports_json(stored.survey, clean)),
+                             _compact({qid: design[qid] for qid in clean}))
+    aggregates.add(db, stored.id, day, [aggregates.encode(stored.survey, clean)])
     questions = {q.id: q for q in stored.survey.questions}
     conn.executemany(
-        "UPDATE counts SET count = count + 1 WHERE survey_id = ? AND qid = ? AND option = ?",
+        COUNT_ONE,
         [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].qtype.categorical],
     )
     for qid, code in clean.items():
@@ -310,15 +311,10 @@ def insert_many(db: sqlite_utils.Database, stored: StoredSurvey, columns: Mappin
             d_part = np.array([f',"{q.id}":{_compact(design[q.id])}' if c >= 0 else "" for c in codes], dtype=object)
             reports = reports + r_part[inverse.reshape(-1)]
             designs = designs + d_part[inverse.reshape(-1)]
-        # Random keys, inserted in key order (which is random with respect to the rows): the
-        # B-tree fills page by page instead of splitting at random places.
-        rows = sorted(zip((new_response_id() for _ in range(size)), reports.tolist(), designs.tolist()))
+        # Free slots drawn at random, written in key order (:func:`.slots.fill_many`).
         with write_transaction(db):
-            db.conn.executemany(
-                "INSERT INTO responses (id, survey_id, submitted_on, reports, design) "
-                "VALUES (?, ?, ?, '{' || substr(?, 2) || '}', '{' || substr(?, 2) || '}')",
-                ((rid, stored.id, day, rep, des) for rid, rep, des in rows),
-            )
+            slots.fill_many(db.conn, stored.id, day, ["{" + rep[1:] + "}" for rep in reports.tolist()],
+                            ["{" + des[1:] + "}" for des in designs.tolist()])
             add_statistics(db, stored, day, block)
         done += size
         if progress is not None:

@@ -24,6 +24,7 @@ from deniable.server.survey.definition import DefinitionError, Question, Survey
 from deniable.errors import FieldError
 
 from .db import write_transaction
+from .slots import pad_of, stored_patterns
 
 STATUSES = ("draft", "open", "closed")
 TRANSITIONS = {"draft": {"open"}, "open": {"closed"}, "closed": {"open"}}
@@ -81,7 +82,7 @@ def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
 def _count_rows(survey_id: int, survey: Survey) -> list[dict]:
     """Zeroed option counts of the choice questions (the other types' statistics: ``cell_counts``)."""
     return [
-        {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0}
+        {"survey_id": survey_id, "qid": q.id, "option": i, "count": 0, "pad": pad_of(0)}
         for q in survey.questions if q.qtype.categorical for i in range(q.k)
     ]
 
@@ -133,6 +134,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
         db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM cell_counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM answer_patterns WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM pattern_buckets WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
         db["questions"].insert_all(_question_rows(survey_id, survey))
         db["counts"].insert_all(_count_rows(survey_id, survey))
@@ -167,8 +169,8 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
-        for table in ("counts", "cell_counts", "answer_patterns", "release_budgets", "questions", "survey_shares",
-                      "invitations", "wording_versions", "responses"):
+        for table in ("counts", "cell_counts", "answer_patterns", "pattern_buckets", "release_budgets", "questions",
+                      "survey_shares", "invitations", "wording_versions", "response_slots", "response_slot_sizes"):
             db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
 
@@ -295,7 +297,7 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
     counts = option_counts(db, stored.id)
     rows: dict[str, dict[str, list]] = {}
     for qid, stat, cell, count in db.execute(
-        "SELECT qid, stat, cell, count FROM cell_counts WHERE survey_id = ?", [stored.id]
+        "SELECT qid, stat, cell, count FROM cell_counts WHERE survey_id = ? AND count > 0", [stored.id]
     ):
         rows.setdefault(qid, {}).setdefault(stat, []).append((cell, count))
     out = {}
@@ -309,5 +311,4 @@ def survey_stats(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
 
 def respondent_count(db: sqlite_utils.Database, survey_id: int) -> int:
     """How many responses the survey has: O(distinct answer patterns), not a count of the rows."""
-    return db.execute("SELECT coalesce(sum(count), 0) FROM answer_patterns WHERE survey_id = ?",
-                      [survey_id]).fetchone()[0]
+    return sum(count for _, _, count in stored_patterns(db, survey_id))

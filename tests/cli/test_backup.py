@@ -106,7 +106,7 @@ def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tm
     ordered = [rid for rid in acknowledged if rid in copied]
     by_time, pairs = order_agreement(dest, ordered)
     by_key, _ = order_agreement(dest, sorted(ordered))
-    assert pairs > 1000 and by_key > 0.95  # the attack reads the layout ...
+    assert pairs > 1000 and by_key > 0.9  # the attack reads the layout (free slots between the rows: ~0.93) ...
     assert 0.4 < by_time < 0.6  # ... and finds no submission order in it
 
     restored = run("restore", dest, "--db", db_path)

@@ -53,7 +53,7 @@ def test_wide_questions_use_two_bytes_and_round_trip(db_path, rows):
     db = init_db(db_path)
     try:
         stored = get_survey(db, "wide") or insert_survey(db, WIDE, status="open")
-        db.execute("DELETE FROM responses"), db.execute("DELETE FROM answer_patterns")
+        db.execute("DELETE FROM responses"), db.execute("DELETE FROM pattern_buckets")
         db.execute("UPDATE counts SET count = 0")
         insert_many(db, stored, {"big": np.array([r[0] for r in rows]), "small": np.array([r[1] for r in rows])})
         same_counts(aggregates.pattern_counts(db, stored), load_db_dataset(db, "wide"))

@@ -36,8 +36,8 @@ def test_response_ids_are_random_and_the_table_has_no_rowid(db, stored):
     ids = [store_response(db, stored, REPORTS) for _ in range(50)]
     assert len(set(ids)) == 50 and all(len(i) == 16 for i in ids)
     assert ids != sorted(ids)
-    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'responses'").fetchone()[0]
-    assert "WITHOUT ROWID" in sql and "id TEXT PRIMARY KEY" in sql
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'response_slots'").fetchone()[0]
+    assert "WITHOUT ROWID" in sql and "PRIMARY KEY (survey_id, id)" in sql  # responses: a view of its filled slots
     listed = [r[0] for r in db.execute("SELECT id FROM responses WHERE survey_id = ?", [stored.id])]
     assert listed == sorted(ids)  # the table's order is the random keys' order, not submission order
 

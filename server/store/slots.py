@@ -1,0 +1,228 @@
+"""Response slots: responses are written into rows made ahead of need, so the file's layout keeps no order.
+
+SQLite writes a new cell below the cells already in its page, and moves a cell whose size changes
+to the lowest offset of its page: sorting the cells of a page by offset gives the order they were
+written in.  So a response is never a new row.  Each survey has **slots** in ``response_slots``
+(``WITHOUT ROWID``, key ``(survey_id, id)``, ``id`` random as :func:`.responses.new_response_id`
+makes them), made ahead of need and written all at once in key order.  A submission overwrites a
+free slot chosen at random (:func:`fill`) with bytes of exactly the slot's size — ``filled`` 0 → 1
+(SQLite stores both in no bytes), the day in place of ``0000-00-00``, ``reports`` and ``design``
+padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶ (:data:`OFFSET`) — and SQLite
+overwrites a cell of the same size where it is.  A slot is chosen by a random key: the first slot
+at or after it (its chance is the gap before it, which has nothing to do with time), drawn again
+while that slot is filled.
+
+When fewer than a quarter of the slots would be free, or a report is wider than the slots, the
+survey's slots are **rebuilt** (:func:`rebuild`): twice as many (at least :data:`MIN_SLOTS`), the
+filled ones kept with their ids, every row deleted and written again in key order (amortized
+O(1) per response; a survey of 10⁶ responses rebuilds 4·10⁶ rows once in a while).  After a
+rebuild a page's cells are in key order; afterwards only overwrites in place.
+
+``response_slot_sizes`` keeps per survey the numbers of slots and of filled ones and the two
+widths (each + :data:`OFFSET`, so its row is overwritten in place too).  The view ``responses``
+(:mod:`.migrations`, m13) shows the filled slots with the columns a response always had, so every
+reader reads ``responses``.
+
+The same holds for every counter a submission touches: ``counts`` and ``cell_counts`` keep their
+row's size with a ``pad`` column (:func:`padding`), and the answer patterns live in fixed-size
+buckets (:func:`entries_of`; written by :func:`.aggregates.add`).  A growth rebuild runs under the
+write lock of the submission that needs it: about half a second per 30,000 slots on the
+development machine, once per doubling.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+
+OFFSET = 1 << 56  # a stored counter is OFFSET + n: eight bytes whatever n (< 2⁵⁶) is
+MASK = OFFSET - 1  # ``column & MASK``: the counter (a value stored without the offset reads the same)
+FREE_DAY = "0000-00-00"
+
+
+def padding(expr: str) -> str:
+    """SQL: the zero bytes that, beside the integer ``expr`` in a record, make eight bytes.
+
+    SQLite stores an integer in 0 bytes (0 and 1), 1, 2, 3, 4, 6 or 8; a counter stored with
+    ``pad = padding(count)`` keeps its row's size, so an increment overwrites the cell in place,
+    and readers read ``count`` as it is."""
+    return (f"zeroblob(8 - CASE WHEN {expr} BETWEEN 0 AND 1 THEN 0 WHEN {expr} BETWEEN -128 AND 127 THEN 1 "
+            f"WHEN {expr} BETWEEN -32768 AND 32767 THEN 2 WHEN {expr} BETWEEN -8388608 AND 8388607 THEN 3 "
+            f"WHEN {expr} BETWEEN -2147483648 AND 2147483647 THEN 4 "
+            f"WHEN {expr} BETWEEN -140737488355328 AND 140737488355327 THEN 6 ELSE 8 END)")
+
+
+def pad_of(n: int) -> bytes:
+    """The bytes :func:`padding` gives beside ``n``."""
+    if 0 <= n <= 1:
+        return bytes(8)
+    for size, bound in ((1, 127), (2, 32767), (3, 8388607), (4, 2147483647), (6, 140737488355327)):
+        if -bound - 1 <= n <= bound:
+            return bytes(8 - size)
+    return b""
+
+
+MIN_SLOTS = 64
+GROWTH = 2  # a rebuild makes this many times the slots: 4 rows written per response, at most 2.7 slots per response
+PROBES = 200  # random keys tried before the slots are counted again (a quarter free: 4 on average)
+
+_random = random.SystemRandom()
+
+
+def new_id() -> str:
+    """A random slot (and response) identifier of 96 bits."""
+    return secrets.token_urlsafe(12)
+
+
+def width_for(texts, at_least: int = 0) -> int:
+    """A width (bytes) for these JSON texts: at least ``at_least``, else the longest plus a quarter,
+    rounded up to a multiple of 16."""
+    longest = max((len(t.encode()) for t in texts), default=0)
+    if longest <= at_least:
+        return at_least
+    return max(16, at_least * 5 // 4, -(-(longest * 5 // 4) // 16) * 16)
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * (width - len(text.encode()))
+
+
+def sizes(conn, survey_id: int) -> tuple[int, int, int, int] | None:
+    """``(slots, filled, reports width, design width)`` of the survey, or None before its first slot."""
+    row = conn.execute("SELECT slots & ?, filled & ?, reports_width & ?, design_width & ? "
+                       "FROM response_slot_sizes WHERE survey_id = ?", [MASK, MASK, MASK, MASK, survey_id]).fetchone()
+    return tuple(row) if row else None
+
+
+def rebuild(conn, survey_id: int, *, room: int, reports_width: int, design_width: int) -> tuple[int, int, int, int]:
+    """Rewrite the survey's slots in key order with ``room`` more free than filled ones at least (and a
+    quarter of the slots free after that), at least these widths; inside the caller's transaction."""
+    rows = conn.execute("SELECT id, submitted_on, rtrim(reports), rtrim(design), text_version FROM response_slots "
+                        "WHERE survey_id = ? AND filled = 1", [survey_id]).fetchall()
+    known = sizes(conn, survey_id)
+    filled = len(rows)
+    slots = max(MIN_SLOTS, GROWTH * (known[0] if known else 0))
+    while (slots - filled - room) * 4 < slots:
+        slots *= GROWTH
+    reports_width = width_for([r[2] for r in rows], reports_width)
+    design_width = width_for([r[3] for r in rows], design_width)
+    taken = {r[0] for r in rows}
+    out = [(survey_id, rid, 1, day, pad(rep, reports_width), pad(des, design_width), version)
+           for rid, day, rep, des, version in rows]
+    while len(out) < slots:
+        rid = new_id()
+        if rid not in taken:
+            taken.add(rid)
+            out.append((survey_id, rid, 0, FREE_DAY, " " * reports_width, " " * design_width, OFFSET))
+    out.sort(key=lambda slot: slot[1])
+    conn.execute("DELETE FROM response_slots WHERE survey_id = ?", [survey_id])
+    conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", out)
+    conn.execute("INSERT OR REPLACE INTO response_slot_sizes VALUES (?, ?, ?, ?, ?)",
+                 [survey_id, OFFSET + slots, OFFSET + filled, OFFSET + reports_width, OFFSET + design_width])
+    return slots, filled, reports_width, design_width
+
+
+def _ready(conn, survey_id: int, n: int, reports: list[str], designs: list[str]) -> tuple[int, int, int, int]:
+    """Make sure ``n`` more responses of these texts fit, a quarter of the slots staying free; the sizes."""
+    known = sizes(conn, survey_id)
+    if known is not None:
+        slots, filled, reports_width, design_width = known
+        fits = (max(len(t.encode()) for t in reports) <= reports_width
+                and max(len(t.encode()) for t in designs) <= design_width)
+        if fits and (slots - filled - n) * 4 >= slots:
+            return known
+    else:
+        reports_width = design_width = 0
+    return rebuild(conn, survey_id, room=n, reports_width=width_for(reports, reports_width),
+                   design_width=width_for(designs, design_width))
+
+
+PROBE = "SELECT id, filled FROM response_slots WHERE survey_id = ? AND id >= ? ORDER BY id LIMIT 1"
+
+
+def _free_slot(conn, survey_id: int) -> str | None:
+    """A free slot: the first slot at or after a random key, while it is free (its chance is the gap of
+    keys before it, which has nothing to do with when anything was written); a key after the last
+    slot is drawn again."""
+    for _ in range(PROBES):
+        found = conn.execute(PROBE, [survey_id, new_id()]).fetchone()
+        if found is not None and not found[1]:
+            return found[0]
+    return None
+
+
+FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, design = ?, "
+        f"text_version = (SELECT text_version FROM surveys WHERE id = ?) + {OFFSET} WHERE survey_id = ? AND id = ?")
+
+
+COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
+             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {MASK}")
+
+
+def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
+    """Store one response in a random free slot of the survey (inside the caller's transaction); its id."""
+    known = conn.execute(COUNT_ONE, [survey_id]).fetchone()  # counted first: one statement, not two
+    rid = None
+    if known is not None:
+        slots, filled, reports_width, design_width = known
+        if (len(reports.encode()) <= reports_width and len(design.encode()) <= design_width
+                and (slots - filled) * 4 >= slots):
+            rid = _free_slot(conn, survey_id)
+    if rid is None:  # growth, wider reports, the first response, or slots changed by hand: rebuild
+        _, _, reports_width, design_width = rebuild(
+            conn, survey_id, room=1, reports_width=width_for([reports], known[2] if known else 0),
+            design_width=width_for([design], known[3] if known else 0))
+        conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
+        rid = _free_slot(conn, survey_id)
+    conn.execute(FILL, [day, pad(reports, reports_width), pad(design, design_width), survey_id, survey_id, rid])
+    return rid
+
+
+def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[str]) -> None:
+    """Store many responses in free slots drawn uniformly at random, written in key order (bulk inserts)."""
+    n = len(reports)
+    if not n:
+        return
+    _, _, reports_width, design_width = _ready(conn, survey_id, n, reports, designs)
+    free = [rid for (rid,) in conn.execute("SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0",
+                                           [survey_id])]
+    if len(free) < n:  # the slots were changed behind the sizes' back: count them again
+        _, _, reports_width, design_width = rebuild(conn, survey_id, room=n, reports_width=reports_width,
+                                                    design_width=design_width)
+        free = [rid for (rid,) in conn.execute("SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0",
+                                               [survey_id])]
+    # Each response gets a slot drawn at random (so the slots' key order is not the rows' order), and
+    # the slots are written in key order.
+    chosen = sorted(zip(_random.sample(free, n), reports, designs))
+    conn.executemany(FILL, ((day, pad(rep, reports_width), pad(des, design_width), survey_id, survey_id, rid)
+                            for rid, rep, des in chosen))
+    conn.execute("UPDATE response_slot_sizes SET filled = filled + ? WHERE survey_id = ?", [n, survey_id])
+
+
+# ------------------------------------------------------------------ pattern buckets (written by .aggregates)
+
+ENTRIES = 8  # (count, pattern) entries of a pattern bucket
+
+
+def entries_of(day: str, entries: bytes) -> list[tuple[str, bytes, int]]:
+    width = len(entries) // ENTRIES
+    return [(day, entries[at + 8:at + width], int.from_bytes(entries[at:at + 8], "big"))
+            for at in range(0, len(entries), width)]
+
+
+def stored_patterns(db: sqlite_utils.Database, survey_id: int) -> list[tuple[str, bytes, int]]:
+    """Every ``(day, pattern, count)`` of the survey, sorted by day and pattern: the entries of its
+    pattern buckets and any row of the table ``answer_patterns`` (empty since m13)."""
+    found: list[tuple[str, bytes, int]] = []
+    for day, entries in db.execute("SELECT day, entries FROM pattern_buckets WHERE survey_id = ?", [survey_id]):
+        found += (entry for entry in entries_of(day, entries) if entry[2])
+    found += db.execute("SELECT day, pattern, count FROM answer_patterns WHERE survey_id = ?", [survey_id]).fetchall()
+    found.sort()
+    return found
+
+
+def stored_day(conn, survey_id: int, day: str) -> list[tuple[str, bytes, int]]:
+    """The filled entries of the survey's buckets of one day."""
+    return [entry for (entries,) in conn.execute("SELECT entries FROM pattern_buckets WHERE survey_id = ? AND day = ?",
+                                                 [survey_id, day])
+            for entry in entries_of(day, entries) if entry[2]]
