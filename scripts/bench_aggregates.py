@@ -4,7 +4,7 @@
 
 For a survey of ``--questions`` questions, on a fresh SQLite file with the app's schema, it times
 the submission transaction three ways (each one ``BEGIN IMMEDIATE`` … ``COMMIT`` per response,
-as ``store_response`` does):
+as ``insert_validated`` does):
 
 - **rows + counts**: the response row and one counts update per question (what the results page
   needs);

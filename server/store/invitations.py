@@ -5,7 +5,7 @@ or ``_``, so that no CSV writes it with a spreadsheet guard before it: :func:`ne
 database keeps only its SHA-256.
 A slow password hash is not needed: nobody can search a 2^144 space, so the hash only has to
 be one-way.  A token is consumed by deleting its hash in the same ``BEGIN IMMEDIATE``
-transaction that inserts the response (:func:`.responses.store_response`): the response
+transaction that inserts the response (:func:`.responses.insert_validated`): the response
 is stored iff the token was valid and unused, and a refused response leaves the token usable.
 The response row holds nothing about the token, and the ``invitations`` table has no rowid, no
 time and no "used" flag, so neither table can be joined to the other, not even by order.

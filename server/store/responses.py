@@ -28,7 +28,6 @@ from deniable.server.survey.definition import Survey
 
 from . import aggregates, invitations, slots
 from .db import write_transaction
-from .scrub import scrub_before_answering
 from .surveys import StoredSurvey, get_survey, today
 
 BATCH_SIZE = 50_000
@@ -122,28 +121,6 @@ def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, co
             )
         elif (column >= 0).any():
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, column))
-
-
-def store_response(db: sqlite_utils.Database, stored: StoredSurvey, reports: Mapping,
-                   invitation: str | None = None, *, scrub_now: bool = True) -> str:
-    """Validate and store one response in one ``BEGIN IMMEDIATE`` transaction; return its random id.
-
-    The survey's status is checked again inside the transaction, so a survey closed between
-    the page load and the submit refuses the response.  For an invitation-only survey the
-    ``invitation`` token is consumed in the same transaction (:mod:`.invitations`):
-    :class:`~.invitations.InvitationError` if it is missing, unknown or used.  Then, before the
-    caller acknowledges anything, the WAL is scrubbed (:func:`.scrub.scrub_before_answering`) so
-    that no file keeps the commit that links the token to the response; if a long reader keeps it
-    busy for more than a second, the background scrubber does it within its interval after that.
-    ``scrub_now=False`` leaves it to the scrubber (for the test that shows the attack it stops).
-    """
-    check_open(stored)
-    clean = validate_reports(stored, reports)
-    with write_transaction(db):
-        response_id, invited = insert_validated(db, stored, clean, invitation, today())
-    if invited and scrub_now:
-        scrub_before_answering(db)
-    return response_id
 
 
 COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count + 1')} "

@@ -34,6 +34,10 @@ from __future__ import annotations
 
 import random
 import secrets
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 OFFSET = 1 << 56  # a stored counter is OFFSET + n: eight bytes whatever n (< 2⁵⁶) is
 MASK = OFFSET - 1  # ``column & MASK``: the counter (a value stored without the offset reads the same)

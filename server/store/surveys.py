@@ -249,7 +249,7 @@ def get_launched_survey(db: sqlite_utils.Database, slug: str) -> StoredSurvey | 
     after the first request each connection reads only the survey's own row (status,
     invitation-only, dates, text version) and reuses the parsed questions, reading them again
     only after a wording fix (:mod:`.wording`) moved the text version on.  The status read here is a
-    snapshot: :func:`deniable.server.store.responses.store_response` reads it again inside its write
+    snapshot: :func:`deniable.server.store.responses.insert_validated` reads it again inside its write
     transaction, so a survey closed in between accepts nothing.
     """
     row = db.conn.execute("SELECT id, status, target_n, opened_on, closed_on, invitation_only, text_version "

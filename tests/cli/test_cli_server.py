@@ -16,7 +16,7 @@ from deniable.client.submit import submit
 from deniable.server.cli import cli
 from deniable.server.store.db import connect
 from deniable.server.store.demo import DEMO_DEFINITION
-from deniable.server.store.responses import store_response
+from support.store import store_response
 from deniable.server.store.surveys import get_survey
 from support.serving import free_port, wait_until_serving
 

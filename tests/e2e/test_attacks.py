@@ -25,7 +25,7 @@ import pytest
 
 from deniable.server.store.db import connect, init_db
 from deniable.server.store.invitations import generate, token_hash
-from deniable.server.store.responses import store_response
+from support.store import store_response
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import load_definition
 from support.forensics import find_evidence, keyed_hashes, linked_by_commits

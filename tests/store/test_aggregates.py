@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from deniable.server.store import aggregates
 from deniable.server.store.db import init_db
-from deniable.server.store.responses import insert_many, load_db_dataset, store_response
+from deniable.server.store.responses import insert_many, load_db_dataset
+from support.store import store_response
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import Question, Survey
 

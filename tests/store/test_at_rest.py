@@ -14,7 +14,8 @@ import pytest
 from deniable.server.store import scrub as scrubbing
 from deniable.server.store.db import connect
 from deniable.server.store.invitations import generate, token_hash
-from deniable.server.store.responses import insert_many, store_response
+from deniable.server.store.responses import insert_many
+from support.store import store_response
 from deniable.server.store.surveys import get_survey, set_status
 
 REPORTS = {"drug_use": 1, "cheating": 2}

@@ -11,7 +11,8 @@ import pyreadstat
 import pytest
 
 from deniable.server.store.exports import load_export, write_export
-from deniable.server.store.responses import load_db_dataset, store_response
+from deniable.server.store.responses import load_db_dataset
+from support.store import store_response
 from deniable.server.store.surveys import insert_survey
 from deniable.server.store.wording import fix_wording
 from deniable.server.survey.codebook import DesignMismatch, check_design, design_line

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from deniable.server.store.db import init_db
-from deniable.server.store.responses import insert_many, store_response
+from deniable.server.store.responses import insert_many
+from support.store import store_response
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import parse_definition
 from support.layout import LayoutWatch

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from deniable.server.store.demo import demo_survey
-from deniable.server.store.responses import store_response
+from support.store import store_response
 from deniable.server.store.surveys import (LifecycleError, delete_draft, duplicate_survey, get_launched_survey,
                                            get_survey, insert_survey, set_status)
 from deniable.server.store.wording import WordingError, fix_wording, wording_changes, wording_history

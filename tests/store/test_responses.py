@@ -9,9 +9,10 @@ import pytest
 
 from deniable.server.store.db import connect
 from deniable.server.store.demo import demo_survey
-from deniable.server.store.responses import (ReportError, SurveyClosedError, insert_many,
-                              load_db_dataset, store_response, validate_reports)
+from deniable.server.store.responses import (ReportError, SurveyClosedError, insert_many, load_db_dataset,
+                                             validate_reports)
 from deniable.server.store.surveys import get_survey, insert_survey, option_counts, set_status, today
+from support.store import store_response
 
 
 def counts_agree_with_rows(db, stored) -> bool:

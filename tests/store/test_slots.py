@@ -9,7 +9,8 @@ import sqlite3
 import numpy as np
 
 from deniable.server.store import slots
-from deniable.server.store.responses import insert_many, load_db_dataset, store_response
+from deniable.server.store.responses import insert_many, load_db_dataset
+from support.store import store_response
 from deniable.server.store.surveys import option_counts, respondent_count
 from support.layout import btree_cells
 

@@ -122,7 +122,7 @@ def group_commit(app) -> GroupCommit:
 
 
 def submit(app, stored: StoredSurvey, reports, invitation) -> str:
-    """Validate ``reports`` as :func:`deniable.server.store.responses.store_response` does, then store
+    """Validate ``reports`` as :func:`deniable.server.store.responses.validate_reports` does, then store
     them through this process's group commit; the response's id, or the error that refused it."""
     check_open(stored)
     return group_commit(app).store(app, stored, validate_reports(stored, reports), invitation)

@@ -15,7 +15,7 @@ everything Flask did for the route, in the same order:
 5. an unknown slug or a draft is 404, a body over ``MAX_CONTENT_LENGTH`` 413 (chunked too), a
    body the client cut off 400 (nothing reads the body before this step);
 6. the body is parsed, validated and stored (:func:`.group_commit.submit`: validated as
-   :func:`deniable.server.store.responses.store_response` does, in a write transaction shared with
+   :func:`deniable.server.store.responses.validate_reports` does, in a write transaction shared with
    the process's other waiting submissions), and answered ``201 {"id": …}`` once committed;
 
 with the same security headers (:data:`..security.HEADERS`), a connection from the same pool,

@@ -1,0 +1,33 @@
+"""Storing one response directly, for tests that need responses in a database without a server.
+
+The server stores submissions through :func:`deniable.server.web.respondent.group_commit.submit`
+(validated, then batched into one write transaction per group); this is the same store path for
+one response at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from deniable.server.store.db import write_transaction
+from deniable.server.store.responses import check_open, insert_validated, validate_reports
+from deniable.server.store.scrub import scrub_before_answering
+from deniable.server.store.surveys import today
+
+
+def store_response(db, stored, reports: Mapping, invitation: str | None = None, *, scrub_now: bool = True) -> str:
+    """Validate and store one response in one ``BEGIN IMMEDIATE`` transaction; return its random id.
+
+    The survey's status is checked again inside the transaction; for an invitation-only survey the
+    ``invitation`` token is consumed in the same transaction, and the WAL is scrubbed before
+    returning (:func:`deniable.server.store.scrub.scrub_before_answering`) as the server does before
+    acknowledging.  ``scrub_now=False`` leaves it to the scrubber (for the test that shows the
+    attack it stops).
+    """
+    check_open(stored)
+    clean = validate_reports(stored, reports)
+    with write_transaction(db):
+        response_id, invited = insert_validated(db, stored, clean, invitation, today())
+    if invited and scrub_now:
+        scrub_before_answering(db)
+    return response_id
