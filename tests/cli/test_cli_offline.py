@@ -155,6 +155,7 @@ def test_by_subgroups(cli_runner, files):
     assert len(list(csv.DictReader(io.StringIO(out)))) == 3 * 2 + 3 * 3 + 2  # + one row per empty "not answered"
 
 
+@pytest.mark.slow  # the exact planner at k = 2 takes seconds (issue 29): the full suite
 def test_plan(cli_runner):
     out = invoke_ok(cli_runner, ["plan", "--k", "2", "--margin", "0.03"]).stdout
     for eps in ("0.5", "1", "2", "4"):

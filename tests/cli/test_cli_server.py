@@ -131,6 +131,7 @@ def test_estimate_reads_the_export_and_the_database_alike(tmp_path, survey_file)
 
 
 
+@pytest.mark.slow  # a real gunicorn: the full suite
 def test_serve_runs_gunicorn_with_the_demo(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"

@@ -117,6 +117,7 @@ def test_formula_errors_are_one_line(files, formula, message):
     assert result.exit_code == 1 and result.output.startswith(message) and result.output.count("\n") == 1
 
 
+@pytest.mark.slow  # four real processes: the full suite
 def test_separation_empty_cells_and_collinearity_are_one_line_in_a_real_process(tmp_path, files):
     survey, _ = files
     # 30 responses: "Several times" never reported in the third year → the fit diverges

@@ -97,7 +97,7 @@ def habits():
     return parse_definition(json.loads((ROOT / "examples" / "habits.json").read_text(encoding="utf-8")))
 
 
-@pytest.mark.parametrize("before", [0, 1000])
+@pytest.mark.parametrize("before", [0, pytest.param(1000, marks=pytest.mark.slow)])  # 15 s: the full suite
 def test_the_newest_submissions_are_in_no_order_in_the_file(tmp_path, before):
     def run(i):
         path = tmp_path / f"run{i}.db"
@@ -118,6 +118,7 @@ def test_the_newest_submissions_are_in_no_order_in_the_file(tmp_path, before):
         assert 1 - LIMIT <= fraction <= LIMIT, (group, found)
 
 
+@pytest.mark.slow  # 12 s: the full suite runs it
 def test_an_upgraded_database_keeps_no_order_either(tmp_path):
     """A database made by an earlier deniable (tests/data/compat-7ad577a.db), upgraded by today's code."""
     def run(i):

@@ -72,6 +72,7 @@ def r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc: bool) -> np.ndarray:
     return np.array([float(v) for v in done.stdout.split()]).reshape(3, 4)
 
 
+@pytest.mark.slow  # R itself, three times: the full suite
 @pytest.mark.parametrize("seed,fpc", [(1, False), (2, True), (3, False)])
 def test_weighted_shares_standard_errors_and_intervals_equal_r_survey(tmp_path, seed, fpc):
     stratum, cluster, w, y, big_n = sample(seed)
@@ -84,6 +85,7 @@ def test_weighted_shares_standard_errors_and_intervals_equal_r_survey(tmp_path, 
     assert ours.ci_high == pytest.approx(expected[:, 3], abs=1e-6)
 
 
+@pytest.mark.slow  # R itself: the full suite
 def test_randomized_reports_map_r_surveys_report_shares_through_the_mechanism(tmp_path):
     stratum, cluster, w, y, big_n = sample(4)  # y read as the reports of a 3-option question at ε = 1
     expected = r_survey(tmp_path, stratum, cluster, w, y, big_n, False)
