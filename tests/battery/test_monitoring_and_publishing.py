@@ -20,13 +20,9 @@ from deniable.server.survey.release import candidates
 from deniable.server.survey.simulate import simulate_dataset
 
 from support.battery import SLUG, battery_definition, battery_questions, battery_truth, question_ids
-from support.dashboard import csrf_token
+from support.dashboard import post
 
 EARLIER = "2020-01-01"  # a second day of answers, before the battery's own (today)
-
-
-def post(client, url, data):
-    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
 
 
 @pytest.fixture

@@ -38,6 +38,11 @@ def csrf_token(client, url: str = "/auth/login") -> str:
     return match.group(1)
 
 
+def post(client, url: str, data: dict):
+    """POST a dashboard form with a fresh CSRF token (from the survey list)."""
+    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
+
+
 def builder_form(token: str, fields: dict, questions: list[dict]) -> dict:
     """The builder's POST: the survey's ``fields`` (slug, title, …), then each question's fields as
     ``questions-<i>-<key>``, every question required."""

@@ -9,8 +9,8 @@ import re
 import pytest
 from markupsafe import escape
 
-from support.dashboard import csrf_token, ensure_researcher, login, make_survey, open_db, sample_columns, \
-    store_reports
+from support.dashboard import (csrf_token, ensure_researcher, login, make_survey, open_db, post, sample_columns,
+                               store_reports)
 
 
 @pytest.fixture
@@ -18,10 +18,6 @@ def habits(app):
     stored = make_survey(app, status="open")
     store_reports(app, "habits", sample_columns(600))
     return stored
-
-
-def post(client, url, data):
-    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
 
 
 def table(app, name):

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from support.dashboard import DEFINITION, csrf_token, make_survey, open_db, sample_columns, store_reports
+from support.dashboard import DEFINITION, make_survey, open_db, post, sample_columns, store_reports
 
 
 @pytest.fixture
@@ -17,10 +17,6 @@ def habits(app):
     stored = make_survey(app, status="open")
     store_reports(app, "habits", sample_columns(600))
     return stored
-
-
-def post(client, url, data):
-    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
 
 
 def rows(app, sql):
