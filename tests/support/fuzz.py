@@ -88,7 +88,7 @@ def near_valid_definition():
 
 
 def table_snapshot(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
-    """Every row of every table (surveys, questions, responses, counts, researchers, …)."""
+    """Every row of every table and view (surveys, questions, the view responses, counts, researchers, …)."""
     tables = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
     return {t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}
