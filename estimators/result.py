@@ -26,9 +26,6 @@ def json_number(value):
     return value if math.isfinite(value) else None
 
 
-_json_number = json_number
-
-
 def _json(value):
     """A result's field as JSON: arrays as lists, non-finite numbers as None, nested results as dicts,
     a dict keyed by tuples (a check-all question's pairs) as a list of ``{"key": [...], **value}``."""
@@ -47,7 +44,7 @@ def _json(value):
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return _json_number(value)
+        return json_number(value)
     return value
 
 
@@ -113,8 +110,8 @@ class EstimateResult(Result):
             raise ValueError(f"labels must have k={self.k} entries, got {len(labels)}")
         return {
             "n": self.n,
-            "epsilon": _json_number(self.epsilon),
-            "declared_epsilon": _json_number(self.declared_epsilon),
+            "epsilon": json_number(self.epsilon),
+            "declared_epsilon": json_number(self.declared_epsilon),
             "p": self.p,
             "q": self.q,
             "method": self.method,
@@ -125,11 +122,11 @@ class EstimateResult(Result):
                 {
                     "label": labels[i],
                     "noisy_count": int(self.noisy_counts[i]),
-                    "estimate": _json_number(self.estimate[i]),
-                    "consistent": _json_number(self.consistent[i]),
-                    "std_error": _json_number(self.std_error[i]),
-                    "ci_low": _json_number(self.ci_low[i]),
-                    "ci_high": _json_number(self.ci_high[i]),
+                    "estimate": json_number(self.estimate[i]),
+                    "consistent": json_number(self.consistent[i]),
+                    "std_error": json_number(self.std_error[i]),
+                    "ci_low": json_number(self.ci_low[i]),
+                    "ci_high": json_number(self.ci_high[i]),
                 }
                 for i in range(self.k)
             ],

@@ -25,13 +25,10 @@ def backup(dest, db_path) -> None:
     Example:
         deniable backup /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
     """
-    from deniable.server.store.backup import BackupError
     from deniable.server.store.backup import backup as make_backup
 
-    try:
+    try:  # a BackupError is one line through the deniable group (deniable.errors)
         summary = make_backup(db_path, dest)
-    except BackupError as exc:
-        fail(str(exc))
     except OSError as exc:
         fail(f"{dest}: cannot write: {exc.strerror or exc}")
     click.echo(f"Backed up {db_path} to {summary.path}: {plural(summary.surveys, 'survey')}, "
@@ -51,15 +48,12 @@ def restore(src, db_path) -> None:
     Example:
         deniable restore /var/backups/deniable-2026-11-24.db --db /srv/deniable/deniable.db
     """
-    from deniable.server.store.backup import BackupError
     from deniable.server.store.backup import restore as put_back
 
     from .common import database
 
-    try:
+    try:  # a BackupError is one line through the deniable group (deniable.errors)
         summary = put_back(src, db_path)
-    except BackupError as exc:
-        fail(str(exc))
     except OSError as exc:
         fail(f"{db_path}: cannot write: {exc.strerror or exc}")
     with database(db_path, create=True):  # upgrade the schema, WAL mode, scrubbed

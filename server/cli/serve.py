@@ -63,12 +63,10 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
     base_url = (base_url or f"http://{public_hosts[0] if public_hosts else shown_host}:{port}").rstrip("/")
     if reset_demo_password and not demo:
         raise click.UsageError("--reset-demo-password goes with --demo")
-    from deniable.server.store.backup import BackupError, hold_serving_lock
+    from deniable.server.store.backup import hold_serving_lock
 
-    try:
-        hold_serving_lock(db_path)  # for the server's life: `deniable restore` refuses meanwhile
-    except BackupError as exc:
-        fail(str(exc))
+    hold_serving_lock(db_path)  # for the server's life: `deniable restore` refuses meanwhile (a BackupError:
+    # one line, as the deniable group says every DeniableError)
     with database(db_path, create=True) as db:
         if demo:
             email, password, researcher_id = _demo_login(db, db_path, reset_demo_password)
