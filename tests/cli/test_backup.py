@@ -106,8 +106,11 @@ def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tm
     ordered = [rid for rid in acknowledged if rid in copied]
     by_time, pairs = order_agreement(dest, ordered)
     by_key, _ = order_agreement(dest, sorted(ordered))
-    assert pairs > 1000 and by_key > 0.9  # the attack reads the layout (free slots between the rows: ~0.93) ...
-    assert 0.4 < by_time < 0.6  # ... and finds no submission order in it
+    # The attack reads the layout: the order the rows were written in (their keys: VACUUM INTO writes in key
+    # order) stands out far above chance.  Not an absolute bound: SQLite's page splits leave some cells out
+    # of key order (0.96 for a plain table, 0.89-0.93 here with free slots between the rows).
+    assert pairs > 1000 and by_key > by_time + 0.25
+    assert 0.4 < by_time < 0.6  # ... and it finds no submission order in it
 
     restored = run("restore", dest, "--db", db_path)
     assert restored.exit_code == 0, restored.output

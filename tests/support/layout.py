@@ -9,6 +9,7 @@ says nothing about that order, near 1 when it gives it away.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 
@@ -20,21 +21,34 @@ def page_size(data: bytes) -> int:
 def order_agreement(path, keys_in_order: list[str]) -> tuple[float, int]:
     """``(fraction of same-page pairs whose offsets agree with the order, number of pairs)``.
 
-    A pair agrees when the key that comes first in ``keys_in_order`` sits at the higher offset.
+    Each key is looked for inside the live cells of every b-tree page (:func:`btree_cells`, from the
+    file's own ``sqlite_master``), not in a page's free space, where stale copies of moved cells can
+    lie.  A pair agrees when the key that comes first in ``keys_in_order`` sits in the cell at the
+    higher offset.
     """
     data = Path(path).read_bytes()
     size = page_size(data)
-    rank = {key.encode(): i for i, key in enumerate(keys_in_order)}
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0"))
+    finally:
+        conn.close()
+    pages = {number: cells for number, (_, cells) in btree_cells(data, roots).items()}
+    found: dict[int, list[tuple[int, int]]] = {}
+    for rank, key in enumerate(keys_in_order):
+        key = key.encode()
+        at = data.find(key)
+        while at >= 0:
+            number, offset = at // size + 1, at % size
+            cell = next((start for start, body in pages.get(number, ()) if start <= offset < start + len(body)),
+                        None)
+            if cell is not None:
+                found.setdefault(number, []).append((cell, rank))
+                break
+            at = data.find(key, at + 1)
     agree = pairs = 0
-    for start in range(0, len(data), size):
-        page = data[start:start + size]
-        found = []
-        for key, i in rank.items():
-            offset = page.find(key)
-            if offset >= 0:
-                found.append((offset, i))
-        found.sort(reverse=True)  # highest offset first: the order SQLite wrote them in
-        ranks = [i for _, i in found]
+    for cells in found.values():
+        ranks = [rank for _, rank in sorted(cells, reverse=True)]  # highest offset first: written first
         for a in range(len(ranks)):
             for b in range(a + 1, len(ranks)):
                 pairs += 1
