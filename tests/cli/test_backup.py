@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,15 @@ def estimate_json(path) -> dict:
     return json.loads(result.output)
 
 
+def wait_for(condition, worker: threading.Thread, seconds: float = 60) -> None:
+    """Wait until ``condition()``; fail if the load thread died (its error is printed) or time runs out."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert worker.is_alive(), "the load thread stopped (its exception is printed above)"
+        assert time.monotonic() < deadline, f"waited {seconds:g} s for the load"
+        time.sleep(0.01)
+
+
 def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tmp_path):
     db_path, dest = tmp_path / "live" / "deniable.db", tmp_path / "backups" / "copy.db"
     db_path.parent.mkdir()
@@ -56,8 +66,10 @@ def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tm
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DENIABLE_")}
     env.update(PYTHONPATH=str(ROOT), DENIABLE_RATELIMIT_SUBMIT="100000 per second")
-    server = subprocess.Popen(DENIABLE + ["serve", "--port", str(port), "--workers", "2", "--demo", "--db", str(db_path)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "serve.log"  # a file, not a pipe nobody reads while the load runs
+    with log.open("w") as out:
+        server = subprocess.Popen(DENIABLE + ["serve", "--port", str(port), "--workers", "2", "--demo",
+                                              "--db", str(db_path)], env=env, stdout=out, stderr=subprocess.STDOUT)
     acknowledged: list[str] = []
     stop = threading.Event()
 
@@ -68,21 +80,19 @@ def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tm
             i += 1
 
     try:
-        wait_until_serving(f"{base}/s/demo", server, why=lambda: server.communicate()[1])
+        wait_until_serving(f"{base}/s/demo", server, why=log.read_text)
         for i in range(200):
             acknowledged.append(submit(base, "demo", {"drug_use": i % 2, "cheating": (i * 7) % 4}))
         worker = threading.Thread(target=load, daemon=True)
         worker.start()
-        while len(acknowledged) < 260:
-            stop.wait(0.01)
+        wait_for(lambda: len(acknowledged) >= 260, worker)
         before = set(acknowledged)
         done = subprocess.run(DENIABLE + ["backup", str(dest), "--db", str(db_path)], env=env,
                               capture_output=True, text=True, timeout=120)
         after = set(acknowledged)
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(f"Backed up {db_path} to {dest}: 1 survey, ")
-        while len(acknowledged) < len(after) + 20:  # the server went on taking submissions
-            stop.wait(0.01)
+        wait_for(lambda: len(acknowledged) >= len(after) + 20, worker)  # the server went on taking submissions
         stop.set()
         worker.join(30)
         refused = run("restore", dest, "--db", db_path)
@@ -91,7 +101,7 @@ def test_a_backup_under_load_holds_every_acknowledged_submission_and_restores(tm
     finally:
         stop.set()
         server.terminate()
-        server.communicate(timeout=30)
+        server.wait(timeout=30)
 
     copied = response_ids(dest)
     assert before <= copied <= after and len(copied) >= 260
