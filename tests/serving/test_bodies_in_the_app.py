@@ -20,7 +20,7 @@ VALID = json.dumps({"reports": {"drug_use": 1, "cheating": 2}}).encode()
 
 @pytest.fixture
 def limited_app(db_path, open_demo):  # open_demo puts the demo survey in db_path, the app's database
-    return create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_SUBMIT": "1 per minute"})
+    return create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_SUBMIT": "1 per hour"})
 
 
 def _responses(db_path) -> int:
@@ -45,7 +45,7 @@ def test_the_survey_form_is_refused_by_its_rate_limit_before_its_body_is_parsed(
 
 
 def test_the_login_form_is_refused_by_its_rate_limit_before_its_body_is_parsed(db_path):
-    client = create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_LOGIN": "1 per minute"}).test_client()
+    client = create_app({"DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_LOGIN": "1 per hour"}).test_client()
     form = {"email": "someone@example.org", "password": "wrong"}  # and no CSRF token
     assert client.post("/auth/login", data=form).status_code == 400
     assert client.post("/auth/login", data=form).status_code == 429

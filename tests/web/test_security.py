@@ -132,7 +132,7 @@ def _submit_from_a_fork(app, times, results):
 
 def test_submission_limit_counts_across_forked_workers(db_path, demo_db):
     """Gunicorn forks its workers from the app it preloaded; forked processes share one count."""
-    app = make_app(db_path, RATELIMIT_SUBMIT="3 per minute")
+    app = make_app(db_path, RATELIMIT_SUBMIT="3 per hour")  # an hour: no window ends mid-test
     context = multiprocessing.get_context("fork")
     results = context.Queue()
     children = [context.Process(target=_submit_from_a_fork, args=(app, 3, results)) for _ in range(2)]
@@ -144,7 +144,7 @@ def test_submission_limit_counts_across_forked_workers(db_path, demo_db):
     assert codes == [201, 201, 201, 429, 429, 429]
     refused = app.test_client().post("/api/v1/surveys/demo/responses", json=GOOD)
     assert refused.status_code == 429 and "Too many requests" in refused.get_json()["error"]
-    assert 1 <= int(refused.headers["Retry-After"]) <= 60  # windows end on whole minutes
+    assert 1 <= int(refused.headers["Retry-After"]) <= 3600  # windows end on whole hours
     db = connect(db_path)
     try:
         assert db["responses"].count == 3  # the refused ones stored nothing
@@ -153,7 +153,7 @@ def test_submission_limit_counts_across_forked_workers(db_path, demo_db):
 
 
 def test_login_limit_and_the_html_429(db_path, demo_db):
-    client = make_app(db_path, RATELIMIT_LOGIN="2 per minute").test_client()
+    client = make_app(db_path, RATELIMIT_LOGIN="2 per hour").test_client()
     codes = [login(client, password="wrong").status_code for _ in range(3)]
     assert codes[:2] == [401, 401] and codes[2] == 429
     assert b"Too many requests" in login(client).data  # even the right password waits
@@ -204,7 +204,7 @@ def test_the_api_429_and_the_untrusted_host_400_carry_the_headers(db_path, demo_
 
 def test_a_full_counter_table_falls_back_to_counting_in_the_workers_memory(db_path, demo_db):
     """More clients than slots must not turn submissions into 500s, nor switch the limit off."""
-    app = make_app(db_path, RATELIMIT_SUBMIT="2 per minute", RATELIMIT_STORAGE_URI="deniable+shared://?slots=2")
+    app = make_app(db_path, RATELIMIT_SUBMIT="2 per hour", RATELIMIT_STORAGE_URI="deniable+shared://?slots=2")
     storage = app.extensions["deniable.ratelimit"].storage
     storage.incr("someone", 60), storage.incr("someone else", 60)  # every slot taken
     client = app.test_client()
@@ -231,16 +231,16 @@ def test_storage_counts_in_fixed_windows_aligned_to_the_clock():
 def test_a_full_table_says_so():
     storage = SharedMemoryStorage("deniable+shared://?slots=3")
     for key in ("x", "y", "z"):
-        storage.incr(key, 60)
+        storage.incr(key, 3600)
     with pytest.raises(LocalFallback):
-        storage.incr("w", 60)
-    assert storage.incr("x", 60) == 2  # live keys still count
+        storage.incr("w", 3600)
+    assert storage.incr("x", 3600) == 2  # live keys still count
     assert PROBES >= 8
 
 
 def _hit_at_once(storage, barrier, hits, results):
     barrier.wait()  # every process hits the same key at the same moment
-    results.put([storage.incr("k", 60) for _ in range(hits)])
+    results.put([storage.incr("k", 3600) for _ in range(hits)])
 
 
 def test_forked_processes_count_every_hit_exactly_once():
@@ -389,7 +389,7 @@ def test_the_limit_holds_across_the_workers_of_deniable_serve(tmp_path):
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DENIABLE_")}
     env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]),
-               DENIABLE_RATELIMIT_SUBMIT=f"{limit} per minute")
+               DENIABLE_RATELIMIT_SUBMIT=f"{limit} per hour")  # no window ends mid-test
     process = subprocess.Popen([sys.executable, "-c", "from deniable.server.cli import cli; cli()", "serve",
                                 "--port", str(port), "--workers", "2", "--demo"],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
