@@ -35,6 +35,7 @@ this script itself fails.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -224,6 +225,14 @@ def check_import(python: Path, root: Path) -> None:
                          f"{result.stdout.strip()} {result.stderr.strip()[-500:]}")
 
 
+def has_build_backend() -> bool:
+    """Whether this interpreter has the setuptools that pyproject.toml's build-system asks for."""
+    try:
+        return int(importlib.metadata.version("setuptools").split(".")[0]) >= 77
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
 def dependency_paths() -> list[str]:
     """The site-packages folders this interpreter imports from (the dependencies, and pip).
 
@@ -257,8 +266,11 @@ def prepare(label: str, rev: str, tmp: Path, made: list[Path]) -> Side:
                           capture_output=True, text=True, check=True).stdout.strip()
     # Runs after the editable install's own .pth (sorted by name): the worktree comes first.
     Path(site, "zzz-deniable-dependencies.pth").write_text("\n".join(dependency_paths()) + "\n")
+    # Offline when this environment has the build backend (the test extra installs it).
+    isolation = ["--no-build-isolation"] if has_build_backend() else []
     install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                              "--no-deps", "-e", str(tree)], capture_output=True, text=True, env=child_env())
+                              "--no-deps", *isolation, "-e", str(tree)], capture_output=True, text=True,
+                             env=child_env())
     if install.returncode != 0:
         raise SystemExit(f"pip install -e {tree} ({rev}) failed:\n{install.stdout}{install.stderr}")
     check_import(python, tree)

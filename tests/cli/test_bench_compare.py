@@ -34,7 +34,7 @@ def test_head_against_the_worktree_help_only():
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench_compare.py"), "HEAD", "WORKTREE", "--runs", "1",
          "--only", "help"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+        cwd=ROOT, capture_output=True, text=True, timeout=480)
 
     assert result.returncode == 0, result.stderr
     assert compare_worktrees() == before
