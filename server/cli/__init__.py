@@ -36,5 +36,5 @@ def cli() -> None:
 
 
 for _command in (serve.serve, *surveys.COMMANDS, accounts.create_researcher, *analysis.COMMANDS, *regress.COMMANDS, audit.audit,
-                 *backup.COMMANDS):
+                 *backup.COMMANDS, accounts.end_sessions):
     cli.add_command(_command)

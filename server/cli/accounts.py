@@ -1,10 +1,12 @@
-"""``deniable create-researcher``: accounts for the dashboard."""
+"""``deniable create-researcher`` and ``deniable end-sessions``: accounts for the dashboard."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from .common import database, db_option, fail
+from .common import database, db_option, fail, plural
 
 
 @click.command("create-researcher")
@@ -34,3 +36,35 @@ def create_researcher(email: str, db_path: str, admin: bool | None, password: st
         except AccountError as exc:
             fail(str(exc))
     click.echo(f"researcher {email.strip().lower()}{' (admin)' if admin else ''} can log in at /auth/login")
+
+
+@click.command("end-sessions")
+@click.option("--email", default=None, metavar="EMAIL",
+              help="End this account's sessions only [default: every account's].")
+@db_option()
+def end_sessions(email: str | None, db_path: str) -> None:
+    """End every dashboard session (of one account with --email) on every device.
+
+    Whoever was logged in is sent to the login page at their next click; passwords and
+    remembered devices stay as they are.  Use it when a session cookie may have left a browser (a
+    lost laptop) and after restoring a backup.  Works while the server runs.
+
+    \b
+    Example:
+        deniable end-sessions --db survey.db
+        deniable end-sessions --email ada@example.org --db survey.db
+    """
+    from deniable.server.store import accounts
+
+    if not Path(db_path).is_file():
+        fail(f"{db_path}: no such database file")
+    with database(db_path, create=True) as db:  # create: brings an older file's schema up to date
+        researcher_id = None
+        if email is not None:
+            account = accounts.find_researcher(db, email)
+            if account is None:
+                fail(f"email: no researcher {email.strip().lower()!r} in {db_path}")
+            researcher_id = account["id"]
+        ended = accounts.end_sessions(db, researcher_id)
+    whose = f"of {email.strip().lower()}" if email is not None else "of every account"
+    click.echo(f"ended {plural(ended, 'session')} {whose}")

@@ -6,13 +6,22 @@ estimator: its 30,000 most common passwords, dictionaries, keyboard patterns, da
 repeats; score ≥ :data:`MIN_STRENGTH` means an estimated 10^8 guesses or more), so ``12345678``,
 ``password1234`` or ``aaaaaaaaaaaa`` are refused.
 
-Sessions are cookies signed by the app; each carries the account's ``session_epoch``.
-:func:`end_sessions` (logout) and a password reset (:func:`set_researcher`) increment it, so
-every cookie issued before stops working at once, on every device (docs/design.md, invariant 7).
+A session is a random token (:func:`new_session`, 32 bytes from :mod:`secrets`) that the browser
+keeps in the app's signed cookie; the table ``sessions`` keeps only its SHA-256, with the account and
+the day the session began.  So a copy of the files (the database and the app's secret) signs no
+cookie that logs in: it holds hashes, not tokens.  :func:`end_sessions` (logout, ``deniable
+end-sessions``) and a password reset (:func:`set_researcher`) delete the account's rows, so every
+cookie issued before stops working at once, on every device (docs/design.md, invariant 7).  A
+*device* token (:func:`new_device`) is kept the same way in ``devices``: the browser that logged in
+holds it, and the login form lets the right password through from it however many failures came
+from elsewhere (:mod:`deniable.server.web.dashboard.auth`).  Rows past their longest life are
+deleted when a new one is made.
 """
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import secrets
 
 import sqlite_utils
@@ -58,8 +67,9 @@ def check_password(password: str, email: str = "") -> None:
 def set_researcher(db: sqlite_utils.Database, email: str, password: str, *, admin: bool | None = None) -> int:
     """Create the researcher ``email`` or replace their password; return their id.
 
-    Replacing the password ends every earlier session of the account.  ``admin`` (True/False)
-    sets whether the account sees every survey; None leaves it as it is (False when new).
+    Replacing the password ends every earlier session of the account and forgets its devices.
+    ``admin`` (True/False) sets whether the account sees every survey; None leaves it as it is
+    (False when new).
     """
     email = normalize_email(email)
     check_password(password, email)
@@ -67,8 +77,9 @@ def set_researcher(db: sqlite_utils.Database, email: str, password: str, *, admi
     with write_transaction(db):
         row = db.execute("SELECT id FROM researchers WHERE email = ?", [email]).fetchone()
         if row:
-            db.execute("UPDATE researchers SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
-                       [password_hash, row[0]])
+            db.execute("UPDATE researchers SET password_hash = ? WHERE id = ?", [password_hash, row[0]])
+            for table in ("sessions", "devices"):  # a new password: no earlier session or device counts
+                db.execute(f"DELETE FROM {table} WHERE researcher_id = ?", [row[0]])
             if admin is not None:
                 db.execute("UPDATE researchers SET is_admin = ? WHERE id = ?", [int(admin), row[0]])
             return row[0]
@@ -91,10 +102,9 @@ def authenticate(db: sqlite_utils.Database, email: str, password: str) -> dict |
 
 
 def researcher(db: sqlite_utils.Database, researcher_id: int) -> dict | None:
-    """The account ``{id, email, is_admin, session_epoch}``, or None."""
-    row = db.execute("SELECT id, email, is_admin, session_epoch FROM researchers WHERE id = ?",
-                     [researcher_id]).fetchone()
-    return dict(zip(("id", "email", "is_admin", "session_epoch"), row)) if row else None
+    """The account ``{id, email, is_admin}``, or None."""
+    row = db.execute("SELECT id, email, is_admin FROM researchers WHERE id = ?", [researcher_id]).fetchone()
+    return dict(zip(("id", "email", "is_admin"), row)) if row else None
 
 
 def find_researcher(db: sqlite_utils.Database, email: str) -> dict | None:
@@ -107,6 +117,61 @@ def find_researcher(db: sqlite_utils.Database, email: str) -> dict | None:
     return researcher(db, row[0]) if row else None
 
 
-def end_sessions(db: sqlite_utils.Database, researcher_id: int) -> None:
-    """End every session of this account, on every device (logout)."""
-    db.execute("UPDATE researchers SET session_epoch = session_epoch + 1 WHERE id = ?", [researcher_id])
+def token_hash(token: str) -> str:
+    """The SHA-256 of a session or device token, as stored (hex)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _first_day(days: int) -> str:
+    """The earliest day a row made ``days`` days ago or later has (YYYY-MM-DD)."""
+    return (datetime.date.fromisoformat(today()) - datetime.timedelta(days=days)).isoformat()
+
+
+def _new_token(db: sqlite_utils.Database, table: str, researcher_id: int, days: int) -> str:
+    token = secrets.token_urlsafe(32)
+    with write_transaction(db):
+        db.execute(f"DELETE FROM {table} WHERE researcher_id = ? AND created_on < ?", [researcher_id, _first_day(days)])
+        db.execute(f"INSERT INTO {table} (token_hash, researcher_id, created_on) VALUES (?, ?, ?)",
+                   [token_hash(token), researcher_id, today()])
+    return token
+
+
+def _token_account(db: sqlite_utils.Database, table: str, token, days: int) -> dict | None:
+    if not isinstance(token, str) or not token:
+        return None
+    row = db.execute(f"SELECT r.id, r.email, r.is_admin FROM {table} t JOIN researchers r ON r.id = t.researcher_id "
+                     "WHERE t.token_hash = ? AND t.created_on >= ?", [token_hash(token), _first_day(days)]).fetchone()
+    return dict(zip(("id", "email", "is_admin"), row)) if row else None
+
+
+def new_session(db: sqlite_utils.Database, researcher_id: int, *, days: int = 1) -> str:
+    """Start a session of the account; return its token (only its hash is stored).
+
+    ``days``: the session's longest life in whole days, rounded up; the account's rows older than
+    that are deleted here."""
+    return _new_token(db, "sessions", researcher_id, days)
+
+
+def session_account(db: sqlite_utils.Database, token, *, days: int = 1) -> dict | None:
+    """The account ``{id, email, is_admin}`` whose session ``token`` is, begun at most ``days``
+    days ago (by the day), or None."""
+    return _token_account(db, "sessions", token, days)
+
+
+def new_device(db: sqlite_utils.Database, researcher_id: int, *, days: int = 365) -> str:
+    """Remember a device that logged in to the account; return its token (only its hash is stored)."""
+    return _new_token(db, "devices", researcher_id, days)
+
+
+def device_account(db: sqlite_utils.Database, token, *, days: int = 365) -> dict | None:
+    """The account that the device ``token`` logged in to at most ``days`` days ago, or None."""
+    return _token_account(db, "devices", token, days)
+
+
+def end_sessions(db: sqlite_utils.Database, researcher_id: int | None = None) -> int:
+    """End every session of this account (every account's with None), on every device; return
+    how many ended."""
+    with write_transaction(db):
+        if researcher_id is None:
+            return db.execute("DELETE FROM sessions").rowcount
+        return db.execute("DELETE FROM sessions WHERE researcher_id = ?", [researcher_id]).rowcount

@@ -532,3 +532,20 @@ def m13_response_slots_and_fixed_width_counters(db: sqlite_utils.Database) -> No
             db.execute(f"UPDATE {table} SET pad = {_padding('count')}")
     db.execute("PRAGMA secure_delete = ON")
     db.execute("VACUUM")
+
+
+@migrations()
+def m14_sessions_as_token_hashes(db: sqlite_utils.Database) -> None:
+    """Sessions that a copy of the files cannot forge (issue 23).  A dashboard session was a cookie
+    signed with the app's secret holding the account's id and ``session_epoch``: whoever copied the
+    ``.secret`` and the database could sign one.  Now a session is a random token in the cookie, and
+    ``sessions`` keeps only its SHA-256, the account and the day it began; a device that logged in
+    keeps a device cookie, kept the same way in ``devices`` (the day it was made), which lets the
+    right password through failed logins from elsewhere.  ``session_epoch`` is dropped: every session
+    of the old kind ends with the upgrade."""
+    for table in ("sessions", "devices"):
+        db.execute(f"CREATE TABLE {table} (token_hash TEXT PRIMARY KEY, "
+                   "researcher_id INTEGER NOT NULL REFERENCES researchers(id) ON DELETE CASCADE, "
+                   "created_on TEXT NOT NULL) WITHOUT ROWID")  # created_on: YYYY-MM-DD
+        db.execute(f"CREATE INDEX idx_{table}_researcher_id ON {table} (researcher_id)")
+    db.execute("ALTER TABLE researchers DROP COLUMN session_epoch")

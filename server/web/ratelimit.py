@@ -16,11 +16,19 @@ API together: generous, because many respondents can share one address behind a 
 second sustained, and a whole classroom at once as a burst), ``RATELIMIT_LOGIN`` (login
 attempts per address, default ``10 per minute``), ``RATELIMIT_LOGIN_ACCOUNT`` (failed logins
 per account, a ladder that backs off: 5 a minute, 10 in 10 minutes, 20 an hour, 50 a day;
-a successful login starts the account afresh), ``RATELIMIT_ENABLED`` (default true) and
+a successful login starts the account afresh), ``RATELIMIT_LOGIN_DEVICE`` (failed logins from a
+browser that holds a device cookie of the account, the same ladder by default: they count against
+that device instead of the account, :meth:`RateLimiter.attempt_login`), ``RATELIMIT_ENABLED``
+(default true) and
 ``RATELIMIT_STORAGE_URI``.  A limit that does not parse stops the app at start-up.  Behind a
 reverse proxy set ``PROXY_FIX_X_FOR`` (see :mod:`.security`) so the address is the client's.
 If the counters cannot be used, each worker counts in its own memory for that hit: never a 500,
 never no limit.
+
+A login attempt is counted *before* its password is checked, in one step with the check of the
+count (:meth:`.ratelimit_storage.SharedMemoryStorage.take`): 40 parallel attempts against a limit
+of 5 check 5 passwords, where a check followed by a count after the password let 6 or more
+through.  A successful login takes the attempts back (its count starts afresh).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import hashlib
 import hmac
 import math
 import os
+import threading
 import time
 
 from flask import current_app, request
@@ -39,10 +48,11 @@ from werkzeug.exceptions import TooManyRequests
 
 from . import ratelimit_storage  # noqa: F401  registers the deniable+shared:// storage scheme
 
-LIMITS = ("RATELIMIT_LOGIN", "RATELIMIT_LOGIN_ACCOUNT", "RATELIMIT_SUBMIT")
+LIMITS = ("RATELIMIT_LOGIN", "RATELIMIT_LOGIN_ACCOUNT", "RATELIMIT_LOGIN_DEVICE", "RATELIMIT_SUBMIT")
 DEFAULTS = {
     "RATELIMIT_LOGIN": "10 per minute",
     "RATELIMIT_LOGIN_ACCOUNT": "5 per minute;10 per 10 minutes;20 per hour;50 per day",
+    "RATELIMIT_LOGIN_DEVICE": "5 per minute;10 per 10 minutes;20 per hour;50 per day",
     "RATELIMIT_SUBMIT": "300 per minute",
     "RATELIMIT_ENABLED": True,
     "RATELIMIT_STORAGE_URI": "deniable+shared://",
@@ -77,6 +87,7 @@ class RateLimiter:
         self.shared = FixedWindowRateLimiter(self.storage)
         self.local = FixedWindowRateLimiter(MemoryStorage())  # when the shared counters fail
         self._key = os.urandom(32)  # never on disk: made anew at every start
+        self._lock = threading.Lock()  # check-and-count for a storage without take()
 
     def _hidden(self, kind: str, value: str) -> str:
         return hmac.new(self._key, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()[:24]
@@ -108,29 +119,63 @@ class RateLimiter:
                 self._refuse(f"Too many requests from this address: at most {item}. "
                              "Please wait a little and try again.", item, strategy, scope, key)
 
-    # Failed logins per account: checked before the password, counted after a failure.
-    def check_account(self, email: str) -> None:
+    # Failed logins: per account, or per device for a browser that logged in to the account before.
+    def _login_key(self, email: str, device: str | None) -> tuple[str, str, str]:
+        """``(setting, scope, key)`` that a login attempt counts against."""
+        if device is not None:
+            return "RATELIMIT_LOGIN_DEVICE", "device", self._hidden("device", device)
+        return "RATELIMIT_LOGIN_ACCOUNT", "account", self._hidden("account", email.strip().lower())
+
+    def _take(self, setting: str, scope: str, key: str):
+        """Count one attempt against every limit of ``setting``, or none if one is full: return
+        ``(item, strategy)`` of the full one, or None.  The check and the count are one step."""
+        items = self.limits[setting]
+        take = getattr(self.storage, "take", None)
+        strategies = (self.shared, self.local)
+        if take is not None:
+            try:
+                full = take([(item.key_for(scope, key), item.get_expiry(), item.amount) for item in items])
+                return None if full is None else (items[full], self.shared)
+            except self.storage.base_exceptions:
+                strategies = (self.local,)
+        with self._lock:  # exact within this process (another kind of storage, or the fallback)
+            for strategy in strategies:
+                try:
+                    full = next((item for item in items if not strategy.test(item, scope, key)), None)
+                    if full is not None:
+                        return full, strategy
+                    for item in items:
+                        strategy.hit(item, scope, key)
+                    return None
+                except self.storage.base_exceptions:
+                    continue
+        return None
+
+    def attempt_login(self, email: str, device: str | None = None) -> None:
+        """Count a login attempt before its password is checked; RateLimited past the limit.
+
+        ``device``: the hash of a device token that logged in to this account before (None
+        without one).  Its attempts count against that device only, so failures from elsewhere,
+        however many, never refuse it; everyone else's count against the account.
+        """
         if not self.enabled:
             return
-        key = self._hidden("account", email.strip().lower())
-        for item, strategy, allowed in self._each("RATELIMIT_LOGIN_ACCOUNT", "account", key, "test"):
-            if not allowed:
-                self._refuse(f"Too many failed logins for this account: at most {item}. Please wait "
-                             "before you try again.", item, strategy, "account", key)
+        setting, scope, key = self._login_key(email, device)
+        full = self._take(setting, scope, key)
+        if full is not None:
+            item, strategy = full
+            whose = "from this device" if device is not None else "for this account"
+            self._refuse(f"Too many failed logins {whose}: at most {item}. Please wait before you try again.",
+                         item, strategy, scope, key)
 
-    def failed_login(self, email: str) -> None:
-        if self.enabled:
-            key = self._hidden("account", email.strip().lower())
-            for _ in self._each("RATELIMIT_LOGIN_ACCOUNT", "account", key, "hit"):
-                pass
-
-    def logged_in(self, email: str) -> None:
-        """A successful login starts the account's failure count afresh."""
-        key = self._hidden("account", email.strip().lower())
-        for item in self.limits["RATELIMIT_LOGIN_ACCOUNT"]:
+    def logged_in(self, email: str, device: str | None = None) -> None:
+        """A successful login starts its count afresh: the device's if it came with one (the
+        account's count, which others' failures built up, stays), else the account's."""
+        setting, scope, key = self._login_key(email, device)
+        for item in self.limits[setting]:
             for strategy in (self.shared, self.local):
                 try:
-                    strategy.clear(item, "account", key)
+                    strategy.clear(item, scope, key)
                 except self.storage.base_exceptions:
                     pass
 

@@ -11,6 +11,10 @@ Windows are aligned to the clock (a minute window ends at a whole minute), so a 
 "this minute", not when a client first came; an expired slot is reused, and a stopped server
 leaves nothing behind.
 
+Besides ``limits``' own calls, :meth:`SharedMemoryStorage.take` checks and counts several limits
+in one hold of the lock (failed logins: the check and the count cannot be split by a parallel
+request in any worker).
+
 The table has :data:`SLOTS` slots (24 bytes each); a key probes at most :data:`PROBES` of them.
 When all are taken by live windows (an attack from more than ~65,000 addresses inside one
 window) the key is counted in the worker's own memory instead (``LocalFallback``): still a
@@ -77,15 +81,37 @@ class SharedMemoryStorage(Storage):
         now = time.time()
         h = self._hash(key)
         with self._lock:
-            index = self._find(h, now, create=True)
-            if index is None:
-                raise LocalFallback(key)
-            stored, end, count = SLOT.unpack_from(self._map, index * SLOT.size)
-            if stored != h or end <= now:  # a new window, aligned to the clock
-                end, count = (now // expiry + 1) * expiry, 0
-            count += amount
-            SLOT.pack_into(self._map, index * SLOT.size, h, end, count)
-            return count
+            return self._incr_held(h, key, expiry, now, amount)
+
+    def take(self, limits: list[tuple[str, float, int]]) -> int | None:
+        """Count one hit against every ``(key, expiry, amount)`` of ``limits`` at once, unless one of
+        them already holds ``amount`` hits: then count none and return that one's index.
+
+        One hold of the lock for the check and the count, so that parallel requests (in any worker)
+        never get past the limit between the two: 40 at once against 5 get 5 through.
+        """
+        now = time.time()
+        hashes = [self._hash(key) for key, _, _ in limits]
+        with self._lock:
+            for position, (h, (_, _, amount)) in enumerate(zip(hashes, limits)):
+                index = self._find(h, now, create=False)
+                if index is not None and SLOT.unpack_from(self._map, index * SLOT.size)[2] >= amount:
+                    return position
+            for h, (key, expiry, _) in zip(hashes, limits):
+                self._incr_held(h, key, expiry, now)
+            return None
+
+    def _incr_held(self, h: int, key: str, expiry: float, now: float, amount: int = 1) -> int:
+        """:meth:`incr` with the lock already held."""
+        index = self._find(h, now, create=True)
+        if index is None:
+            raise LocalFallback(key)
+        stored, end, count = SLOT.unpack_from(self._map, index * SLOT.size)
+        if stored != h or end <= now:  # a new window, aligned to the clock
+            end, count = (now // expiry + 1) * expiry, 0
+        count += amount
+        SLOT.pack_into(self._map, index * SLOT.size, h, end, count)
+        return count
 
     def _read(self, key: str) -> tuple[float, int] | None:
         now = time.time()

@@ -220,7 +220,7 @@ def test_the_demo_password_stays_across_restarts_until_a_reset_which_ends_old_se
     """What `serve --demo` does before gunicorn starts, in-process: the password of the last start
     (kept beside the database, readable by its owner only) is printed again; a reset makes a new one."""
     from deniable.server.cli.serve import _demo_login
-    from deniable.server.store.accounts import authenticate, researcher
+    from deniable.server.store.accounts import authenticate, new_session, session_account
     from deniable.server.store.db import init_db
 
     path = str(tmp_path / "demo.db")
@@ -229,13 +229,13 @@ def test_the_demo_password_stays_across_restarts_until_a_reset_which_ends_old_se
         email, first, account = _demo_login(db, path, reset=False)
         kept = tmp_path / "demo.db.demo-password"
         assert kept.read_text().strip() == first and (kept.stat().st_mode & 0o777) == 0o600
-        epoch = researcher(db, account)["session_epoch"]
+        token = new_session(db, account)
         assert _demo_login(db, path, reset=False) == (email, first, account)  # a restart: the same login
-        assert researcher(db, account)["session_epoch"] == epoch  # and the sessions stay
+        assert session_account(db, token)["id"] == account  # and the sessions stay
         _, second, _ = _demo_login(db, path, reset=True)
         assert second != first and kept.read_text().strip() == second
         assert authenticate(db, email, second) and not authenticate(db, email, first)
-        assert researcher(db, account)["session_epoch"] == epoch + 1  # every earlier session ended
+        assert session_account(db, token) is None  # every earlier session ended
         kept.write_text("stale\n")  # someone changed the password meanwhile: a fresh one, not a failure
         assert _demo_login(db, path, reset=False)[1] not in ("stale", second)
     finally:

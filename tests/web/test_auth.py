@@ -6,7 +6,7 @@ import pytest
 from werkzeug.security import check_password_hash
 
 from deniable.server.web.app import create_app
-from deniable.server.store.accounts import authenticate, researcher
+from deniable.server.store.accounts import authenticate, new_session, session_account
 from deniable.server.cli import cli
 from deniable.server.store.demo import DEMO_EMAIL, ensure_demo_researcher
 from deniable.server.store.db import connect, init_db
@@ -83,8 +83,11 @@ def test_login_sets_a_fresh_httponly_lax_session(client, researcher):
     response = login(client, next_url="/dashboard/")
     assert response.status_code == 302
     assert response.headers["Location"] == "/dashboard/"
-    cookie = response.headers["Set-Cookie"]
+    cookies = {c.split("=", 1)[0]: c for c in response.headers.getlist("Set-Cookie")}
+    cookie = cookies["session"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+    device = cookies["deniable_device"]  # the device cookie: only the login form needs it
+    assert "HttpOnly" in device and "SameSite=Strict" in device and "Path=/auth/" in device
     with client.session_transaction() as sess:
         assert "planted" not in sess  # session.clear() on login: nothing fixed beforehand survives
         assert sess.get("csrf_token") != old_token
@@ -97,7 +100,7 @@ def test_secure_cookie_is_configurable(db_path, researcher):
     client = app.test_client()
     response = login(client)
     assert response.status_code == 302
-    assert "Secure" in response.headers["Set-Cookie"]
+    assert all("Secure" in cookie for cookie in response.headers.getlist("Set-Cookie"))  # session and device
 
 
 @pytest.mark.parametrize("email, password", [
@@ -162,13 +165,13 @@ def test_ensure_demo_researcher_gives_working_credentials(tmp_path):
     email, password, _, new = ensure_demo_researcher(db)
     assert email == DEMO_EMAIL and len(password) >= 12 and new
     assert authenticate(db, email, password)
-    epoch = researcher(db, authenticate(db, email, password)["id"])["session_epoch"]
+    token = new_session(db, _)
     # the password of the last start is kept while it works: same password, sessions kept
     assert ensure_demo_researcher(db, password)[1:] == (password, _, False)
-    assert researcher(db, _)["session_epoch"] == epoch
+    assert session_account(db, token)["id"] == _
     email2, password2, _, new = ensure_demo_researcher(db)  # a reset: a new password, one account
     assert new and password2 != password and authenticate(db, email, password2) and not authenticate(db, email, password)
-    assert researcher(db, _)["session_epoch"] == epoch + 1  # every earlier session ended
+    assert session_account(db, token) is None  # every earlier session ended
     assert ensure_demo_researcher(db, "not the password")[3]  # a stale password: a new one
     assert db.execute("SELECT count(*) FROM researchers").fetchone()[0] == 1
     db.conn.close()
@@ -177,7 +180,7 @@ def test_ensure_demo_researcher_gives_working_credentials(tmp_path):
 def test_migration_creates_the_researchers_table(db_path):
     db = init_db(db_path)
     columns = {c.name: c.type for c in db["researchers"].columns}
-    assert set(columns) == {"id", "email", "password_hash", "created_on", "is_admin", "session_epoch"}
+    assert set(columns) == {"id", "email", "password_hash", "created_on", "is_admin"}  # session_epoch: gone in m14
     assert any(index.unique and index.columns == ["email"] for index in db["researchers"].indexes)
     db.conn.close()
     connect(db_path).conn.close()
