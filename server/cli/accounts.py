@@ -47,7 +47,7 @@ def end_sessions(email: str | None, db_path: str) -> None:
 
     Whoever was logged in is sent to the login page at their next click; passwords and
     remembered devices stay as they are.  Use it when a session cookie may have left a browser (a
-    lost laptop) and after restoring a backup.  Works while the server runs.
+    lost laptop).  Works while the server runs.
 
     \b
     Example:

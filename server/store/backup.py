@@ -13,7 +13,8 @@ A backup (:func:`backup`) is made while the server runs:
    (random) keys, not by when they were written; then the file is synced and renamed into place,
    readable by its owner only.  The key file ``FILE.secret`` is not part of it: a restore keeps
    the server's own key (or makes a new one on a new machine), so a stolen backup cannot sign a
-   session.
+   session.  Nor does it hold a dashboard session (only hashes of their tokens are stored, but a
+   restored backup would otherwise bring back sessions ended since): everyone logs in again.
 
 A restore (:func:`restore`) puts a backup in place of a stopped server's database: it refuses
 while a server holds the serving lock (:func:`hold_serving_lock`, a shared ``flock`` on
@@ -114,6 +115,7 @@ def backup(path, dest) -> Summary:
         finally:
             source.close()
         surveys, responses = _counts(memory)
+        _end_sessions(memory)
         old_umask = os.umask(0o077)  # the file is the owner's only from its first byte
         try:
             memory.execute("VACUUM INTO ?", (str(partial),))
@@ -127,6 +129,14 @@ def backup(path, dest) -> Summary:
         if partial.exists():
             partial.unlink()
     return Summary(dest, dest.stat().st_size, surveys, responses)
+
+
+def _end_sessions(conn: sqlite3.Connection) -> None:
+    """A backup holds no dashboard session: a restore logs everyone out, even of sessions that
+    were live when the backup was made (only the in-memory copy loses them)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone():
+        conn.execute("DELETE FROM sessions")
+        conn.commit()
 
 
 def check_backup(src) -> tuple[int, int]:

@@ -151,3 +151,27 @@ def test_backup_and_restore_refuse_bad_input_in_one_line(tmp_path):
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], (args, result.output)
     assert response_ids(db_path) == set()  # nothing was touched
+
+
+def test_a_backup_holds_no_dashboard_session(tmp_path):
+    """A restore must not bring back a session ended since the backup: the copy has none."""
+    from deniable.server.store import accounts
+    from deniable.server.store.db import connect
+
+    db_path, dest = tmp_path / "x.db", tmp_path / "b.db"
+    assert run("import", ROOT / "examples" / "habits.json", "--db", db_path).exit_code == 0
+    db = connect(str(db_path))
+    try:
+        researcher = accounts.set_researcher(db, "ada@example.org", "correct horse battery staple")
+        token = accounts.new_session(db, researcher)
+    finally:
+        db.conn.close()
+    assert run("backup", dest, "--db", db_path).exit_code == 0
+    assert sqlite3.connect(dest).execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+    assert run("restore", dest, "--db", db_path).exit_code == 0
+    db = connect(str(db_path))
+    try:
+        assert accounts.session_account(db, token) is None  # logged out by the restore
+        assert accounts.find_researcher(db, "ada@example.org")["id"] == researcher  # the account stays
+    finally:
+        db.conn.close()
