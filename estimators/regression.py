@@ -19,8 +19,9 @@ from . import point
 from .regression_effects import Term, effects
 from .regression_result import RegressionResult
 from .result import frozen
-from .rrlogit import Data, fit, profile_interval
+from .rrlogit import Data, fit, log_probabilities, profile_interval
 from .validate import check_confidence
+from .weights import linearized_covariance
 
 SEPARATION_PI = 1e-6  # a fitted probability below this for some observed pattern: no finite maximum
 COLLINEAR_EIGEN = 1e-10  # smallest eigenvalue of a leading block of the scaled Gram matrix
@@ -153,7 +154,7 @@ def _null_loglik(data: Data) -> float:
 
 
 def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, terms=None, reference=None,
-            outcome="y", options=None, confidence=0.95, profile=True) -> RegressionResult:
+            outcome="y", options=None, confidence=0.95, profile=True, design=None) -> RegressionResult:
     """Fit a logit (k = 2) or multinomial logit of the *true* answer on covariates from randomized reports.
 
     Parameters
@@ -172,6 +173,13 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     weights : array_like, shape (m,), optional
         Frequency weights: row i stands for ``weights[i]`` identical responses (distinct patterns
         with their counts; the likelihood is the same as for the expanded data).
+    design : deniable.estimators.weights.SurveyDesign, optional
+        A sampling design instead (one row per respondent: sampling weights, strata, clusters):
+        the fit maximizes the pseudo-likelihood ``Σ_i w_i ℓ_i`` and the covariance is the sandwich
+        ``H⁻¹ J H⁻¹`` — H the information of the weighted fit, J the linearized covariance of
+        the weighted per-row scores within strata and clusters (:func:`.weights.linearized_covariance`;
+        Binder 1983, R's ``svyglm``).  Wald intervals only (no profile intervals, and no
+        likelihood-ratio test: the pseudo-likelihood is not a likelihood); ``n`` is the respondents.
     names : sequence of d str, optional
         Column names (default ``x1…xd``).
     terms : sequence of :class:`Term`, optional
@@ -238,6 +246,14 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     r, k = _as_reports(reports, k)
     X = _as_covariates(covariates, r.size)
     w = _as_weights(weights, r.size)
+    if design is not None:
+        if weights is not None:
+            raise RegressionError("input", "give frequency weights or a sampling design, not both")
+        if design.n != r.size:
+            raise RegressionError("input", f"the design must have one row per report ({r.size}), got {design.n}")
+        w = np.asarray(design.weights, dtype=float)
+        rows = (X, r, w)  # row by row, for the sandwich
+        profile = False
     confidence = check_confidence(confidence)
     d = X.shape[1]
     names = tuple(f"x{i + 1}" for i in range(d)) if names is None else tuple(str(n) for n in names)
@@ -276,9 +292,15 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         raise RegressionError("separation", "the likelihood is flat in some direction at its maximum "
                               "(too few responses for this ε to pin down every coefficient)")
     cov_scaled = np.linalg.inv(information)
+    if design is not None:  # the sandwich H⁻¹ J H⁻¹ (parameter notes), in the scaled parametrization
+        row_data = Data(np.column_stack([np.ones(len(rows[2])), rows[0] / scale]), rows[1], rows[2], k, mech.p,
+                        mech.q, int(reference))
+        meat = linearized_covariance(rows[2][:, None] * row_scores(best.theta, row_data), design)
+        cov_scaled = cov_scaled @ meat @ cov_scaled
     z = norm.ppf(0.5 + confidence / 2)
     drop = chi2.ppf(confidence, 1) / 2
-    note = ""
+    note = "" if design is None else ("sampling design: standard errors by linearization (sandwich), Wald intervals "
+                                      "only; no likelihood-ratio test")
     if profile:
         ends = []
         for i in range(data.size):
@@ -294,7 +316,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     cov = cov_scaled / np.outer(unscale, unscale)
     se = np.sqrt(np.diag(cov))
     ll_null = _null_loglik(data)
-    lr = max(2 * (best.loglik - ll_null), 0.0)
+    lr = max(2 * (best.loglik - ll_null), 0.0) if design is None else math.nan
     lr_df = (k - 1) * d
     coef_names = tuple(f"{options[j]}: {c}" if k > 2 else c for j in data.others for c in ("Intercept", *names))
     if not note and (np.any(np.isinf(profile_low)) or np.any(np.isinf(profile_high))):
@@ -302,17 +324,33 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))  # for the effects
     return RegressionResult(
         names=coef_names, outcome=str(outcome), options=options, reference=int(reference), k=k,
-        n=float(w.sum()), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
+        n=float(w.sum()) if design is None else float(design.n), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
         p=mech.p, q=mech.q, confidence=confidence,
         params=frozen(theta), std_error=frozen(se), z=frozen(theta / se),
         p_value=frozen(2 * norm.sf(np.abs(theta / se))),
         ci_low=frozen(theta - z * se), ci_high=frozen(theta + z * se),
         profile_low=frozen(profile_low), profile_high=frozen(profile_high), cov=frozen(cov),
         loglik=best.loglik, loglik_null=ll_null, lr_stat=lr, lr_df=lr_df,
-        lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df else math.nan,
+        lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df and design is None else math.nan,
         converged=best.converged, iterations=best.iterations,
         effects=tuple(effects(theta, cov, data, terms, z)), note=note,
     )
+
+
+def row_scores(theta: np.ndarray, data: Data) -> np.ndarray:
+    """Each row's score ``∂ℓ_i/∂θ`` (N × P, unweighted): ``s_i (e_r − π_i) ⊗ x_i`` on the non-reference
+    options, ``s_i = (p − q) π_i,r/L_i`` (the rows of :func:`.rrlogit.derivatives`' gradient)."""
+    rows = np.arange(data.X.shape[0])
+    log_pi = log_probabilities(theta, data)
+    log_pi_r = log_pi[rows, data.r]
+    if data.q == 0:
+        s = np.ones(len(rows))
+    else:
+        s = np.exp(math.log(data.p - data.q) + log_pi_r
+                   - np.logaddexp(math.log(data.q), math.log(data.p - data.q) + log_pi_r))
+    u = -np.exp(log_pi[:, data.others])
+    u += data.r[:, None] == data.others[None, :]
+    return ((s[:, None] * u)[:, :, None] * data.X[:, None, :]).reshape(len(rows), -1)
 
 
 def _column_scales(X: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -159,6 +159,24 @@ def linearized_variance(values: np.ndarray, design: SurveyDesign) -> float:
     return variance
 
 
+def linearized_covariance(scores: np.ndarray, design: SurveyDesign) -> np.ndarray:
+    """``Σ_h (1 − f_h) n_h/(n_h − 1) Σ_c (U_hc − Ū_h)(U_hc − Ū_h)ᵀ`` of the rows' weighted scores
+    ``scores`` (n × P, each row already multiplied by its weight): the middle of the sandwich of a
+    pseudo-likelihood fit (Binder 1983; R's ``svyrecvar``), as :func:`linearized_variance` for a mean."""
+    scores = np.asarray(scores, dtype=float)
+    meat = np.zeros((scores.shape[1], scores.shape[1]))
+    for stratum in np.unique(design.strata):
+        rows = design.strata == stratum
+        ids, inverse = np.unique(design.clusters[rows], return_inverse=True)
+        totals = np.zeros((ids.size, scores.shape[1]))
+        np.add.at(totals, inverse, scores[rows])
+        n_h = ids.size
+        f_h = n_h / design.population_clusters[rows][0] if design.population_clusters is not None else 0.0
+        deviations = totals - totals.mean(axis=0)
+        meat += (1 - f_h) * n_h / (n_h - 1) * deviations.T @ deviations
+    return meat
+
+
 def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float) -> tuple[float, float]:
     """Korn & Graubard's beta interval for a proportion from a complex sample (module notes; R's
     ``svyciprop(method = "beta")``)."""
@@ -316,5 +334,5 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
                       effective_n=float(w.sum() ** 2 / np.sum(w**2)))
 
 
-__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "korn_graubard", "linearized_variance",
-           "rake", "survey_design", "weighted_estimate"]
+__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "korn_graubard", "linearized_covariance",
+           "linearized_variance", "rake", "survey_design", "weighted_estimate"]

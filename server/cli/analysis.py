@@ -92,6 +92,59 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None) -> Data
         fail(str(exc))
 
 
+def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt) -> None:
+    """``deniable estimate --weights COLUMN …``: design-based estimates of a responses file
+    (:mod:`deniable.server.survey.sampling`)."""
+    if db_path is not None:
+        fail("--weights: a database has no weight column; export the responses (deniable export), add the "
+             "weights (and strata, clusters) as columns, and estimate the file with --weights COLUMN")
+    if counts_path is not None:
+        fail("--weights: counts have no respondents to weight; give the responses file with its weight column")
+    if len(inputs) != 2:
+        raise click.UsageError("with --weights, give SURVEY.json and RESPONSES.csv (or .parquet)")
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import files, sampling  # pyarrow: only here
+    from deniable.server.survey.codebook import DesignMismatch, check_design
+    from deniable.server.survey.estimates import grid
+    from deniable.server.survey.responses_csv import CSVError, read_design
+
+    survey = _load_survey(inputs[0])
+    try:
+        sampling.check_weighted(survey)  # before reading the file
+        if not files.is_parquet(inputs[1]):
+            check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
+        dataset = files.read_responses(inputs[1], survey, progress=True, design=columns)
+        weighted = sampling.weighted_estimates(dataset, columns, confidence=confidence)
+    except (CSVError, DesignMismatch, DesignError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        echo_json(sampling.weighted_document(weighted))
+    elif fmt == "csv":
+        click.echo(sampling.weighted_csv(weighted), nl=False)
+    else:
+        click.echo(f"{survey.title} ({survey.slug}): {plural(weighted.design.n, 'response')}")
+        click.echo(sampling.design_text(weighted) + "\n")
+        click.echo(sampling.weighted_table(weighted, grid), nl=False)
+
+
+def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous):
+    """The design columns asked for (None without --weights); UsageError for what does not go with them."""
+    from deniable.server.survey.dataset import DesignColumns
+
+    if weights is None:
+        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc)):
+            if given is not None:
+                raise click.UsageError(f"{name} goes with --weights COLUMN (the sampling weights)")
+        return None
+    for name, given in (("--crosstab", crosstab), ("--by", by_qid), ("--simultaneous", simultaneous)):
+        if given:
+            raise click.UsageError(f"{name} does not take --weights yet: weighted estimates are marginal ones")
+    if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--method does not go with --weights: weighted intervals are Korn and Graubard's, "
+                               "at the design's effective sample size")
+    return DesignColumns(weights=weights, strata=strata, cluster=cluster, fpc=fpc)
+
+
 def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
     """The one validation of the dashboard and the command line (:mod:`deniable.server.survey.analysis`)."""
     if crosstab:
@@ -113,7 +166,17 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
 @click.option("--crosstab", nargs=2, metavar="Q1 Q2", help="Joint and conditional estimates of two questions.")
 @click.option("--by", "by_qid", metavar="QUESTION",
               help="Estimate every other question within each option of this directly asked question.")
-def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid) -> None:
+@click.option("--weights", metavar="COLUMN",
+              help="Sampling weights: the responses file's column COLUMN (numbers > 0). Estimates are then "
+                   "weighted and design-based (linearization, Korn-Graubard intervals).")
+@click.option("--strata", metavar="COLUMN", help="With --weights: the column of each response's stratum.")
+@click.option("--cluster", metavar="COLUMN",
+              help="With --weights: the column of each response's cluster (primary sampling unit).")
+@click.option("--fpc", metavar="COLUMN",
+              help="With --weights: the column of the number of clusters in the population of each "
+                   "response's stratum (finite-population correction).")
+def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
+             weights, strata, cluster, fpc) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.
 
     Reads a survey definition and its responses export (CSV or Parquet), or counts aggregated
@@ -122,14 +185,24 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     consistent estimates, the standard error and the interval, with n, the realized ε and the
     method.
 
+    With --weights COLUMN (and --strata, --cluster, --fpc), the responses file's design columns
+    make the estimates weighted and design-based: the output names the design and its Kish
+    effective sample size.  Single-choice questions and numeric means, so far.
+
     \b
     Example:
         deniable estimate examples/survey.json responses.csv --method wilson
         deniable estimate examples/survey.json responses.parquet --crosstab drugs cheated --format json
         deniable estimate examples/survey.json --counts counts.parquet
         deniable estimate --db deniable.db student-life --by year
+        deniable estimate examples/survey.json responses.csv --weights w --strata region --cluster school
     """
     from deniable.server.survey import analysis, estimates
+
+    columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
+    if columns is not None:
+        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt)
+        return
 
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")

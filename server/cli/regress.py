@@ -47,6 +47,31 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
         fail(str(exc))
 
 
+def _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, fpc):
+    """``(slug, formula, built, result)`` of a design-based fit (:func:`deniable.server.survey.sampling.fit_weighted_formula`)."""
+    if db_path is not None:
+        fail("--weights: a database has no weight column; export the responses (deniable export), add the "
+             "weights (and strata, clusters) as columns, and fit the file with --weights COLUMN")
+    if len(inputs) != 3:
+        raise click.UsageError('with --weights, give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …"')
+    from deniable.estimators.regression import RegressionError
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import files, sampling
+    from deniable.server.survey.dataset import DesignColumns
+    from deniable.server.survey.definition import DefinitionError, load_definition
+    from deniable.server.survey.regression import FormulaError
+    from deniable.server.survey.responses_csv import CSVError
+
+    columns = DesignColumns(weights=weights, strata=strata, cluster=cluster, fpc=fpc)
+    try:
+        survey = load_definition(inputs[0])
+        dataset = files.read_responses(inputs[1], survey, progress=True, design=columns)
+        return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
+                                                            confidence=confidence))
+    except (DefinitionError, CSVError, DesignError, FormulaError, RegressionError) as exc:
+        fail(str(exc))
+
+
 @click.command("regress")
 @click.argument("inputs", nargs=-1, metavar='SURVEY.json RESPONSES.csv FORMULA | --db FILE SLUG FORMULA')
 @db_option(None, "Read the reports of survey SLUG from this database.")
@@ -55,7 +80,16 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
 @click.option("--profile/--no-profile", default=True, show_default=True,
               help="Profile-likelihood intervals (a few more fits per coefficient).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def regress(inputs, db_path, confidence, reference, profile, fmt) -> None:
+@click.option("--weights", metavar="COLUMN",
+              help="Sampling weights: the responses file's column COLUMN (numbers > 0). The fit is then "
+                   "design-based: pseudo-likelihood, sandwich (linearization) standard errors, Wald intervals.")
+@click.option("--strata", metavar="COLUMN", help="With --weights: the column of each response's stratum.")
+@click.option("--cluster", metavar="COLUMN",
+              help="With --weights: the column of each response's cluster (primary sampling unit).")
+@click.option("--fpc", metavar="COLUMN",
+              help="With --weights: the column of the number of clusters in the population of each "
+                   "response's stratum (finite-population correction).")
+def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc) -> None:
     """Fit a logit of a question's true answer on questions asked directly.
 
     The outcome may be protected (randomized): the model is of the true answer, and the
@@ -67,23 +101,33 @@ def regress(inputs, db_path, confidence, reference, profile, fmt) -> None:
     prevalence of every option in each group.  The first line names what the coefficients
     model ("log-odds of Yes against No"); --reference picks the option without coefficients.
     The outcome must be of a type that allows it (single choice); any other is one line saying why.
+    With --weights COLUMN (and --strata, --cluster, --fpc) the responses file's design columns
+    make the fit design-based, as in deniable estimate.
 
     \b
     Example:
         deniable regress examples/survey.json responses.csv "drugs ~ year"
         deniable regress --db deniable.db student-life "cheated ~ year" --format json
+        deniable regress examples/survey.json responses.csv "drugs ~ year" --weights w --cluster school
     """
     from deniable.estimators.regression import RegressionError
     from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
 
-    patterns, text, survey = _patterns(inputs, db_path)
-    try:
-        formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
-                                             profile=profile, survey=survey)
-    except (FormulaError, RegressionError) as exc:
-        fail(str(exc))
+    if weights is not None:
+        slug, formula, built, result = _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, fpc)
+    else:
+        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc)):
+            if given is not None:
+                raise click.UsageError(f"{name} goes with --weights COLUMN (the sampling weights)")
+        patterns, text, survey = _patterns(inputs, db_path)
+        slug = patterns.survey.slug
+        try:
+            formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
+                                                 profile=profile, survey=survey)
+        except (FormulaError, RegressionError) as exc:
+            fail(str(exc))
     if fmt == "json":
-        echo_json(regression_json(patterns.survey.slug, formula, built, result))
+        echo_json(regression_json(slug, formula, built, result))
     else:
         click.echo(regression_table(formula, built, result), nl=False)
 

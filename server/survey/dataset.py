@@ -7,7 +7,10 @@ index, a Laplace report's steps from its least value, a multi question's bit mas
 experiment's arm and count), and :meth:`Dataset.stats` gives each question's sufficient
 statistics.  A row is one response, or — with ``weights`` — one distinct answer pattern and how
 many responses gave it (counts aggregated by a ``GROUP BY``, in this app's store or in any data
-engine).  Every source (a responses CSV or Parquet file, a counts file, the database, a
+engine).  Sampling weights are something else (:mod:`deniable.estimators.weights`): a
+responses file's design columns — weights, strata, clusters, population clusters — named by
+:class:`DesignColumns` travel beside the rows in :attr:`Dataset.design`, one value per response.
+Every source (a responses CSV or Parquet file, a counts file, the database, a
 simulation) produces one; everything downstream needs only its counts (sufficient statistics,
 docs/design.md), which are ``np.bincount`` (or, for few options, comparison) calls:
 aggregating 10^7 reports takes about 0.01 s per question.
@@ -27,14 +30,36 @@ NOT_ANSWERED = -1
 SMALL_K = 16  # up to this many options, counting by comparison is faster than np.bincount
 
 
+@dataclass(frozen=True)
+class DesignColumns:
+    """The columns of a responses file that describe the sample rather than answer a question, by
+    name (None: not in the design): sampling weights, strata, clusters, and the number of clusters
+    of each stratum in the population (its finite-population correction)."""
+
+    weights: str | None = None
+    strata: str | None = None
+    cluster: str | None = None
+    fpc: str | None = None
+
+    NUMBERS = ("weights", "fpc")  # the roles whose cells are numbers (the others are labels)
+
+    def named(self) -> dict[str, str]:
+        """``{role: column}`` for the columns given, in the order weights, strata, cluster, fpc."""
+        return {role: name for role in ("weights", "strata", "cluster", "fpc")
+                if (name := getattr(self, role)) is not None}
+
+
 @dataclass
 class Dataset:
     """Per question id, the reported option index of every row (``-1`` = not answered);
-    ``weights[i]`` responses share row ``i`` (None: one response per row)."""
+    ``weights[i]`` responses share row ``i`` (None: one response per row): frequency weights.
+    ``design``: the responses file's design columns (:class:`DesignColumns`) by role, one value per
+    row — sampling weights and fpc as float64, strata and cluster labels as text; None without."""
 
     survey: Survey
     columns: dict[str, np.ndarray]
     weights: np.ndarray | None = None
+    design: dict[str, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         ids = [q.id for q in self.survey.questions]
@@ -49,6 +74,10 @@ class Dataset:
             if self.weights.ndim != 1 or self.weights.dtype.kind not in "iu" or (self.weights < 0).any():
                 raise ValueError("weights must be a 1-D array of non-negative integer counts")
             lengths.add(len(self.weights))
+        if self.design is not None:
+            if self.weights is not None:
+                raise ValueError("a dataset of answer patterns (frequency weights) cannot carry a sampling design")
+            lengths.update(len(values) for values in self.design.values())
         if len(lengths) > 1:
             raise ValueError(f"dataset columns have different lengths: {sorted(lengths)}")
         for q in self.survey.questions:

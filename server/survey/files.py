@@ -27,10 +27,10 @@ import pyarrow.parquet as pq
 
 from deniable.estimators.validate import check_total
 
-from .dataset import NOT_ANSWERED, Dataset
+from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Survey
-from .responses_csv import (TEXT_VERSION, CSVError, column_codes, patterns_dataset, read_patterns_csv,
-                            read_responses_csv, unknown_cell)
+from .responses_csv import (DESIGN_HINT, TEXT_VERSION, CSVError, column_codes, design_values, patterns_dataset,
+                            read_patterns_csv, read_responses_csv, unknown_cell)
 
 COUNT = "count"
 
@@ -39,11 +39,12 @@ def is_parquet(path) -> bool:
     return Path(path).suffix.lower() in (".parquet", ".pq")
 
 
-def read_responses(path, survey: Survey, progress=False) -> Dataset:
-    """A responses file, CSV or Parquet by its suffix: one row per response."""
+def read_responses(path, survey: Survey, progress=False, design: DesignColumns | None = None) -> Dataset:
+    """A responses file, CSV or Parquet by its suffix: one row per response (with ``design``, its
+    design columns in :attr:`.dataset.Dataset.design`)."""
     if is_parquet(path):
-        return read_responses_parquet(path, survey)
-    return read_responses_csv(path, survey, progress=progress)
+        return read_responses_parquet(path, survey, design)
+    return read_responses_csv(path, survey, progress=progress, design=design)
 
 
 def read_patterns(path, survey: Survey, progress=False) -> Dataset:
@@ -102,17 +103,27 @@ def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str]
     ids = [q.id for q in survey.questions]
     for name in names:
         if name not in ids and name not in extra:
-            raise CSVError(f"{path}: unknown column {name!r} (expected the question ids: {', '.join(ids)})")
+            raise CSVError(f"{path}: unknown column {name!r} (expected the question ids: {', '.join(ids)})"
+                           f"{DESIGN_HINT if COUNT not in extra else ''}")
     if len(set(names)) != len(names):
         raise CSVError(f"{path}: a column appears twice")
 
 
-def read_responses_parquet(path, survey: Survey) -> Dataset:
+def read_responses_parquet(path, survey: Survey, design: DesignColumns | None = None) -> Dataset:
     """Read a responses Parquet file (one column per question id, labels as text; a
-    ``text-version`` column, as exports have once a survey's wording changed, is ignored)."""
+    ``text-version`` column, as exports have once a survey's wording changed, is ignored).
+    ``design`` names the design columns (numbers or text), as for the CSV
+    (:func:`.responses_csv.read_responses_csv`)."""
     path = Path(path)
     table = _open_parquet(path).read()
-    _check_columns(path, table.column_names, survey, {TEXT_VERSION})
+    named = design.named() if design is not None else {}
+    for name in named.values():
+        if name in [q.id for q in survey.questions]:
+            raise CSVError(f"{path}: column {name!r} is a question, not a design column")
+        if name not in table.column_names:
+            raise CSVError(f"{path}: no column {name!r} for the sampling design (the columns are: "
+                           f"{', '.join(table.column_names)})")
+    _check_columns(path, table.column_names, survey, {TEXT_VERSION, *named.values()})
     columns = {}
     for q in survey.questions:
         if q.id not in table.column_names:
@@ -123,7 +134,11 @@ def read_responses_parquet(path, survey: Survey) -> Dataset:
             row = int(np.argmax(column == NOT_ANSWERED)) + 1
             raise CSVError(f"{path}: row {row}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = column
-    return Dataset(survey, columns)
+    if design is None:
+        return Dataset(survey, columns)
+    values = {role: design_values(path, role, name, table.column(name), lambda row: f"{path}: row {row + 1}")
+              for role, name in named.items()}
+    return Dataset(survey, columns, design=values)
 
 
 def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | None = None) -> None:

@@ -21,6 +21,7 @@ import contextlib
 import csv
 import io
 import itertools
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -34,7 +35,7 @@ import pyarrow.csv as pcsv
 from deniable.errors import FieldError
 
 from .codebook import design_line, parse_design_line
-from .dataset import NOT_ANSWERED, Dataset
+from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Survey
 from .spreadsheet import spreadsheet_safe
 
@@ -43,6 +44,7 @@ WRITE_CHUNK = 1_000_000  # rows per written batch
 NEEDS_QUOTES = (",", '"', "\n", "\r")
 TEXT_VERSION = "text-version"  # not a valid question id, so it cannot clash with one
 SEPARATORS = {";": "semicolons (;)", "\t": "tabs"}
+DESIGN_HINT = "; design columns such as sampling weights must be named, e.g. deniable estimate --weights COLUMN"
 
 
 class CSVError(FieldError):
@@ -82,8 +84,9 @@ def _separator_hint(name: str) -> str:
     return ""
 
 
-def _read_header(path: Path, survey: Survey) -> tuple[list[str], int]:
-    """The header's column names and its line number (2 after a design line, else 1)."""
+def _read_header(path: Path, survey: Survey, extra: tuple[str, ...] = ()) -> tuple[list[str], int]:
+    """The header's column names and its line number (2 after a design line, else 1); ``extra``: the
+    design columns asked for (:class:`.dataset.DesignColumns`), which must be there too."""
     first, second = _first_lines(path)
     text, line = (first, 1) if second is None else (second, 2)
     ids = [q.id for q in survey.questions]
@@ -94,11 +97,17 @@ def _read_header(path: Path, survey: Survey) -> tuple[list[str], int]:
         header = next(csv.reader([text.split("\r", 1)[0]]))
     except csv.Error as exc:
         raise CSVError(f"{path}:{line}: cannot parse the header: {exc}") from None
+    for name in extra:  # first: a misspelled design column is the mistake, not the column it meant
+        if name in ids:
+            raise CSVError(f"{path}:{line}: column {name!r} is a question, not a design column")
+        if name not in header:
+            raise CSVError(f"{path}:{line}: no column {name!r} for the sampling design (the columns are: "
+                           f"{_labels_list(header)})")
     seen = set()
     for name in header:
-        if name not in ids and name != TEXT_VERSION:
+        if name not in ids and name != TEXT_VERSION and name not in extra:
             raise CSVError(f"{path}:{line}: unknown column {name!r} (expected the question ids: "
-                           f"{_labels_list(ids)}){_separator_hint(name)}")
+                           f"{_labels_list(ids)}){_separator_hint(name) or DESIGN_HINT}")
         if name in seen:
             raise CSVError(f"{path}:{line}: duplicate column {name!r}")
         seen.add(name)
@@ -163,16 +172,17 @@ def _arrow_error(path: Path, exc: Exception, width: int, header_line: int = 1) -
 
 
 @contextlib.contextmanager
-def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], None]):
+def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], None], extra: tuple[str, ...] = ()):
     """``(header_line, batches)``: the header's line number and an iterator over the file's record
-    batches (every cell a dictionary-encoded string, the ``text-version`` column left out), with
-    the progress bar or callback of ``progress`` and every read or parse error as a CSVError."""
-    header, header_line = _read_header(path, survey)
+    batches (every cell a dictionary-encoded string, the ``text-version`` column left out; the
+    design columns ``extra``, when asked for, as plain strings), with the progress bar or callback
+    of ``progress`` and every read or parse error as a CSVError."""
+    header, header_line = _read_header(path, survey, extra)
     width = len(header)
     # Every cell is a string (dictionary-encoded); none is ever null: "" means not answered,
     # and labels like "NA" or "null" stay labels.
     text = pa.dictionary(pa.int32(), pa.string())
-    convert = pcsv.ConvertOptions(column_types={name: text for name in header},
+    convert = pcsv.ConvertOptions(column_types={name: pa.string() if name in extra else text for name in header},
                                   strings_can_be_null=False, null_values=[],
                                   include_columns=[name for name in header if name != TEXT_VERSION])
     read = pcsv.ReadOptions(skip_rows=header_line, column_names=header, block_size=BLOCK_SIZE)
@@ -214,21 +224,31 @@ def _progress(path: Path, progress: bool | Callable[[int], None]):
         yield progress if callable(progress) else None
 
 
-def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:
+def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False,
+                       design: DesignColumns | None = None) -> Dataset:
     """Read a responses CSV into a :class:`Dataset` of option indices (``-1`` = not answered), one row
     per response.
 
     ``progress`` may be a callable that receives the number of bytes consumed after each block
-    (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.
+    (the CLI passes a progress bar's ``update``); ``True`` draws a bar on stderr.  ``design`` names
+    the file's design columns (sampling weights, strata, clusters, fpc): they must be there, are
+    checked (:func:`design_values`) and come back in :attr:`Dataset.design`; any other column
+    that is not a question stays an error.
     """
     path = Path(path)
     questions = {q.id: q for q in survey.questions}
     value_sets = {qid: value_set(q) for qid, q in questions.items()}
     parts: dict[str, list[np.ndarray]] = {qid: [] for qid in questions}
+    named = design.named() if design is not None else {}
+    extra = tuple(dict.fromkeys(named.values()))
+    texts: dict[str, list[pa.Array]] = {name: [] for name in extra}
     rows_before = 0
-    with _csv_batches(path, survey, progress) as (header_line, batches):
+    with _csv_batches(path, survey, progress, extra) as (header_line, batches):
         for batch in batches:
             for qid, column in zip(batch.schema.names, batch.columns):
+                if qid in texts:
+                    texts[qid].append(column)
+                    continue
                 parts[qid].append(_to_indices(path, questions[qid], column, value_sets[qid], rows_before,
                                               header_line))
             rows_before += batch.num_rows
@@ -242,7 +262,65 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
                 line = _line_of_row(path, int(empty[0]), header_line)
                 raise CSVError(f"{path}:{line}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = column
-    return Dataset(survey, columns)
+    if design is None:
+        return Dataset(survey, columns)
+
+    def where(row: int) -> str:
+        return f"{path}:{_line_of_row(path, row, header_line)}"
+
+    values = {role: design_values(path, role, name, pa.chunked_array(texts[name], pa.string()), where)
+              for role, name in named.items()}
+    return Dataset(survey, columns, design=values)
+
+
+def design_values(path, role: str, name: str, column, where: Callable[[int], str]) -> np.ndarray:
+    """The values of design column ``name`` (its ``role`` in :class:`.dataset.DesignColumns`): for the
+    weights and the fpc, finite numbers greater than 0 (float64); for strata and clusters, labels
+    (text, none empty).  ``column`` is an Arrow column of text or numbers; ``where(row)`` says where
+    row ``row`` (0-based) is, for the CSVError that names the first bad one and the column."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    numbers = role in DesignColumns.NUMBERS
+    what = ("the sampling weights" if role == "weights" else "the population's clusters per stratum (fpc)"
+            if role == "fpc" else "the strata" if role == "strata" else "the clusters")
+    if numbers:
+        parsed = column
+        if is_text(column.type):
+            try:
+                parsed = pc.cast(pc.utf8_trim_whitespace(column), pa.float64())
+            except pa.ArrowInvalid:
+                parsed = None
+        elif not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+                  or pa.types.is_decimal(column.type)):
+            raise CSVError(f"{path}: column {name!r} ({what}): must hold numbers, not {column.type}")
+        if parsed is not None:
+            values = parsed.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False)
+        else:  # a cell Arrow does not read as a number: each cell through float(), NaN if it is none
+            values = np.array([_number(text) for text in column.to_pylist()], dtype=float)
+        bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+        if bad.size:
+            row = int(bad[0])
+            cell = column[row].as_py()
+            shown = "an empty cell" if cell is None or cell == "" else repr(cell)
+            raise CSVError(f"{where(row)}: column {name!r} ({what}): must be a finite number greater than 0, "
+                           f"got {shown}")
+        return values
+    if not is_text(column.type):
+        column = column.cast(pa.string())
+    empty = np.flatnonzero(pc.or_kleene(column.is_null(), pc.equal(column, "")).fill_null(True)
+                           .to_numpy(zero_copy_only=False))
+    if empty.size:
+        raise CSVError(f"{where(int(empty[0]))}: column {name!r} ({what}): empty (every response needs a label)")
+    return column.to_numpy(zero_copy_only=False).astype(str)
+
+
+def _number(text) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -20,56 +18,7 @@ import pytest
 from deniable import estimators
 from deniable.client.mechanism import mechanism
 from deniable.estimators.weights import DesignError, rake, survey_design, weighted_estimate
-
-R_SCRIPT = r"""
-suppressMessages(library(survey))
-args <- commandArgs(trailingOnly = TRUE)
-d <- read.csv(args[1])
-fpc <- if (args[2] == "fpc") ~N else NULL
-des <- svydesign(ids = ~cluster, strata = ~stratum, weights = ~w, fpc = fpc, data = d)
-out <- list()
-for (j in sort(unique(d$y))) {
-  d[[paste0("y", j)]] <- as.numeric(d$y == j)
-}
-des <- update(des, y0 = as.numeric(y == 0), y1 = as.numeric(y == 1), y2 = as.numeric(y == 2))
-for (j in 0:2) {
-  f <- as.formula(paste0("~y", j))
-  m <- svymean(f, des)
-  ci <- svyciprop(f, des, method = "beta", level = 0.95)
-  out[[j + 1]] <- c(coef(m)[[1]], SE(m)[[1]], attr(ci, "ci")[[1]], attr(ci, "ci")[[2]])
-}
-cat(sprintf("%.15g", unlist(out)), sep = "\n")
-"""
-
-
-def sample(seed: int, n_strata: int = 3):
-    """A stratified cluster sample with unequal weights and a 3-option answer."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for h in range(n_strata):
-        for c in range(int(rng.integers(3, 7))):
-            size = int(rng.integers(4, 15))
-            level = rng.dirichlet([2, 2, 2])
-            for _ in range(size):
-                rows.append((h, f"{h}-{c}", float(rng.gamma(2.0, 50.0)), int(rng.choice(3, p=level)), 40 + 10 * h))
-    stratum, cluster, w, y, big_n = (np.array(v) for v in zip(*rows))
-    return stratum, cluster, w, y, big_n
-
-
-def r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc: bool) -> np.ndarray:
-    rscript = shutil.which("Rscript")
-    assert rscript, "R is not installed: bash scripts/test.sh installs r-base-core and r-cran-survey"
-    path = tmp_path / "d.csv"
-    with open(path, "w") as fh:
-        fh.write("stratum,cluster,w,y,N\n")
-        for row in zip(stratum, cluster, w, y, big_n):
-            fh.write(",".join(repr(float(v)) if isinstance(v, float) else str(v) for v in row) + "\n")
-    script = tmp_path / "s.R"
-    script.write_text(R_SCRIPT)
-    done = subprocess.run([rscript, str(script), str(path), "fpc" if fpc else "none"], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return np.array([float(v) for v in done.stdout.split()]).reshape(3, 4)
+from support.r_survey import r_survey, sample, svyglm
 
 
 @pytest.mark.slow  # R itself, three times: the full suite
@@ -143,3 +92,56 @@ def test_results_serialize_themselves():
     result = weighted_estimate(y, 2.0, survey_design(w, strata=stratum, clusters=cluster), k=3)
     json.dumps(result.to_dict(), allow_nan=False)
     assert "WeightedResult" in result.summary()
+
+
+def _regression_sample(seed: int):
+    rng = np.random.default_rng(seed)
+    s = np.repeat(np.arange(3), 60)
+    c = np.repeat(np.arange(18), 10) % 6  # six clusters of ten in each stratum, labels repeated across strata
+    x1 = rng.normal(size=180) + 0.3 * c
+    x2 = rng.integers(0, 2, 180).astype(float)
+    w = rng.gamma(2.0, 20.0, 180)
+    truth = rng.random(180) < 1 / (1 + np.exp(-(0.4 + 0.8 * x1 - 0.6 * x2 + 0.2 * s)))
+    return s, c, x1, x2, w, truth
+
+
+@pytest.mark.slow  # R itself
+def test_design_regression_equals_r_svyglm(tmp_path):
+    """Asked directly (p = 1): the pseudo-likelihood fit and its sandwich standard errors are R's
+    ``svyglm(family = quasibinomial())`` on the same design."""
+    s, c, x1, x2, w, truth = _regression_sample(5)
+    coef, se = svyglm(tmp_path, {"y": truth.astype(int), "x1": x1, "x2": x2, "s": s, "c": c, "w": w})
+    design = survey_design(w, strata=s, clusters=c)
+    reports = np.where(truth, 0, 1)  # option 0 = the event, against the reference option 1
+    ours = estimators.regress(reports, np.column_stack([x1, x2]), None, k=2, design=design, profile=False)
+    assert ours.params == pytest.approx(coef, rel=1e-8)
+    assert ours.std_error == pytest.approx(se, rel=1e-8)
+
+
+def test_frequency_and_sampling_weights_give_different_standard_errors():
+    """The same reports, covariates and numbers as weights: frequency weights (each row w identical
+    responses) and sampling weights (each respondent stands for w people) fit the same coefficients,
+    but the sampling design's standard errors come from the respondents, not from Σw."""
+    s, c, x1, x2, w, truth = _regression_sample(6)
+    reports = np.where(truth, 0, 1)
+    X = np.column_stack([x1, x2])
+    counts = np.rint(w).astype(int)
+    frequency = estimators.regress(reports, X, 2.0, k=2, weights=counts, profile=False)
+    sampling = estimators.regress(reports, X, 2.0, k=2, design=survey_design(counts.astype(float), strata=s,
+                                                                              clusters=c), profile=False)
+    assert sampling.params == pytest.approx(frequency.params, rel=1e-6)
+    assert np.all(sampling.std_error > 2 * frequency.std_error)
+    assert sampling.n == 180 and frequency.n == counts.sum()
+
+
+def test_design_regression_scores_add_up_to_the_gradient():
+    """The rows' scores at the fit, weighted and summed, are the gradient: zero at the maximum."""
+    from deniable.estimators.regression import row_scores
+    from deniable.estimators.rrlogit import Data, derivatives
+
+    s, c, x1, x2, w, truth = _regression_sample(7)
+    reports = np.where(truth, 0, 1)
+    data = Data(np.column_stack([np.ones(180), x1, x2]), reports, w, 2, 0.7, 0.3, 1)
+    theta = np.array([0.1, -0.2, 0.3])
+    _, gradient, _ = derivatives(theta, data)
+    assert (w[:, None] * row_scores(theta, data)).sum(axis=0) == pytest.approx(gradient, rel=1e-10)

@@ -309,6 +309,12 @@ class QuestionType:
         ``q``); None when this type's cells are text only (the reader then says so)."""
         return None
 
+    def linear_scores(self, q: Question, codes: np.ndarray) -> np.ndarray | None:
+        """Each answered report's unbiased score of the mean answer, in the question's units, when the
+        type's headline is such a mean (a linear statistic, which sampling weights can weight:
+        :mod:`deniable.server.survey.sampling`); None when it is not."""
+        return None
+
     # ------------------------------------------------------------ monitoring, releases and the public page
 
     def group_columns(self, q: Question) -> tuple[list[str], np.ndarray]:

@@ -333,6 +333,17 @@ class Numeric(QuestionType):
             values[answered] = lookup[codes[answered]]
         return values
 
+    def linear_scores(self, q, codes):
+        """A discrete Laplace report is its value (the noise has mean 0).  A grid report R of the grid
+        values v_0..v_G has ``E v(R) = q Σ v_j + (p − q) E v(J)`` and ``E v(J) = E X`` (stochastic
+        rounding), so it scores ``(v(R) − q Σ v_j)/(p − q)`` (asked directly: p = 1, q = 0)."""
+        values = self.values_of(q, codes)
+        if is_laplace(q):
+            return values
+        rr = q.mechanism.rr
+        total = float(self.values_of(q, np.arange(self.n_cells(q))).sum())
+        return (values - rr.q * total) / (rr.p - rr.q)
+
     # ------------------------------------------------------------ regression covariates
 
     covariate = None  # a number asked directly (age in years) enters a regression as its value

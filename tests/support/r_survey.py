@@ -1,0 +1,141 @@
+"""R's survey package, run for real, as the reference for design-based estimates.
+
+``tests/unit/test_weights.py`` (the estimators) and ``tests/cli/test_weights_cli.py`` (``deniable
+estimate --weights``) compare against it.  R and ``r-cran-survey`` are installed by the test
+command (scripts/test.sh); a missing R fails, it does not skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+# svymean and svyciprop(method = "beta") of each named 0/1 or numeric column, under
+# svydesign(ids = ~CLUSTER, strata = ~STRATUM, weights = ~W, nest = TRUE): one line per number,
+# four per column (mean, SE, interval's ends: Korn and Graubard's for a 0/1 column, else the t
+# interval with the design's degrees of freedom).  An empty
+# cell (NA) leaves the row out as a domain does (na.rm = TRUE: the design keeps its clusters).
+SVYMEAN_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+ids <- if (args[2] == "") ~1 else as.formula(paste0("~", args[2]))
+strata <- if (args[3] == "") NULL else as.formula(paste0("~", args[3]))
+des <- svydesign(ids = ids, strata = strata, weights = as.formula(paste0("~", args[4])), nest = TRUE, data = d)
+out <- c()
+for (v in args[-(1:4)]) {
+  f <- as.formula(paste0("~", v))
+  m <- svymean(f, des, na.rm = TRUE)
+  ci <- c(NA, NA)
+  if (all(d[[v]] %in% c(0, 1, NA))) {
+    ci <- attr(svyciprop(f, des, method = "beta", level = 0.95, na.rm = TRUE), "ci")
+  } else {
+    ci <- confint(m, df = degf(des), level = 0.95)
+  }
+  out <- c(out, coef(m)[[1]], SE(m)[[1]], ci[[1]], ci[[2]])
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+# The estimators' three-option check (tests/unit/test_weights.py), with an optional fpc.
+R_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1])
+fpc <- if (args[2] == "fpc") ~N else NULL
+des <- svydesign(ids = ~cluster, strata = ~stratum, weights = ~w, fpc = fpc, data = d)
+out <- list()
+for (j in sort(unique(d$y))) {
+  d[[paste0("y", j)]] <- as.numeric(d$y == j)
+}
+des <- update(des, y0 = as.numeric(y == 0), y1 = as.numeric(y == 1), y2 = as.numeric(y == 2))
+for (j in 0:2) {
+  f <- as.formula(paste0("~y", j))
+  m <- svymean(f, des)
+  ci <- svyciprop(f, des, method = "beta", level = 0.95)
+  out[[j + 1]] <- c(coef(m)[[1]], SE(m)[[1]], attr(ci, "ci")[[1]], attr(ci, "ci")[[2]])
+}
+cat(sprintf("%.15g", unlist(out)), sep = "\n")
+"""
+
+
+def rscript() -> str:
+    found = shutil.which("Rscript")
+    assert found, "R is not installed: bash scripts/test.sh installs r-base-core and r-cran-survey"
+    return found
+
+
+def _run(script_text: str, tmp_path: Path, *args: str) -> list[float]:
+    script = tmp_path / "s.R"
+    script.write_text(script_text)
+    done = subprocess.run([rscript(), str(script), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [float("nan") if v == "NA" else float(v) for v in done.stdout.split()]
+
+
+def _cell(value) -> str:
+    if isinstance(value, (float, np.floating)) and np.isnan(value):
+        return ""
+    return repr(float(value)) if isinstance(value, (float, np.floating)) else str(value)
+
+
+def write_csv(path: Path, columns: dict) -> Path:
+    """A plain CSV of equal-length columns (floats written exactly, with repr)."""
+    names = list(columns)
+    with open(path, "w") as fh:
+        fh.write(",".join(names) + "\n")
+        for row in zip(*(columns[n] for n in names)):
+            fh.write(",".join(_cell(v) for v in row) + "\n")
+    return path
+
+
+def svymean(tmp_path: Path, columns: dict, variables: list[str], *, weights: str, strata: str = "",
+            cluster: str = "") -> np.ndarray:
+    """R's ``svymean`` of each of ``variables`` with its interval (``svyciprop(method = "beta")`` for a
+    0/1 column, else ``confint(df = degf(design))``): rows (mean, SE, ci_low, ci_high)."""
+    path = write_csv(tmp_path / "design.csv", columns)
+    values = _run(SVYMEAN_SCRIPT, tmp_path, str(path), cluster, strata, weights, *variables)
+    return np.array(values).reshape(len(variables), 4)
+
+
+def sample(seed: int, n_strata: int = 3):
+    """A stratified cluster sample with unequal weights and a 3-option answer."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for h in range(n_strata):
+        for c in range(int(rng.integers(3, 7))):
+            size = int(rng.integers(4, 15))
+            level = rng.dirichlet([2, 2, 2])
+            for _ in range(size):
+                rows.append((h, f"{h}-{c}", float(rng.gamma(2.0, 50.0)), int(rng.choice(3, p=level)), 40 + 10 * h))
+    stratum, cluster, w, y, big_n = (np.array(v) for v in zip(*rows))
+    return stratum, cluster, w, y, big_n
+
+
+def r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc: bool) -> np.ndarray:
+    """R's numbers for :func:`sample`'s three options: rows (mean, SE, ci_low, ci_high)."""
+    path = write_csv(tmp_path / "d.csv", {"stratum": stratum, "cluster": cluster, "w": w, "y": y, "N": big_n})
+    return np.array(_run(R_SCRIPT, tmp_path, str(path), "fpc" if fpc else "none")).reshape(3, 4)
+
+
+# svyglm(y ~ x1 + x2, family = quasibinomial()) under the design, its IRLS run to 1e-14 (glm stops at
+# 1e-8, where its information matrix is a step behind): the coefficients, then their SEs.
+SVYGLM_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+des <- svydesign(ids = ~c, strata = ~s, weights = ~w, nest = TRUE, data = d)
+g <- svyglm(y ~ x1 + x2, design = des, family = quasibinomial(), control = glm.control(epsilon = 1e-14, maxit = 100))
+cat(sprintf("%.15g", c(coef(g), sqrt(diag(vcov(g))))), sep = "\n")
+"""
+
+
+def svyglm(tmp_path: Path, columns: dict) -> tuple[np.ndarray, np.ndarray]:
+    """R's ``svyglm(y ~ x1 + x2, family = quasibinomial())`` on columns y, x1, x2, s, c, w: the
+    coefficients and their standard errors."""
+    path = write_csv(tmp_path / "glm.csv", columns)
+    values = np.array(_run(SVYGLM_SCRIPT, tmp_path, str(path)))
+    return values[:3], values[3:]
