@@ -3,10 +3,11 @@
 Reads go through the read-only connection.  No page reads the responses: the results page
 reads the per-option ``counts``, cross-tabs and subgroups the answer patterns
 (:mod:`deniable.server.store.aggregates`), both kept current on every insert, so every page
-stays fast at any size.  Only the responses exports read the rows.  The lifecycle (open, close,
-reopen, duplicate, delete, wording fixes, preview) is :mod:`.lifecycle`; the builder's page
-:mod:`.builder`, its live planning numbers :mod:`.planner`.  The login check is the dashboard's
-one hook (:mod:`deniable.server.web.dashboard`).
+stays fast at any size.  The responses exports are written from the answer patterns too (the rows
+are read only for a survey the patterns do not cover: :mod:`deniable.server.store.exports`).
+The lifecycle (open, close, reopen, duplicate, delete, wording fixes, preview) is
+:mod:`.lifecycle`; the builder's page :mod:`.builder`, its live planning numbers :mod:`.planner`.
+The login check is the dashboard's one hook (:mod:`deniable.server.web.dashboard`).
 """
 
 from __future__ import annotations

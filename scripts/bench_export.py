@@ -1,0 +1,134 @@
+"""Time the responses exports (CSV, Parquet, SPSS, Stata) from the answer patterns against the row scan; print a table.
+
+    python scripts/bench_export.py                       # 10^5 and 10^6 responses
+    python scripts/bench_export.py --n 100000 --repeat 5
+
+Creates a database in a temporary folder with the dashboard benchmark's open three-question survey
+(``scripts/bench_dashboard.py``), stores ``--n`` randomized responses through
+``deniable.server.store.responses.insert_many`` and times, per format, the whole export as the
+dashboard and ``deniable export`` make it (``Export.responses`` after ``load_export``: the
+snapshot read, the rows, the file's bytes):
+
+- **row scan**: ``load_export(db, slug, rows=True)``, every response row read (the export before
+  issue 29, and still the path of a survey the patterns do not cover);
+- **patterns**: ``load_export(db, slug)``, the answer patterns repeated and shuffled;
+- **pyreadstat** (SPSS and Stata only): ``pyreadstat.write_sav`` / ``write_dta`` alone, writing the
+  very data frame, labels and value labels the export writes (built beforehand, not timed) — the
+  floor no export of that format can go under.
+
+Each figure is the median of ``--repeat`` runs; for SPSS and Stata the export and pyreadstat run in
+alternating pairs and ``ratio`` is the median of the pairs' ratios (patterns / pyreadstat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from deniable.client.randomizer import randomize  # noqa: E402
+from deniable.server.store.db import init_db  # noqa: E402
+from deniable.server.store.exports import FORMATS, load_export  # noqa: E402
+from deniable.server.store.responses import insert_many  # noqa: E402
+from deniable.server.store.surveys import insert_survey  # noqa: E402
+from deniable.server.survey.codebook import design_line  # noqa: E402
+from deniable.server.survey.definition import design_fingerprint, parse_definition  # noqa: E402
+from deniable.server.survey.statfiles import _note_lines, stat_frame  # noqa: E402
+
+DEFINITION = {
+    "slug": "bench", "title": "Benchmark", "description": "",
+    "questions": [
+        {"id": "drugs", "text": "Used drugs this year?", "options": ["Yes", "No"], "epsilon": 1.0},
+        {"id": "cheat", "text": "How often cheated?", "options": ["Never", "Once", "Sometimes", "Often"],
+         "epsilon": 2.0},
+        {"id": "age", "text": "Age group", "options": ["<30", "30-49", "50+"]},
+    ],
+}
+
+
+def median_s(run, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def pyreadstat_write(export, fmt: str, path: str):
+    """pyreadstat's own write of the data frame the export writes (frame built here, not timed)."""
+    import pyreadstat
+
+    survey = export.stored.survey
+    frame, labels, value_labels = stat_frame(export.dataset, fmt, export.text_versions)
+    if fmt == "sav":
+        note = _note_lines(design_line(survey))
+        return lambda: pyreadstat.write_sav(frame, path, column_labels=labels, variable_value_labels=value_labels,
+                                            file_label=survey.title[:64], note=note)
+    label = f"{survey.slug} design {design_fingerprint(survey)}"[:80]
+    return lambda: pyreadstat.write_dta(frame, path, column_labels=labels, variable_value_labels=value_labels,
+                                        file_label=label)
+
+
+def bench(n: int, repeat: int, tmp: str) -> list[tuple]:
+    path = str(Path(tmp) / f"bench-{n}.db")
+    db = init_db(path)
+    stored = insert_survey(db, parse_definition(DEFINITION), status="open", target_n=n)
+    rng = np.random.default_rng(2024)
+    truth = {"drugs": rng.choice(2, n, p=[0.2, 0.8]), "cheat": rng.choice(4, n, p=[0.6, 0.2, 0.15, 0.05])}
+    columns = {qid: randomize(values, stored.survey.question(qid).k, stored.survey.question(qid).epsilon, rng)
+               for qid, values in truth.items()}
+    columns["age"] = rng.choice(3, n)
+    insert_many(db, stored, columns)
+    rows = []
+    for fmt in FORMATS:
+        scan = median_s(lambda fmt=fmt: load_export(db, "bench", rows=True).responses(fmt), repeat)
+        export = load_export(db, "bench")
+        assert export.source == "patterns" and export.dataset.n_rows == n
+        size = len(export.responses(fmt))
+        if fmt not in ("sav", "dta"):
+            patterns = median_s(lambda fmt=fmt: load_export(db, "bench").responses(fmt), repeat)
+            rows.append((n, fmt, scan, patterns, None, None, size))
+            continue
+        # Alternating pairs (the export, then pyreadstat alone on a frame made just before, untimed),
+        # so that a busy machine slows both alike; the ratio is the median of the pairs' ratios.
+        pairs = []
+        out = str(Path(tmp) / f"floor.{fmt}")
+        for _ in range(repeat):
+            patterns = median_s(lambda fmt=fmt: load_export(db, "bench").responses(fmt), 1)
+            floor = median_s(pyreadstat_write(load_export(db, "bench"), fmt, out), 1)
+            pairs.append((patterns, floor))
+        os.unlink(out)
+        rows.append((n, fmt, scan, statistics.median(p for p, _ in pairs), statistics.median(f for _, f in pairs),
+                     statistics.median(p / f for p, f in pairs), size))
+    db.conn.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, action="append", help="responses to store (default: 10^5 and 10^6)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
+    args = parser.parse_args()
+    sizes = args.n or [100_000, 1_000_000]
+    print(f"deniable responses exports: row scan vs answer patterns, median of {args.repeat} runs")
+    print(f"{'responses':>10} {'format':<8} {'row scan s':>11} {'patterns s':>11} {'speed-up':>9} "
+          f"{'pyreadstat s':>13} {'ratio':>6} {'bytes':>12}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size_n in sizes:
+            for n, fmt, scan, patterns, floor, ratio, size in bench(size_n, args.repeat, tmp):
+                floor_cells = f"{floor:>13.3f} {ratio:>5.2f}×" if floor else f"{'':>13} {'':>6}"
+                print(f"{n:>10,} {fmt:<8} {scan:>11.3f} {patterns:>11.3f} {scan / patterns:>8.1f}× "
+                      f"{floor_cells} {size:>12,}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
