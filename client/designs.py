@@ -62,6 +62,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -82,6 +83,8 @@ class DesignError(MechanismError):
 
 def _probability(value, field: str, *, open_low: bool = False, open_high: bool = False) -> Fraction:
     """A probability as an exact fraction (a float is taken at its exact binary value)."""
+    if isinstance(value, Decimal) and value.is_finite():
+        value = Fraction(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DesignError(field, f"must be a probability (a number in [0, 1]), got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -187,12 +190,17 @@ def _check_full_rank(weights: list[list[int]], field: str) -> None:
                                  "same distribution of reports, so no estimator can tell them apart")
 
 
+def _frozen(value):
+    """Lists as tuples, so that a design (and a question holding one) is hashable."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 def _build(name: str, params: dict, columns: list[list[Fraction]], reports: list[str], field: str) -> Design:
     weights_by_column = [realize_column(col) for col in columns]
     weights = [list(row) for row in zip(*weights_by_column)]
     _check_full_rank(weights, field)
-    return Design(name=name, params=tuple(params.items()), weights=tuple(tuple(r) for r in weights),
-                  reports=tuple(reports))
+    return Design(name=name, params=tuple((key, _frozen(value)) for key, value in params.items()),
+                  weights=tuple(tuple(r) for r in weights), reports=tuple(reports))
 
 
 def _labels(labels, k: int) -> list[str]:
@@ -304,5 +312,90 @@ def sample(design: Design, truth, draws) -> np.ndarray:
     return (u[..., None] >= table[truth]).sum(axis=-1).astype(np.int64)
 
 
-__all__ = ["DESIGNS", "Design", "DesignError", "crosswise", "crosswise_epsilon_range", "custom", "forced", "kuk",
-           "realize_column", "sample", "unrelated", "warner"]
+# ---------------------------------------------------------------- designs in a survey definition
+
+# The parameters each design takes in a question's ``"design"`` object, beside ``"name"``.
+PARAMETERS = {"forced": ("p", "forced"), "unrelated": ("p", "prevalence"), "warner": ("p",),
+              "kuk": ("theta_1", "theta_2"), "crosswise": ("prevalence",), "custom": ("matrix",)}
+BINARY = ("unrelated", "warner", "kuk", "crosswise")  # designs of a yes/no question only
+
+
+def from_definition(spec, labels) -> Design:
+    """The design of a single-choice question with options ``labels`` from its definition's
+    ``"design"`` object (``{"name": "forced", "p": 0.75, "forced": [0.1, 0.15]}``).
+
+    In a survey every design has one report per option, the report of option i stored as option
+    i's code: forced response and a custom matrix for any number of options (a custom matrix is
+    square), the others for two.  Raises :class:`DesignError` whose ``field`` is the parameter
+    (``"p"``, ``"forced[1]"``, ``"matrix[0][2]"``; ``"name"`` for the object itself).
+
+    >>> from_definition({"name": "warner", "p": 0.75}, ["Yes", "No"]).weights
+    ((3221225472, 1073741824), (1073741824, 3221225472))
+    """
+    if not isinstance(spec, dict):
+        raise DesignError("name", "must be an object such as {\"name\": \"forced\", \"p\": 0.75, \"forced\": [0.125, 0.125]}")
+    name = spec.get("name")
+    if name not in PARAMETERS:
+        raise DesignError("name", f"must be one of {', '.join(PARAMETERS)}, got {name!r}"[:160])
+    allowed = ("name", *PARAMETERS[name])
+    extra = sorted(set(spec) - set(allowed))
+    if extra:
+        raise DesignError(extra[0], f"is not a parameter of the {name} design (it takes {', '.join(PARAMETERS[name])})")
+    for key in PARAMETERS[name]:
+        if key not in spec:
+            raise DesignError(key, f"is required by the {name} design")
+    k = len(labels)
+    if name in BINARY and k != 2:
+        raise DesignError("name", f"the {name} design is for a question with two options; this one has {k}")
+    params = {key: spec[key] for key in PARAMETERS[name]}
+    if name == "forced":
+        shares = params["forced"]
+        if isinstance(shares, (list, tuple)) and len(shares) != k:
+            raise DesignError("forced", f"needs one share per option ({k}), got {len(shares)}")
+        return forced(params["p"], shares, labels)
+    if name == "custom":
+        matrix = params["matrix"]
+        if isinstance(matrix, (list, tuple)) and len(matrix) != k:
+            raise DesignError("matrix", f"needs one row per report, and a question's reports are its {k} options; "
+                                        f"got {len(matrix)} rows")
+        if isinstance(matrix, (list, tuple)) and any(isinstance(row, (list, tuple)) and len(row) != k for row in matrix):
+            raise DesignError("matrix", f"every row needs one probability per option ({k})")
+        return custom(matrix, labels, labels)
+    if name == "kuk":
+        return kuk(params["theta_1"], params["theta_2"], labels)
+    if name == "crosswise":
+        return crosswise(params["prevalence"], labels)
+    if name == "warner":
+        return warner(params["p"], labels)
+    return unrelated(params["p"], params["prevalence"], labels)
+
+
+@dataclass(frozen=True)
+class DesignMechanism:
+    """A question's randomization under a design, as the surfaces ask a mechanism: ``k``, ``epsilon``
+    (the realized ε, infinite when not ε-LDP), ``protected`` (ε-LDP) and no k-ary threshold."""
+
+    design: Design
+
+    threshold = None  # not k-ary randomized response: the integer weights say everything
+
+    @property
+    def k(self) -> int:
+        return self.design.k
+
+    @property
+    def protected(self) -> bool:
+        return self.design.ldp
+
+    @property
+    def epsilon(self) -> float:
+        return self.design.epsilon
+
+    @property
+    def declared_epsilon(self) -> float:
+        return self.design.epsilon
+
+
+__all__ = ["BINARY", "DESIGNS", "PARAMETERS", "Design", "DesignError", "DesignMechanism", "crosswise",
+           "crosswise_epsilon_range", "custom", "forced", "from_definition", "kuk", "realize_column", "sample",
+           "unrelated", "warner"]

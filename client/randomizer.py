@@ -104,3 +104,18 @@ def randomize_draws(values, k, epsilon, draws: Iterable[int]) -> list[int]:
     mech = mechanism(k, epsilon)
     source = iter(draws)
     return [randomize_one(int(v), mech, source) for v in values]
+
+
+def randomize_design(values, design, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Reports of true answers ``values`` under a randomized-response design
+    (:class:`deniable.client.designs.Design`): one uint32 draw each, the first report whose cumulative
+    weight exceeds it (:func:`deniable.client.designs.sample`, the browser's ``sampleDesign``).  With
+    ``rng=None`` the draws come from ``os.urandom``; a seeded generator is for simulation only."""
+    from .designs import sample
+
+    values = np.asarray(values)
+    try:
+        values = check_options(values, design.k)
+    except MechanismError as exc:
+        raise MechanismError(f"values {exc}") from None
+    return sample(design, values, _uint32_source(rng)(values.size).reshape(values.shape))

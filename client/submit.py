@@ -16,7 +16,8 @@ import urllib.error
 import urllib.request
 
 from .mechanism import MechanismError, check_option
-from .randomizer import randomize
+from .designs import Design
+from .randomizer import randomize, randomize_design
 
 TIMEOUT = 10.0
 
@@ -45,10 +46,17 @@ def _request(req: urllib.request.Request, timeout: float) -> dict:
 
 
 def fetch_mechanisms(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict[str, tuple[int, float | None]]:
-    """Return ``{qid: (k, epsilon)}`` from the survey's published design (ε None = asked directly)."""
+    """Return ``{qid: (k, epsilon)}`` from the survey's published design (ε None = asked directly; a
+    question with a randomized-response design: ``(k, Design)``, sampled from its integer weights)."""
     url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}"
     design = _request(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
-    return {q["id"]: (q["k"], q.get("epsilon")) for q in design["questions"]}
+    return {q["id"]: (q["k"], published_design(q) if "weights" in q else q.get("epsilon")) for q in design["questions"]}
+
+
+def published_design(q: dict) -> Design:
+    """A question's randomized-response design as the API publishes it: the integer weights it samples."""
+    weights = tuple(tuple(int(w) for w in row) for row in q["weights"])
+    return Design(name=q["design"]["name"], params=(), weights=weights, reports=tuple(q["options"]))
 
 
 def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float | None]]) -> dict[str, int]:
@@ -62,6 +70,9 @@ def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float
             value = check_option(value, k)
         except MechanismError as exc:
             raise ValueError(f"{qid}: answer {exc}") from None
+        if isinstance(epsilon, Design):  # a design (ε-LDP or not) always randomizes, with its own weights
+            reports[qid] = int(randomize_design([value], epsilon)[0])
+            continue
         reports[qid] = value if epsilon is None else int(randomize([value], k, epsilon)[0])
     return reports
 

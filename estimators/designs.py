@@ -11,6 +11,9 @@ Multinomial(n, λ) with ``λ = M π``.
   ``π_t M[r, t] / λ_r``, M-step their average; Dempster, Laird & Rubin 1977; van den Hout & van
   der Heijden 2002, section 3), iterated to a change below 1e-12.  When ``π̂`` lies in the
   simplex the two agree.
+* **Standard errors** of the unbiased estimate: it is linear in the report shares, so
+  ``Cov π̂ = M⁺ Σ M⁺ᵀ`` with the multinomial ``Σ = (diag λ − λ λᵀ)/n`` exactly; the standard
+  errors shown plug in ``λ̂`` for λ (Chaudhuri & Mukerjee 1988, §2.3).
 * **Exact intervals** where a count is binomial in an affine function of one share:
   - a binary design: the count of a report r with ``M[r, 0] ≠ M[r, 1]`` is Binomial(n, λ),
     ``λ = M[r, 1] + (M[r, 0] − M[r, 1]) π₀``, so any of the project's interval methods for
@@ -60,6 +63,13 @@ class DesignResult(Result):
     method: str | None
     confidence: float
     epsilon: float  # realized ε of the design (inf when not ε-LDP)
+    std_error: np.ndarray | None = None  # of the unbiased estimate (module notes)
+    note: str | None = None  # why there is no interval, when there is none
+    # The interval's report probabilities, as k-ary randomized response's p and q: a binary design's
+    # chosen report under the first and the second answer; forced response's p + p_r and p_r (the
+    # largest p_r); NaN for other designs.
+    p: float = float("nan")
+    q: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: per answer its label, unbiased and consistent estimate and interval."""
@@ -111,6 +121,16 @@ def maximum_likelihood(counts, matrix, tolerance: float = EM_TOLERANCE) -> np.nd
     return pi
 
 
+def standard_errors(counts, matrix) -> np.ndarray:
+    """Standard errors of :func:`unbiased`: ``sqrt(diag(M⁺ Σ M⁺ᵀ))``, ``Σ = (diag λ̂ − λ̂ λ̂ᵀ)/n`` (module notes)."""
+    c = np.asarray(counts, dtype=float)
+    n = c.sum()
+    lam = c / n
+    pinv = np.linalg.pinv(np.asarray(matrix, dtype=float))
+    cov = pinv @ ((np.diag(lam) - np.outer(lam, lam)) / n) @ pinv.T
+    return np.sqrt(np.clip(np.diag(cov), 0, None))
+
+
 def _binary_row(matrix: np.ndarray) -> int:
     """The report whose probability differs most between the two answers."""
     return int(np.argmax(np.abs(matrix[:, 0] - matrix[:, 1])))
@@ -145,13 +165,16 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
     labels = tuple(design.reports[:k]) if design.k_reports == k else tuple(f"answer {t + 1}" for t in range(k))
     if n == 0:
         empty = np.full(k, np.nan)
-        return DesignResult(labels, 0, c, empty, empty, None, None, None, confidence, design.epsilon)
+        return DesignResult(labels, 0, c, empty, empty, None, None, None, confidence, design.epsilon, empty,
+                            "no reports yet")
     estimate, consistent = unbiased(c, m), maximum_likelihood(c, m)
     low = high = None
     used = None
+    p_shown = q_shown = float("nan")
     if k == 2:
         r = _binary_row(m)
         yes, no = m[r, 0], m[r, 1]
+        p_shown, q_shown = float(yes), float(no)
         if yes > no:
             lo0, hi0 = interval(method, np.array([c[r]]), n, yes, no, confidence)
         else:  # the report is likelier under the second answer: its count estimates π₁
@@ -164,12 +187,17 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
         params = dict(design.params)
         truth = float(params["p"])
         low, high = np.empty(k), np.empty(k)
+        q_shown = float(max(params["forced"]))
+        p_shown = truth + q_shown
         for t in range(k):
             share = float(params["forced"][t])
             lo, hi = interval(method, np.array([c[t]]), n, truth + share, share, confidence)
             low[t], high[t] = lo[0], hi[0]
         used = method
-    return DesignResult(labels, n, c, estimate, consistent, low, high, used, confidence, design.epsilon)
+    note = None if used else ("no interval is offered for this design with more than two answers: only forced "
+                              "response and binary designs have exact ones")
+    return DesignResult(labels, n, c, estimate, consistent, low, high, used, confidence, design.epsilon,
+                        standard_errors(c, m), note, p_shown, q_shown)
 
 
-__all__ = ["DesignResult", "estimate_design", "maximum_likelihood", "unbiased"]
+__all__ = ["DesignResult", "estimate_design", "maximum_likelihood", "standard_errors", "unbiased"]

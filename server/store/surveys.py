@@ -66,7 +66,7 @@ def _spec(q: Question) -> str | None:
 
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
-    typed = any(q.type != DEFAULT_TYPE for q in survey.questions)
+    typed = any(q.type != DEFAULT_TYPE or q.qtype.spec(q) is not None for q in survey.questions)
     for position, q in enumerate(survey.questions):
         row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,

@@ -119,8 +119,9 @@ def crosstab_headlines(ct: Crosstab) -> dict:
 
 
 def grouping_questions(survey: Survey) -> list[Question]:
-    """The questions subgroups can be made by: categorical ones asked directly."""
-    return [q for q in survey.questions if q.qtype.categorical and not q.protected]
+    """The questions subgroups can be made by: categorical ones asked directly (whose answers are true
+    ones: a type that says why its answers cannot be a covariate cannot group either)."""
+    return [q for q in survey.questions if q.qtype.categorical and not q.protected and q.qtype.covariate is None]
 
 
 def check_by(survey: Survey, by_id: str) -> Question:
@@ -133,6 +134,8 @@ def check_by(survey: Survey, by_id: str) -> Question:
         raise AnalysisError("by", f"question {by.id!r} is randomized (ε = {by.epsilon:g}); subgroups need a "
                                   "question asked directly (grouping by a randomized answer would put respondents "
                                   "in the wrong group)")
+    if by.qtype.covariate is not None:
+        raise AnalysisError("by", f"question {by.id!r} cannot group respondents: {by.qtype.covariate}")
     return by
 
 

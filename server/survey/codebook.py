@@ -13,6 +13,9 @@ The **design line** is the responses CSV's first line, a comment::
 
     # deniable responses | survey=habits | design=sha256:… | drugs: k=2 epsilon=1.0 threshold=3148263749 | age: k=2 direct
 
+(a question with a randomized-response design: ``cheated: design=forced k=2 epsilon=1.609…``, or
+``not-ldp`` after its k when the design is not ε-LDP; its weights are in the fingerprint).
+
 :func:`check_design` compares it with a codebook question by question.
 """
 
@@ -35,10 +38,19 @@ class DesignMismatch(FieldError):
 def question_randomization(question) -> dict:
     """What one question's reports were made under, as the codebook states it (a numeric
     question's mechanism and grid are in its definition already)."""
+    mech = question.mechanism
+    design = getattr(mech, "design", None)
+    if design is not None:
+        # a randomized-response design: its matrix (reports × answers) and the integer weights it is
+        # realized on, so that any package taking a misclassification matrix (RRreg's custom model)
+        # can analyse the export; ε is the realized one, None when the design is not ε-LDP
+        epsilon = design.epsilon if design.ldp else None
+        return {"k": question.k, "threshold": None, "declared_epsilon": question.epsilon,
+                "realized_epsilon": epsilon, "p": None, "q": None, "design": design.name, "ldp": design.ldp,
+                "matrix": design.matrix.tolist(), "weights": [list(row) for row in design.weights]}
     if not question.protected:
         return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
                 "p": 1.0, "q": 0.0}
-    mech = question.mechanism
     rr = getattr(mech, "rr", mech)  # a numeric grid's or a list's k-ary randomized response
     return {"k": question.k, "threshold": mech.threshold, "declared_epsilon": question.epsilon,
             "realized_epsilon": mech.epsilon, "p": getattr(rr, "p", None), "q": getattr(rr, "q", None)}
@@ -65,10 +77,13 @@ def design_line(survey: Survey) -> str:
     parts = [DESIGN_PREFIX, f"survey={survey.slug}", f"design={design_fingerprint(survey)}"]
     for q in survey.questions:
         kind = "".join(f"{key}={value} " for key, value in _fields(q).items())
-        if q.protected:
+        if q.protected and q.mechanism.threshold is None:  # a design: its weights are in the fingerprint
+            parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r}")
+        elif q.protected:
             parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
         else:
-            parts.append(f"{q.id}: {kind}k={q.k} direct")
+            said = "not-ldp" if getattr(q.mechanism, "design", None) is not None else "direct"
+            parts.append(f"{q.id}: {kind}k={q.k} {said}")
     return SEPARATOR.join(parts)
 
 
@@ -122,8 +137,12 @@ def parse_design_line(line: str) -> dict | None:
 def _said(spec: dict) -> str:
     kind = "".join(f"{value}, " if key == "type" else f"{key} {value}, " for key, value in spec.items()
                    if key not in CORE)
+    if spec["epsilon"] is None and "design" in spec:
+        return f"not ε-LDP ({kind}k = {spec['k']})"
     if spec["epsilon"] is None:
         return f"asked directly ({kind}k = {spec['k']})"
+    if spec["threshold"] is None:
+        return f"ε = {spec['epsilon']:g} ({kind}k = {spec['k']})"
     return f"ε = {spec['epsilon']:g} ({kind}k = {spec['k']}, threshold {spec['threshold']})"
 
 

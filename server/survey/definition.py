@@ -118,11 +118,14 @@ class Question:
     method: str | None = None  # numeric: "grid" or "laplace" (None when asked directly)
     grid: int | None = None  # numeric grid: G
     sensitive: str | None = None  # list
+    design: str | None = None  # choice: a randomized-response design, as canonical JSON (its type reads it)
 
     @property
     def qtype(self):
-        """The question's type (:class:`.questions.base.QuestionType`): what every surface asks."""
-        return registry.get(self.type)
+        """The question's type (:class:`.questions.base.QuestionType`): what every surface asks (a
+        question with a ``design``, its type's variant for designs)."""
+        qtype = registry.get(self.type)
+        return qtype if self.design is None else qtype.designed
 
     @functools.cached_property
     def k(self) -> int:

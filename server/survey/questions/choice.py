@@ -1,6 +1,9 @@
 """Single choice: one answer among 2–64 labelled options (k-ary randomized response).
 
-Definition: ``"options"`` (2–64 labels), optional ``"epsilon"``.  Report: the option index on
+Definition: ``"options"`` (2–64 labels), optional ``"epsilon"`` — or, instead of ε, a ``"design"``:
+one of the randomized-response designs of :mod:`deniable.client.designs` (forced response, the
+unrelated question, Warner, Kuk, crosswise, a custom matrix), whose ε is its realized one
+(:class:`DesignedChoice`).  Report: the option index on
 the wire, the option's label in a text cell, the option index as code.  Sufficient statistics:
 the option counts (an array).  Estimates: :func:`deniable.estimators.estimate` (or
 :func:`~deniable.estimators.monitor` for confidence sequences); the headline of each option is
@@ -11,19 +14,25 @@ estimate stays in the record's ``estimate``.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import re
+
 import numpy as np
 
-from deniable.client.mechanism import check_option, resolve
+from deniable.client import designs
+from deniable.client.mechanism import MAX_EPSILON, check_option, resolve
 
-from ..definition import parse_epsilon, MAX_OPTIONS, labels_field
-from .base import AuditSampler, QuestionType, headline, pct
+from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
+from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, pct
 from .registry import DEFAULT, register
 
 
 class Choice(QuestionType):
     name = "choice"
     label = "single choice"
-    keys = frozenset({"type", "options"})
+    keys = frozenset({"type", "options", "design"})
     needed = ("options",)
     crosstab = None
     regression = None
@@ -32,6 +41,11 @@ class Choice(QuestionType):
 
     def parse(self, data, where, epsilon):
         labels = labels_field(data["options"], (*where, "options"), 2, MAX_OPTIONS, "options")
+        if "design" in data:
+            if self.name != DEFAULT:  # a type built on the choice keeps its own mechanism
+                raise DefinitionError((*where, "design"), f"a {self.label} question takes no design (only a "
+                                      "single-choice question does)")
+            return parse_design(data["design"], labels, where, epsilon)
         if epsilon is not None:
             epsilon = parse_epsilon(epsilon, len(labels), (*where, "epsilon"))
         return {"options": labels, "epsilon": epsilon}
@@ -47,6 +61,9 @@ class Choice(QuestionType):
 
     def stored_design(self, q):
         return [q.k, q.mechanism.threshold if q.protected else None]
+
+    def from_spec(self, spec):
+        return {"design": canonical(spec["design"])} if "design" in spec else {}
 
     def design(self, q):
         return ()  # a choice's fingerprint is the one from before there were types
@@ -253,7 +270,7 @@ class Choice(QuestionType):
     # ------------------------------------------------------------ audit and the codebook
 
     def audit_samplers(self):
-        return (CHOICE_AUDIT,)
+        return (CHOICE_AUDIT, DESIGN_AUDIT)  # k-ary randomized response, and a design (DesignedChoice)
 
     def design_fields(self, q):
         # a choice's design line is the one from before there were types (like its fingerprint,
@@ -263,6 +280,226 @@ class Choice(QuestionType):
     # ------------------------------------------------------------ regression
 
     covariate = None
+
+
+# ---------------------------------------------------------------- randomized-response designs
+
+NOT_YET = "not available yet for a question with a randomized-response design"
+
+
+def canonical(spec) -> str:
+    """A design object as the question keeps it: JSON with ``name`` first, then its parameters as given."""
+    ordered = {"name": spec["name"], **{key: spec[key] for key in designs.PARAMETERS[spec["name"]] if key in spec}}
+    return json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
+
+
+def _path(field: str) -> tuple:
+    """``"forced[1]"`` → ``("forced", 1)``: a design parameter's place inside ``design``."""
+    return tuple(int(index) if index else name for name, index in re.findall(r"([A-Za-z_]\w*)|\[(\d+)\]", field))
+
+
+def parse_design(raw, labels, where, epsilon) -> dict:
+    """The :class:`Question` fields of a choice with a ``"design"``: its ε is the design's realized one
+    (None when the design is not ε-LDP: a report that rules an answer out), never a declared one."""
+    if epsilon is not None:
+        raise DefinitionError((*where, "epsilon"), "leave epsilon out of a question with a design: its ε is the "
+                              "design's own, computed from its matrix")
+    try:
+        design = designs.from_definition(raw, labels)
+    except designs.DesignError as exc:
+        raise DefinitionError((*where, "design", *_path(exc.field)), exc.problem) from None
+    if design.ldp and design.epsilon > MAX_EPSILON:
+        raise DefinitionError((*where, "design"), f"the design's ε is {design.epsilon:.4g}, above the largest a "
+                              f"question may have ({MAX_EPSILON:g}): its answers would be practically exposed")
+    return {"options": labels, "epsilon": design.epsilon if design.ldp else None, "design": canonical(raw)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _realized(spec: str, labels: tuple) -> designs.Design:
+    return designs.from_definition(json.loads(spec), list(labels))
+
+
+def design_of(q) -> designs.Design:
+    """The realized design of a question with one (:func:`deniable.client.designs.from_definition`)."""
+    return _realized(q.design, q.options)
+
+
+def per_option(design) -> list[tuple[float, float]]:
+    """``(p_i, q_i)`` per option: report i's probability under answer i and under every other answer,
+    or NotAvailable when the design has no such form (a report whose probability differs between two
+    other answers, or is not likelier under its own answer)."""
+    m = design.matrix
+    out = []
+    for i in range(design.k):
+        others = np.delete(design.weights[i], i)
+        if np.any(others != others[0]) or design.weights[i][i] <= others[0]:
+            raise NotAvailable(f"estimates within groups are {NOT_YET} unless each report is likelier under its "
+                               f"own answer than under any other, equally (the {design.name} design is not)")
+        out.append((float(m[i, i]), float(m[i, (i + 1) % design.k])))
+    return out
+
+
+class DesignedChoice(Choice):
+    """A single choice randomized by a design of :mod:`deniable.client.designs` instead of k-ary
+    randomized response: the report of option i is stored as option i's code; ε is the design's
+    realized one (a design with a zero cell is not ε-LDP: asked like the plain list experiment,
+    labelled so, with no ε); estimates by :func:`deniable.estimators.designs.estimate_design`.
+    The surfaces that do not handle designs yet say so (:data:`NOT_YET`)."""
+
+    label = "single choice with a randomized-response design"
+    crosstab = f"cross-tabs are {NOT_YET}"
+    regression = f"a regression's outcome is {NOT_YET}"
+    covariate = "its reports are randomized by a design, so they are not its true answers"
+    anytime = False
+    plan_region = False
+    # the builder has no fields for a design: it shows the survey, and refuses to save it without the design
+    builder_refusal = ("the builder cannot edit a randomized-response design yet: change the survey in its "
+                       "definition (definition.json) and import it, or delete the draft and import a new one")
+
+    def to_dict(self, q):
+        return {"options": list(q.options), "design": json.loads(q.design)}
+
+    def mechanism(self, q):
+        return designs.DesignMechanism(design_of(q))
+
+    def spec(self, q):
+        return {"design": json.loads(q.design)}
+
+    def stored_design(self, q):
+        d = design_of(q)
+        return [q.k, None, d.name, hashlib.sha256(json.dumps(d.weights).encode()).hexdigest()[:12]]
+
+    def design(self, q):
+        d = design_of(q)
+        return ("design", d.name, [list(row) for row in d.weights])
+
+    def design_fields(self, q):
+        return {"design": design_of(q).name}
+
+    # ------------------------------------------------------------ estimates
+
+    def estimate(self, q, stats, *, method, confidence, simultaneous, monitoring=False, tuned_for=10_000):
+        from deniable.estimators.designs import estimate_design
+
+        return estimate_design(np.asarray(stats, dtype=np.int64), design_of(q), confidence=confidence, method=method)
+
+    def record(self, q, result):
+        d = design_of(q)
+        rows = result.to_dict()["answers"]
+        return {"id": q.id, "text": q.text, "n": result.n, "epsilon": json_number(result.epsilon) if d.ldp else None,
+                "declared_epsilon": None, "ldp": d.ldp, "design": d.name, "p": None, "q": None,
+                "method": result.method, "confidence": result.confidence, "simultaneous": False,
+                "note": result.note,
+                "options": [{"label": option, "noisy_count": int(result.counts[i]), "estimate": row["estimate"],
+                             "consistent": row["consistent"], "std_error": json_number(result.std_error[i]),
+                             "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
+                            for i, (option, row) in enumerate(zip(q.options, rows))]}
+
+    def table(self, q, result, grid):
+        d = design_of(q)
+        privacy = f"ε = {result.epsilon:.4f}" if d.ldp else "not ε-LDP"
+        head = f"  n = {int(result.n):,} · {d.name} design · {privacy}"
+        which = (f"  {100 * result.confidence:g}% intervals, method: {result.method}" if result.method
+                 else "  no exact interval for this design with more than two options")
+        rows = [[label, f"{int(result.counts[i]):,}", pct(result.estimate[i]), pct(result.consistent[i]),
+                 pct(result.std_error[i]),
+                 "—" if result.ci_low is None else f"[{pct(result.ci_low[i])}, {pct(result.ci_high[i])}]"]
+                for i, label in enumerate(q.options)]
+        return [head, which, *grid(["option", "reported", "estimate", "consistent", "std.err", "interval"], rows)]
+
+    def unprotected(self, q):
+        return f"not ε-LDP: randomized by the {design_of(q).name} design, one of whose reports can give an answer away"
+
+    # ------------------------------------------------------------ surfaces that do not handle designs yet
+
+    def release_labels(self, q):
+        raise NotAvailable(f"releases are {NOT_YET}")
+
+    def group_columns(self, q):
+        """One column per option, as a k-ary choice's — for a design whose every report i has one
+        probability ``p_i`` under answer i and one ``q_i < p_i`` under every other answer (binary designs
+        with the report likelier under its own answer, forced response): :meth:`group_estimates`
+        needs that form."""
+        per_option(design_of(q))
+        return super().group_columns(q)
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        """Each option's share within a group: report i's count is Binomial(n, ``q_i + (p_i − q_i)π_i``)
+        (:func:`per_option`), so :func:`deniable.estimators.release.noisy_group_interval` with option i's
+        own ``p_i``, ``q_i`` covers π_i, each interval alone; the estimate is ``(c_i/n − q_i)/(p_i − q_i)``
+        (the design's unbiased estimate)."""
+        from deniable.estimators.release import noisy_group_interval
+
+        pq = per_option(design_of(q))
+        c = np.asarray(counts, dtype=float)
+        n = c.sum()
+        out = []
+        for j, option in enumerate(q.options):
+            p_j, q_j = pq[j]
+            low, high = noisy_group_interval(noisy, j, p_j, q_j, beta, confidence)
+            out.append({"label": option, "estimate": float((c[j] / n - q_j) / (p_j - q_j)) if n > 0 else None,
+                        "ci_low": float(low), "ci_high": float(high), "lower": 0.0, "upper": 1.0})
+        return out
+
+    def monitor_series(self, q, days, cumulative, *, confidence, tuned_for):
+        """Each day's fixed-n design estimate from the reports up to that day (the protocol's default:
+        not anytime-valid, and the page says so)."""
+        return QuestionType.monitor_series(self, q, days, cumulative, confidence=confidence, tuned_for=tuned_for)
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        raise NotAvailable(f"planning is {NOT_YET}")
+
+    def audit_sampler(self, q):
+        return DESIGN_AUDIT
+
+    def covariate_values(self, q, codes):
+        raise NotAvailable(self.covariate)
+
+    # ------------------------------------------------------------ the survey page and the API
+
+    def page_data(self, q):
+        """The design's cumulative integer weights, one attribute per true answer (``data-column-T``: the
+        report is the first r whose cumulative weight exceeds one uint32 draw); ``data-threshold`` 0 says
+        "randomized, not by k-ary randomized response" to types.js (it is never 2^32 here)."""
+        columns = design_of(q).cumulative()
+        attrs = {"data-type": "design", "data-k": q.k, "data-threshold": 0}
+        attrs.update({f"data-column-{t}": " ".join(str(int(c)) for c in columns[t]) for t in range(q.k)})
+        return {"attrs": attrs}
+
+    card = "cards/design.html"
+    script = "types/design.js"
+
+    def explanation(self, q, *, gettext, locale):
+        """The design's sentence (:func:`..explain.design_coin`) with the bounds of its realized ε; for a
+        design that is not ε-LDP, the sentence and "not protected by ε" (like the plain list experiment)."""
+        from ..explain import bounds_sentences, design_coin
+
+        d = design_of(q)
+        coin = design_coin(d, q.options, gettext=gettext, locale=locale)
+        if d.ldp:
+            return {**bounds_sentences(d.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
+                    "coin": coin, "protected": True, "design": d.name}
+        _ = gettext
+        return {"epsilon": None, "coin": coin + " " + _("Something it may send happens only with one of the answers, "
+                                                          "so it can give that answer away."),
+                "posterior": "", "odds": "", "summary": f"Not ε-LDP (the {d.name} design has a zero cell).",
+                "protected": False, "warning": None, "design": d.name,
+                "note": _("Not protected by ε."), "sent": _("not protected by ε — randomized by the survey's design")}
+
+    def api_design(self, q):
+        """``options``, ``k``, the ``design`` (its name and parameters), its integer ``weights``
+        (reports × answers, each column summing to 2^32: the browser samples exactly these),
+        ``realized_epsilon`` (None when not ε-LDP) and ``ldp``."""
+        d = design_of(q)
+        return {"options": list(q.options), "k": q.k, "design": json.loads(q.design),
+                "weights": [list(row) for row in d.weights], "realized_epsilon": d.epsilon if d.ldp else None,
+                "epsilon": d.epsilon if d.ldp else None, "ldp": d.ldp}
+
+    def simulate(self, q, truth, n, rng):
+        from deniable.client.randomizer import randomize_design
+
+        true = rng.choice(q.k, size=n, p=truth / truth.sum())
+        return randomize_design(true, design_of(q), rng=rng).astype(np.int16)
 
 
 class ChoiceAudit(AuditSampler):
@@ -301,4 +538,47 @@ class ChoiceAudit(AuditSampler):
 
 CHOICE_AUDIT = ChoiceAudit()
 
+
+class DesignAudit(AuditSampler):
+    """A randomized-response design (:mod:`deniable.client.designs`): every option is a true input and
+    every report an event (ε is the largest log-ratio of one report's probabilities, so these cells
+    are the tight ones).  A design with a zero cell is shown not to be ε-LDP."""
+
+    name = "design"
+    js = """async ([value, columns, n]) => {
+  const d = await import('/static/designs.js');
+  const counts = new Array(columns[0].length).fill(0);
+  for (let i = 0; i < n; i++) counts[d.sampleDesign(value, columns)] += 1;
+  return counts;
+}"""
+    not_protected = "a randomized-response design with a zero cell (a report that rules an answer out)"
+
+    def label(self, mech):
+        return f"{mech.design.name} k={mech.k}"
+
+    def inputs(self, mech):
+        return list(range(mech.k))
+
+    def js_args(self, mech, value):
+        return [value, [[int(c) for c in column] for column in mech.design.cumulative()]]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.randomizer import randomize_design
+
+        return np.bincount(randomize_design(np.full(samples, value), mech.design, rng), minlength=mech.design.k_reports)
+
+    def protected(self, mech):
+        return mech.protected
+
+    def k(self, mech):
+        return mech.k
+
+    def defaults(self, ks, epsilons):
+        """None: designs are audited as the surveys in ``--db`` state them."""
+        return []
+
+
+DESIGN_AUDIT = DesignAudit()
+
 CHOICE = register(Choice())
+Choice.designed = DesignedChoice()  # the variant of a choice with a "design" (Question.qtype)

@@ -121,6 +121,13 @@ def edit(slug: str):
             return render_launched(stored, extras, errors=[("frozen", message)], status=409)
         return render_launched(stored, extras)
     form = DesignForm()
+    # a question the builder cannot show whole (a randomized-response design) would be saved without it
+    unbuildable = [f"question {q.id!r}: {q.qtype.builder_refusal}" for q in stored.survey.questions
+                   if getattr(q.qtype, "builder_refusal", None)]
+    if request.method == "POST" and unbuildable:
+        fill_from_survey(form, stored.survey, stored.target_n)
+        form.form_errors.extend(unbuildable)
+        return render_builder(form, stored, status=409, **extras)
     if request.method == "POST":
         form.slug.data = slug  # the slug names the survey; it does not change
         if form.add_question.data or form.action.data:
@@ -142,6 +149,7 @@ def edit(slug: str):
     else:  # the panels plan for ±0.05; the field shows what was asked and says why
         form.margin.errors = list(plan_form.margin.errors)
         form.margin.raw_data = [request.args.get("margin", "")[:40]]
+    form.form_errors.extend(unbuildable)
     return render_builder(form, stored, **extras)
 
 
