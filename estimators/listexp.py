@@ -42,7 +42,7 @@ from deniable.client.listexp import list_mechanism
 
 from .binomial import z
 from .numeric import MeanResult, moments_mean
-from .result import Result
+from .result import Result, json_number
 from .scores import moments, rr_model, rr_score
 from .validate import check_confidence
 
@@ -67,6 +67,28 @@ class ListResult(Result):
     noisy_control: np.ndarray
     noisy_treatment: np.ndarray
     note: str = ""
+
+    METHOD = "difference in means"
+
+    def to_dict(self) -> dict:
+        """The estimates JSON of a list experiment (docs/design.md, "Formats"), JSON-ready.
+
+        Keys: ``items`` (J, the control items), ``epsilon`` and ``declared_epsilon`` (None for a
+        plain list experiment), ``method``, ``confidence``, ``n`` (both arms), ``n_control``,
+        ``n_treatment``, the prevalence's ``estimate``, ``std_error``, ``ci_low``, ``ci_high`` and
+        Welch's ``df``, ``note`` (None when empty), each arm's mean count (``control``,
+        ``treatment``: :meth:`MeanResult.to_dict`) and report counts (``noisy_control``,
+        ``noisy_treatment``).  A question records its items' labels under ``items``.
+        """
+        return {"items": self.items, "epsilon": json_number(self.epsilon),
+                "declared_epsilon": json_number(self.declared_epsilon), "method": self.METHOD,
+                "confidence": self.confidence, "n": self.n_control + self.n_treatment, "n_control": self.n_control,
+                "n_treatment": self.n_treatment, "estimate": json_number(self.estimate),
+                "std_error": json_number(self.std_error), "ci_low": json_number(self.ci_low),
+                "ci_high": json_number(self.ci_high), "df": json_number(self.df), "note": self.note or None,
+                "control": self.control.to_dict(), "treatment": self.treatment.to_dict(),
+                "noisy_control": [int(c) for c in self.noisy_control],
+                "noisy_treatment": [int(c) for c in self.noisy_treatment]}
 
 
 def estimate_list(control, treatment, items: int, epsilon, *, confidence: float = 0.95) -> ListResult:

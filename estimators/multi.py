@@ -31,34 +31,45 @@ from .intervals import check_method
 from .joint import crosstab
 from .marginal import estimate
 from .numeric import MeanResult, moments_mean
-from .result import CrosstabResult, Result, frozen
+from .result import CrosstabResult, OptionEstimates, frozen, json_number
 from .scores import ScoreModel, moments
 from .validate import check_confidence
 
 
 @dataclass(frozen=True, eq=False)
-class MultiResult(Result):
-    """Per-option prevalence, the mean number ticked and every pair, for one question."""
+class MultiResult(OptionEstimates):
+    """Per-option prevalence, the mean number ticked and every pair, for one question.
 
-    n: int
-    k: int
-    epsilon: float  # realized, whole report
-    declared_epsilon: float
-    p: float
-    q: float
-    method: str
-    confidence: float
-    simultaneous: bool
-    noisy_counts: np.ndarray  # reported ticks per option
-    estimate: np.ndarray
-    consistent: np.ndarray
-    std_error: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
+    The per-option fields are :class:`~deniable.estimators.result.OptionEstimates`' (``epsilon``
+    is the whole report's, realized; ``noisy_counts`` the reported ticks per option).
+    """
+
     ticked: MeanResult  # the mean number of options ticked
     pairs: dict  # (j, l) → CrosstabResult, j < l, option 0 of each side = "ticked"
     pair_counts: np.ndarray  # reports ticking both j and l (j < l)
     note: str = ""
+
+    def to_dict(self, labels=None) -> dict:
+        """The estimates JSON of a check-all question (docs/design.md, "Formats"), JSON-ready.
+
+        Keys: ``n``, ``epsilon``, ``declared_epsilon`` and ``bit_epsilon`` (each option's ε/K;
+        all three None when asked directly), ``p``, ``q``, ``method``, ``confidence``,
+        ``simultaneous``, ``note`` (None when empty), ``options``
+        (:meth:`~.result.OptionEstimates.options`), ``ticked`` (:meth:`MeanResult.to_dict`) and
+        ``pairs``: per pair j < l its two ``labels``, the reports ticking both (``noisy_count``),
+        the share ticking both (the ticked-ticked cell of the pair's :class:`CrosstabResult`) and
+        the share of those ticking j who also tick l (``conditional_*``).  ``labels`` name the
+        options (default ``"0"``, ``"1"``, …).
+        """
+        options = self.options(labels)
+        labels = [option["label"] for option in options]
+        pairs = [{"labels": [labels[j], labels[l]], "noisy_count": int(self.pair_counts[j, l]),
+                  **{name: value for name, value in ct.cell(0, 0).items() if name != "conditional_std_error"}}
+                 for (j, l), ct in self.pairs.items()]
+        return {"n": self.n, "epsilon": json_number(self.epsilon), "declared_epsilon": json_number(self.declared_epsilon),
+                "bit_epsilon": json_number(self.epsilon / self.k), "p": self.p, "q": self.q, "method": self.method,
+                "confidence": self.confidence, "simultaneous": self.simultaneous, "note": self.note or None,
+                "options": options, "ticked": self.ticked.to_dict(), "pairs": pairs}
 
 
 def ticked_model(k: int, p: float, q: float) -> ScoreModel:

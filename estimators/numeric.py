@@ -66,7 +66,7 @@ from deniable.client.numeric import LaplaceMechanism, laplace
 from .binomial import cp_lower, cp_upper, z
 from .intervals import check_method, interval
 from .marginal import estimate
-from .result import EstimateResult, Result, frozen
+from .result import EstimateResult, Result, frozen, json_number
 from .scores import Moments, ScoreModel, additive_model, moments, rr_model, rr_score, score_interval
 from .validate import check_confidence
 
@@ -98,6 +98,25 @@ class MeanResult(Result):
             return float("nan")
         return (self.ci_high - self.ci_low) / (2 * self.clt_half_width)
 
+    def to_dict(self, scale: float = 1.0, offset: float = 0.0) -> dict:
+        """Every field and ``width_ratio``, JSON-ready (NaN and infinity become None), in the units
+        ``offset + scale · x``: the estimate and the interval move and stretch, the standard error
+        and ``clt_half_width`` only stretch, ``width_ratio`` has no units.  A numeric question
+        passes its minimum and step (answer index → its units); the defaults keep index units.
+
+        >>> MeanResult(n=10, estimate=2.0, std_error=0.5, ci_low=1.0, ci_high=3.0, method="score",
+        ...            confidence=0.95, clt_half_width=0.98).to_dict(scale=0.5, offset=10.0)["ci_high"]
+        11.5
+        """
+        def units(x):
+            x = json_number(x)
+            return None if x is None else offset + scale * x
+
+        return {"n": self.n, "estimate": units(self.estimate), "std_error": json_number(self.std_error * scale),
+                "ci_low": units(self.ci_low), "ci_high": units(self.ci_high), "method": self.method,
+                "confidence": self.confidence, "clt_half_width": json_number(self.clt_half_width * scale),
+                "width_ratio": json_number(self.width_ratio)}
+
 
 @dataclass(frozen=True, eq=False)
 class NumericResult(Result):
@@ -123,6 +142,44 @@ class NumericResult(Result):
     histogram_iterations: int = 0
     histogram_converged: bool = True
     note: str = field(default="")
+
+    MEDIAN_METHOD = "grid CDF test inversion (Clopper–Pearson)"
+
+    def to_dict(self, scale: float = 1.0, offset: float = 0.0) -> dict:
+        """The estimates JSON of a numeric question (docs/design.md, "Formats"), JSON-ready.
+
+        Values (the grid points, the median, the histogram's bars, the mean) are in the units
+        ``offset + scale · index``: a question passes its minimum and step, the defaults keep
+        answer-index units.  Keys: ``n``, ``mechanism``, ``grid``, ``epsilon`` and
+        ``declared_epsilon`` (None when asked directly), ``confidence``, ``note`` (None when
+        empty), ``mean`` (:meth:`MeanResult.to_dict`); with a distribution (grid, direct) ``p``,
+        ``q``, ``method``, ``distribution`` (per grid point its ``value``, the per-option fields of
+        :meth:`EstimateResult.options` and the CDF with its interval) and ``median``; with the
+        discrete Laplace mechanism ``histogram`` (``value``, ``estimate`` per answer),
+        ``histogram_iterations`` and ``histogram_converged``.
+        """
+        def units(index):
+            index = json_number(index)
+            return None if index is None else offset + scale * index
+
+        data = {"n": self.n, "mechanism": self.mechanism, "grid": self.grid, "epsilon": json_number(self.epsilon),
+                "declared_epsilon": json_number(self.declared_epsilon), "confidence": self.confidence,
+                "note": self.note or None, "mean": self.mean.to_dict(scale, offset)}
+        if self.distribution is not None:
+            d = self.distribution
+            data.update(p=d.p, q=d.q, method=d.method)
+            data["distribution"] = [
+                {"value": units(int(self.support[j])), **{key: v for key, v in option.items() if key != "label"},
+                 "cdf": json_number(self.cdf[j]), "cdf_low": json_number(self.cdf_low[j]),
+                 "cdf_high": json_number(self.cdf_high[j])}
+                for j, option in enumerate(d.options())]
+            data["median"] = {"estimate": units(self.median), "ci_low": units(self.median_low),
+                              "ci_high": units(self.median_high), "method": self.MEDIAN_METHOD}
+        if self.histogram is not None:
+            data["histogram"] = [{"value": units(i), "estimate": json_number(v)} for i, v in enumerate(self.histogram)]
+            data["histogram_iterations"] = int(self.histogram_iterations)
+            data["histogram_converged"] = bool(self.histogram_converged)
+        return data
 
 
 # ---------------------------------------------------------------- the mean

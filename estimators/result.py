@@ -69,13 +69,17 @@ class Result:
         return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
 
     def summary(self) -> str:
-        """One line per field: its name and value (arrays rounded to 4 digits)."""
+        """One line per field: its name and value (arrays rounded to 4 digits); a nested result's own
+        summary, indented."""
         from dataclasses import fields
 
         lines = [type(self).__name__]
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, dict) and value:
+            if isinstance(value, Result):
+                first, *rest = value.summary().splitlines()
+                lines += [f"  {f.name}: {first}", *(f"    {line}" for line in rest)]
+            elif isinstance(value, dict) and value:
                 lines.append(f"  {f.name}: {len(value)} entries")
             elif value is not None and not (isinstance(value, str) and not value):
                 lines.append(f"  {f.name}: {_shown(value)}")
@@ -83,8 +87,9 @@ class Result:
 
 
 @dataclass(frozen=True, eq=False)
-class EstimateResult(Result):
-    """Estimates, standard errors and intervals for the options of one protected question."""
+class OptionEstimates(Result):
+    """The fields shared by the results with one estimate per option (:class:`EstimateResult`, and a
+    check-all question's :class:`~deniable.estimators.multi.MultiResult`), and their options as JSON."""
 
     n: int
     k: int
@@ -101,13 +106,36 @@ class EstimateResult(Result):
     std_error: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
+
+    def options(self, labels=None) -> list[dict]:
+        """Per option its ``label`` (``labels``, default ``"0"``, ``"1"``, …), ``noisy_count``,
+        ``estimate``, ``consistent``, ``std_error``, ``ci_low`` and ``ci_high`` (NaN becomes None)."""
+        labels = list(labels) if labels is not None else [str(i) for i in range(self.k)]
+        if len(labels) != self.k:
+            raise ValueError(f"labels must have k={self.k} entries, got {len(labels)}")
+        return [
+            {
+                "label": labels[i],
+                "noisy_count": int(self.noisy_counts[i]),
+                "estimate": json_number(self.estimate[i]),
+                "consistent": json_number(self.consistent[i]),
+                "std_error": json_number(self.std_error[i]),
+                "ci_low": json_number(self.ci_low[i]),
+                "ci_high": json_number(self.ci_high[i]),
+            }
+            for i in range(self.k)
+        ]
+
+
+@dataclass(frozen=True, eq=False)
+class EstimateResult(OptionEstimates):
+    """Estimates, standard errors and intervals for the options of one protected question."""
+
     note: str = field(default="")
 
     def as_dict(self, labels=None) -> dict:
         """Return the estimates in the JSON shape of docs/design.md ("Formats"); NaN becomes None."""
-        labels = list(labels) if labels is not None else [str(i) for i in range(self.k)]
-        if len(labels) != self.k:
-            raise ValueError(f"labels must have k={self.k} entries, got {len(labels)}")
+        options = self.options(labels)
         return {
             "n": self.n,
             "epsilon": json_number(self.epsilon),
@@ -118,18 +146,7 @@ class EstimateResult(Result):
             "confidence": self.confidence,
             "simultaneous": self.simultaneous,
             "note": self.note,
-            "options": [
-                {
-                    "label": labels[i],
-                    "noisy_count": int(self.noisy_counts[i]),
-                    "estimate": json_number(self.estimate[i]),
-                    "consistent": json_number(self.consistent[i]),
-                    "std_error": json_number(self.std_error[i]),
-                    "ci_low": json_number(self.ci_low[i]),
-                    "ci_high": json_number(self.ci_high[i]),
-                }
-                for i in range(self.k)
-            ],
+            "options": options,
         }
 
 
@@ -182,3 +199,19 @@ class CrosstabResult(Result):
     iterations: int = 0  # EM steps of that fit (SQUAREM counts each EM map)
     row_estimable: np.ndarray | None = None  # rows with conditional estimates (the others: NaN, [0, 1])
     note: str = field(default="")  # what the numbers are not: non-convergence, rows too small
+
+    CELL_FIELDS = ("estimate", "consistent", "std_error", "ci_low", "ci_high", "conditional_estimate",
+                   "conditional_std_error", "conditional_ci_low", "conditional_ci_high")
+
+    def cell(self, i: int, j: int) -> dict:
+        """Cell (i, j), JSON-ready (NaN becomes None): the joint share (``estimate``, ``consistent``,
+        ``std_error``, ``ci_low``, ``ci_high``) and the column's share within row i
+        (``conditional_estimate``, ``conditional_std_error``, ``conditional_ci_low``,
+        ``conditional_ci_high``).
+
+        >>> from deniable.estimators import crosstab
+        >>> sorted(crosstab(np.array([[200, 150], [300, 350]]), 1.0, 2.0).cell(0, 1))[:3]
+        ['ci_high', 'ci_low', 'conditional_ci_high']
+        """
+        return {name: json_number(getattr(self, name if name.startswith("conditional_") else f"joint_{name}")[i, j])
+                for name in self.CELL_FIELDS}

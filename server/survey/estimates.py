@@ -171,15 +171,7 @@ def crosstab_json(ct: Crosstab) -> dict:
                 "row_label": row_label,
                 "col_label": col_label,
                 "noisy_count": int(ct.noisy_counts[i, j]),
-                "estimate": json_number(r.joint_estimate[i, j]),
-                "consistent": json_number(r.joint_consistent[i, j]),
-                "std_error": json_number(r.joint_std_error[i, j]),
-                "ci_low": json_number(r.joint_ci_low[i, j]),
-                "ci_high": json_number(r.joint_ci_high[i, j]),
-                "conditional_estimate": json_number(r.conditional_estimate[i, j]),
-                "conditional_std_error": json_number(r.conditional_std_error[i, j]),
-                "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
-                "conditional_ci_high": json_number(r.conditional_ci_high[i, j]),
+                **r.cell(i, j),
             })
             # what a page shows (docs/design.md: a headline lies in its interval); the unbiased stays beside it
             cells[-1]["headline"] = headline(cells[-1])

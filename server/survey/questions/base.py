@@ -54,16 +54,17 @@ def fmt(x, digits: int = 3) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
-def mean_json(mean, scale: float = 1.0, offset: float = 0.0) -> dict:
-    """A :class:`~deniable.estimators.numeric.MeanResult` as JSON, in the question's units."""
-    def units(x):
-        x = json_number(x)
-        return None if x is None else offset + scale * x
-
-    return {"n": mean.n, "estimate": units(mean.estimate), "std_error": json_number(mean.std_error * scale),
-            "ci_low": units(mean.ci_low), "ci_high": units(mean.ci_high), "method": mean.method,
-            "confidence": mean.confidence, "clt_half_width": json_number(mean.clt_half_width * scale),
-            "width_ratio": json_number(mean.width_ratio)}
+def placed_after(data: dict, key: str, **context) -> dict:
+    """``data`` (a result's ``to_dict()``) with the question's ``context`` (its units, its labels)
+    placed right after ``key``, where the records have always had it."""
+    if key not in data:
+        raise KeyError(key)
+    out = {}
+    for name, value in data.items():
+        out[name] = value
+        if name == key:
+            out.update(context)
+    return out
 
 
 def headline(record: dict, low_key: str = "ci_low", high_key: str = "ci_high", *, lower: float = 0.0,
@@ -666,4 +667,4 @@ def decimal_field(value, path: tuple) -> Decimal:
 
 
 __all__ = ["AuditSampler", "NOT_ANSWERED", "NotAvailable", "QuestionType", "decimal_field", "decimal_text", "fmt",
-           "headline", "json_number", "lines", "mean_json", "number", "pct", "typed_number"]
+           "headline", "json_number", "lines", "number", "pct", "placed_after", "typed_number"]

@@ -18,7 +18,7 @@ from deniable.client.listexp import ARMS, MAX_ITEMS, check_list_report, list_mec
 from deniable.client.mechanism import TWO_32, MechanismError
 
 from ..definition import parse_epsilon, MAX_LABEL, DefinitionError, labels_field, text_field
-from .base import AuditSampler, QuestionType, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, fmt, headline, pct, placed_after
 from .registry import register
 
 
@@ -134,15 +134,9 @@ class ListExperiment(QuestionType):
         return result.n_control + result.n_treatment
 
     def record(self, q, r):
-        data = {"id": q.id, "text": q.text, "type": self.name, "items": list(q.options), "sensitive": q.sensitive,
-                "protected": q.protected, "epsilon": json_number(r.epsilon), "declared_epsilon": q.epsilon,
-                "method": "difference in means", "confidence": r.confidence,
-                "n": r.n_control + r.n_treatment, "n_control": r.n_control, "n_treatment": r.n_treatment,
-                "estimate": json_number(r.estimate), "std_error": json_number(r.std_error),
-                "ci_low": json_number(r.ci_low), "ci_high": json_number(r.ci_high), "df": json_number(r.df),
-                "note": r.note or None, "control": mean_json(r.control), "treatment": mean_json(r.treatment),
-                "noisy_control": [int(c) for c in r.noisy_control],
-                "noisy_treatment": [int(c) for c in r.noisy_treatment]}
+        data = {"id": q.id, "text": q.text, "type": self.name,
+                **placed_after(r.to_dict(), "items", sensitive=q.sensitive, protected=q.protected)}
+        data["items"] = list(q.options)  # the items' labels where the result has their number
         data["headline"] = headline(data)
         return data
 

@@ -22,7 +22,7 @@ from deniable.client.mechanism import TWO_32, MechanismError
 from deniable.client.multi import MAX_MULTI, check_ticks, direct_multi, from_mask, multi_mechanism, to_mask
 
 from ..definition import DefinitionError, labels_field
-from .base import AuditSampler, QuestionType, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, fmt, headline, json_number, pct
 from .registry import register
 
 TICKS_RE = re.compile(r"[YN]{1,20}")
@@ -158,31 +158,13 @@ class Multi(QuestionType):
                               confidence=confidence, method=method, simultaneous=simultaneous)
 
     def record(self, q, r):
-        options = [{"label": label, "noisy_count": int(r.noisy_counts[j]), "estimate": json_number(r.estimate[j]),
-                    "consistent": json_number(r.consistent[j]), "std_error": json_number(r.std_error[j]),
-                    "ci_low": json_number(r.ci_low[j]), "ci_high": json_number(r.ci_high[j])}
-                   for j, label in enumerate(q.options)]
-        for option in options:
+        data = {"id": q.id, "text": q.text, "type": self.name, **r.to_dict(q.options)}
+        for option in data["options"]:
             option["headline"] = headline(option)
-        pairs = []
-        for (j, l), ct in r.pairs.items():
-            pair = {"labels": [q.options[j], q.options[l]], "noisy_count": int(r.pair_counts[j, l]),
-                    "estimate": json_number(ct.joint_estimate[0, 0]),
-                    "consistent": json_number(ct.joint_consistent[0, 0]),
-                    "std_error": json_number(ct.joint_std_error[0, 0]), "ci_low": json_number(ct.joint_ci_low[0, 0]),
-                    "ci_high": json_number(ct.joint_ci_high[0, 0]),
-                    "conditional_estimate": json_number(ct.conditional_estimate[0, 0]),
-                    "conditional_ci_low": json_number(ct.conditional_ci_low[0, 0]),
-                    "conditional_ci_high": json_number(ct.conditional_ci_high[0, 0])}
-            pair["headline"] = frechet_headline(pair, options[j]["headline"], options[l]["headline"])
-            pairs.append(pair)
-        ticked = mean_json(r.ticked)
-        ticked["headline"] = headline(ticked, lower=0.0, upper=float(q.k))
-        return {"id": q.id, "text": q.text, "type": self.name, "n": r.n,
-                "epsilon": json_number(r.epsilon) if q.protected else None, "declared_epsilon": q.epsilon,
-                "bit_epsilon": json_number(r.epsilon / r.k) if q.protected else None, "p": r.p, "q": r.q,
-                "method": r.method, "confidence": r.confidence, "simultaneous": r.simultaneous,
-                "note": r.note or None, "options": options, "ticked": ticked, "pairs": pairs}
+        for (j, l), pair in zip(r.pairs, data["pairs"]):
+            pair["headline"] = frechet_headline(pair, data["options"][j]["headline"], data["options"][l]["headline"])
+        data["ticked"]["headline"] = headline(data["ticked"], lower=0.0, upper=float(q.k))
+        return data
 
     def csv_rows(self, q, result):
         data = self.record(q, result)

@@ -30,7 +30,7 @@ from deniable.client.numeric import (MAX_STEPS, LaplaceMechanism, check_grid, ch
                                      grid_mechanism, laplace)
 
 from ..definition import parse_epsilon, DefinitionError, Question, number
-from .base import AuditSampler, QuestionType, decimal_field, decimal_text, fmt, headline, json_number, mean_json, pct
+from .base import AuditSampler, QuestionType, decimal_field, decimal_text, fmt, headline, pct, placed_after
 from .registry import register
 
 MECHANISMS = ("grid", "laplace")
@@ -226,37 +226,13 @@ class Numeric(QuestionType):
             return estimate_laplace(stats["values"], stats["counts"], q.steps, q.epsilon, confidence=confidence)
         return estimate_grid(stats["counts"], q.steps, grid_of(q), q.epsilon, confidence=confidence, method=method)
 
-    def _value(self, q, index):
-        index = json_number(index)
-        return None if index is None else float(q.minimum) + float(q.step) * index
-
     def record(self, q, r):
-        data = {"id": q.id, "text": q.text, "type": self.name, "n": r.n, "mechanism": r.mechanism, "grid": r.grid,
-                "min": number(q.minimum), "max": number(q.maximum), "step": number(q.step),
-                "epsilon": json_number(r.epsilon) if q.protected else None,
-                "declared_epsilon": q.epsilon, "confidence": r.confidence, "note": r.note or None,
-                "mean": mean_json(r.mean, float(q.step), float(q.minimum))}
+        data = {"id": q.id, "text": q.text, "type": self.name,
+                **placed_after(r.to_dict(scale=float(q.step), offset=float(q.minimum)), "grid",
+                               min=number(q.minimum), max=number(q.maximum), step=number(q.step))}
         data["mean"]["headline"] = headline(data["mean"], lower=float(q.minimum), upper=float(q.maximum))
-        if r.distribution is not None:
-            d = r.distribution
-            data["p"], data["q"], data["method"] = d.p, d.q, d.method
-            data["distribution"] = [
-                {"value": self._value(q, int(r.support[j])), "noisy_count": int(d.noisy_counts[j]),
-                 "estimate": json_number(d.estimate[j]), "consistent": json_number(d.consistent[j]),
-                 "std_error": json_number(d.std_error[j]), "ci_low": json_number(d.ci_low[j]),
-                 "ci_high": json_number(d.ci_high[j]), "cdf": json_number(r.cdf[j]),
-                 "cdf_low": json_number(r.cdf_low[j]), "cdf_high": json_number(r.cdf_high[j])}
-                for j in range(len(r.support))]
-            for point in data["distribution"]:
-                point["headline"] = headline(point)
-            data["median"] = {"estimate": self._value(q, r.median), "ci_low": self._value(q, r.median_low),
-                              "ci_high": self._value(q, r.median_high),
-                              "method": "grid CDF test inversion (Clopper–Pearson)"}
-        if r.histogram is not None:
-            data["histogram"] = [{"value": self._value(q, i), "estimate": json_number(v)}
-                                 for i, v in enumerate(r.histogram)]
-            data["histogram_iterations"] = r.histogram_iterations
-            data["histogram_converged"] = r.histogram_converged
+        for point in data.get("distribution", []):
+            point["headline"] = headline(point)
         return data
 
     def csv_rows(self, q, result):

@@ -14,6 +14,7 @@
 // - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
 
 import { questionId as idFrom, slugify } from "./naming.js";
+import { bound, points } from "./percent.js";
 
 const form = document.getElementById("design-form");
 
@@ -41,20 +42,6 @@ function takenIds(except) {
 }
 
 // ---------------------------------------------------------------- the planning panels
-
-function pct(x) {
-  return `${(100 * x).toFixed(1)}%`;
-}
-
-// As explain.percent: rounded up to 0.1 point, never "100%" (it bounds what an observer learns).
-function bound(x) {
-  if (x > 0.999) return "more than 99.9%";
-  return `${(Math.ceil(Math.round(x * 1e9) / 1e6) / 10).toFixed(1).replace(/\.0$/, "")}%`;
-}
-
-function points(x) {
-  return (100 * x).toFixed(1);
-}
 
 function thousands(n) {
   return Number(n).toLocaleString("en-US");
