@@ -105,6 +105,8 @@ class QuestionType:
     ``regression``  None when it can be a regression's outcome, else why not
     ``categorical`` whether its codes are its options (a choice): what grouping and the
                     central releases of direct answers need
+    ``builder_refusal`` None when the builder can edit the question, else why not (a save
+                    would drop what its form cannot show)
     """
 
     name: str = ""
@@ -114,6 +116,7 @@ class QuestionType:
     crosstab: str | None = "a cross-tab needs two single-choice questions"
     regression: str | None = "a regression's outcome must be a single-choice question"
     categorical: bool = False
+    builder_refusal: str | None = None
 
     # ------------------------------------------------------------ definition
 

@@ -123,7 +123,7 @@ def edit(slug: str):
     form = DesignForm()
     # a question the builder cannot show whole (a randomized-response design) would be saved without it
     unbuildable = [f"question {q.id!r}: {q.qtype.builder_refusal}" for q in stored.survey.questions
-                   if getattr(q.qtype, "builder_refusal", None)]
+                   if q.qtype.builder_refusal]
     if request.method == "POST" and unbuildable:
         fill_from_survey(form, stored.survey, stored.target_n)
         form.form_errors.extend(unbuildable)
