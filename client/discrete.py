@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal, localcontext
 
@@ -147,6 +148,20 @@ def draw_limit(samples: int, per_sample: int = 25) -> int:
     needing 100 times its expected draws has probability below 10⁻¹⁰⁰ (the costs have geometric
     tails: the longest loop, V's, goes on with probability below 0.74 per coin)."""
     return 10_000 + 100 * per_sample * samples
+
+
+def timed(draw: Draw, seconds: float) -> Draw:
+    """``draw``, raising :class:`DrawLimitError` once ``seconds`` have passed since this call: a
+    deadline on a whole release, whatever its source costs (a slow or stalled one included), so
+    that a request never outlives the server's worker timeout."""
+    deadline = time.monotonic() + seconds
+
+    def in_time(size: int) -> np.ndarray:
+        if time.monotonic() > deadline:
+            raise DrawLimitError(f"the noise took longer than {seconds:g} s (the deadline for a release)")
+        return draw(size)
+
+    return in_time
 
 
 def bounded(draw: Draw, limit: int) -> Draw:

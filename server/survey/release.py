@@ -245,6 +245,9 @@ def _release_groups(patterns, item, question, by, draw) -> dict:
             "lower": [r["lower"] for r in rows], "upper": [r["upper"] for r in rows], "groups": groups}
 
 
+DEADLINE = 10.0  # seconds for drawing a whole release, well within gunicorn's worker timeout (30 s)
+
+
 def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day: str = "",
                  survey: Survey | None = None, stats: dict | None = None) -> dict:
     """Draw every item once and return the release document (JSON-ready).
@@ -258,7 +261,7 @@ def draw_release(patterns: Patterns, items: list[ReleaseItem], draw=None, *, day
     """
     full = survey or patterns.survey
     survey = patterns.survey
-    draw = draw or discrete.source()
+    draw = discrete.timed(draw or discrete.source(), DEADLINE)
     protected = {}
     for q in full.questions:
         if not q.protected:

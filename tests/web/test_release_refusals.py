@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import numpy as np
 import pytest
@@ -78,3 +79,25 @@ def test_pages_number_releases_per_survey_not_across_surveys(app, auth_client, h
     assert 'data-release="2"' in other
     ledger = other[other.index('class="ledger"'):]
     assert re.findall(r"<tr><td>(\d+)</td><td>\d{4}-", ledger) == ["1", "2"]
+
+
+def test_a_release_whose_noise_outlives_its_deadline_is_refused_and_spends_nothing(app, auth_client, habits,
+                                                                                   monkeypatch):
+    """A stalled random source (each draw takes 0.3 s) against a 0.2 s deadline: a 400 naming the
+    item, nothing stored, nothing spent, and the worker free again well before its timeout."""
+    from deniable.server.survey import release
+
+    monkeypatch.setattr(release, "DEADLINE", 0.2)
+
+    def stalled(size):
+        time.sleep(0.3)
+        return np.random.default_rng(1).integers(0, 2**32, size, dtype=np.uint32)
+
+    assert post(auth_client, "/dashboard/habits/publish/budget", {"budget": "2"}).status_code == 303
+    app.config["RELEASE_DRAW"] = stalled
+    refused = post(auth_client, "/dashboard/habits/publish/release", {"counts-age": "1", "counts-drugs": "0.5"})
+    assert refused.status_code == 400
+    html = refused.get_data(as_text=True)
+    assert "the noise took longer than 0.2 s" in html and "refused, nothing was released or spent" in html
+    assert rows(app, "SELECT count(*) FROM releases") == [(0,)]
+    assert rows(app, "SELECT count(*) FROM release_ledger") == [(0,)]
