@@ -7,8 +7,9 @@ tail has probability α.  Two-sided Clopper–Pearson is ``(cp_lower(x, n, α/2)
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from scipy.special import ndtri
 
 
 def z(confidence: float) -> float:
@@ -17,6 +18,8 @@ def z(confidence: float) -> float:
     >>> round(z(0.95), 4)
     1.96
     """
+    from scipy.special import ndtri  # imported on first use: a planner answering from its cache needs no scipy
+
     return float(ndtri(1 - (1 - confidence) / 2))
 
 
@@ -26,8 +29,31 @@ def _beta():
     return beta
 
 
+@functools.cache
+def _pmf_kernel():
+    """The binomial density kernel ``scipy.stats.binom`` calls (Boost's, compiled into scipy.special).
+
+    ``scipy.special._ufuncs._binom_pmf`` is private: where a scipy lacks it, scipy.stats it is.
+    """
+    try:
+        from scipy.special._ufuncs import _binom_pmf
+    except ImportError:  # pragma: no cover - every scipy this project supports has it
+        return None
+    return _binom_pmf
+
+
 def binom_pmf(x, n, p):
-    """``scipy.stats.binom.pmf``, with scipy.stats imported on the first call (it takes most of a second)."""
+    """``scipy.stats.binom.pmf(x, n, p)``, bit for bit, without importing scipy.stats (most of a second).
+
+    For counts in 0..n and π in [0, 1] scipy.stats returns ``clip(kernel(x, n, π), 0, 1)`` with
+    the kernel scipy.special holds; elsewhere (a count off the support, a bad π) it is asked itself.
+    """
+    x, n_, p_ = np.asarray(x), np.asarray(n), np.asarray(p)
+    kernel = _pmf_kernel()
+    regular = (kernel is not None and x.size > 0 and x.dtype.kind in "iu" and n_.dtype.kind in "iu"
+               and x.min() >= 0 and np.all(x <= n_) and p_.min() >= 0 and p_.max() <= 1)
+    if regular:
+        return np.clip(kernel(x, n_, p_), 0, 1)
     from scipy.stats import binom
 
     return binom.pmf(x, n, p)

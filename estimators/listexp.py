@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from deniable.client.listexp import list_mechanism
 
@@ -151,6 +150,8 @@ def estimate_list(control, treatment, items: int, epsilon, *, confidence: float 
     v_c, v_t = arm_variance(c_mom), arm_variance(t_mom)
     total = v_c + v_t
     df = total**2 / (v_c**2 / (c_mean.n - 1) + v_t**2 / (t_mean.n - 1)) if total > 0 else float(c_mean.n + t_mean.n - 2)
+    from scipy.stats import t as student_t  # imported here: scipy.stats takes most of a second
+
     crit = float(student_t.ppf(1 - (1 - confidence) / 2, max(df, 1.0)))
     tau = t_mean.estimate - c_mean.estimate
     half = crit * np.sqrt(total)

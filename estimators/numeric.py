@@ -58,7 +58,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.signal import fftconvolve
 
 from deniable.client.mechanism import resolve
 from deniable.client.numeric import LaplaceMechanism, laplace
@@ -327,6 +326,8 @@ def deconvolve(values, counts, mech: LaplaceMechanism, iterations: int = EM_ITER
     observed[values - lo] = counts
     x = np.arange(m + 1)
     ends = {y: _end_kernel(y, mech) for y in (mech.low, mech.high) if lo <= y <= hi and observed[y - lo] > 0}
+
+    from scipy.signal import fftconvolve  # imported here: scipy.signal loads scipy.stats (most of a second)
 
     def em(pi):
         lam = np.clip(fftconvolve(pi, kernel)[m:m + width], 1e-300, None)

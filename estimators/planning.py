@@ -14,6 +14,19 @@ interval (``λ̂ ± z σ(λ)/√n`` truncated to [q, p], expected width in close
 :func:`model_half_width`) puts the worst λ near ½, or mid-range when [q, p] excludes ½; the
 exact w is evaluated on 41 π within four standard deviations of it and refined the same way.
 
+Computing h(n) once
+-------------------
+Each h(n) fills one Feldman–Cousins belt, over the counts of the grid's windows, in one batch
+(its own belt: what other callers cached cannot change it), computes the widths of those counts
+once, and sums them for each π of the grid and of the refinement.  Each ``(h(n), worst π)``, and
+each plan, is kept in memory and on disk under the user's cache directory
+(``$XDG_CACHE_HOME/deniable``, else ``~/.cache/deniable``), one small file per entry, keyed by n
+(or the margin), p, q, the confidence level, numpy's version, scipy's ``version.py`` and the
+source of the code that computes it (this module, :mod:`.exact` and :mod:`.binomial`): computed on
+this machine, never shipped, and read back only by the same code that wrote it (a plan read back
+needs no scipy at all).  Without a usable cache directory nothing is written and every number is
+computed.
+
 References
 ----------
 .. [1] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis
@@ -28,18 +41,21 @@ References
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.util
+import json
 import math
 import numbers
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
-from scipy.special import ndtr
 
 from deniable.client.mechanism import resolve
 
 from .binomial import binom_pmf, z
-from .evaluation import outside, window
-from .exact import belt
 from .result import Result
 from .validate import check_confidence
 
@@ -83,6 +99,13 @@ def model_half_width(n: float, p: float, q: float, z_: float) -> tuple[float, fl
     ``E[(c − Y)⁺] = (c − μ)Φ((c − μ)/σ) + σ φ((c − μ)/σ)``.  Only a starting point: the planner's
     numbers are the exact sums.
     """
+    return _model_half_width(n, p, q, z_)
+
+
+@functools.lru_cache(maxsize=8192)
+def _model_half_width(n: float, p: float, q: float, z_: float) -> tuple[float, float]:
+    from scipy.special import ndtr  # imported when first needed: a cached plan needs no scipy
+
     lam = np.linspace(q, p, _MODEL_GRID)
     sigma = np.sqrt(np.maximum(lam * (1 - lam), 1e-300) / n)
     half = z_ * sigma
@@ -98,20 +121,46 @@ def model_half_width(n: float, p: float, q: float, z_: float) -> tuple[float, fl
     return float(width[i] / 2), float(lam[i])
 
 
-def _half_widths(n: int, p: float, q: float, confidence: float, pi: np.ndarray) -> np.ndarray:
-    """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes)."""
-    lam = q + (p - q) * pi
-    lo, hi = window(n, lam, PLAN_WINDOW_SD)
-    first, last = int(lo.min()), int(hi.max())
-    counts = np.arange(first, last + 1)
-    low, high = belt(n, q, p, confidence).interval(counts)
-    width = (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
-    left_out = outside(n, lam, lo, hi)
-    out = np.empty(pi.size)
-    for i in range(pi.size):
-        span = slice(int(lo[i]) - first, int(hi[i]) - first + 1)
-        out[i] = binom_pmf(counts[span], n, lam[i]) @ width[span] + left_out[i]
-    return out / 2
+def _window(n: int, lam: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """The counts ``[lo, hi]`` within ``nλ ± (sd·σ + sd)``, clipped to 0..n (as :func:`.evaluation.window`)."""
+    spread = sd * np.sqrt(n * lam * (1 - lam)) + sd
+    lo = np.clip(np.floor(n * lam - spread), 0, n).astype(np.int64)
+    hi = np.clip(np.ceil(n * lam + spread), 0, n).astype(np.int64)
+    return lo, hi
+
+
+def _outside(n: int, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``P(Y < lo) + P(Y > hi)`` for Y ~ Binomial(n, λ), exactly (as :func:`.evaluation.outside`)."""
+    from .exact import survival
+
+    return (1.0 - survival(lo.astype(float) - 1, n, lam)) + survival(hi.astype(float), n, lam)
+
+
+class _Sums:
+    """The expected half-widths at one n: its own belt, and the widths of a range of counts kept."""
+
+    def __init__(self, n: int, p: float, q: float, confidence: float):
+        from .exact import Belt
+
+        self.n, self.p, self.q = n, p, q
+        self.belt = Belt(n, q, p, confidence)
+        self.first, self.width = 0, np.zeros(0)  # the widths of counts first, first + 1, …
+
+    def half_widths(self, pi: np.ndarray) -> np.ndarray:
+        """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes)."""
+        n, p, q = self.n, self.p, self.q
+        lam = q + (p - q) * pi
+        lo, hi = _window(n, lam, PLAN_WINDOW_SD)
+        first, last = int(lo.min()), int(hi.max())
+        if first < self.first or last >= self.first + self.width.size:  # else: a range already summed
+            low, high = self.belt.interval(np.arange(first, last + 1))
+            self.first, self.width = first, (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
+        left_out = _outside(n, lam, lo, hi)
+        out = np.empty(pi.size)
+        for i in range(pi.size):
+            a, b = int(lo[i]), int(hi[i]) + 1
+            out[i] = binom_pmf(np.arange(a, b), n, lam[i]) @ self.width[a - self.first:b - self.first] + left_out[i]
+        return out / 2
 
 
 def _golden_max(f, a: float, b: float, iterations: int = 24) -> tuple[float, float]:
@@ -133,7 +182,18 @@ def _golden_max(f, a: float, b: float, iterations: int = 24) -> tuple[float, flo
 
 @functools.lru_cache(maxsize=4096)
 def _worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
-    """``(h(n), worst π)`` for the exact interval (see the module notes)."""
+    """``(h(n), worst π)`` for the exact interval (see the module notes), from the disk cache if there."""
+    path = _cache_file("worst-case", (p, q, confidence), str(int(n)))
+    found = _cache_read(path)
+    if found is not None and len(found) == 2 and all(_unit(v) for v in found):
+        return found[0], found[1]
+    value, pi = _compute_worst_case(n, p, q, confidence)
+    _cache_write(path, [value, pi])
+    return value, pi
+
+
+def _compute_worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
+    sums = _Sums(n, p, q, confidence)
     if n <= FULL_GRID_N:
         grid = np.linspace(0.0, 1.0, 201)
     else:
@@ -141,14 +201,85 @@ def _worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, f
         reach = 4 * math.sqrt(n * lam0 * (1 - lam0)) / (n * (p - q))  # four sd, in π units
         centre = (lam0 - q) / (p - q)
         grid = np.linspace(max(0.0, centre - reach), min(1.0, centre + reach), 41)
-    values = _half_widths(n, p, q, confidence, grid)
+    values = sums.half_widths(grid)
     i = int(np.argmax(values))
     step = grid[1] - grid[0]
     a, b = max(0.0, grid[i] - step), min(1.0, grid[i] + step)
-    pi, value = _golden_max(lambda t: float(_half_widths(n, p, q, confidence, np.array([t]))[0]), a, b)
+    pi, value = _golden_max(lambda t: float(sums.half_widths(np.array([t]))[0]), a, b)
     if value < values[i]:
         pi, value = float(grid[i]), float(values[i])
     return float(value), float(pi)
+
+
+# ---------------------------------------------------------------- the disk cache of h(n) and of plans
+
+
+def cache_dir() -> Path | None:
+    """Where computed worst cases and plans are kept: ``$XDG_CACHE_HOME/deniable``, else ``~/.cache/deniable``
+    (None when neither is an absolute path, e.g. without a home directory)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG specification says ignore it
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "deniable" if os.path.isabs(base) else None
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """A digest of the code that computes the numbers cached, and of the numpy and scipy it runs on.
+
+    Read from the files, without importing them: a plan answered from the cache needs no scipy.
+    """
+    here = Path(__file__).resolve().parent
+    scipy_dir = importlib.util.find_spec("scipy").submodule_search_locations[0]
+    digest = hashlib.sha256(f"numpy {np.__version__}".encode())
+    for path in (Path(scipy_dir) / "version.py", here / "binomial.py", here / "exact.py", Path(__file__)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_file(kind: str, key: tuple[float, ...], name: str) -> Path | None:
+    """``<cache>/<kind>-<code digest>/<key floats in hex>/<name>.json`` (None: no usable cache)."""
+    base = cache_dir()
+    if base is None:
+        return None
+    try:
+        code = _code_digest()
+    except (OSError, AttributeError, TypeError, IndexError):  # not readable files (a zipped install): no cache
+        return None
+    return base / f"{kind}-{code}" / "_".join(float(v).hex() for v in key) / f"{name}.json"
+
+
+def _unit(value) -> bool:
+    return isinstance(value, float) and 0.0 <= value <= 1.0
+
+
+def _cache_read(path: Path | None) -> list | None:
+    """The cached JSON list, or None when absent or unreadable (the caller checks its numbers)."""
+    if path is None:
+        return None
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, list) else None
+
+
+def _cache_write(path: Path | None, values: list) -> None:
+    """Write one entry atomically (a temporary file renamed over it); a cache that cannot be written is skipped."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(json.dumps(values))
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
 
 
 def _check_n(n) -> int:
@@ -302,7 +433,7 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
     a bracket and bisection — so the n returned always delivers (``h(n) ≤ margin``, checked
     exactly) and n − 1 does not; at small n an earlier tooth of the sawtooth may also dip
     below the margin, a few respondents (under 1.5 %) earlier.  Cached per
-    (k, p, q, margin, confidence).
+    (p, q, margin, confidence), in memory and on disk (module notes).
 
     Examples
     --------
@@ -315,10 +446,17 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
         raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
     confidence = check_confidence(confidence)
     margin = float(margin)
-    floor = model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0]
-    if floor > margin:
-        raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
-    n, value, pi, before = _plan(mech.k, mech.p, mech.q, margin, confidence)
+    path = _cache_file("plan", (mech.p, mech.q, confidence), margin.hex())
+    found = _cache_read(path)
+    if (found is not None and len(found) == 4 and isinstance(found[0], int) and 1 <= found[0] <= MAX_N
+            and _unit(found[1]) and _unit(found[2]) and isinstance(found[3], float) and found[1] <= margin < found[3]):
+        n, value, pi, before = found
+    else:
+        floor = model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0]
+        if floor > margin:
+            raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
+        n, value, pi, before = _plan(mech.k, mech.p, mech.q, margin, confidence)
+        _cache_write(path, [n, value, pi, before])
     return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=mech.k,
                 epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence)
 

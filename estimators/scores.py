@@ -66,7 +66,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
 GRID_POINTS = 257
 BISECTIONS = 48
@@ -133,6 +132,8 @@ def additive_model(span: int, noise_variance: float) -> ScoreModel:
 
 def quantile(n, confidence: float):
     """``t_(n−1)`` at the two-sided ``confidence`` (n ≥ 2), vectorized."""
+    from scipy.stats import t as student_t  # imported here: scipy.stats takes most of a second
+
     df = np.maximum(np.asarray(n, dtype=float) - 1, 1)
     return student_t.ppf(1 - (1 - confidence) / 2, df)
 

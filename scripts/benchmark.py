@@ -147,7 +147,9 @@ def cold(fn):
         exact.belt.cache_clear()
         planning._worst_case.cache_clear()
         planning._plan.cache_clear()
-        fn()
+        with tempfile.TemporaryDirectory() as empty:  # and the planner's disk cache: an empty one
+            os.environ["XDG_CACHE_HOME"] = empty
+            fn()
     return run
 
 

@@ -420,6 +420,9 @@ def plan(k, numeric, step, options, items, margin, epsilons, confidence, fmt) ->
     every alternative's margin), --multi K (each option's prevalence) or --list J (the sensitive
     item's prevalence, plain and at each ε).
 
+    The exact worst cases that --k and --multi compute are kept in $XDG_CACHE_HOME/deniable
+    (~/.cache/deniable without it), so the same question asked again answers at once.
+
     \b
     Example:
         deniable plan --k 2 --margin 0.03

@@ -31,8 +31,6 @@ from deniable.client.listexp import check_items, list_mechanism
 from deniable.client.multi import bit_epsilon, check_multi_k, multi_mechanism
 from deniable.errors import FieldError
 from deniable.estimators.binomial import z
-from deniable.estimators.listexp import list_margin, list_sample_size
-from deniable.estimators.numeric import plan_numeric
 from deniable.estimators.planning import model_half_width, plan
 
 from .questions.base import decimal_text
@@ -58,6 +56,8 @@ def numeric_plan_rows(question: Question, margin: float, epsilons, confidence: f
     """Per ε: the planner's mechanism, the respondents it needs for ``margin`` (question units)
     and every candidate's margin of the mean at that many respondents (worst case and uniform
     answers), best first."""
+    from deniable.estimators.numeric import plan_numeric  # imported here: scipy.signal and scipy.stats
+
     step, m = float(question.step), question.steps
     index_margin = margin / step
     zq = z(confidence)
@@ -153,6 +153,8 @@ def multi_plan_table(k: int, margin: float, confidence: float, rows: list[dict])
 
 def list_plan_rows(items: int, margin: float, epsilons, confidence: float = 0.95) -> list[dict]:
     """The plain list experiment, then each ε: respondents (half per arm) for the prevalence's margin."""
+    from deniable.estimators.listexp import list_sample_size  # imported here: scipy.stats
+
     try:
         items = check_items(items)
     except ValueError as exc:
@@ -187,6 +189,8 @@ def list_plan_table(items: int, margin: float, confidence: float, rows: list[dic
 
 def numeric_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
     """The candidates' margins of the mean (question units), the one in use and the planner's choice."""
+    from deniable.estimators.numeric import plan_numeric
+
     step = float(q.step)
     wanted = margin * q.steps  # the margin, as a share of the range, in answer-index units
     out = {"protected": q.protected, "target_n": target_n, "margin": margin,
@@ -230,6 +234,8 @@ def _list_needed(margin_at_n: float, n: int, margin: float) -> int:
 
 def list_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
     """The margin of the difference in means at ``target_n`` (worst and typical), and beside a plain one."""
+    from deniable.estimators.listexp import list_margin
+
     items = len(q.options)
     mine = list_margin(items, q.epsilon, target_n, confidence=confidence)
     plain = list_margin(items, None, target_n, confidence=confidence)

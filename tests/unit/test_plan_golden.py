@@ -1,0 +1,184 @@
+"""The exact planner gives the answers frozen from it before it was made fast, to the last bit.
+
+The golden file ``tests/data/plan_golden.json`` was written by the planner of commit 86115c5
+(before the disk cache, the planner's own belts and scipy.special's binomial density), with
+
+    python scripts/freeze_plan.py
+
+(k = 2, 3, 5 × ε none, 0.5, 1, 2, 4 × margins 0.1, 0.05, 0.03, a few other confidence levels, the
+ε per option of ``deniable plan --multi``, and worst cases at n on both sides of the full-grid
+switch).  ``python scripts/freeze_plan.py --check`` compares the whole grid from the command line.
+Every test here points the cache directory at its own ``tmp_path``, so each number is computed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from deniable.estimators import planning
+from deniable.estimators.binomial import binom_pmf
+
+GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "data" / "plan_golden.json").read_text())
+CHEAP_N = 2_000  # the fast lane checks the plans and worst cases up to this n; the slow one all of them
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty cache directory and empty in-memory caches: every number below is computed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    planning._worst_case.cache_clear()
+    planning._plan.cache_clear()
+    yield tmp_path
+    planning._worst_case.cache_clear()
+    planning._plan.cache_clear()
+
+
+def _plans(cheap: bool):
+    return [case for case in GOLDEN["plans"] if (case["n"] <= CHEAP_N) == cheap]
+
+
+def _check_plans(cases):
+    for case in cases:
+        r = planning.plan(case["epsilon"], case["k"], case["margin"], confidence=case["confidence"])
+        got = {"n": r.n, "half_width": r.half_width, "worst_pi": r.worst_pi,
+               "half_width_one_fewer": r.half_width_one_fewer}
+        assert got == {key: case[key] for key in got}, case  # floats compared with ==: the same bits
+
+
+def test_plans_up_to_2000_respondents_are_the_frozen_ones(fresh):
+    _check_plans(_plans(cheap=True))
+
+
+@pytest.mark.slow
+def test_every_frozen_plan(fresh):
+    _check_plans(_plans(cheap=False))
+
+
+def test_worst_cases_are_the_frozen_ones(fresh):
+    for case in GOLDEN["worst_case"]:
+        if case["n"] > CHEAP_N:
+            continue
+        w = planning.worst_case(case["epsilon"], case["k"], case["n"])
+        assert (w.half_width, w.worst_pi) == (case["half_width"], case["worst_pi"]), case
+
+
+def test_the_grid_reaches_both_sides_of_the_cheap_lane():
+    cheap, dear = _plans(cheap=True), _plans(cheap=False)
+    assert len(cheap) >= 25 and len(dear) >= 15
+    assert {case["k"] for case in cheap} >= {2, 3, 5} and any(case["epsilon"] is None for case in cheap)
+
+
+# ---------------------------------------------------------------- the disk cache
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted((root / "deniable").glob("worst-case-*/*/*.json"))
+
+
+def test_worst_cases_are_cached_on_disk_and_read_back(fresh):
+    first = planning.worst_case(1.0, 2, 700)
+    [entry] = _entries(fresh)
+    assert entry.name == "700.json" and json.loads(entry.read_text()) == [first.half_width, first.worst_pi]
+    # a new process (empty memory) reads the file: a value planted there is what comes back
+    planning._worst_case.cache_clear()
+    entry.write_text(json.dumps([0.25, 0.5]))
+    planted = planning.worst_case(1.0, 2, 700)
+    assert (planted.half_width, planted.worst_pi) == (0.25, 0.5)
+
+
+@pytest.mark.parametrize("content", ["", "not json", "[0.1]", "[0.1, 2.0]", '["0.1", 0.5]', "[NaN, 0.5]", "{}"])
+def test_an_unreadable_entry_is_computed_again_and_replaced(fresh, content):
+    good = planning.worst_case(2.0, 3, 400)
+    [entry] = _entries(fresh)
+    entry.write_text(content)
+    planning._worst_case.cache_clear()
+    again = planning.worst_case(2.0, 3, 400)
+    assert again == good
+    assert json.loads(entry.read_text()) == [good.half_width, good.worst_pi]
+
+
+def test_without_a_usable_cache_directory_everything_is_computed(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # mkdir under a file fails
+    planning._worst_case.cache_clear()
+    expected = next(c for c in GOLDEN["worst_case"] if (c["epsilon"], c["k"], c["n"]) == (1.0, 2, 1000))
+    w = planning.worst_case(1.0, 2, 1000)
+    assert (w.half_width, w.worst_pi) == (expected["half_width"], expected["worst_pi"])
+    planning._worst_case.cache_clear()
+
+
+def test_the_cache_directory_follows_xdg(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert planning.cache_dir() == tmp_path / "xdg" / "deniable"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for ignored in ("", "relative/path"):  # the specification: only an absolute path counts
+        monkeypatch.setenv("XDG_CACHE_HOME", ignored)
+        assert planning.cache_dir() == tmp_path / "home" / ".cache" / "deniable"
+
+
+def test_entries_are_keyed_by_their_inputs(fresh):
+    planning.worst_case(1.0, 2, 500)
+    planning.worst_case(1.0, 2, 500, confidence=0.9)
+    planning.worst_case(1.0, 3, 500)
+    planning.worst_case(None, 2, 500)
+    keys = {entry.parent.name for entry in _entries(fresh)}
+    assert len(keys) == 4 and len({entry.parent.parent.name for entry in _entries(fresh)}) == 1
+
+
+def test_plans_are_cached_on_disk_and_a_wrong_entry_is_not_believed(fresh):
+    first = planning.plan(2.0, 2, 0.1)
+    [entry] = sorted((fresh / "deniable").glob("plan-*/*/*.json"))
+    assert entry.name == f"{(0.1).hex()}.json"
+    assert json.loads(entry.read_text()) == [first.n, first.half_width, first.worst_pi, first.half_width_one_fewer]
+    planning._plan.cache_clear()
+    planning._worst_case.cache_clear()
+    assert planning.plan(2.0, 2, 0.1) == first  # from the file
+    for wrong in ([first.n, 0.2, 0.5, 0.3], [0, 0.05, 0.5, 0.2], [1.5, 0.05, 0.5, 0.2], [first.n, 0.05, 0.5], "[]"):
+        entry.write_text(json.dumps(wrong))  # a half-width above the margin, n = 0, not an integer, too short
+        planning._plan.cache_clear()
+        assert planning.plan(2.0, 2, 0.1) == first
+
+
+def test_a_cached_plan_needs_no_scipy(tmp_path):
+    code = ("import sys; from deniable.server.survey import planning; "
+            "rows = planning.plan_rows(2, 0.1, [1.0, 2.0]); print(rows[0]['n'], rows[1]['n']); "
+            "print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    computed, cached = (r.stdout.splitlines() for r in runs)
+    assert computed[0] == cached[0] == "456 171"  # tests/data/plan_golden.json: ε = 1 and 2, margin 0.1
+    assert "scipy.special" in computed[1] and cached[1] == "[]"
+
+
+# ---------------------------------------------------------------- scipy.special only
+
+
+def test_binom_pmf_is_scipy_stats_bit_for_bit():
+    rng = np.random.default_rng(29)
+    for _ in range(200):
+        n = int(rng.integers(1, 10**6))
+        lam = float(rng.random())
+        x = np.arange(max(0, int(n * lam) - 300), min(n, int(n * lam) + 300) + 1)
+        assert binom_pmf(x, n, lam).tobytes() == binom.pmf(x, n, lam).tobytes()
+    # off the support, or π out of range: scipy.stats' own answers (0 and NaN)
+    assert binom_pmf(np.array([-1, 11]), 10, 0.5).tolist() == [0.0, 0.0]
+    assert np.isnan(binom_pmf(np.array([3]), 10, 1.5)).all()
+
+
+def test_the_planner_does_not_import_scipy_stats():
+    code = ("import sys; import deniable.server.survey.planning, deniable.server.survey.type_planning; "
+            "from deniable.estimators import plan; plan(2.0, 2, 0.1); "
+            "assert 'scipy.stats' not in sys.modules, 'scipy.stats imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
