@@ -33,7 +33,13 @@ Clopper–Pearson ends with ``n*λ̂`` successes in ``n*`` trials (non-integer) 
 **Raking** (:func:`rake`): iterative proportional fitting of the weights to population margins of
 questions asked directly (Deming & Stephan 1940), until every margin is met to a tolerance; the
 result says the achieved margins, the weights' range and Kish's effective sample size
-``(Σw)²/Σw²`` (Kish 1965).
+``(Σw)²/Σw²`` (Kish 1965).  With bounds (trimming), each category's step solves for the factor
+that meets its margin with the weights clipped to the bounds, so the trimmed weights still meet
+the margins (calibration with a truncated distance, Deville & Särndal 1992); bounds that no
+weights can keep are refused by a linear program over the raking cells.  **The variance of a
+raked estimate** (:func:`raked_mean`, :func:`raked_estimate`) is R's calibration variance for
+``rake()``: the influence values less their projection on the raking variables
+(:func:`calibration_residuals`), since the calibrated totals have no sampling variance.
 
 References
 ----------
@@ -46,6 +52,8 @@ References
 .. [5] W. E. Deming, F. F. Stephan, "On a least squares adjustment of a sampled frequency table
    when the expected marginal totals are known", Ann. Math. Statist. 11 (1940) 427–444.
 .. [6] L. Kish, *Survey Sampling* (1965).
+.. [7] J.-C. Deville, C.-E. Särndal, "Calibration estimators in survey sampling", J. American
+   Statistical Association 87 (1992) 376–382.
 """
 
 from __future__ import annotations
@@ -280,20 +288,37 @@ class RakeResult(Result):
     smallest: float
     largest: float
     effective_n: float
+    bounds: tuple | None = None  # (low, high) × the mean weight: the trimming bounds, or None
+    trimmed: int = 0  # respondents whose weight is at a bound
+
+
+def _frequencies(counts, n: int) -> np.ndarray:
+    if counts is None:
+        return np.ones(n)
+    c = np.asarray(counts, dtype=float)
+    if c.shape != (n,) or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise DesignError(f"counts: one non-negative count per row ({n}) needed", "counts")
+    return c
 
 
 def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOLERANCE,
-         iterations: int = RAKE_ITERATIONS) -> RakeResult:
+         iterations: int = RAKE_ITERATIONS, counts=None, bounds: tuple | None = None) -> RakeResult:
     """Rake ``weights`` so that each variable's weighted shares equal its population ``margins``.
 
     ``variables``: name → category index per respondent (0..m−1; a question asked directly);
     ``margins``: name → population share of each category (adding up to 1).  Iterative proportional
-    fitting (module notes); the total of the weights is kept.  Raises DesignError naming the variable
-    for margins that do not add up to 1, a category with a population share but no respondent, or
-    raking that does not converge.
+    fitting (module notes); the total of the weights is kept.  ``counts`` (optional): how many
+    identical respondents each row stands for (answer patterns), so that a row's weight is each
+    of its respondents' weight.  ``bounds = (low, high)``: trimming — after each round of fitting,
+    the weights are clipped to ``[low, high]`` × the mean weight, and fitting goes on until the
+    margins are met within the bounds (so the trimmed weights are still calibrated).  Raises
+    DesignError naming the variable for margins that do not add up to 1, a category with a
+    population share but no respondent (or respondents but a share of 0), or raking that does not
+    converge (``field``: ``trim`` when bounds were given).
     """
     w = survey_design(weights).weights.copy()
-    total = w.sum()
+    c = _frequencies(counts, w.size)
+    total = float(c @ w)
     columns = {}
     for name, target in margins.items():
         if name not in variables:
@@ -305,34 +330,193 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
         codes = np.asarray(variables[name])
         if codes.shape != w.shape or codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= target.size:
             raise DesignError(f"{name}: one category 0..{target.size - 1} per respondent needed", name)
-        present = np.bincount(codes, weights=w, minlength=target.size) > 0
+        present = np.bincount(codes, weights=c * w, minlength=target.size) > 0
         missing = np.flatnonzero(~present & (target > 0))
         if missing.size:
             raise DesignError(f"{name}: category {int(missing[0])} has a population share but no respondent "
                               "(merge it with another)", name)
+        extra = np.flatnonzero(present & (target == 0))
+        if extra.size:
+            raise DesignError(f"{name}: category {int(extra[0])} has respondents but a population share of 0",
+                              name)
         columns[name] = (codes, target)
+    low = high = None
+    if bounds is not None:
+        low, high = (float(b) * total / c.sum() for b in bounds)
+        if not (0 <= low < high) or not math.isfinite(high):
+            raise DesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
+    if bounds is not None:
+        _check_feasible(columns, c, low, high, total)
     done = 0
     converged = False
+    start = w.copy()
+    factors = {name: np.ones(target.size) for name, (codes, target) in columns.items()}
     for done in range(1, iterations + 1):
-        for codes, target in columns.values():
-            current = np.bincount(codes, weights=w, minlength=target.size) / total
-            factor = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
-            w = w * factor[codes]
-        gap = max(float(np.max(np.abs(np.bincount(codes, weights=w, minlength=target.size) / total - target)))
+        for name, (codes, target) in columns.items():
+            if bounds is None:
+                current = np.bincount(codes, weights=c * w, minlength=target.size) / total
+                factor = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
+                w = w * factor[codes]
+                continue
+            raw = start * np.prod([f[col[0]] for f, col in zip(factors.values(), columns.values())], axis=0)
+            unscaled = raw / factors[name][codes]
+            for g in np.flatnonzero(target > 0):
+                rows = codes == g
+                factors[name][g] = _bounded_factor(unscaled[rows], c[rows], low, high, target[g] * total, name)
+        if bounds is not None:
+            raw = start * np.prod([f[col[0]] for f, col in zip(factors.values(), columns.values())], axis=0)
+            w = np.clip(raw, low, high)
+        gap = max(float(np.max(np.abs(np.bincount(codes, weights=c * w, minlength=target.size) / total - target)))
                   for codes, target in columns.values())
         if gap < tolerance:
             converged = True
             break
     if not converged:
+        if bounds is not None:
+            raise DesignError(f"trim: raking within the bounds {bounds[0]:g}..{bounds[1]:g} × the mean weight did "
+                              f"not meet the margins in {iterations} rounds; widen the bounds", "trim")
         raise DesignError(f"margins: raking did not converge in {iterations} rounds (the margins may contradict "
                           "each other on the respondents' combinations)", "margins")
-    achieved = {name: (np.bincount(codes, weights=w, minlength=target.size) / total).tolist()
+    achieved = {name: (np.bincount(codes, weights=c * w, minlength=target.size) / float(c @ w)).tolist()
                 for name, (codes, target) in columns.items()}
-    positive = w[w > 0]
+    positive = (w > 0) & (c > 0)
+    trimmed = 0
+    if bounds is not None:
+        at_bound = np.isclose(w, low, rtol=1e-12, atol=0) | np.isclose(w, high, rtol=1e-12, atol=0)
+        trimmed = int(round(float(c[at_bound].sum())))
     return RakeResult(weights=frozen(w), achieved=achieved, iterations=done, converged=converged,
-                      smallest=float(positive.min()), largest=float(positive.max()),
-                      effective_n=float(w.sum() ** 2 / np.sum(w**2)))
+                      smallest=float(w[positive].min()), largest=float(w[positive].max()),
+                      effective_n=float((c @ w) ** 2 / (c @ w**2)),
+                      bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])), trimmed=trimmed)
 
 
-__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "korn_graubard", "linearized_covariance",
-           "linearized_variance", "rake", "survey_design", "weighted_estimate"]
+def _check_feasible(columns: dict, c: np.ndarray, low: float, high: float, total: float) -> None:
+    """Refuse bounds that no weights can keep while meeting the margins: a linear program over the
+    cells (the combinations of the raking variables' categories) — some weights within the bounds
+    meet the margins exactly when some mean weight per cell within them does."""
+    from scipy.optimize import linprog
+
+    codes = np.column_stack([col[0] for col in columns.values()])
+    cells, inverse = np.unique(codes, axis=0, return_inverse=True)
+    sizes = np.bincount(inverse.reshape(-1), weights=c, minlength=len(cells))
+    rows, goals = [], []
+    for m, (_, target) in enumerate(columns.values()):
+        for g in range(target.size):
+            rows.append(np.where(cells[:, m] == g, sizes, 0.0))
+            goals.append(target[g] * total)
+    found = linprog(np.zeros(len(cells)), A_eq=np.array(rows), b_eq=np.array(goals), bounds=[(low, high)] * len(cells),
+                    method="highs")
+    if found.status == 2:
+        raise DesignError("trim: no weights within the bounds meet the margins; widen the bounds", "trim")
+
+
+def _bounded_factor(a: np.ndarray, c: np.ndarray, low: float, high: float, goal: float, name: str) -> float:
+    """The factor s with ``Σ c·clip(s·a, low, high) = goal`` (increasing in s: bisection on log s, to
+    the last bit).  One category's step of raking within bounds: the weights clipped at a bound stay
+    there, the others take the whole adjustment (Deville & Särndal 1992, calibration with a
+    truncated distance, solved block by block as iterative proportional fitting solves raking)."""
+    if goal < low * c.sum() * (1 - 1e-12) or goal > high * c.sum() * (1 + 1e-12) or \
+            not np.all(np.isfinite(a) & (a > 0)) or not (1e-250 < a.min() and a.max() < 1e250):
+        raise DesignError(f"trim: {name}: a category's population share cannot be met with weights within the "
+                          "bounds; widen them", "trim")
+    lo, hi = math.log(low / a.max()) if low > 0 else math.log(1e-300 / a.max()), math.log(high / a.min())
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if float(c @ np.clip(math.exp(mid) * a, low, high)) < goal:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15:
+            break
+    return math.exp((lo + hi) / 2)
+
+
+CALIBRATION_ROUNDS = 10  # R's svyrecvar: ten rounds of backfitting over the raking margins
+
+
+def calibration_residuals(x, weights, variables, counts=None, rounds: int = CALIBRATION_ROUNDS) -> np.ndarray:
+    """The influence values ``x`` of an estimate under raked ``weights``, less their projection on the
+    raking variables: R's calibration (g-weight) variance for ``rake()`` (``svyrecvar``, Lumley 2004).
+
+    Raking calibrates the weights to the margins, so the part of the influence values that the
+    raking variables explain has no sampling variance (Deville & Särndal 1992: every calibration
+    estimator has the linearization of the regression estimator on the calibration variables).
+    The residuals of that regression on the margins' indicators are found by backfitting, as R
+    does: with ``e = x/w``, for each margin in turn ``x ← x − w · ē_cat`` (``ē_cat`` the mean of
+    ``e`` over the respondents of each category), ``rounds`` times over all margins (R: ten).
+    ``variables``: the category codes of each raking variable per row; ``counts``: the respondents
+    each row stands for."""
+    x = np.asarray(x, dtype=float).copy()
+    w = np.asarray(weights, dtype=float)
+    c = _frequencies(counts, w.size)
+    safe = np.where(w > 0, w, 1.0)
+    for _ in range(rounds):
+        for codes in variables:
+            size = int(codes.max()) + 1 if codes.size else 0
+            sums = np.bincount(codes, weights=c * x / safe, minlength=size)
+            ns = np.bincount(codes, weights=c, minlength=size)
+            means = np.divide(sums, ns, out=np.zeros_like(sums), where=ns > 0)
+            x = x - safe * means[codes]
+    return x
+
+
+def raked_mean(values, weights, variables=(), *, counts=None, domain=None) -> tuple[float, float]:
+    """The weighted mean of ``values`` (over the ``domain`` rows) and its variance under raking to
+    ``variables`` — respondents sampled with replacement, each its own cluster, one stratum: with
+    ``x_i = w_i d_i (y_i − ȳ)/Σ w d`` calibrated by :func:`calibration_residuals` and n respondents,
+    ``Var = n/(n − 1) Σ (x_i − x̄)²`` (R: ``svymean`` of a ``rake()``d ``svydesign(ids = ~1)``).
+    Without ``variables`` it is the unraked (Hájek) mean's variance."""
+    y = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    c = _frequencies(counts, w.size)
+    d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
+    wd = w * d
+    total = float(c @ wd)
+    mean = float(c @ (wd * y) / total)
+    x = calibration_residuals(wd * (y - mean) / total, w, list(variables), c) if len(variables) else \
+        wd * (y - mean) / total
+    n = float(c.sum())
+    centred = float(c @ x**2) - float(c @ x) ** 2 / n
+    return mean, n / (n - 1) * centred
+
+
+def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=None, domain=None,
+                   confidence: float = 0.95) -> WeightedResult:
+    """Each option's share from randomized ``reports`` under raked ``weights`` (:func:`rake`), with
+    the calibration variance (:func:`raked_mean`) and Korn & Graubard's interval at its effective
+    sample size on n − 1 degrees of freedom (R: ``svyciprop(method = "beta")`` of a raked design),
+    mapped through the mechanism as :func:`weighted_estimate` does.  ``counts``: the respondents each
+    row (answer pattern) stands for; ``domain``: the rows that answered (the others keep their place
+    with weight 0, as R's ``subset``)."""
+    confidence = check_confidence(confidence)
+    r = np.asarray(reports)
+    w = np.asarray(weights, dtype=float)
+    c = _frequencies(counts, w.size)
+    mech = resolve(k, epsilon)
+    n = int(round(float(c.sum())))
+    shares, errors, lows, highs = [], [], [], []
+    for j in range(k):
+        share, variance = raked_mean((r == j).astype(float), w, variables, counts=c, domain=domain)
+        if variance < 1e-12 * share * (1 - share) / n:  # calibrated exactly (a raking question): rounding
+            variance = 0.0
+        low, high = korn_graubard(share, variance, n, n - 1, confidence)
+        shares.append(share)
+        errors.append(math.sqrt(max(variance, 0.0)))
+        lows.append(low)
+        highs.append(high)
+    lam = np.array(shares)
+    span = mech.p - mech.q
+    d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
+    kish = float((c @ (w * d)) ** 2 / (c @ (w * d) ** 2))
+    return WeightedResult(
+        n=n, effective_n=kish, degrees_of_freedom=n - 1, k=k, epsilon=mech.epsilon, p=mech.p, q=mech.q,
+        confidence=confidence, report_share=frozen(lam), report_std_error=frozen(errors),
+        estimate=frozen((lam - mech.q) / span), std_error=frozen(np.array(errors) / span),
+        ci_low=frozen(np.clip((np.array(lows) - mech.q) / span, 0.0, 1.0)),
+        ci_high=frozen(np.clip((np.array(highs) - mech.q) / span, 0.0, 1.0)),
+        method="Korn-Graubard beta interval at the effective sample size (raking: calibration variance)")
+
+
+__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "calibration_residuals", "korn_graubard",
+           "linearized_covariance", "linearized_variance", "rake", "raked_estimate", "raked_mean", "survey_design",
+           "weighted_estimate"]

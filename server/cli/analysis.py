@@ -38,7 +38,8 @@ def _load_survey(path: str) -> Survey:
 # ---------------------------------------------------------------- estimate
 
 
-def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None, every_question=False):
+def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str | None, every_question=False,
+                  source: str | None = None):
     """The reports to estimate from: a survey in a database, a responses file, or counts.
 
     Returns ``(dataset, stats, n_responses, survey)``: the dataset (for cross-tabs and subgroups),
@@ -63,14 +64,24 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str
             else:  # the stored aggregates: no row scan
                 dataset = pattern_counts(db, stored).dataset()
             return dataset, survey_stats(db, stored), respondent_count(db, stored.id), stored.survey
-    dataset = _load_file_dataset(inputs, counts_path)
+    dataset = _load_file_dataset(inputs, counts_path, source)
     return dataset, dataset.all_stats(), dataset.n_responses, dataset.survey
 
 
-def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None) -> Dataset:
+def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source: str | None = None) -> Dataset:
     from deniable.server.survey import files  # pyarrow: only here
     from deniable.server.survey.codebook import DesignMismatch, check_design
     from deniable.server.survey.responses_csv import CSVError, read_design
+
+    if source == "surveyjs":  # another tool's results (server/survey/surveyjs.py)
+        from deniable.server.survey.surveyjs import SurveyJSError, read_surveyjs
+
+        if counts_path is not None or len(inputs) != 2:
+            raise click.UsageError("with --from surveyjs, give SURVEY.json and RESULTS.json")
+        try:
+            return read_surveyjs(inputs[1], _load_survey(inputs[0]))
+        except SurveyJSError as exc:
+            fail(str(exc))
 
     if counts_path is not None:
         if len(inputs) != 1:
@@ -127,6 +138,44 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt) -
         click.echo(sampling.weighted_table(weighted, grid), nl=False)
 
 
+def _trim_bounds(text: str | None):
+    """``--trim LOW,HIGH`` → (low, high), or None; UsageError naming the option for anything else."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        low, high = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        low = high = None
+    if low is None or not (0 <= low < high < float("inf")):
+        raise click.UsageError(f"--trim: give LOW,HIGH with 0 <= LOW < HIGH (times the mean weight), such as "
+                               f"0.3,3; got {text[:40]!r}")
+    return low, high
+
+
+def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt) -> None:
+    """``deniable estimate --rake MARGINS.json``: raked, design-based estimates from the answer
+    patterns of a responses file, counts or a database (:func:`deniable.server.survey.sampling.raked_estimates`)."""
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import sampling
+    from deniable.server.survey.estimates import grid
+
+    dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path)
+    try:
+        margins = sampling.load_margins(margins_path, survey)
+        raked = sampling.raked_estimates(dataset, margins, trim=trim, confidence=confidence, survey=survey)
+    except DesignError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        echo_json(sampling.raked_document(raked))
+    elif fmt == "csv":
+        click.echo(sampling.raked_csv(raked), nl=False)
+    else:
+        click.echo(f"{survey.title} ({survey.slug}): {plural(raked.n, 'response')}")
+        click.echo(sampling.raking_text(raked, grid))
+        click.echo(sampling.weighted_table(raked, grid), nl=False)
+
+
 def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous):
     """The design columns asked for (None without --weights); UsageError for what does not go with them."""
     from deniable.server.survey.dataset import DesignColumns
@@ -175,8 +224,17 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
 @click.option("--fpc", metavar="COLUMN",
               help="With --weights: the column of the number of clusters in the population of each "
                    "response's stratum (finite-population correction).")
+@click.option("--rake", "margins_path", metavar="MARGINS.json",
+              help="Rake the respondents to population margins of questions asked directly "
+                   '({"question": {"option": share, ...}, ...}); estimates are then weighted, with the '
+                   "calibration variance.")
+@click.option("--trim", metavar="LOW,HIGH",
+              help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
+@click.option("--from", "source", type=click.Choice(("surveyjs",)),
+              help="The responses file is another survey tool's results: surveyjs (a JSON list of survey.data "
+                   "objects holding the embed's reports).")
 def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
-             weights, strata, cluster, fpc) -> None:
+             weights, strata, cluster, fpc, margins_path, trim, source) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.
 
     Reads a survey definition and its responses export (CSV or Parquet), or counts aggregated
@@ -189,6 +247,11 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     make the estimates weighted and design-based: the output names the design and its Kish
     effective sample size.  Single-choice questions and numeric means, so far.
 
+    With --rake MARGINS.json (a file, counts or --db), the respondents are raked to the
+    population shares of questions asked directly, and the estimates are weighted; the output
+    shows the achieved margins, the weights' range and the Kish effective sample size.
+    --trim LOW,HIGH bounds the weights.
+
     \b
     Example:
         deniable estimate examples/survey.json responses.csv --method wilson
@@ -196,9 +259,26 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         deniable estimate examples/survey.json --counts counts.parquet
         deniable estimate --db deniable.db student-life --by year
         deniable estimate examples/survey.json responses.csv --weights w --strata region --cluster school
+        deniable estimate --db deniable.db student-life --rake margins.json --trim 0.3,3
+        deniable estimate examples/survey.json surveyjs-results.json --from surveyjs
     """
     from deniable.server.survey import analysis, estimates
 
+    if source is not None and (margins_path is not None or weights is not None):
+        raise click.UsageError(f"--from {source} does not go with --rake or --weights (yet)")
+    if margins_path is not None:
+        if weights is not None:
+            raise click.UsageError("--rake starts from equal weights: it does not go with --weights (yet)")
+        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc), ("--crosstab", crosstab),
+                            ("--by", by_qid), ("--simultaneous", simultaneous)):
+            if given:
+                raise click.UsageError(f"{name} does not go with --rake (yet): raked estimates are marginal ones")
+        if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("--method does not go with --rake: raked intervals are Korn and Graubard's")
+        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt)
+        return
+    if trim is not None:
+        raise click.UsageError("--trim goes with --rake MARGINS.json")
     columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
     if columns is not None:
         _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt)
@@ -206,7 +286,10 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
 
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid))
+    if source is not None and (db_path is not None or counts_path is not None):
+        raise click.UsageError(f"--from {source} reads a results file: it does not go with --db or --counts")
+    dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid),
+                                                        source=source)
     try:
         _check_analysis(analysis, survey, crosstab, by_qid)
         if crosstab:

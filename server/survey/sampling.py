@@ -32,8 +32,8 @@ from scipy.stats import t as student_t
 
 from deniable.client.mechanism import resolve
 from deniable.estimators.validate import check_confidence
-from deniable.estimators.weights import (DesignError, SurveyDesign, WeightedResult, linearized_variance, survey_design,
-                                         weighted_estimate)
+from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, WeightedResult, linearized_variance,
+                                         rake, raked_estimate, raked_mean, survey_design, weighted_estimate)
 
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Question, Survey
@@ -287,5 +287,291 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     return formula, built, result
 
 
-__all__ = ["Weighted", "fit_weighted_formula", "check_weighted", "design_json", "design_of", "design_text", "question_json",
+
+# ---------------------------------------------------------------- raking
+
+MARGIN_TOLERANCE = 1e-9  # how far from 1 a margin's shares may add up
+
+
+def _margin_error(message: str, *path: str) -> DesignError:
+    field = ".".join(("margins", *path))
+    return DesignError(f"{field}: {message}", field)
+
+
+def rakeable(q: Question) -> bool:
+    """Whether question ``q`` may weight: a single-choice question asked directly (never a protected one)."""
+    return q.qtype.categorical and not q.protected and unweighted_reason(q) is None
+
+
+def _option_index(q: Question, key: str) -> int | None:
+    if key in q.options:
+        return q.options.index(key)
+    if key.isdigit() and int(key) < len(q.options):
+        return int(key)
+    return None
+
+
+def parse_margins(document, survey: Survey) -> dict[str, np.ndarray]:
+    """Population margins ``{question: {option: share}}`` → question id → share of each option.
+
+    An option is named by its label, or by its index (0, 1, …) when no option has that label; an
+    option left out has a share of 0.  Only single-choice questions asked directly may weight
+    (:func:`rakeable`): a protected question's answers are randomized, and weighting on them would
+    both bias the weights and spend its privacy.  Shares are numbers ≥ 0 that add up to 1 (within
+    1e-9).  A DesignError names the field: ``margins.QUESTION`` or ``margins.QUESTION.OPTION``."""
+    if not isinstance(document, dict) or not document:
+        raise _margin_error('give a JSON object {"question": {"option": share, …}, …} with at least one question')
+    ids = {q.id for q in survey.questions}
+    direct = [q.id for q in survey.questions if rakeable(q)]
+    out = {}
+    for qid, shares in document.items():
+        if qid not in ids:
+            raise _margin_error(f"survey {survey.slug!r} has no question {qid[:64]!r} (questions that may weight: "
+                                f"{', '.join(direct) or 'none'})", qid[:64])
+        q = survey.question(qid)
+        if q.protected:
+            raise _margin_error(f"question {qid!r} is protected (ε = {q.epsilon:g}): only questions asked directly "
+                                "may weight, never a randomized answer", qid)
+        if not rakeable(q):
+            raise _margin_error(f"question {qid!r} is not a single-choice question asked directly: only those may "
+                                "weight", qid)
+        if not isinstance(shares, dict) or not shares:
+            raise _margin_error('give an object {"option": share, …} of the population\'s shares', qid)
+        target = np.zeros(q.k)
+        seen: set[int] = set()
+        for key, value in shares.items():
+            index = _option_index(q, str(key))
+            if index is None:
+                raise _margin_error(f"question {qid!r} has no option {str(key)[:64]!r} (options: "
+                                    f"{', '.join(repr(o) for o in q.options)}, or their indices 0..{q.k - 1})",
+                                    qid, str(key)[:64])
+            if index in seen:
+                raise _margin_error(f"option {q.options[index]!r} is given twice (by its label and its index)",
+                                    qid, str(key))
+            seen.add(index)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise _margin_error("a share must be a number between 0 and 1", qid, str(key))
+            if not math.isfinite(value) or value < 0:
+                raise _margin_error(f"a share must be a finite number ≥ 0 (got {value!r})", qid, str(key))
+            target[index] = float(value)
+        total = float(target.sum())
+        if abs(total - 1) > MARGIN_TOLERANCE:
+            raise _margin_error(f"the shares add up to {total:.12g}, not 1", qid)
+        out[qid] = target
+    return out
+
+
+def load_margins(path, survey: Survey) -> dict[str, np.ndarray]:
+    """:func:`parse_margins` of a JSON file (a key repeated in one object is refused)."""
+    from .strict_json import loads
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DesignError(f"--rake: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "margins") from None
+    try:
+        document = loads(text)
+    except ValueError as exc:  # JSONDecodeError and DuplicateKeyError
+        raise DesignError(f"--rake: {path} is not valid JSON ({exc})", "margins") from None
+    return parse_margins(document, survey)
+
+
+@dataclass(frozen=True)
+class Raked:
+    """Estimates under weights raked to population margins (:func:`raked_estimates`)."""
+
+    survey: Survey
+    margins: dict  # question id → population share of each option
+    raking: RakeResult  # the weights (per row of the dataset), achieved margins, range, Kish's n
+    untrimmed: RakeResult | None  # with --trim: the raking without bounds, to show the trimming's effect
+    n: int  # respondents
+    questions: list  # of (Question, n answered, WeightedResult | WeightedMean | None)
+    unweighted: dict  # question id → the same estimator with equal weights
+    skipped: list  # of (Question, why it has no weighted estimate)
+
+
+def _mean_result(mean: float, variance: float, n: int, effective_n: float, confidence: float) -> WeightedMean:
+    se = math.sqrt(max(variance, 0.0))
+    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se if n > 1 else math.nan
+    return WeightedMean(n=n, effective_n=effective_n, degrees_of_freedom=n - 1, confidence=confidence,
+                        estimate=mean, std_error=se, ci_low=mean - half, ci_high=mean + half,
+                        method="t interval on n − 1 degrees of freedom (raking: calibration variance)")
+
+
+def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
+                    confidence: float = 0.95, survey: Survey | None = None) -> Raked:
+    """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
+    estimate every single-choice question and numeric mean under the raked weights, with R's
+    calibration variance (:func:`deniable.estimators.weights.raked_estimate`), beside the same
+    estimator with equal weights.
+
+    The dataset may be answer patterns with their counts (a database's aggregates, a file read
+    by :func:`.files.read_patterns`): a respondent's raked weight depends only on its answers to
+    the raking questions, so a pattern's respondents share one weight.  ``survey``: the whole
+    survey, when the dataset holds only some of its questions (a database's patterns).  A
+    DesignError names the margin's field for a respondent who did not answer a raking question,
+    an option with a positive share that nobody chose (an empty cell) or one chosen with a share
+    of 0, and names ``margins`` (or ``trim``) for raking that does not converge."""
+    confidence = check_confidence(confidence)
+    survey = survey or dataset.survey
+    rows = dataset.n_rows
+    counts = np.ones(rows) if dataset.weights is None else np.asarray(dataset.weights, dtype=float)
+    n = int(round(float(counts.sum())))
+    if n < 2:
+        raise _margin_error(f"raking needs at least 2 respondents (there {'is' if n == 1 else 'are'} {n})")
+    variables = {}
+    for qid, target in margins.items():
+        q = survey.question(qid)
+        if qid not in dataset.columns:
+            raise _margin_error(f"question {qid!r} is not in the answer patterns, so it cannot weight", qid)
+        codes = np.asarray(dataset.columns[qid], dtype=np.int64)
+        skipped = float(counts[codes == NOT_ANSWERED].sum())
+        if skipped:
+            raise _margin_error(f"{skipped:,.0f} respondents did not answer {qid!r}; raking needs every "
+                                "respondent's answer to the questions it weights on", qid)
+        chose = np.bincount(codes, weights=counts, minlength=q.k)
+        for j in range(q.k):
+            if target[j] > 0 and chose[j] == 0:
+                raise _margin_error(f"a population share of {target[j]:g} but no respondent chose "
+                                    f"{q.options[j]!r} (an empty cell: merge it with another option)",
+                                    qid, q.options[j])
+            if target[j] == 0 and chose[j] > 0:
+                raise _margin_error(f"{chose[j]:,.0f} respondents chose {q.options[j]!r} but its population share "
+                                    "is 0", qid, q.options[j])
+        variables[qid] = codes
+    result = rake(np.ones(rows), variables, margins, counts=counts, bounds=trim)
+    untrimmed = rake(np.ones(rows), variables, margins, counts=counts) if trim is not None else None
+    w = np.asarray(result.weights)
+    raking = list(variables.values())
+    out, unweighted, skipped_questions = [], {}, []
+    for q in survey.questions:
+        if q.id not in dataset.columns:
+            skipped_questions.append((q, "not in the answer patterns (estimate it from the responses file)"))
+            continue
+        reason = unweighted_reason(q)
+        if reason is not None:
+            skipped_questions.append((q, reason))
+            continue
+        codes = np.asarray(dataset.columns[q.id], dtype=np.int64)
+        answered = codes != NOT_ANSWERED
+        answered_n = int(round(float(counts[answered].sum())))
+        if answered_n == 0:
+            out.append((q, 0, None))
+            continue
+        filled = np.where(answered, codes, 0)
+        if q.qtype.categorical:
+            k = q.qtype.n_cells(q)
+            out.append((q, answered_n, raked_estimate(filled, q.epsilon, w, raking, k=k, counts=counts,
+                                                      domain=answered, confidence=confidence)))
+            unweighted[q.id] = raked_estimate(filled, q.epsilon, np.ones(rows), (), k=k, counts=counts,
+                                              domain=answered, confidence=confidence)
+            continue
+        scores = np.where(answered, q.qtype.linear_scores(q, filled), 0.0)
+        for weights, variables_, into in ((w, raking, None), (np.ones(rows), (), unweighted)):
+            mean, variance = raked_mean(scores, weights, variables_, counts=counts, domain=answered)
+            d = weights * answered
+            kish = float((counts @ d) ** 2 / (counts @ d**2))
+            estimate = _mean_result(mean, variance, n, kish, confidence)
+            if into is None:
+                out.append((q, answered_n, estimate))
+            else:
+                into[q.id] = estimate
+    return Raked(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, questions=out,
+                 unweighted=unweighted, skipped=skipped_questions)
+
+
+def _shares(q: Question, values) -> dict:
+    return {label: json_number(values[i]) for i, label in enumerate(q.options)}
+
+
+def raking_json(r: Raked) -> dict:
+    """What raking did: the margins asked and achieved, the rounds, the weights' range (× the mean
+    weight) and Kish's effective sample size; with trimming, the same of the untrimmed weights."""
+    res = r.raking
+
+    def weights(x: RakeResult) -> dict:
+        return {"smallest": json_number(x.smallest), "largest": json_number(x.largest),
+                "effective_n": json_number(x.effective_n)}
+
+    trim = None
+    if res.bounds is not None:
+        trim = {"low": res.bounds[0], "high": res.bounds[1], "trimmed": res.trimmed,
+                "untrimmed": weights(r.untrimmed)}
+    return {"margins": {qid: _shares(r.survey.question(qid), target) for qid, target in r.margins.items()},
+            "achieved": {qid: _shares(r.survey.question(qid), res.achieved[qid]) for qid in r.margins},
+            "iterations": res.iterations, "n": r.n, "weights": weights(res), "trim": trim}
+
+
+def raked_question_json(r: Raked, q: Question, n: int, result) -> dict:
+    """One question's record (as :func:`question_json`), with the equal-weights estimates beside."""
+    record = question_json(q, n, result)
+    record["raked"] = True
+    base = r.unweighted.get(q.id)
+    if base is None:
+        return record
+    if isinstance(base, WeightedMean):
+        record["unweighted"] = {"estimate": json_number(base.estimate), "std_error": json_number(base.std_error),
+                                "ci_low": json_number(base.ci_low), "ci_high": json_number(base.ci_high)}
+        return record
+    for i, option in enumerate(record["options"]):
+        option["unweighted"] = {"estimate": json_number(base.estimate[i]),
+                                "std_error": json_number(base.std_error[i]),
+                                "ci_low": json_number(base.ci_low[i]), "ci_high": json_number(base.ci_high[i])}
+    return record
+
+
+def raked_document(r: Raked) -> dict:
+    """``deniable estimate --rake MARGINS.json --format json`` (and what the Weighting page shows)."""
+    return {"survey": r.survey.slug, "n_responses": r.n, "weighted": True, "raking": raking_json(r),
+            "questions": [raked_question_json(r, q, n, result) for q, n, result in r.questions],
+            "skipped": [{"id": q.id, "reason": why} for q, why in r.skipped]}
+
+
+def raking_text(r: Raked, grid) -> str:
+    """For a terminal: what raking did, and the achieved margins beside the population's."""
+    d = raking_json(r)
+    w = d["weights"]
+    lines = [f"raked to the margins of {', '.join(repr(qid) for qid in r.margins)} in {d['iterations']:,} round{'' if d['iterations'] == 1 else 's'} · "
+             f"weights {w['smallest']:.4g}..{w['largest']:.4g} × the mean · Kish effective sample size "
+             f"{w['effective_n']:,.1f} of {r.n:,}"]
+    if d["trim"]:
+        t, u = d["trim"], d["trim"]["untrimmed"]
+        lines.append(f"trimmed to {t['low']:g}..{t['high']:g} × the mean ({t['trimmed']:,} respondents at a bound); "
+                     f"untrimmed: weights {u['smallest']:.4g}..{u['largest']:.4g}, Kish effective sample size "
+                     f"{u['effective_n']:,.1f}")
+    rows = [[qid, label, pct(share), pct(d["achieved"][qid][label])]
+            for qid, shares in d["margins"].items() for label, share in shares.items()]
+    lines += ["", *grid(["question", "option", "population", "achieved"], rows)]
+    if r.skipped:
+        lines += ["", *(f"not weighted: {q.id}: {why}" for q, why in r.skipped)]
+    return "\n".join(lines) + "\n"
+
+
+RAKED_CSV_COLUMNS = ("question", "option", "label", "n", "effective_n", "degrees_of_freedom", "epsilon",
+                     "declared_epsilon", "p", "q", "method", "confidence", "report_share", "estimate", "std_error",
+                     "ci_low", "ci_high", "unweighted_estimate", "unweighted_std_error", "raked_to")
+
+
+def raked_csv(r: Raked) -> str:
+    """One row per question × option (a numeric question: one row, option ``mean``), the raking
+    questions on each row."""
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    writer.writerow(RAKED_CSV_COLUMNS)
+    raked_to = " ".join(r.margins)
+    for q, n, result in r.questions:
+        record = raked_question_json(r, q, n, result)
+        entries = ([{**record["mean"], "option": "mean", "label": "mean", "unweighted": record.get("unweighted")}]
+                   if "mean" in record else [{**o, "option": i} for i, o in enumerate(record["options"])])
+        for entry in entries:
+            base = entry.get("unweighted") or {}
+            row = {**record, **entry, "question": q.id, "unweighted_estimate": base.get("estimate"),
+                   "unweighted_std_error": base.get("std_error"), "raked_to": raked_to}
+            writer.writerow(["" if row.get(c) is None else row[c] for c in RAKED_CSV_COLUMNS])
+    return out.getvalue()
+
+
+__all__ = ["Raked", "Weighted", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",
+           "raked_document", "raked_estimates", "raking_json", "raking_text", "rakeable", "check_weighted", "design_json", "design_of", "design_text", "question_json",
            "unweighted_reason", "weighted_csv", "weighted_document", "weighted_estimates", "weighted_table"]

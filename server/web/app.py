@@ -75,8 +75,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
-    from . import connections, dashboard, errors, i18n, public, ratelimit, security
-    from .dashboard import analysis, auth, lifecycle, planner, publish, views
+    from . import connections, dashboard, embed, errors, i18n, public, ratelimit, security
+    from .dashboard import analysis, auth, lifecycle, planner, publish, views, weighting
     from .dashboard import api as results_api
     from .respondent import api, pages, submit_route
 
@@ -91,6 +91,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(api.bp)  # /api/v1/surveys/<slug>
     app.register_blueprint(public.bp)  # /r/<slug>
     app.register_blueprint(auth.bp)  # /auth/login, /auth/logout
+    app.register_blueprint(embed.bp)  # /embed/<version>/deniable-embed.mjs, .js: for other origins
     # The researchers' side: every blueprint under the one parent whose hook requires a login.
     researchers = dashboard.blueprint()  # /dashboard/static/…, and the login hook
     researchers.register_blueprint(views.bp)  # /dashboard/: the surveys, design, results, exports
@@ -98,6 +99,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     researchers.register_blueprint(planner.bp)  # /dashboard/plan.json, /dashboard/types.css
     researchers.register_blueprint(analysis.bp)  # /dashboard/<slug>/regression, monitoring
     researchers.register_blueprint(publish.bp)  # /dashboard/<slug>/publish…
+    researchers.register_blueprint(weighting.bp)  # /dashboard/<slug>/weighting
     researchers.register_blueprint(results_api.bp)  # /api/v1/surveys/<slug>/estimates
     app.register_blueprint(researchers)
 

@@ -112,6 +112,10 @@ def problems(line: str) -> list[str]:
     if name not in cli.commands:
         return [f"no command {name!r}"]
     command = cli.commands[name]
+    for word in line.split()[2:]:  # a group's subcommand (deniable embed build): its own options
+        if not isinstance(command, click.Group) or word not in command.commands:
+            break
+        command, name = command.commands[word], f"{name} {word}"
     known = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)} | {"--help", "-h"}
     return [f"{option} is not an option of deniable {name}"
             for option in re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", line) if option not in known]

@@ -76,3 +76,6 @@ def test_installed_wheel_runs(wheel, tmp_path):
          "-o", "responses.csv"], cwd=work, env=env)
     out = run([deniable, "estimate", "survey.json", "responses.csv"], cwd=work, env=env).stdout
     assert "2,000 responses" in out and "method: exact" in out
+    from deniable.client.embed import current  # every source of the embed is in the wheel: the same build
+
+    assert f"deniable-embed-{current().version}.mjs" in run([deniable, "embed", "build", "-o", "embed"], cwd=work, env=env).stdout

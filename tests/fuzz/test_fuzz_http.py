@@ -651,6 +651,8 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.views.export_estimates", "GET", "/dashboard/<slug>/export/estimates.csv"),
     ("dashboard.analysis.regression", "GET", "/dashboard/<slug>/regression"),
     ("dashboard.analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
+    ("dashboard.weighting.weighting", "GET", "/dashboard/<slug>/weighting"),
+    ("dashboard.weighting.weighting", "POST", "/dashboard/<slug>/weighting"),
     ("dashboard.publish.publish", "GET", "/dashboard/<slug>/publish"),
     ("dashboard.publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
     ("dashboard.publish.release", "POST", "/dashboard/<slug>/publish/release"),
@@ -1272,3 +1274,31 @@ def test_public_results(tmp_path):
     run()
     run.hypothesis.inner_test(slug="habits", query="", headers={})
     world.assert_reached(test_public_results)
+
+
+@covers(("embed.module", "GET"), ("embed.script", "GET"))
+def test_embed_files(tmp_path):
+    """The embed's files: 200 for other origins at the current version only, nothing written."""
+    from deniable.client.embed import current
+
+    world = World(tmp_path)
+    client = world.app.test_client()
+    version = current().version
+
+    @FUZZ
+    @given(name=st.one_of(st.just(version), st.text(max_size=20)), suffix=st.sampled_from(["mjs", "js"]),
+           query=QUERY, headers=HEADERS)
+    def run(name, suffix, query, headers):
+        before = world.snapshot()
+        response = client.get(f"/embed/{quote(name, safe='')}/deniable-embed.{suffix}", query_string=query,
+                              headers=headers)
+        after = check(world, response, before)
+        assert after == before
+        served = name == version
+        assert (response.status_code == 200) == served and response.status_code in (200, 308, 404)
+        assert (response.headers.get("Access-Control-Allow-Origin") == "*") == served
+
+    run()
+    for suffix in ("mjs", "js"):
+        run.hypothesis.inner_test(name=version, suffix=suffix, query="", headers={})
+    world.assert_reached(test_embed_files)

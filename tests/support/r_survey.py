@@ -139,3 +139,56 @@ def svyglm(tmp_path: Path, columns: dict) -> tuple[np.ndarray, np.ndarray]:
     path = write_csv(tmp_path / "glm.csv", columns)
     values = np.array(_run(SVYGLM_SCRIPT, tmp_path, str(path)))
     return values[:3], values[3:]
+
+
+# rake() of an equal-probability sample (svydesign(ids = ~1, weights = ~w)) to population totals
+# (MARGINS.csv: var, level, freq; the margins in file order), IPF run to 1e-13 of the total (R's
+# default stops at a difference of one unit of weight), then as SVYMEAN_SCRIPT: svymean and
+# svyciprop(method = "beta") of each 0/1 column (na.rm = TRUE: a domain), the t interval of any
+# other; and last the raked weights.
+RAKE_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+m <- read.csv(args[2], stringsAsFactors = FALSE)
+des <- svydesign(ids = ~1, weights = ~w, data = d)
+vars <- unique(m$var)
+sample.margins <- lapply(vars, function(v) as.formula(paste0("~", v)))
+population.margins <- lapply(vars, function(v) {
+  s <- m[m$var == v, ]
+  p <- data.frame(s$level, s$freq)
+  names(p) <- c(v, "Freq")
+  p
+})
+des <- rake(des, sample.margins, population.margins, control = list(maxit = 1000, epsilon = 1e-13))
+out <- c()
+for (v in args[-(1:2)]) {
+  f <- as.formula(paste0("~", v))
+  mm <- svymean(f, des, na.rm = TRUE)
+  if (all(d[[v]] %in% c(0, 1, NA))) {
+    ci <- attr(svyciprop(f, des, method = "beta", level = 0.95, na.rm = TRUE), "ci")
+  } else {
+    ci <- confint(mm, df = degf(des), level = 0.95)
+  }
+  out <- c(out, coef(mm)[[1]], SE(mm)[[1]], ci[[1]], ci[[2]])
+}
+cat(sprintf("%.15g", c(out, weights(des))), sep = "\n")
+"""
+
+
+def rake_svymean(tmp_path: Path, columns: dict, margins: dict, variables: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """R's ``rake()`` of the rows (``columns`` with an all-ones ``w`` and the raking variables as
+    integer codes) to ``margins`` (variable → population total of each code 0, 1, …; in order), then
+    ``svymean`` / ``svyciprop(method = "beta")`` of each of ``variables``: rows (mean, SE, ci_low,
+    ci_high), and the raked weights."""
+    path = write_csv(tmp_path / "rake.csv", columns)
+    rows = {"var": [], "level": [], "freq": []}
+    for name, totals in margins.items():
+        for level, total in enumerate(totals):
+            if total > 0:
+                rows["var"].append(name)
+                rows["level"].append(level)
+                rows["freq"].append(float(total))
+    margins_path = write_csv(tmp_path / "margins.csv", rows)
+    values = np.array(_run(RAKE_SCRIPT, tmp_path, str(path), str(margins_path), *variables))
+    return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]

@@ -44,6 +44,8 @@ URLS = [
     ("GET", "/dashboard/types.css"),
     ("GET", "/dashboard/habits/regression"),
     ("GET", "/dashboard/habits/monitoring"),
+    ("GET", "/dashboard/habits/weighting"),
+    ("POST", "/dashboard/habits/weighting"),
     ("GET", "/dashboard/habits/publish"),
     ("POST", "/dashboard/habits/publish/budget"),
     ("POST", "/dashboard/habits/publish/release"),

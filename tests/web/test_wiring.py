@@ -28,6 +28,8 @@ PUBLIC = {
     "respond.favicon": "the icon",
     "api.survey": "a published design, for a client that randomizes",
     "public.results": "a survey's released results",
+    "embed.module": "the embeddable randomizer (ES module), for surveys on other platforms",
+    "embed.script": "the embeddable randomizer (classic script), for surveys on other platforms",
 }
 
 
@@ -38,6 +40,8 @@ def _path_values(rule) -> dict:
         converter = rule._converters[name]
         if name == "slug":
             values[name] = "habits"
+        elif name == "version":  # the embed's content hash
+            values[name] = "0123456789abcdef"
         elif isinstance(converter, AnyConverter):
             values[name] = sorted(converter.items)[0]
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from deniable.server.store.surveys import get_launched_survey
+from deniable.server.survey.definition import design_fingerprint
 from deniable.server.survey.questions.base import NotAvailable
 
 from ..connections import get_db
@@ -36,7 +37,7 @@ def survey(slug):
         return error(404, f"no survey {slug!r}", "slug")
     questions = [question_design(q) for q in stored.survey.questions]
     return jsonify(slug=stored.slug, title=stored.survey.title, description=stored.survey.description,
-                   status=stored.status, questions=questions)
+                   status=stored.status, design_fingerprint=design_fingerprint(stored.survey), questions=questions)
 
 
 def question_design(q) -> dict:

@@ -1,0 +1,179 @@
+// The embeddable randomizer: a protected question of a deniable survey, mounted inside another survey
+// tool's page (SurveyJS, or any page: docs/embedding.md).  client/embed.py builds it, with rr.js,
+// designs.js and keys.js, into one dependency-free file (an ES module and a classic script exposing
+// the global DeniableEmbed): the same samplers as the survey page, run against the same test vectors.
+//
+// What holds, and what does not (the built file's header says the same):
+// - ε-local differential privacy against anyone who sees the REPORTS: the host platform, its
+//   exports, the researcher.  The inputs holding the true answer are this file's own: they have no
+//   `name`, nothing writes them to the host's data, nothing logs them.  The host receives only
+//   {report, design, epsilon} (the design's fingerprint and the realized ε).
+// - Randomized once: a report is kept in this browser's localStorage under the survey page's own
+//   key (keys.js: deniable:report:SLUG:QID, the REPORT, never the answer), so a back button, a
+//   reload or a resumed session re-sends it instead of drawing again (a redraw would spend ε again).
+// - NOT privacy at rest on the respondent's device (the stored report is readable there), and NOT
+//   the metadata the host records (addresses, times, answer order, timings, other questions'
+//   answers), which deniable cannot scrub.
+
+import { hasSecureRandom } from "../rr.js";
+import { reportKey } from "../keys.js";
+
+// Each question type's embed module (embed/types/*.js, like the survey page's types/*.js) registers
+// how its question is answered, randomized and reported:
+//   input               "radio" (one option) or "checkbox" (a tick per option)
+//   fitsUntyped(q)      optional: whether it mounts a question the design document gives no `type`
+//   randomized(q)       whether its report is randomized (else sent as given: asked directly)
+//   draw(q, value)      the randomized report, as the survey page's hidden field writes it (memoized)
+//   direct(q, value)    the report of a question asked directly, in the same form
+//   valid(q, text)      whether a memoized report is one this question could have made
+//   json(q, text)       the report as the JSON API takes it (what the host receives)
+const registry = new Map();
+
+export function registerEmbedType(name, behaviour) {
+  registry.set(name, behaviour);
+}
+
+function behaviourOf(q) {
+  if (q.not_available) throw new Error(`question ${q.id}: ${q.not_available}`);
+  const behaviour = q.type === undefined
+    ? Array.from(registry.values()).find((b) => b.fitsUntyped && b.fitsUntyped(q))
+    : registry.get(q.type);
+  if (!behaviour) throw new Error(`question ${q.id}: a ${q.type} question cannot be embedded yet`);
+  return behaviour;
+}
+
+function findQuestion(design, qid) {
+  if (!design || typeof design.slug !== "string" || !Array.isArray(design.questions)) {
+    throw new Error("deniable: give the survey's design document (GET /api/v1/surveys/SLUG)");
+  }
+  const q = design.questions.find((item) => item.id === qid);
+  if (!q) throw new Error(`deniable: survey ${design.slug} has no question ${qid}`);
+  return q;
+}
+
+function element(tag, attributes = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+// The protection note shown with the question (English; a host may replace it with options.note).
+function noteOf(q, rules) {
+  if (!rules.randomized(q)) return "Asked directly: your answer is sent as given.";
+  const epsilon = q.realized_epsilon;
+  const strength = epsilon === null || epsilon === undefined ? "not protected by ε" : `ε = ${Number(epsilon).toFixed(2)}`;
+  return `Protected (${strength}): your browser randomizes your answer before this survey records it; ` +
+    "only the randomized answer leaves this question.";
+}
+
+// Mount question `question` of `design` into `host` (an element).  Returns a handle:
+//   answered()   whether the respondent has answered
+//   commit()     the report: drawn once, or the one drawn before (memoized), handed to onReport and
+//                returned as {report, design, epsilon}; null when an optional question is unanswered;
+//                throws when a required one is (the card says so)
+//   unmount()    remove the inputs
+export function mount(host, { design, question, onReport = () => {}, note = null, storage = globalThis.localStorage }) {
+  const q = findQuestion(design, question);
+  const rules = behaviourOf(q);
+  const ticks = rules.input === "checkbox";
+  const fieldset = element("fieldset", { class: "deniable-question", "data-deniable-qid": q.id });
+  fieldset.append(element("legend", {}, q.text));
+  const noteId = `deniable-${design.slug}-${q.id}-note`;
+  fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules)));
+  const group = element("div", { role: ticks ? "group" : "radiogroup", "aria-describedby": noteId });
+  const inputs = q.options.map((label, j) => {
+    const id = `deniable-${design.slug}-${q.id}-${j}`;
+    const input = element("input", { type: rules.input, id, "data-option": String(j) }); // no name: never sent
+    const row = element("div", { class: "deniable-option" });
+    row.append(input, element("label", { for: id }, label));
+    group.append(row);
+    return input;
+  });
+  if (rules.input === "radio") { // unnamed radios form no group by themselves
+    inputs.forEach((input) => input.addEventListener("change", () => {
+      if (input.checked) inputs.forEach((other) => { if (other !== input) other.checked = false; });
+    }));
+  }
+  const problem = element("p", { class: "deniable-error", role: "alert", hidden: "" });
+  fieldset.append(group, problem);
+  host.replaceChildren(fieldset);
+  const key = reportKey(design.slug, q.id);
+
+  const answer = () => {
+    if (ticks) return inputs.map((input) => (input.checked ? 1 : 0));
+    const checked = inputs.findIndex((input) => input.checked);
+    return checked < 0 ? null : checked;
+  };
+  const answered = () => ticks || answer() !== null; // nothing ticked is an answer: none apply
+
+  function commit() {
+    const randomized = rules.randomized(q);
+    let text = randomized ? storage.getItem(key) : null;
+    if (text === null || !rules.valid(q, text)) {
+      if (!answered()) {
+        if (q.required) {
+          problem.textContent = "Please answer this question.";
+          problem.hidden = false;
+          throw new Error(`deniable: question ${q.id} is required`);
+        }
+        return null;
+      }
+      if (randomized && !hasSecureRandom()) throw new Error("crypto.getRandomValues is not available: refusing to randomize");
+      text = randomized ? rules.draw(q, answer()) : rules.direct(q, answer());
+      if (randomized) storage.setItem(key, text);
+    }
+    problem.hidden = true;
+    const result = { report: rules.json(q, text), design: design.design_fingerprint || null,
+                     epsilon: q.realized_epsilon === undefined ? null : q.realized_epsilon };
+    onReport(result);
+    return result;
+  }
+
+  return { answered, commit, unmount: () => host.replaceChildren(), question: q };
+}
+
+// SurveyJS: a question type "deniable" (survey-core and survey-js-ui, 2.x), registered with the
+// Survey global the host loaded:  DeniableEmbed.registerSurveyJS(Survey, {design}).  In the survey's
+// JSON, {"type": "deniable", "name": "QID"} mounts question QID of the design.  Its value — what
+// survey.data holds — is only {report, design, epsilon}, set when the respondent leaves the page or
+// completes; a required question that is unanswered keeps them on the page.
+export function registerSurveyJS(Survey, { design }) {
+  const handles = new WeakMap();
+  const wired = new WeakSet();
+  const commitPage = (survey, page, options) => {
+    for (const question of (page ? page.questions : [])) {
+      const handle = handles.get(question);
+      if (!handle) continue;
+      try {
+        const result = handle.commit();
+        if (result !== null) question.value = result;
+      } catch (error) {
+        options.allow = false;
+      }
+    }
+  };
+  const wire = (survey) => {
+    if (!survey || wired.has(survey)) return;
+    wired.add(survey);
+    survey.onCurrentPageChanging.add((sender, options) => {
+      if (options.isNextPage || options.isGoingForward) commitPage(sender, options.oldCurrentPage, options);
+    });
+    survey.onCompleting.add((sender, options) => commitPage(sender, sender.currentPage, options));
+  };
+  Survey.Serializer.addClass("deniable", [], null, "empty");
+  Survey.CustomWidgetCollection.Instance.add({
+    name: "deniable",
+    title: "Protected question (deniable)",
+    isFit: (question) => question.getType() === "deniable",
+    htmlTemplate: "<div class=\"deniable-host\"></div>",
+    afterRender(question, el) {
+      wire(question.survey);
+      const host = el.classList && el.classList.contains("deniable-host") ? el : el.querySelector(".deniable-host") || el;
+      handles.set(question, mount(host, { design, question: question.name }));
+    },
+    willUnmount(question) {
+      handles.delete(question);
+    },
+  });
+}

@@ -1,0 +1,67 @@
+"""SurveyJS results, read as reports: what ``deniable estimate SURVEY.json RESULTS.json --from surveyjs`` reads.
+
+A SurveyJS survey that embeds deniable's randomizer (docs/embedding.md) holds, for each protected
+question, a value ``{"report": …, "design": "sha256:…", "epsilon": …}`` under the question's name,
+which is the deniable question's id.  The results file is a JSON list of ``survey.data`` objects,
+one per respondent.  Each report goes through its type's own check
+(:meth:`~deniable.server.survey.questions.base.QuestionType.check_report`, as a report sent to the JSON
+API), so the dataset is the one the same reports would make in deniable's own store.  A value under a
+question's id that is not such an object — a true answer kept in a field of the host's own — is an
+error naming the row and the question, and so is a report made under another design (its
+fingerprint is not the codebook's).  The host's other questions are left alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from deniable.client.mechanism import MechanismError
+
+from deniable.errors import FieldError
+
+from .dataset import NOT_ANSWERED, Dataset
+from .definition import Survey, design_fingerprint
+from .strict_json import loads
+
+MAX_BYTES = 1 << 30
+
+
+class SurveyJSError(FieldError):
+    """A SurveyJS results file cannot be read as reports; the message names the file, row and question."""
+
+
+def read_surveyjs(path, survey: Survey) -> Dataset:
+    """The reports of a SurveyJS results file (a JSON list of ``survey.data`` objects) as a :class:`Dataset`."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SurveyJSError(f"{path}: larger than 1 GiB", "results")
+        data = loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SurveyJSError(f"{path}: not a JSON file of SurveyJS results: {exc}", "results") from None
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        data = data["results"]  # the shape SurveyJS's own results service returns
+    if not isinstance(data, list):
+        raise SurveyJSError(f"{path}: expected a JSON list of survey.data objects, one per respondent", "results")
+    fingerprint = design_fingerprint(survey)
+    columns = {q.id: np.full(len(data), NOT_ANSWERED, dtype=q.qtype.code_dtype) for q in survey.questions}
+    for row, entry in enumerate(data, 1):
+        if not isinstance(entry, dict):
+            raise SurveyJSError(f"{path}: row {row}: not an object of answers (survey.data)", "results")
+        for q in survey.questions:
+            value = entry.get(q.id)
+            if value is None:
+                continue
+            where = f"{path}: row {row}, question {q.id!r}"
+            if not isinstance(value, dict) or "report" not in value or "design" not in value:
+                raise SurveyJSError(f"{where}: not a report of deniable's embed (expected {{report, design, "
+                                    f"epsilon}}): was this question answered outside the embed?", q.id)
+            if value["design"] != fingerprint:
+                raise SurveyJSError(f"{where}: reported under design {str(value['design'])[:40]!r}, but the "
+                                    f"definition's design is {fingerprint}", q.id)
+            try:
+                columns[q.id][row - 1] = q.qtype.check_report(q, value["report"])
+            except MechanismError as exc:
+                raise SurveyJSError(f"{where}: {exc}", q.id) from None
+    return Dataset(survey, columns)
