@@ -27,9 +27,11 @@ threads they are ordinary locks and events.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 
+from deniable.server.store import slots
 from deniable.server.store.db import write_transaction
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, check_open, insert_validated, validate_reports
@@ -55,6 +57,7 @@ class GroupCommit:
         self.guard = threading.Lock()  # held only to touch the queue, never across a wait
         self.queue: list[_Pending] = []
         self.leading = False
+        self.growing: set[int] = set()  # surveys whose slots a thread of this process is growing
 
     def store(self, app, stored: StoredSurvey, clean: dict[str, int], invitation) -> str:
         """Store one validated response; its id, or the exception that refused it."""
@@ -77,6 +80,7 @@ class GroupCommit:
 
     def _lead(self, app) -> None:
         batch: list[_Pending] | None = None
+        due: set[int] = set()
         try:
             time.sleep(0)  # first let the worker's other submissions that are ready join the queue
             with pooled(app) as db:
@@ -89,6 +93,7 @@ class GroupCommit:
                             invited |= consumed
                         except (ReportError, InvitationError) as exc:
                             pending.outcome = exc
+                    due = {sid for sid in {p.stored.id for p in batch} - self.growing if slots.growth_due(db.conn, sid)}
                 if invited:
                     scrub_before_answering(db)
         except BaseException as exc:  # rolled back: nothing of the batch is stored
@@ -107,6 +112,24 @@ class GroupCommit:
                     self.leading = False
             for pending in batch or ():
                 pending.done.set()
+        for survey_id in due:  # after the batch is answered: the growth never delays it
+            self.growing.add(survey_id)
+            threading.Thread(target=self._grow, args=(app, survey_id), daemon=True,
+                             name=f"deniable-grow {survey_id}").start()
+
+    def _grow(self, app, survey_id: int) -> None:
+        """Grow the survey's slots (:func:`deniable.server.store.slots.grow_step`), one short write
+        transaction per step, while submissions go on between the steps."""
+        try:
+            more = True
+            while more:
+                with pooled(app) as db, write_transaction(db, cooperative=True):
+                    more = slots.grow_step(db.conn, survey_id)
+                time.sleep(0)  # let the submissions that wait for the lock have it
+        except sqlite3.Error:  # busy past the deadline, or the file gone: the next batch goes on with it
+            return
+        finally:
+            self.growing.discard(survey_id)
 
 
 _queues: dict[tuple[int, str], GroupCommit] = {}
