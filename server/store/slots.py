@@ -37,6 +37,7 @@ buckets (:func:`entries_of`; written by :func:`.aggregates.add`).
 
 from __future__ import annotations
 
+import base64
 import random
 import secrets
 from typing import TYPE_CHECKING
@@ -239,10 +240,16 @@ def prefix_number(key: str) -> int:
     return number
 
 
+SUFFIX_BITS = 6 * (KEY_LENGTH - PREFIX)
+# base64 writes digit d as the d-th character of its alphabet; here it must be the d-th in key order
+_TO_KEY_ORDER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", KEY_CHARS)
+
+
 def _id_between(low: int, high: int) -> str:
-    """A random key whose prefix is in ``[low, high)``: uniform over the keys of that range."""
-    return prefix_key(low + _random.randrange(high - low)) + "".join(
-        _random.choice(KEY_CHARS) for _ in range(KEY_LENGTH - PREFIX))
+    """A random key whose prefix is in ``[low, high)``: uniform over the keys of that range (one
+    draw from the system's random source for the prefix, one for the rest)."""
+    number = ((low + _random.randrange(high - low)) << SUFFIX_BITS) | _random.getrandbits(SUFFIX_BITS)
+    return base64.urlsafe_b64encode(number.to_bytes(KEY_LENGTH * 6 // 8, "big")).decode().translate(_TO_KEY_ORDER)
 
 
 GROWTH_DUE = ("SELECT slots & ?, filled & ?, (design_width & ?) >> ? FROM response_slot_sizes "
