@@ -210,3 +210,29 @@ def test_the_slots_grow_after_the_batch_in_steps_of_their_own(app, live_server, 
     finally:
         db.conn.close()
     assert stored(app)[0] == total // 2 + 1
+
+
+def test_a_scrub_that_readers_held_off_is_done_by_the_next_batch(app, live_server, open_demo):
+    """A batch that spent an invitation is answered after a second even when a reader's snapshot
+    keeps the WAL from being scrubbed; the next batch, plain or not, scrubs then (no scrubber runs
+    in this app), so the token's link does not wait for the scrubber's next tick."""
+    db = connect(app.config["DATABASE"])
+    try:
+        db.execute("UPDATE surveys SET invitation_only = 1 WHERE id = ?", [open_demo.id])
+        (token,) = generate(db, open_demo.id, 1)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        reader = connect(app.config["DATABASE"])
+        reader.conn.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM responses").fetchone()  # a snapshot from before the submission
+        try:
+            assert submit(live_server, {"reports": REPORTS, "invitation": token}) == 201
+            assert os.path.getsize(app.config["DATABASE"] + "-wal") > 0  # the scrub gave up
+        finally:
+            reader.conn.execute("COMMIT")
+            reader.conn.close()
+        db.execute("UPDATE surveys SET invitation_only = 0 WHERE id = ?", [open_demo.id])
+    finally:
+        db.conn.close()
+    assert submit(live_server, {"reports": REPORTS}) == 201
+    assert os.path.getsize(app.config["DATABASE"] + "-wal") == 0
+    assert not group_commit(app).unscrubbed

@@ -12,7 +12,8 @@ of the process is storing, it becomes the *leader*.  It takes the write lock
 (:func:`deniable.server.store.db.begin_immediate`, waiting cooperatively), then takes the whole
 queue: itself and every submission that arrived while it waited.  It inserts each one
 (:func:`deniable.server.store.responses.insert_validated`) in that one transaction, commits,
-scrubs if a response consumed an invitation, and only then wakes the others with their ids.
+scrubs if a response consumed an invitation (or an earlier such batch's scrub did not succeed within
+its second: readers held the WAL), and only then wakes the others with their ids.
 Nothing is acknowledged before the commit that holds it, so a killed server loses no
 acknowledged response.  A response refused inside the transaction (the survey closed meanwhile,
 an invitation missing or used) writes nothing and gets its own error.  Any other failure rolls
@@ -58,6 +59,7 @@ class GroupCommit:
         self.queue: list[_Pending] = []
         self.leading = False
         self.growing: set[int] = set()  # surveys whose slots a thread of this process is growing
+        self.unscrubbed = False  # a batch that spent an invitation was answered before its scrub succeeded
 
     def store(self, app, stored: StoredSurvey, clean: dict[str, int], invitation) -> str:
         """Store one validated response; its id, or the exception that refused it."""
@@ -94,8 +96,8 @@ class GroupCommit:
                         except (ReportError, InvitationError) as exc:
                             pending.outcome = exc
                     due = {sid for sid in {p.stored.id for p in batch} - self.growing if slots.growth_due(db.conn, sid)}
-                if invited:
-                    scrub_before_answering(db)
+                if invited or self.unscrubbed:  # until a scrub succeeds, every batch tries again
+                    self.unscrubbed = not scrub_before_answering(db)
         except BaseException as exc:  # rolled back: nothing of the batch is stored
             if batch is None:  # the write lock never came
                 batch = self._take()
