@@ -48,9 +48,6 @@ def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
         # WAL + NORMAL survives a killed process (not a power cut) and keeps commits cheap.
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
-        # The WAL file is cut back to what it holds at the first commit after each restart of the
-        # WAL (after a checkpoint), so it never keeps frames of an earlier generation (scrub.py).
-        conn.execute("PRAGMA journal_size_limit = 0")
     return sqlite_utils.Database(conn)
 
 
