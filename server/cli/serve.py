@@ -74,6 +74,11 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
             note = "" if stored.status == "open" else f" (it is {stored.status})"
             click.echo(f"Demo survey: {base_url}/s/{stored.slug}{note}")
             click.echo(f"Dashboard:   {base_url}/dashboard/  (log in as {email} with password {password})")
+        from deniable.server.store.scrub import scrub_before_answering
+
+        if not scrub_before_answering(db, 10.0):  # what a crash left in the WAL goes before the server listens
+            fail(f"{db_path}: another process keeps reading the database, so its WAL cannot be scrubbed; "
+                 "stop it and start again")
     if host in ("0.0.0.0", "::", "") and not public_hosts:
         click.echo("Note: listening on every address but answering only to localhost and 127.0.0.1; "
                    "give --public-host NAME for the name people will use.", err=True)

@@ -12,11 +12,18 @@ overwrites a cell of the same size where it is.  A slot is chosen by a random ke
 at or after it (its chance is the gap before it, which has nothing to do with time), drawn again
 while that slot is filled.
 
-When fewer than a quarter of the slots would be free, or a report is wider than the slots, the
-survey's slots are **rebuilt** (:func:`rebuild`): twice as many (at least :data:`MIN_SLOTS`), the
-filled ones kept with their ids, every row deleted and written again in key order (amortized
-O(1) per response; a survey of 10⁶ responses rebuilds 4·10⁶ rows once in a while).  After a
-rebuild a page's cells are in key order; afterwards only overwrites in place.
+When fewer than half the slots are free, the batch of submissions that notices it starts a
+**growth pass** (:func:`growth_due`), which the server runs after answering that batch, in write
+transactions of its own (:func:`grow_step`, from
+:mod:`deniable.server.web.respondent.group_commit`): range by range of keys, in key order, about
+:data:`STEP` slots at a time are deleted and written again in key order together with as many new
+free slots drawn in the same range of keys, so no transaction holds the write lock for more than
+a few milliseconds and no submission waits for a growth.  Only when a quarter of the slots would
+be free anyway (a pass that could not keep up), a report is wider than the slots, or for the first
+response, are the survey's slots **rebuilt** whole inside the submission's transaction
+(:func:`rebuild`): twice as many (at least :data:`MIN_SLOTS`), the filled ones kept with their ids,
+every row deleted and written again in key order.  Either way amortized O(1) per response; after
+either, a range's cells are in key order in its pages; afterwards only overwrites in place.
 
 ``response_slot_sizes`` keeps per survey the numbers of slots and of filled ones and the two
 widths (each + :data:`OFFSET`, so its row is overwritten in place too).  The view ``responses``
@@ -25,13 +32,12 @@ reader reads ``responses``.
 
 The same holds for every counter a submission touches: ``counts`` and ``cell_counts`` keep their
 row's size with a ``pad`` column (:func:`padding`), and the answer patterns live in fixed-size
-buckets (:func:`entries_of`; written by :func:`.aggregates.add`).  A growth rebuild runs under the
-write lock of the submission that needs it: about half a second per 30,000 slots on the
-development machine, once per doubling.
+buckets (:func:`entries_of`; written by :func:`.aggregates.add`).
 """
 
 from __future__ import annotations
 
+import base64
 import random
 import secrets
 from typing import TYPE_CHECKING
@@ -91,10 +97,14 @@ def pad(text: str, width: int) -> str:
     return text + " " * (width - len(text.encode()))
 
 
+WIDTH_BITS = 24  # ``design_width``: the width in its low bits, the growth pass's cursor above them
+WIDTH = (1 << WIDTH_BITS) - 1
+
+
 def sizes(conn, survey_id: int) -> tuple[int, int, int, int] | None:
     """``(slots, filled, reports width, design width)`` of the survey, or None before its first slot."""
     row = conn.execute("SELECT slots & ?, filled & ?, reports_width & ?, design_width & ? "
-                       "FROM response_slot_sizes WHERE survey_id = ?", [MASK, MASK, MASK, MASK, survey_id]).fetchone()
+                       "FROM response_slot_sizes WHERE survey_id = ?", [MASK, MASK, MASK, WIDTH, survey_id]).fetchone()
     return tuple(row) if row else None
 
 
@@ -160,7 +170,7 @@ FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, de
 
 
 COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
-             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {MASK}")
+             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {WIDTH}")
 
 
 def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
@@ -201,6 +211,105 @@ def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[
     conn.executemany(FILL, ((day, pad(rep, reports_width), pad(des, design_width), survey_id, survey_id, rid)
                             for rid, rep, des in chosen))
     conn.execute("UPDATE response_slot_sizes SET filled = filled + ? WHERE survey_id = ?", [n, survey_id])
+
+
+# ------------------------------------------------------------------ growth in bounded steps, off the submissions
+
+# The slots' keys are 16 characters of the URL-safe base64 alphabet; sorted as SQLite compares them
+# (bytes), a key's first PREFIX characters are a number below 64**PREFIX that keeps the key order.
+KEY_CHARS = "".join(sorted("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"))
+KEY_LENGTH = 16
+PREFIX = 5  # 30 bits: the cursor of a growth pass, stored above the design width (WIDTH_BITS)
+PREFIXES = 64 ** PREFIX
+STEP = 1000  # slots rewritten by one step of a growth pass: a few milliseconds under the write lock
+
+
+def prefix_key(number: int) -> str:
+    """The PREFIX characters that are the ``number``-th prefix in key order."""
+    chars = []
+    for _ in range(PREFIX):
+        number, digit = divmod(number, 64)
+        chars.append(KEY_CHARS[digit])
+    return "".join(reversed(chars))
+
+
+def prefix_number(key: str) -> int:
+    number = 0
+    for char in key[:PREFIX]:
+        number = number * 64 + KEY_CHARS.index(char)
+    return number
+
+
+SUFFIX_BITS = 6 * (KEY_LENGTH - PREFIX)
+# base64 writes digit d as the d-th character of its alphabet; here it must be the d-th in key order
+_TO_KEY_ORDER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", KEY_CHARS)
+
+
+def _id_between(low: int, high: int) -> str:
+    """A random key whose prefix is in ``[low, high)``: uniform over the keys of that range (one
+    draw from the system's random source for the prefix, one for the rest)."""
+    number = ((low + _random.randrange(high - low)) << SUFFIX_BITS) | _random.getrandbits(SUFFIX_BITS)
+    return base64.urlsafe_b64encode(number.to_bytes(KEY_LENGTH * 6 // 8, "big")).decode().translate(_TO_KEY_ORDER)
+
+
+GROWTH_DUE = ("SELECT slots & ?, filled & ?, (design_width & ?) >> ? FROM response_slot_sizes "
+              "WHERE survey_id = ?")
+
+
+def growth_due(conn, survey_id: int) -> bool:
+    """Whether the survey's slots are being grown: a pass under way, or started here (inside the
+    caller's transaction: one write of the sizes' row in place) because fewer than half its slots
+    are free.  The pass itself runs in steps of its own (:func:`grow_step`)."""
+    row = conn.execute(GROWTH_DUE, [MASK, MASK, MASK, WIDTH_BITS, survey_id]).fetchone()
+    if row is None:
+        return False
+    slots_now, filled, cursor = row
+    if cursor:
+        return True
+    if (slots_now - filled) * 2 >= slots_now:
+        return False
+    conn.execute(f"UPDATE response_slot_sizes SET design_width = design_width + {1 << WIDTH_BITS} "
+                 "WHERE survey_id = ?", [survey_id])  # cursor 1: the pass starts at the first key
+    return True
+
+
+def grow_step(conn, survey_id: int, step: int = STEP) -> bool:
+    """One step of the survey's growth pass, inside the caller's (short) write transaction; True
+    while the pass goes on.
+
+    A pass doubles the slots range by range of keys, in key order: the next ``step`` slots at or
+    after the cursor (a key prefix) and every other slot of their prefixes are deleted and written
+    again in key order together with as many new free slots, their keys drawn uniformly in the same
+    range.  Each range ends up with its keys in key order in its pages, as after :func:`rebuild`;
+    the range a step rewrites is chosen by key, not by anything a submission did.  The cursor is
+    kept in the sizes' row (above the design width), so a pass survives a restart and the workers
+    of a server share it; a :func:`rebuild` meanwhile ends it."""
+    row = conn.execute("SELECT reports_width & ?, design_width & ? FROM response_slot_sizes WHERE survey_id = ?",
+                       [MASK, MASK, survey_id]).fetchone()
+    if row is None or not row[1] >> WIDTH_BITS:
+        return False
+    reports_width, design_width, low = row[0], row[1] & WIDTH, (row[1] >> WIDTH_BITS) - 1
+    after = conn.execute("SELECT id FROM response_slots WHERE survey_id = ? AND id >= ? ORDER BY id LIMIT 1 OFFSET ?",
+                         [survey_id, prefix_key(low), step]).fetchone()
+    high = PREFIXES if after is None else max(low + 1, prefix_number(after[0]))
+    where, params = "survey_id = ? AND id >= ?", [survey_id, prefix_key(low)]
+    if high < PREFIXES:
+        where, params = where + " AND id < ?", params + [prefix_key(high)]
+    rows = conn.execute(f"SELECT * FROM response_slots WHERE {where}", params).fetchall()
+    taken = {r[1] for r in rows}
+    fresh = []
+    while len(fresh) < len(rows):
+        rid = _id_between(low, high)
+        if rid not in taken:
+            taken.add(rid)
+            fresh.append((survey_id, rid, 0, FREE_DAY, " " * reports_width, " " * design_width, OFFSET))
+    out = sorted(rows + fresh, key=lambda slot: slot[1])
+    conn.execute(f"DELETE FROM response_slots WHERE {where}", params)
+    conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", out)
+    cursor = 0 if high >= PREFIXES else high + 1
+    conn.execute("UPDATE response_slot_sizes SET slots = slots + ?, design_width = ? WHERE survey_id = ?",
+                 [len(fresh), OFFSET + design_width + (cursor << WIDTH_BITS), survey_id])
+    return bool(cursor)
 
 
 # ------------------------------------------------------------------ pattern buckets (written by .aggregates)

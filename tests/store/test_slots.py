@@ -32,7 +32,7 @@ def test_a_submission_overwrites_cells_in_place(db, stored, db_path):
         store_response(db, stored, {"drug_use": i % 2, "cheating": i})
     before = positions(db, Path(db_path))
     total = slots.sizes(db.conn, stored.id)[0]
-    for i in range(30):  # counts grow past 1 (0 → 1 byte) with no cell moving
+    for i in range(25):  # counts grow past 1 (0 → 1 byte) with no cell moving (a pass starts at 33 of 64)
         store_response(db, stored, {"drug_use": 1, "cheating": 3, "age_group": i % 4})
     assert slots.sizes(db.conn, stored.id)[0] == total  # no growth in between
     after = positions(db, Path(db_path))
@@ -83,3 +83,45 @@ def test_padding_keeps_eight_bytes():
     for n, size in sizes.items():
         pad = conn.execute(f"SELECT {slots.padding(':n')}", {"n": n}).fetchone()[0]
         assert pad == slots.pad_of(n) == bytes(8 - size), n
+
+
+def test_a_growth_pass_doubles_the_slots_in_bounded_steps_and_keeps_every_response(db, stored):
+    """A pass starts when fewer than half the slots are free and rewrites at most about
+    :data:`.slots.STEP` slots per step; free slots it did not touch keep their keys (a full
+    :func:`.slots.rebuild` would have drawn every free key again), and every response stays."""
+    insert_many(db, stored, {"drug_use": np.arange(1000) % 2, "cheating": np.arange(1000) % 4})
+    total, filled, _, _ = slots.sizes(db.conn, stored.id)
+    with db.conn:
+        db.execute(f"UPDATE response_slot_sizes SET filled = filled + {total // 2 + 1 - filled}")  # make it due
+        assert slots.growth_due(db.conn, stored.id)
+        db.execute(f"UPDATE response_slot_sizes SET filled = filled - {total // 2 + 1 - filled}")
+    before = dict(db.execute("SELECT id, reports FROM response_slots").fetchall())
+    steps = 0
+    while True:
+        old = {r for (r,) in db.execute("SELECT id FROM response_slots")}
+        with db.conn:
+            more = slots.grow_step(db.conn, stored.id, step=300)
+        new = {r for (r,) in db.execute("SELECT id FROM response_slots")}
+        steps += 1
+        assert len(new - old) <= 300 + 2  # a bounded step (plus the slots that share the last prefix)
+        if not more:
+            break
+    assert steps >= total // 300
+    after = dict(db.execute("SELECT id, reports FROM response_slots").fetchall())
+    assert len(after) == 2 * total and slots.sizes(db.conn, stored.id)[:2] == (2 * total, filled)
+    assert all(after[rid] == reports for rid, reports in before.items())  # every slot kept, bytes and all
+    ids = sorted(after)
+    gaps = np.diff([slots.prefix_number(rid) for rid in ids])
+    assert (gaps >= 0).all()
+    assert not slots.growth_due(db.conn, stored.id)  # the pass ended; 3/4 free again
+    assert respondent_count(db, stored.id) == 1000
+    assert option_counts(db, stored.id)["cheating"].sum() == 1000
+
+
+def test_prefix_numbers_keep_the_key_order():
+    keys = sorted(slots.new_id() for _ in range(2000))
+    numbers = [slots.prefix_number(k) for k in keys]
+    assert numbers == sorted(numbers)
+    assert all(slots.prefix_key(n) == k[:slots.PREFIX] for n, k in zip(numbers, keys))
+    drawn = sorted(slots._id_between(100, 200) for _ in range(200))
+    assert all(slots.prefix_key(100) <= k < slots.prefix_key(200) and len(k) == 16 for k in drawn)

@@ -5,6 +5,9 @@
   and :func:`replay` applies its commits one by one to the main file, yielding the database as it
   was after each commit, so :func:`linked_by_commits` can see which token hash vanished in the
   commit that added which response.
+- :func:`added_by_commits` gives, per commit of the WAL, the responses it added, and
+  :func:`shm_pages` the pages that ``FILE-shm``'s index lists for the WAL's frames: what a crash
+  leaves (``tests/e2e/test_crash.py``).
 - :func:`find_evidence` searches every file in a folder for client addresses (as text, and as
   the keyed hashes an attacker could compute from the secret on the disk), and for times finer
   than the day around the moments of the submissions (as text and as 8-byte numbers).
@@ -64,7 +67,7 @@ def replay(main: bytes, wal: bytes) -> Iterator[bytes]:
         yield bytes(image)
 
 
-def _rows(image: bytes, sql: str) -> set:
+def _rows(image: bytes, sql: str, *, strict: bool = False) -> set:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "replayed.db"
         path.write_bytes(image)
@@ -73,6 +76,8 @@ def _rows(image: bytes, sql: str) -> set:
             conn.execute("PRAGMA journal_mode = DELETE")
             return {row[0] for row in conn.execute(sql)}
         except sqlite3.DatabaseError:
+            if strict:
+                raise
             return set()
         finally:
             conn.close()
@@ -136,3 +141,36 @@ def find_evidence(folder: Path, addresses: list[str], moments: list[float], secr
                 found.append(f"{path.name}: a time within 90 s of a submission")
                 break
     return found
+
+
+def added_by_commits(main: bytes, wal: bytes, sql: str = "SELECT id FROM responses") -> list[set | None]:
+    """Replay the WAL over the main file: per commit, the keys ``sql`` finds that the commit added
+    (empty for a commit that added none: a growth step, a scrub), or None where the image before or
+    after it cannot be read (a checkpoint cut off by a kill leaves the main file alone inconsistent
+    until the WAL's commits are applied)."""
+    def rows(image):
+        try:
+            return _rows(image, sql, strict=True)
+        except sqlite3.DatabaseError:
+            return None
+
+    before, added = rows(main), []
+    for image in replay(main, wal):
+        now = rows(image)
+        added.append(None if before is None or now is None else now - before)
+        before = now
+    return added
+
+
+SHM_HEADER = 136  # two copies of the 48-byte WAL-index header, then the 40 bytes of checkpoint info
+SHM_FIRST_FRAMES = 4062  # the first block's page-number slots (32 KiB less the header, 4 bytes each)
+
+
+def shm_pages(shm: bytes) -> list[int]:
+    """The page numbers ``FILE-shm`` lists for the WAL's frames, in frame order, from the first block
+    of its index (frames 1 to 4,062): what the index would tell an attacker about which pages the
+    recent commits wrote, stale entries of an earlier WAL included (zero slots left out)."""
+    if len(shm) < SHM_HEADER + 4 * SHM_FIRST_FRAMES:
+        return []
+    slots = struct.unpack(f"<{SHM_FIRST_FRAMES}I", shm[SHM_HEADER:SHM_HEADER + 4 * SHM_FIRST_FRAMES])
+    return [page for page in slots if page]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from deniable.server.store import slots
 from deniable.server.store.db import write_transaction
 from deniable.server.store.responses import check_open, insert_validated, validate_reports
 from deniable.server.store.scrub import scrub_before_answering
@@ -22,12 +23,17 @@ def store_response(db, stored, reports: Mapping, invitation: str | None = None, 
     ``invitation`` token is consumed in the same transaction, and the WAL is scrubbed before
     returning (:func:`deniable.server.store.scrub.scrub_before_answering`) as the server does before
     acknowledging.  ``scrub_now=False`` leaves it to the scrubber (for the test that shows the
-    attack it stops).
+    attack it stops).  As the server does after answering, a growth pass of the slots that the
+    response made due runs to its end, one short transaction per step (:func:`.slots.grow_step`).
     """
     check_open(stored)
     clean = validate_reports(stored, reports)
     with write_transaction(db):
         response_id, invited = insert_validated(db, stored, clean, invitation, today())
+        due = slots.growth_due(db.conn, stored.id)
     if invited and scrub_now:
         scrub_before_answering(db)
+    while due:
+        with write_transaction(db):
+            due = slots.grow_step(db.conn, stored.id)
     return response_id

@@ -180,3 +180,59 @@ def test_a_fault_stores_nothing_of_the_batch_and_the_next_submission_is_stored(a
         db.conn.close()
     assert submit(live_server, {"reports": REPORTS}) == 201
     assert stored(app) == (1, 0, 1)
+
+
+def test_the_slots_grow_after_the_batch_in_steps_of_their_own(app, live_server, open_demo):
+    """When fewer than half the slots are free, the batch that notices it starts a growth pass
+    (server/store/slots.py) that a thread runs after the batch is answered, in transactions of its
+    own: the free slots keep their keys (the full rebuild inside the batch, as before, drew them
+    all again)."""
+    from deniable.server.store import slots
+
+    db = connect(app.config["DATABASE"])
+    try:
+        assert submit(live_server, {"reports": REPORTS}) == 201
+        survey_id = db.execute("SELECT id FROM surveys WHERE slug = 'demo'").fetchone()[0]
+        total = slots.sizes(db.conn, survey_id)[0]
+        for _ in range(total // 2 - 1):
+            assert submit(live_server, {"reports": REPORTS}) == 201
+        free = {rid for (rid,) in db.execute("SELECT id FROM response_slots WHERE filled = 0")}
+        assert slots.sizes(db.conn, survey_id)[:2] == (total, total // 2)  # not due yet
+        assert submit(live_server, {"reports": REPORTS}) == 201  # more than half filled: a pass is due
+        deadline = time.monotonic() + 20
+        while slots.sizes(db.conn, survey_id)[0] < 2 * total or survey_id in group_commit(app).growing:
+            assert time.monotonic() < deadline, "the slots never grew"
+            time.sleep(0.01)
+        kept = {rid for (rid,) in db.execute("SELECT id FROM response_slots")}
+        assert len(free - kept) == 0  # the free slots are still there (one of them now filled)
+        assert slots.sizes(db.conn, survey_id)[:2] == (2 * total, total // 2 + 1)
+        assert not slots.growth_due(db.conn, survey_id)
+    finally:
+        db.conn.close()
+    assert stored(app)[0] == total // 2 + 1
+
+
+def test_a_scrub_that_readers_held_off_is_done_by_the_next_batch(app, live_server, open_demo):
+    """A batch that spent an invitation is answered after a second even when a reader's snapshot
+    keeps the WAL from being scrubbed; the next batch, plain or not, scrubs then (no scrubber runs
+    in this app), so the token's link does not wait for the scrubber's next tick."""
+    db = connect(app.config["DATABASE"])
+    try:
+        db.execute("UPDATE surveys SET invitation_only = 1 WHERE id = ?", [open_demo.id])
+        (token,) = generate(db, open_demo.id, 1)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        reader = connect(app.config["DATABASE"])
+        reader.conn.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM responses").fetchone()  # a snapshot from before the submission
+        try:
+            assert submit(live_server, {"reports": REPORTS, "invitation": token}) == 201
+            assert os.path.getsize(app.config["DATABASE"] + "-wal") > 0  # the scrub gave up
+        finally:
+            reader.conn.execute("COMMIT")
+            reader.conn.close()
+        db.execute("UPDATE surveys SET invitation_only = 0 WHERE id = ?", [open_demo.id])
+    finally:
+        db.conn.close()
+    assert submit(live_server, {"reports": REPORTS}) == 201
+    assert os.path.getsize(app.config["DATABASE"] + "-wal") == 0
+    assert not group_commit(app).unscrubbed

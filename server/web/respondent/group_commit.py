@@ -12,7 +12,8 @@ of the process is storing, it becomes the *leader*.  It takes the write lock
 (:func:`deniable.server.store.db.begin_immediate`, waiting cooperatively), then takes the whole
 queue: itself and every submission that arrived while it waited.  It inserts each one
 (:func:`deniable.server.store.responses.insert_validated`) in that one transaction, commits,
-scrubs if a response consumed an invitation, and only then wakes the others with their ids.
+scrubs if a response consumed an invitation (or an earlier such batch's scrub did not succeed within
+its second: readers held the WAL), and only then wakes the others with their ids.
 Nothing is acknowledged before the commit that holds it, so a killed server loses no
 acknowledged response.  A response refused inside the transaction (the survey closed meanwhile,
 an invitation missing or used) writes nothing and gets its own error.  Any other failure rolls
@@ -27,9 +28,11 @@ threads they are ordinary locks and events.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 
+from deniable.server.store import slots
 from deniable.server.store.db import write_transaction
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, check_open, insert_validated, validate_reports
@@ -55,6 +58,8 @@ class GroupCommit:
         self.guard = threading.Lock()  # held only to touch the queue, never across a wait
         self.queue: list[_Pending] = []
         self.leading = False
+        self.growing: set[int] = set()  # surveys whose slots a thread of this process is growing
+        self.unscrubbed = False  # a batch that spent an invitation was answered before its scrub succeeded
 
     def store(self, app, stored: StoredSurvey, clean: dict[str, int], invitation) -> str:
         """Store one validated response; its id, or the exception that refused it."""
@@ -77,6 +82,7 @@ class GroupCommit:
 
     def _lead(self, app) -> None:
         batch: list[_Pending] | None = None
+        due: set[int] = set()
         try:
             time.sleep(0)  # first let the worker's other submissions that are ready join the queue
             with pooled(app) as db:
@@ -89,8 +95,9 @@ class GroupCommit:
                             invited |= consumed
                         except (ReportError, InvitationError) as exc:
                             pending.outcome = exc
-                if invited:
-                    scrub_before_answering(db)
+                    due = {sid for sid in {p.stored.id for p in batch} - self.growing if slots.growth_due(db.conn, sid)}
+                if invited or self.unscrubbed:  # until a scrub succeeds, every batch tries again
+                    self.unscrubbed = not scrub_before_answering(db)
         except BaseException as exc:  # rolled back: nothing of the batch is stored
             if batch is None:  # the write lock never came
                 batch = self._take()
@@ -107,6 +114,24 @@ class GroupCommit:
                     self.leading = False
             for pending in batch or ():
                 pending.done.set()
+        for survey_id in due:  # after the batch is answered: the growth never delays it
+            self.growing.add(survey_id)
+            threading.Thread(target=self._grow, args=(app, survey_id), daemon=True,
+                             name=f"deniable-grow {survey_id}").start()
+
+    def _grow(self, app, survey_id: int) -> None:
+        """Grow the survey's slots (:func:`deniable.server.store.slots.grow_step`), one short write
+        transaction per step, while submissions go on between the steps."""
+        try:
+            more = True
+            while more:
+                with pooled(app) as db, write_transaction(db, cooperative=True):
+                    more = slots.grow_step(db.conn, survey_id)
+                time.sleep(0)  # let the submissions that wait for the lock have it
+        except sqlite3.Error:  # busy past the deadline, or the file gone: the next batch goes on with it
+            return
+        finally:
+            self.growing.discard(survey_id)
 
 
 _queues: dict[tuple[int, str], GroupCommit] = {}
