@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from deniable.errors import DeniableError
+
 STATIC = Path(__file__).resolve().parent / "static"
 SOURCES = ("rr.js", "designs.js", "keys.js", "embed/embed.js",  # each after what it imports
            "embed/types/choice.js", "embed/types/design.js", "embed/types/multi.js")
@@ -55,7 +57,7 @@ _IMPORT = re.compile(r'^import \{([^}]*)\} from "((?:\.\.?/)+)([\w/]+\.js)";$')
 _EXPORT = re.compile(r"^export (?:async )?(?:function\*? |const |let |class )(\w+)")
 
 
-class EmbedBuildError(ValueError):
+class EmbedBuildError(DeniableError, ValueError):
     """A source module uses a form of import or export the builder does not join."""
 
 
