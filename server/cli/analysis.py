@@ -16,6 +16,7 @@ import click
 from deniable.estimators.names import METHODS
 
 from .common import confidence_option, database, db_option, echo_json, fail, plural
+from .progress import progress as progress_bar
 
 if TYPE_CHECKING:
     from deniable.server.survey.dataset import Dataset
@@ -343,14 +344,8 @@ def _store(db_path: str, dataset: Dataset) -> int:
             fail(f"{db_path}: survey {stored.slug!r} has a different design "
                  "(questions, options or ε) from the definition file")
         n = dataset.n_rows
-        with click.progressbar(length=n, label="storing reports", file=sys.stderr) as bar:
-            last = [0]
-
-            def progress(done, total):
-                bar.update(done - last[0])
-                last[0] = done
-
-            return insert_many(db, stored, dataset.columns, progress=progress if n >= PROGRESS_ROWS else None)
+        with progress_bar(n, "storing reports", "rows") as bar:  # on a terminal only
+            return insert_many(db, stored, dataset.columns, progress=lambda done, total: bar.set(done))
 
 
 @click.command("simulate")
@@ -400,7 +395,7 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
         if output is not None and files.is_parquet(output):
             files.write_responses_parquet(output, dataset)
         elif n >= PROGRESS_ROWS and output is not None:
-            with click.progressbar(length=n, label=f"writing {output}", file=sys.stderr) as bar:
+            with progress_bar(n, f"writing {output}", "rows") as bar:
                 write_responses_csv(target, dataset, progress=bar.update)
         else:
             write_responses_csv(target, dataset)

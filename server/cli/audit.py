@@ -27,6 +27,7 @@ import click
 from . import audit_settings
 from .audit_settings import Setting, browser_counts, python_counts
 from .common import database, db_option
+from .progress import progress
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
@@ -226,8 +227,7 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
 
     def sample() -> list[dict]:
         rows = []
-        with browser_page(script, chromium) as page, click.progressbar(
-                length=total, label="sampling the randomizers", file=sys.stderr) as bar:
+        with browser_page(script, chromium) as page, progress(total, "sampling the randomizers", "draws") as bar:
             for setting in configs:
                 found = {
                     "browser": epsilon_lower_bound(setting.cells(browser_counts(page, setting, samples, bar.update)),

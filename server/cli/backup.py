@@ -1,10 +1,27 @@
-"""``deniable backup`` and ``deniable restore`` (:mod:`deniable.server.store.backup`)."""
+"""``deniable backup`` and ``deniable restore`` (:mod:`deniable.server.store.backup`).
+
+On a terminal, each shows a bar of the file it writes as it grows (the backup's ``DEST.partial``,
+the restore's ``FILE.restoring``, the names :mod:`deniable.server.store.backup` writes to before
+renaming) towards the size of the file it comes from: a compacted backup may end smaller, and
+the bar then jumps to its end.
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import click
 
 from .common import db_option, fail, plural
+from .progress import watching
+
+
+def _size_of(path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # the command says what is wrong with it
+        return 0
 
 
 def _size(n: int) -> str:
@@ -27,8 +44,10 @@ def backup(dest, db_path) -> None:
     """
     from deniable.server.store.backup import backup as make_backup
 
+    partial = Path(dest).with_name(Path(dest).name + ".partial")
     try:  # a BackupError is one line through the deniable group (deniable.errors)
-        summary = make_backup(db_path, dest)
+        with watching(partial, _size_of(db_path) + _size_of(f"{db_path}-wal"), "backing up"):
+            summary = make_backup(db_path, dest)
     except OSError as exc:
         fail(f"{dest}: cannot write: {exc.strerror or exc}")
     click.echo(f"Backed up {db_path} to {summary.path}: {plural(summary.surveys, 'survey')}, "
@@ -52,8 +71,10 @@ def restore(src, db_path) -> None:
 
     from .common import database
 
+    copy = Path(db_path).with_name(Path(db_path).name + ".restoring")
     try:  # a BackupError is one line through the deniable group (deniable.errors)
-        summary = put_back(src, db_path)
+        with watching(copy, _size_of(src), "restoring"):
+            summary = put_back(src, db_path)
     except OSError as exc:
         fail(f"{db_path}: cannot write: {exc.strerror or exc}")
     with database(db_path, create=True):  # upgrade the schema, WAL mode, scrubbed

@@ -70,6 +70,15 @@ def consume(db: sqlite_utils.Database, survey_id: int, token) -> None:
                               "or it has been used already")
 
 
+def usable(db: sqlite_utils.Database, survey_id: int, token) -> bool:
+    """Whether ``token`` would be accepted now (known for this survey, unused), without using it up:
+    the survey page says so on arrival, before anything is answered."""
+    if not isinstance(token, str) or not token:
+        return False
+    return db.execute("SELECT 1 FROM invitations WHERE token_hash = ? AND survey_id = ?",
+                      [token_hash(token), survey_id]).fetchone() is not None
+
+
 def links_csv(tokens: list[str], survey_url: str) -> str:
     """The CSV ``token,url`` for a batch of tokens (``url`` = the survey's address + ``?t=TOKEN``)."""
     out = io.StringIO()

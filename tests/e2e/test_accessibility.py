@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from support.browser import log_in
-from support.pages import DASHBOARD_PAGES, RESPONDENT_PAGES, populate
+from support.pages import (DASHBOARD_PAGES, FLASH_PAGES, RESPONDENT_PAGES, WEIGHTING_MARGINS, WEIGHTING_PAGE,
+                           WEIGHTING_REFUSED, populate)
 
 pytestmark = pytest.mark.browser
 
@@ -85,6 +86,46 @@ def test_every_dashboard_page_has_no_serious_violation(browser, live_server, pag
             page.click("#fix-wording")
         assert page.locator("#error-summary").count() == 1
         problems += [f"refused wording fix: {v}" for v in axe_violations(page)]
+        problems += _flash_and_weighting_states(page, live_server)
     finally:
         context.close()
     assert problems == []
+
+
+def _post_weighting(page, live_server, shares: dict) -> None:
+    """Fill the Weighting page's margins and send them (a real form POST)."""
+    page.goto(live_server + WEIGHTING_PAGE[1])
+    for name, value in shares.items():
+        page.fill(f"[name='{name}']", value)
+    with page.expect_navigation():
+        page.click("form.weighting-form button[type=submit]")
+
+
+def _flash_and_weighting_states(page, live_server) -> list[str]:
+    """The states of pages with a flash message, the Weighting page (empty, weighted, refused) and the
+    builder's live checks; each checked to be in that state before axe runs."""
+    problems = []
+    for label, path, words in FLASH_PAGES:
+        page.goto(live_server + path)
+        assert words in page.inner_text(".flashes"), label
+        problems += [f"{label}: {v}" for v in axe_violations(page)]
+    page.goto(f"{live_server}/dashboard/draft-survey/edit")
+    with page.expect_navigation():
+        page.click("#duplicate-survey")
+    assert "Copied as the draft" in page.inner_text(".flashes")
+    problems += [f"flash: duplicated: {v}" for v in axe_violations(page)]
+    label, path = WEIGHTING_PAGE
+    response = page.goto(live_server + path)
+    assert response.status == 200
+    problems += [f"{label}: {v}" for v in axe_violations(page)]
+    _post_weighting(page, live_server, WEIGHTING_MARGINS)
+    assert page.locator("#raking-title").count() == 1
+    problems += [f"{label}, weighted: {v}" for v in axe_violations(page)]
+    _post_weighting(page, live_server, WEIGHTING_REFUSED)
+    assert page.locator("[aria-invalid='true'], .errors").count() >= 1
+    problems += [f"{label}, refused margins: {v}" for v in axe_violations(page)]
+    page.goto(f"{live_server}/dashboard/new")
+    page.fill("#questions-0-options", "Yes\nYes")  # builder.js says so under the field
+    page.locator("#questions-0-options-live li").wait_for()
+    problems += [f"builder, live check: {v}" for v in axe_violations(page)]
+    return problems

@@ -98,7 +98,7 @@ def test_build_every_type_open_it_and_answer_in_spanish(builder, live_server, ap
         respondent.check("#shop-count-1")
         respondent.click("#submit-answers")
         respondent.wait_for_selector("#drinks-error:not([hidden])")
-        assert respondent.inner_text("#drinks-error") == "Indica un número de 0 a 40."
+        assert respondent.inner_text("#drinks-error") == "Indica un número entero de 0 a 40."  # whole numbers: step 1
         assert stored_reports(db_path) == []
         respondent.fill("#drinks-value", "12")
         with respondent.expect_navigation(url="**/s/habits-typed/thanks"):

@@ -15,6 +15,7 @@ import numpy as np
 
 from deniable.server.store.db import connect
 from deniable.server.store.demo import ensure_demo
+from deniable.server.store.invitations import set_invitation_only
 from deniable.server.store.responses import insert_many
 from deniable.server.store.surveys import get_survey, insert_survey, set_status
 from deniable.server.store.wording import fix_wording
@@ -44,6 +45,9 @@ STUDY = {
 }
 DRAFT = {**STUDY, "slug": "draft-survey", "title": "Next term's survey (draft)", "consent": False, "information": ""}
 OLD = {**STUDY, "slug": "old-survey", "title": "Campus health 2024", "consent": False}
+# An open study whose question asked directly ("year") everyone answered: raking needs every answer.
+PANEL = {**STUDY, "slug": "panel-study", "title": "Campus health panel", "consent": False,
+         "questions": [*STUDY["questions"][:-1], {**STUDY["questions"][-1], "required": True}]}
 # A draft with a question of every type beyond single choice (the builder edits them all).
 TYPED = {**json.loads((Path(__file__).parents[2] / "examples" / "habits.json").read_text(encoding="utf-8")),
          "slug": "typed-draft"}
@@ -57,6 +61,7 @@ RESPONDENT_PAGES = [
     ("thank-you page", "/s/demo/thanks", "en-US"),
     ("closed survey", "/s/old-survey", "en-US"),
     ("unknown survey", "/s/no-such-survey", "en-US"),
+    ("invitation-only survey opened without a link", "/s/panel-study", "en-US"),
 ]
 DASHBOARD_PAGES = [
     ("login", "/auth/login"),
@@ -79,6 +84,16 @@ DASHBOARD_PAGES = [
     ("closed survey, results", "/dashboard/old-survey/results"),
 ]
 
+# The Weighting page of the panel study (its one question asked directly, "year", has four options):
+# the empty form, the form posted with the population's margins, and posted with a refused share.
+WEIGHTING_PAGE = ("weighting", "/dashboard/panel-study/weighting")
+WEIGHTING_MARGINS = {"share_0_0": "0.3", "share_0_1": "0.25", "share_0_2": "0.25", "share_0_3": "0.2"}
+WEIGHTING_REFUSED = {**WEIGHTING_MARGINS, "share_0_0": "1.5"}  # above 1
+# Pages reached through a redirect that leaves a flash message: (label, path, what the flash says).
+FLASH_PAGES = [
+    ("flash: an open survey cannot be opened", "/dashboard/campus-health/confirm?to=open", "cannot be opened"),
+]
+
 
 def _columns(survey, n: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
@@ -92,7 +107,8 @@ def _columns(survey, n: int, seed: int) -> dict:
 
 
 def populate(db_path: str, n: int = 1800) -> None:
-    """Store the demo, an open study with responses, a draft, a draft of every question type and a closed survey whose wording was
+    """Store the demo, an open study with responses (and an invitation-only panel study, for weighting), a draft,
+    a draft of every question type and a closed survey whose wording was
     fixed, all owned by the test researcher (support.dashboard.EMAIL)."""
     from deniable.server.web.app import create_app
 
@@ -104,6 +120,9 @@ def populate(db_path: str, n: int = 1800) -> None:
         study = insert_survey(db, parse_definition(STUDY), status="open", target_n=2000, owner_id=owner)
         insert_many(db, study, _columns(study.survey, n, 1))
         insert_survey(db, parse_definition(DRAFT), target_n=1500, owner_id=owner)
+        panel = insert_survey(db, parse_definition(PANEL), status="open", target_n=600, owner_id=owner)
+        insert_many(db, panel, _columns(panel.survey, 600, 3))
+        set_invitation_only(db, panel.id, True)  # its page says so on arrival
         insert_survey(db, parse_definition(TYPED), target_n=1000, owner_id=owner)
         old = insert_survey(db, parse_definition(OLD), status="open", target_n=800, owner_id=owner)
         insert_many(db, old, _columns(old.survey, n // 2, 2))

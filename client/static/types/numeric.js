@@ -51,7 +51,9 @@ registerType("numeric", {
     const index = answerIndex(fieldset, box.value);
     if (index === null) {
       const values = { min: box.min, max: box.max, step: box.step };
-      return { error: message(fieldset, box.step !== "1" ? "msgNumberRangeStep" : "msgNumberRange", values) };
+      // the real rule: whole numbers (step 1 from a whole minimum), or the range and its step
+      const whole = box.step === "1" && Number.isInteger(Number(box.min));
+      return { error: message(fieldset, whole ? "msgNumberWhole" : "msgNumberRangeStep", values) };
     }
     return { answered: true, value: index };
   },

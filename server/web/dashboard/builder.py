@@ -14,16 +14,47 @@ question action shows them for the questions as typed; ``builder.js`` updates th
 
 from __future__ import annotations
 
+import math
+
 from flask import render_template
 
 from deniable.server.survey import questions
-from deniable.server.survey.explain import explain_total
+from deniable.server.survey.explain import ALMOST_CERTAIN, explain_total, percent, two_way_bound
 from deniable.server.survey.questions.base import NotAvailable
 
 from .charts import dp_region
-from .forms import LANGUAGE_NAMES, DesignForm, error_summary
+from .forms import LANGUAGE_NAMES, LIMITS, DesignForm, error_summary
 from .naming import KEEP_FIRST, STOP
 from .slots import kinds, mechanisms, slot_question, slot_type
+
+
+# The total ε above which the respondents' sentence on all their answers says "almost certain"
+# (explain.explain_total): e^ε / (1 + e^ε) > ALMOST_CERTAIN  ⇔  ε > ln(ALMOST_CERTAIN / (1 − ALMOST_CERTAIN))
+# = ln 999 ≈ 6.907.
+ALMOST_CERTAIN_TOTAL = math.log(ALMOST_CERTAIN / (1 - ALMOST_CERTAIN))
+
+
+def total_warning(epsilon_total: float, *, shown: str | None = None) -> str | None:
+    """For researchers: what every respondent will read when the total ε makes them "almost certain", or None.
+
+    The respondent's sentence (:func:`~deniable.server.survey.explain.explain_total`) bounds how sure
+    someone who sees every report can be, choosing between two sets of answers at 50/50: the
+    posterior e^ε / (1 + e^ε) (Kairouz, Oh and Viswanath, "The composition theorem for differential
+    privacy", ICML 2015, the hypothesis-testing view).  Above ``ALMOST_CERTAIN`` it says "almost
+    certain … (more than 99.9% sure)", which is the case exactly when ε > ``ALMOST_CERTAIN_TOTAL``.
+    ``shown`` replaces the number in the text (builder.js fills in the total as typed).
+
+    >>> total_warning(6.9) is None, total_warning(8.0)[:32]
+    (True, 'At a total ε of 8.000 per respon')
+    """
+    if two_way_bound(epsilon_total) <= ALMOST_CERTAIN:
+        return None
+    most = math.floor(ALMOST_CERTAIN_TOTAL * 100) / 100
+    shown = f"{epsilon_total:.3f}" if shown is None else shown
+    return (f"At a total ε of {shown} per respondent, every respondent reads that someone "
+            f"who sees everything that was sent could be almost certain of their answers "
+            f"({percent(two_way_bound(epsilon_total))} sure). Lower the ε of the protected questions so that "
+            f"they add up to at most {most:.2f}, or ask fewer questions protected.")
 
 
 def _target_and_margin(form: DesignForm) -> tuple[int, float]:
@@ -61,8 +92,10 @@ def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: s
     total = explain_total(sum(p["epsilon"] for p in protected), len(protected))
     target, margin = _target_and_margin(form)
     return render_template("dashboard/edit.html", form=form, stored=stored, plans=plans, total=total,
+                           total_warning=total_warning(total["epsilon"]), almost_certain_total=ALMOST_CERTAIN_TOTAL,
+                           total_warning_template=total_warning(2 * ALMOST_CERTAIN_TOTAL, shown="{epsilon}"),
                            summary=error_summary(form), focus=focus, target=target, margin=margin,
-                           language_names=LANGUAGE_NAMES, kinds=kinds(), mechanisms=mechanisms(),
+                           language_names=LANGUAGE_NAMES, limits=LIMITS, kinds=kinds(), mechanisms=mechanisms(),
                            types=questions.all_types(), types_by_name={t.name: t for t in questions.all_types()},
                            default_kind=questions.DEFAULT, stop_words=" ".join(sorted(STOP)),
                            keep_first=" ".join(sorted(KEEP_FIRST)), **extra), status

@@ -19,7 +19,8 @@ from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Option
 
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey import questions as question_types
-from deniable.server.survey.definition import DefinitionError, Survey, parse_definition, parse_question
+from deniable.server.survey.definition import (MAX_CONTACT, MAX_LABEL, MAX_TEXT, DefinitionError, Survey,
+                                               parse_definition, parse_question)
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
@@ -27,6 +28,10 @@ from .slots import FIELDS, kinds, mechanisms, question_dict, question_entry, spl
 
 MAX_TARGET = 100_000_000
 ACTIONS = ("up", "down", "duplicate", "delete")
+MAX_TITLE = 200  # the definition's limit on a title
+# Every length limit of the definition, stated next to its field and checked live by builder.js.
+LIMITS = {"title": MAX_TITLE, "text": MAX_TEXT, "label": MAX_LABEL, "contact": MAX_CONTACT,
+          "information": 10 * MAX_TEXT}
 TARGET_MESSAGE = "enter a whole number of respondents between 1 and 100,000,000, such as 1000"
 MARGIN_MESSAGE = "enter a margin between 0.001 and 0.499, such as 0.05 (± 5 points)"
 
@@ -193,13 +198,29 @@ def derive_names(form: DesignForm) -> None:
             taken.add(sub.qid.data)
 
 
+# What to write when a field the definition needs is left blank, by the path's last key.
+BLANK = {"title": f"must not be empty: enter a title, such as “Campus health 2025” (at most {MAX_TITLE} "
+                  "characters); the address is made from it",
+         "text": "must not be empty: enter the question's text, as respondents will read it (at most "
+                 f"{MAX_TEXT:,} characters)"}
+
+
 def _plain(error: DefinitionError, raw_epsilon: str | None = None) -> str:
     """The problem in the builder's words (the definition file keeps its own, with the path)."""
     if error.path[-1:] == ("epsilon",) and error.problem.startswith("epsilon must be"):
         return f"enter a number above 0 and at most {MAX_EPSILON:g}, such as 1 (got {raw_epsilon})"
     if error.path == ("questions",):
         return "add at least one question (fill in its text and options)"
+    if error.problem == "must not be empty" and error.path and error.path[-1] in BLANK:
+        return BLANK[error.path[-1]]
+    if error.problem.startswith("duplicate label"):
+        return f"{error.problem}: each line must differ from the others"
     return error.problem
+
+
+def _blank_id_of_blank_text(sub) -> bool:
+    """The slot has neither text nor id: the id is made from the text, so only the text is reported."""
+    return not (sub.text.data or "").strip() and not (sub.qid.data or "").strip()
 
 
 def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
@@ -222,16 +243,28 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
 
 
 def validated_survey(form: DesignForm) -> Survey | None:
-    """Check the whole form through the definition parser; errors land on their fields."""
+    """Check the whole form through the definition parser; errors land on their fields.
+
+    A blank title is reported on the title (not on the address made from it), and a blank question
+    text on the text (not on the id made from it, which stands in as ``q1``, ``q2``…): the
+    questions are still checked in the same round trip.
+    """
     derive_names(form)
     if not form.validate():
         return None
     slots = [i for i, entry in enumerate(form.questions.entries) if not entry.form.is_blank()]
-    questions, ok = [], True
+    blank_title = not (form.title.data or "").strip()
+    ok = not blank_title
+    if blank_title:
+        form.title.errors.append(BLANK["title"])
+    questions = []
     for n, slot in enumerate(slots):
         where = ("questions", n)
+        sub = form.questions.entries[slot].form
         try:
-            data = question_dict(form.questions.entries[slot].form, where)
+            data = question_dict(sub, where)
+            if _blank_id_of_blank_text(sub):
+                data["id"] = f"q{n + 1}"  # a stand-in: the text's error is the one to show
             parse_question(data, where)  # every question's first problem, not only the first question's
             questions.append(data)
         except DefinitionError as exc:

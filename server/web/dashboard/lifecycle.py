@@ -20,6 +20,7 @@ from ..i18n import set_survey_language
 from ..respondent.forms import build_form
 from ..respondent.pages import render_survey
 from .auth import current_researcher
+from .builder import total_warning
 from .forms import ActionForm, InvitationForm, ShareForm, StatusForm
 from .permissions import survey_for
 from .share import share_info
@@ -52,7 +53,7 @@ def confirm(slug: str):
 
     return render_template("dashboard/confirm.html", stored=stored, action=action, new_status=new_status,
                            url=public_url("respond.survey", slug=slug), status_form=StatusForm(),
-                           action_form=ActionForm())
+                           action_form=ActionForm(), total_warning=total_warning(stored.survey.total_epsilon))
 
 
 @bp.route("/<slug>/status", methods=["POST"])

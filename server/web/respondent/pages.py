@@ -4,7 +4,9 @@ The page carries each protected question's mechanism only as the integers ``data
 ``data-threshold``; ``survey.js`` randomizes in the browser and fills the hidden fields.  The
 POST is validated and stored exactly like the JSON API (:func:`.group_commit.submit`); a
 rejected submission re-renders the form with a message naming the question, stores nothing.  A
-closed survey answers every entry point (the page, the form's POST) with the same friendly page.
+closed survey answers every entry point (the page, the form's POST) with the same friendly page.  An
+invitation-only survey opened without a link, or with a link that is unknown or used, says so on
+arrival (403) instead of showing questions that could not be sent; the link is checked, not used up.
 Pages are in the survey's language, or the browser's (:mod:`..i18n`).
 """
 
@@ -14,6 +16,7 @@ from flask import (Blueprint, abort, current_app, redirect, render_template, req
                    url_for)
 from flask_babel import gettext as _
 
+from deniable.server.store import invitations
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import StoredSurvey, get_survey
@@ -52,13 +55,19 @@ def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
     invitation = request.form.get("invitation") or request.args.get("t") or None
     if invitation is not None and len(invitation) > MAX_TOKEN_LENGTH:
         invitation = None  # not one of ours: never echo arbitrary data back into the page
-    if stored.invitation_only and invitation is None and error is None and not preview:
-        error = _("This survey is by invitation only: please open it through the invitation link you received.")
+    gate = None  # why this person cannot answer, said on arrival instead of the questions
+    if stored.invitation_only and error is None and not preview:
+        if invitation is None:
+            gate = _("This survey is by invitation only: please open it through the invitation link you received.")
+        elif not invitations.usable(get_db(), stored.id, invitation):  # checked, not used up
+            gate = _("This invitation link is not valid for this survey, or it has been used already. Please "
+                     "open the whole link from your invitation, or ask the researchers for a new one.")
+        status = 403 if gate else status
     return render_template(
         "survey.html", stored=stored, survey=stored.survey, form=form or build_form(stored.survey),
         privacy=explain_survey(stored.survey, **explain_options()), error=error, error_field=error_field,
         invitation=invitation, preview=preview, typed=survey_page_data(stored.survey),
-        card_scripts=card_scripts(stored.survey),
+        card_scripts=card_scripts(stored.survey), gate=gate,
     ), status
 
 

@@ -12,6 +12,7 @@
 //   macro as the page), so the two never disagree; nothing here names a question type: what a
 //   type needs before its numbers can be computed comes from its radio's label (data-plan-needs).
 // - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
+// - Every length limit, and repeated options, are said under the field as one types.
 
 import { questionId as idFrom, slugify } from "./naming.js";
 import { bound, points } from "./percent.js";
@@ -39,6 +40,53 @@ function cards() {
 function takenIds(except) {
   return new Set(cards().map((card) => card.querySelector("input[id$='-qid']"))
     .filter((input) => input && input !== except).map((input) => input.value.trim()).filter(Boolean));
+}
+
+// ---------------------------------------------------------------- limits, checked as one types
+//
+// The definition's limits (forms.LIMITS, stated in each field's hint) reach here as data-
+// attributes: data-max-length on a field, data-max-line on a one-per-line list, whose
+// data-distinct-lines names its lines ("option").  The server checks the same on Save.
+
+function problems(field) {
+  const out = [];
+  const max = Number(field.dataset.maxLength);
+  const length = field.value.trim().length;
+  if (max && length > max) out.push(`${thousands(length)} characters: at most ${thousands(max)}`);
+  const maxLine = Number(field.dataset.maxLine);
+  const what = field.dataset.distinctLines;
+  if (maxLine && what) {
+    const seen = new Map();
+    field.value.split("\n").map((line) => line.trim()).filter(Boolean).forEach((line, i) => {
+      if (line.length > maxLine) out.push(`${what} ${i + 1} has ${thousands(line.length)} characters: at most ${maxLine}`);
+      if (seen.has(line)) out.push(`${what} ${i + 1} repeats ${what} ${seen.get(line)} (“${line.slice(0, 40)}”): each line must differ from the others`);
+      else seen.set(line, i + 1);
+    });
+  }
+  return out;
+}
+
+function checkLimits(field) {
+  const id = `${field.id}-live`;
+  let box = document.getElementById(id);
+  if (!box) {
+    box = el("ul", { class: "errors live-check", id, "aria-live": "polite" });
+    field.after(box);
+    const described = (field.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    field.setAttribute("aria-describedby", [...described, id].join(" "));
+  }
+  const found = problems(field);
+  box.replaceChildren(...found.map((text) => el("li", {}, text)));
+  box.hidden = found.length === 0;
+  field.closest(".field").classList.toggle("has-live-error", found.length > 0);
+  if (found.length) field.setAttribute("aria-invalid", "true");
+  else if (!document.getElementById(`${field.id}-errors`)) field.removeAttribute("aria-invalid");
+}
+
+function wireLimits() {
+  for (const field of form.querySelectorAll("[data-max-length], [data-max-line]")) {
+    field.addEventListener("input", () => checkLimits(field)); // a saved page's errors are the server's
+  }
 }
 
 // ---------------------------------------------------------------- the planning panels
@@ -87,6 +135,12 @@ function renderPlan(panel, plan, target, margin) {
     body.append(el("p", { class: "hint" }, "“About”: a large-sample estimate; ", el("code", {}, "deniable plan"),
       " gives the exact number."));
   }
+  // the words of dashboard/plan/_uninformative.html, above its threshold (data-uninformative)
+  if (plan.moe > Number(form.dataset.uninformative)) {
+    body.append(el("p", { class: "plan-warning plan-uninformative" }, el("strong", {}, "Uninformative:"),
+      ` at ${thousands(target)} respondents this share is known only to within ± ${points(plan.moe)} points, so its `
+      + `estimate can say little. About ${thousands(plan.needed)} respondents give ± ${points(margin)} points.`));
+  }
   if (plan.region) {
     const figure = el("figure", { class: "region" });
     figure.innerHTML = plan.region; // our own server's SVG (no script: CSP), made from numbers only
@@ -110,6 +164,13 @@ function updateTotal() {
   const total = cards().map((card) => Number(card.querySelector(".plan-panel").dataset.epsilon || 0))
     .reduce((a, b) => a + b, 0);
   document.getElementById("total-epsilon-value").textContent = total.toFixed(3);
+  // above this total the respondents read "almost certain" (builder.total_warning says so, in the same words)
+  const warning = document.getElementById("total-epsilon-warning");
+  if (warning) {
+    warning.hidden = !(total > Number(warning.dataset.almostCertain));
+    document.getElementById("total-epsilon-warning-text").textContent =
+      warning.hidden ? "" : warning.dataset.template.replace("{epsilon}", total.toFixed(3));
+  }
   document.getElementById("total-epsilon-text").textContent =
     "The ε shown here follow your edits; save to keep them.";
 }
@@ -255,6 +316,7 @@ function init() {
   if (!form) return;
   follow(document.getElementById("title"), document.getElementById("slug"), slugify);
   cards().forEach(wireCard);
+  wireLimits();
   for (const id of ["target_n", "margin"]) {
     const input = document.getElementById(id);
     if (input) input.addEventListener("input", () => cards().forEach(schedule));
