@@ -76,7 +76,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
     from . import connections, dashboard, embed, errors, i18n, public, ratelimit, security
-    from .dashboard import analysis, auth, lifecycle, planner, publish, views, weighting
+    from .dashboard import analysis, auth, chart_files, lifecycle, planner, publish, views, weighting
     from .dashboard import api as results_api
     from .respondent import api, pages, submit_route
 
@@ -101,6 +101,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     researchers.register_blueprint(publish.bp)  # /dashboard/<slug>/publish…
     researchers.register_blueprint(weighting.bp)  # /dashboard/<slug>/weighting
     researchers.register_blueprint(results_api.bp)  # /api/v1/surveys/<slug>/estimates
+    researchers.register_blueprint(chart_files.bp)  # /dashboard/<slug>/…/chart….svg
     app.register_blueprint(researchers)
 
     errors.init_app(app)

@@ -10,7 +10,7 @@ answers show the noisy released values.
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, Response, abort, render_template
 
 from deniable.server.store import releases
 from deniable.server.store.surveys import get_survey
@@ -56,11 +56,36 @@ def protected_items(stored, document: dict) -> list[dict]:
             continue
         item["record"] = record
         bars = q.qtype.chart(q, record)
-        if bars:
+        if charts.is_scale_record(record):
+            item["chart"] = charts.scale_chart(
+                record, chart_id=f"p{position}",
+                title=f"{q.text} — mean and distribution with {confidence:.0%} intervals, n = {record.get('n')}")
+        elif bars:
             item["chart"] = charts.estimate_bars(
                 bars["labels"], bars["estimate"], bars["ci_low"], bars["ci_high"], chart_id=f"p{position}",
                 title=f"{q.text} — estimates with {confidence:.0%} intervals, n = {record.get('n')}")
     return items
+
+
+def _release(slug: str):
+    """The survey ``slug`` and its public release document; 404, the same for every reason, without one."""
+    db = get_readonly_db()
+    stored = get_survey(db, slug)
+    document = releases.public_release(db, stored.id) if stored is not None else None
+    if document is None:  # the same answer for unknown, unpublished and withdrawn surveys
+        abort(404, description=f"There is no survey {slug!r} (or its results are not published).")
+    return db, stored, document
+
+
+@bp.route("/r/<slug>/chart/<qid>.svg")
+def chart(slug: str, qid: str):
+    """A protected question's chart of the public page, as an SVG file (no login, like the page)."""
+    _, stored, document = _release(slug)
+    item = next((i for i in protected_items(stored, document) if i["question"].id == qid), None)
+    if item is None or item["chart"] is None:
+        abort(404, description=f"There is no released chart of {qid!r}.")
+    return Response(charts.standalone(item["chart"]), mimetype="image/svg+xml",
+                    headers={"Content-Disposition": f'attachment; filename="{slug}-{qid}.svg"'})
 
 
 def group_headlines(document: dict) -> dict:
@@ -79,11 +104,7 @@ def group_headlines(document: dict) -> dict:
 
 @bp.route("/r/<slug>")
 def results(slug: str):
-    db = get_readonly_db()
-    stored = get_survey(db, slug)
-    document = releases.public_release(db, stored.id) if stored is not None else None
-    if document is None:  # the same answer for unknown, unpublished and withdrawn surveys
-        abort(404, description=f"There is no survey {slug!r} (or its results are not published).")
+    db, stored, document = _release(slug)
     return render_template("public/results.html", stored=stored, release=group_headlines(document),
                            budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
                            protected=protected_items(stored, document))

@@ -123,3 +123,32 @@ def test_dp_region_vertices_for_a_given_epsilon(epsilon):
 
 def test_log3_corner_is_one_quarter():
     assert charts.dp_region_vertices(math.log(3))[1] == pytest.approx((0.25, 0.25))
+
+
+def test_a_long_label_wraps_whole_over_lines_that_fit():
+    label = "Once or twice, but only when the exam was not worth much at"  # 60 characters, words kept whole
+    lines = charts.wrap(label, 250)
+    assert " ".join(lines) == label and len(lines) > 1
+    assert all(charts.text_width(line) <= 250 for line in lines)
+    cut = charts.wrap("word " * 40, 100, lines=2)
+    assert len(cut) == 2 and cut[-1].endswith("…") and charts.text_width(cut[-1]) <= 100
+
+
+def test_a_cross_tab_column_label_is_shown_whole():
+    svg = parse(charts.heatmap(["Yes", "No"], ["Never", "Once or twice a term"], [[0.1, 0.2], [0.3, 0.4]],
+                               [[0.0, 0.1], [0.2, 0.3]], [[0.2, 0.3], [0.4, 0.5]], title="h"))
+    heads = [" ".join(t.itertext()) if len(t) else t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "col-label"]
+    assert heads[0] == "Never" and " ".join(heads[1].split()) == "Once or twice a term"
+
+
+@pytest.mark.parametrize("domain", [(0.0, 1.0), (-0.2, 1.0), (-0.1, 1.1), (0.0, 0.1), (-1.0, 2.0)])
+def test_the_axis_ticks_include_zero_and_their_labels_keep_apart(domain):
+    values = charts.ticks(domain)
+    assert 0.0 in values and all(domain[0] - 1e-9 <= v <= domain[1] + 1e-9 for v in values)
+    spans = []
+    for v in values:
+        x, w = charts.bar_x(v, domain), charts.text_width(f"{round(100 * v)}%")
+        anchor = charts._tick_anchor(x)
+        left = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+        spans.append((left, left + w))
+    assert all(b[0] - a[1] >= 8 for a, b in zip(spans, spans[1:]))

@@ -13,6 +13,7 @@ from deniable import estimators
 from deniable.server.cli import cli
 from deniable.server.store.responses import insert_many
 from deniable.server.store.surveys import get_survey
+from deniable.server.web.dashboard.formatting import signed
 from support.dashboard import ensure_researcher, login, make_survey, open_db, sample_columns
 
 DAYS = ("2026-03-01", "2026-03-02", "2026-03-04")
@@ -47,8 +48,9 @@ def test_the_regression_page_shows_what_deniable_regress_computes_from_the_expor
                                    "drugs ~ age", "--format", "json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert cells(html, "estimate") == [f"{c['estimate']:.4f}" for c in data["coefficients"]]
-    assert [f"{c['profile_low']:.4f}" for c in data["coefficients"]][0] in html
+    # the same numbers, negative ones with the minus sign (formatting.signed)
+    assert cells(html, "estimate") == [signed(f"{c['estimate']:,.4f}") for c in data["coefficients"]]
+    assert [signed(f"{c['profile_low']:,.4f}") for c in data["coefficients"]][0] in html
     assert "Likelihood-ratio test" in html and f"{data['lr_test']['statistic']:.3f}" in html
     assert '<svg xmlns="http://www.w3.org/2000/svg" class="estimate-bars"' in html  # the effects chart
     assert "n = <span class=\"n\">1,000</span>" in html and "ε = 1.0000" in html

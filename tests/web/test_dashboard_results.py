@@ -216,7 +216,7 @@ def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):
     table = load_db_dataset(open_db(app), "habits").counts_by("cheat", "age")
     results = estimators.subgroups([table[0], table[1]], 2.0, confidence=0.95, method="wilson")
     for label, result in zip(["<30", "30+"], results):
-        assert f"age = {label}" in page
+        assert f"“Age group”: {label}" in page  # the question's text, not its id
         assert f"n = {result.n} · ε = {result.epsilon:.4f} · method wilson" in page
         for i in range(3):
             assert f'data-value="{result.ci_low[i]}">{100 * result.ci_low[i]:.1f}%' in page
@@ -225,7 +225,7 @@ def test_subgroups_by_a_direct_question(app, auth_client, survey_with_reports):
             assert f"{label} (n = {result.n:,})" in page
             assert f'data-group="{html.escape(label)}" data-option="{i}"' in response.get_data(as_text=True)
     assert np.asarray(table).sum() == 400
-    assert "age not answered" not in page  # every sampled row answered age
+    assert "Did not answer “Age group”" not in page  # every sampled row answered age
 
 
 @pytest.mark.parametrize("url", [

@@ -143,7 +143,7 @@ def test_the_surfaces_that_cannot_handle_a_design_yet_say_so(auth_client, db_pat
     response = post(auth_client, "/dashboard/habits/publish/release", items)
     assert response.status_code == 303, response.get_data(as_text=True)[-2000:]
     public = auth_client.get("/r/habits").get_data(as_text=True)
-    assert "cheated: estimates (n = 500, exact, 95%)" in public
+    assert "Have you ever cheated in an exam?: estimates (n = 500, exact, 95%)" in public  # the text, not the id
     assert 'data-kind="groups" data-question="cheated"' in public
     section = public.split('data-kind="groups" data-question="cheated"')[1].split("</section>")[0]
     groups = re.findall(r'class="group-estimate" data-value="([^"]*)" data-low="([^"]*)" data-high="([^"]*)"', section)

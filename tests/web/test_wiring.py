@@ -28,6 +28,7 @@ PUBLIC = {
     "respond.favicon": "the icon",
     "api.survey": "a published design, for a client that randomizes",
     "public.results": "a survey's released results",
+    "public.chart": "a chart of a survey's released results, as an SVG file",
     "embed.module": "the embeddable randomizer (ES module), for surveys on other platforms",
     "embed.script": "the embeddable randomizer (classic script), for surveys on other platforms",
 }
@@ -42,6 +43,10 @@ def _path_values(rule) -> dict:
             values[name] = "habits"
         elif name == "version":  # the embed's content hash
             values[name] = "0123456789abcdef"
+        elif name == "position":  # a chart's question on the results page
+            values[name] = 0
+        elif name == "qid":  # a question of the public page's chart
+            values[name] = "drugs"
         elif isinstance(converter, AnyConverter):
             values[name] = sorted(converter.items)[0]
         else:

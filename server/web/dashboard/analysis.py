@@ -19,6 +19,7 @@ from deniable.server.survey.regression import (FormulaError, default_formula, fi
 
 from ..connections import get_readonly_db
 from . import analysis_charts, charts
+from .chart_files import svg_file
 from .permissions import survey_for
 from .results import CONFIDENCES
 
@@ -57,6 +58,23 @@ def effect_charts(result) -> list[dict]:
 @bp.route("/<slug>/regression")
 def regression(slug: str):
     stored, role = survey_for(slug)
+    view, status = regression_view(stored)
+    return render_template("dashboard/regression.html", stored=stored, role=role, view=view), status
+
+
+@bp.route("/<slug>/regression/chart/effect<int:position>.svg")
+def regression_chart(slug: str, position: int):
+    """An effect chart of the regression page, as an SVG file (:mod:`.chart_files`)."""
+    stored, _ = survey_for(slug)
+    view, status = regression_view(stored)
+    if status == 400:
+        abort(400, description=view["error"])
+    drawn = view["charts"][position] if position < len(view["charts"]) else None
+    return svg_file(drawn and drawn["chart"], f"{slug}-regression-effect{position}.svg", view["error"] or "")
+
+
+def regression_view(stored) -> tuple[dict, int]:
+    """What the regression page shows for the request's model, and its HTTP status."""
     confidence_text, confidence = _confidence()
     asked = request.args.get("formula", "").strip()
     formula = asked or default_formula(stored.survey)
@@ -83,7 +101,7 @@ def regression(slug: str):
         view["error"] = str(exc)
     else:
         view.update(formula=parsed.text, built=built, result=result, charts=effect_charts(result))
-    return render_template("dashboard/regression.html", stored=stored, role=role, view=view), status
+    return view, status
 
 
 def monitor_data(stored, question) -> tuple[list[str], list]:
@@ -102,12 +120,27 @@ def monitor_data(stored, question) -> tuple[list[str], list]:
 @bp.route("/<slug>/monitoring")
 def monitoring(slug: str):
     stored, role = survey_for(slug)
+    return render_template("dashboard/monitoring.html", stored=stored, role=role, view=monitoring_view(stored))
+
+
+@bp.route("/<slug>/monitoring/chart/band<int:position>.svg")
+def monitoring_chart(slug: str, position: int):
+    """An option's chart of the over-time page, as an SVG file (:mod:`.chart_files`)."""
+    stored, _ = survey_for(slug)
+    view = monitoring_view(stored)
+    series = view["series"][position] if position < len(view["series"]) else None
+    return svg_file(series and series["chart"], f"{slug}-{view['question'].id}-over-time-{position}.svg",
+                    view["unavailable"] or ("" if series else "no answers on any day yet"))
+
+
+def monitoring_view(stored) -> dict:
+    """What the over-time page shows for the request's question and confidence."""
     confidence_text, confidence = _confidence()
     survey = stored.survey
     qid = request.args.get("question") or next((q.id for q in survey.questions if q.protected),
                                                survey.questions[0].id)
     if qid not in {q.id for q in survey.questions}:
-        abort(400, description=f"question: survey {slug!r} has no question {qid[:64]!r}")
+        abort(400, description=f"question: survey {stored.slug!r} has no question {qid[:64]!r}")
     question = survey.question(qid)
     days, cumulative = monitor_data(stored, question)
     view = {"question": question, "confidence": confidence_text, "confidences": CONFIDENCES, "path": None,
@@ -129,4 +162,4 @@ def monitoring(slug: str):
                     lower=s["lower"], upper=s["upper"], chart_id=f"band{i}",
                     title=(f"{question.text} — {s['label']}: cumulative estimate by day with its {confidence:.0%} "
                            f"{which}"))})
-    return render_template("dashboard/monitoring.html", stored=stored, role=role, view=view)
+    return view

@@ -13,11 +13,15 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-PLOT_X = 48  # left margin (the y-axis labels)
+from .charts import text_width
+from .formatting import signed
+
+FONT = 12  # every label (12 px when drawn at its size)
+PLOT_X = 48  # left margin (the y-axis labels), wider when they need it
 PLOT_W = 520
 PLOT_Y = 16
 PLOT_H = 200
-BOTTOM = 40  # the x-axis labels
+BOTTOM = 44  # the x-axis labels
 RIGHT = 150  # the last day's numbers
 
 
@@ -36,7 +40,11 @@ def _y_of(value: float, lower: float = 0.0, upper: float = 1.0) -> float:
 
 
 def _tick(value: float, lower: float, upper: float) -> str:
-    return f"{value:.2f}" if (lower, upper) == (0.0, 1.0) else f"{value:.4g}"
+    return signed(f"{value:.2f}" if (lower, upper) == (0.0, 1.0) else f"{value:.4g}")
+
+
+def _number(value: float) -> str:
+    return signed(f"{value:.3f}") if math.isfinite(value) else "—"
 
 
 def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[float], low: Sequence[float],
@@ -49,7 +57,17 @@ def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[fl
     from ``lower`` to ``upper`` (shares: 0 to 1; a mean: the question's min to max).
     """
     periods = len(labels)
-    width, height = PLOT_X + PLOT_W + RIGHT, PLOT_Y + PLOT_H + BOTTOM
+    steps = (0.0, 0.25, 0.5, 0.75, 1.0)
+    plot_x = max(PLOT_X, 10 + max(text_width(_tick(lower + s * (upper - lower), lower, upper), FONT) for s in steps))
+    last_text = ""
+    if periods:
+        last = periods - 1
+        last_text = f"{_number(estimate[last])} [{_number(low[last])}, {_number(high[last])}]"
+    right = max(RIGHT, 16 + text_width(last_text, FONT))
+    width, height = _f(plot_x + PLOT_W + right), PLOT_Y + PLOT_H + BOTTOM
+
+    def _x(t: int, periods: int) -> float:
+        return plot_x + (PLOT_W * t / (periods - 1) if periods > 1 else PLOT_W / 2)
     pattern = f"{chart_id}-hatch"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence-band" viewBox="0 0 {width} {height}" '
@@ -63,13 +81,13 @@ def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[fl
     def _y(value: float) -> float:
         return _y_of(value, lower, upper)
 
-    for step in (0.0, 0.25, 0.5, 0.75, 1.0):
+    for step in steps:
         tick = lower + step * (upper - lower)
         y = _f(_y(tick))
-        out.append(f'<line class="grid" x1="{PLOT_X}" y1="{y}" x2="{PLOT_X + PLOT_W}" y2="{y}" stroke="#ccc" '
+        out.append(f'<line class="grid" x1="{_f(plot_x)}" y1="{y}" x2="{_f(plot_x + PLOT_W)}" y2="{y}" stroke="#ccc" '
                    'stroke-width="0.5"/>')
-        out.append(f'<text x="{PLOT_X - 6}" y="{_f(_y(tick) + 4)}" font-size="10" text-anchor="end">'
-                   f'{_tick(tick, lower, upper)}</text>')
+        out.append(f'<text class="tick-label" x="{_f(plot_x - 6)}" y="{_f(_y(tick) + 4)}" font-size="{FONT}" '
+                   f'text-anchor="end">{_tick(tick, lower, upper)}</text>')
     if periods:
         top = [(_x(t, periods), _y(v)) for t, v in enumerate(high)]
         bottom = [(_x(t, periods), _y(v)) for t, v in reversed(list(enumerate(low)))]
@@ -91,17 +109,18 @@ def sequence_band(labels: Sequence[str], n: Sequence[int], estimate: Sequence[fl
         for t, v in finite:
             out.append(f'<circle class="marker" cx="{_f(_x(t, periods))}" cy="{_f(_y(v))}" r="2.5" fill="#000" '
                        f'data-n="{int(n[t])}" data-ci-low="{low[t]!r}" data-ci-high="{high[t]!r}"/>')
-        base = PLOT_Y + PLOT_H + 14
+        base = PLOT_Y + PLOT_H + 16
         for t in sorted({0, periods - 1}):
-            out.append(f'<text x="{_f(_x(t, periods))}" y="{base}" font-size="10" text-anchor="middle">'
-                       f'{escape(str(labels[t]))}</text>')
-            out.append(f'<text x="{_f(_x(t, periods))}" y="{base + 12}" font-size="10" text-anchor="middle">'
-                       f'n = {int(n[t]):,}</text>')
-        last = periods - 1
+            # the first day's labels start at its tick, the last day's end at its tick: they never meet
+            anchor = "middle" if periods == 1 else "start" if t == 0 else "end"
+            out.append(f'<text class="day" x="{_f(_x(t, periods))}" y="{base}" font-size="{FONT}" '
+                       f'text-anchor="{anchor}">{escape(str(labels[t]))}</text>')
+            out.append(f'<text class="day-n" x="{_f(_x(t, periods))}" y="{base + 15}" font-size="{FONT}" '
+                       f'text-anchor="{anchor}">n = {int(n[t]):,}</text>')
         value = estimate[last]
-        shown = f"{value:.3f}" if math.isfinite(value) else "—"
-        ends = ", ".join(f"{v:.3f}" if math.isfinite(v) else "—" for v in (low[last], high[last]))
-        out.append(f'<text class="last" x="{PLOT_X + PLOT_W + 8}" y="{_f(_y(value) + 4)}" font-size="11">'
-                   f'{shown} [{ends}]</text>')
+        # beside the last day's estimate, kept inside the plot's height
+        y_last = min(max(_y(value) if math.isfinite(value) else PLOT_Y + PLOT_H / 2, PLOT_Y + 8), PLOT_Y + PLOT_H - 4)
+        out.append(f'<text class="last" x="{_f(plot_x + PLOT_W + 8)}" y="{_f(y_last + 4)}" font-size="{FONT}">'
+                   f'{last_text}</text>')
     out.append("</svg>")
     return Markup("".join(out))

@@ -3,8 +3,13 @@
 Exports and the API keep full precision; pages show these and carry the exact value in a
 ``data-value`` attribute where a machine (or a test) may want it.
 
->>> pct(0.29143), pct(-0.0312), points(0.01986), thousands(20030), share(20030, 1000)
-('29.1%', '-3.1%', '2.0', '20,030', '2,003.0%')
+Negative numbers carry one sign, the minus sign U+2212 (never a hyphen), and a number that
+rounds to zero carries none (never "−0.0%"); :func:`signed` does it for every formatter here.
+
+>>> pct(0.29143), pct(-0.0312), pct(-0.00001), points(0.01986), thousands(20030), share(20030, 1000)
+('29.1%', '−3.1%', '0.0%', '2.0', '20,030', '2,003.0%')
+>>> signed("-0.0000"), signed("-263.96"), signed("12")
+('0.0000', '−263.96', '12')
 """
 
 from __future__ import annotations
@@ -12,11 +17,40 @@ from __future__ import annotations
 import math
 
 from deniable.server.survey.explain import percent
-from deniable.server.survey.questions.base import pct
+from deniable.server.survey.questions.base import pct as _plain_pct
+
+MINUS = "\u2212"
+
+
+def signed(text: str) -> str:
+    """A formatted number as pages show it: a leading hyphen becomes the minus sign, and dropped
+    when every digit is zero (``"-0.0%"`` is ``"0.0%"``)."""
+    text = str(text)
+    if text.startswith(("-", MINUS)):
+        rest = text[1:]
+        return rest if not any(c in "123456789" for c in rest) else MINUS + rest
+    return text
+
+
+def pct(x) -> str:
+    """A share as a percent with one decimal (:func:`deniable.server.survey.questions.base.pct`) with
+    one minus sign and never a negative zero (:func:`signed`)."""
+    return signed(_plain_pct(x))
+
+
+def number(x, digits: int = 3) -> str:
+    """A number with ``digits`` decimals and thousands separators, signed like :func:`pct` ("—" when
+    not a number)."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return "—"
+    return signed(f"{value:,.{digits}f}") if math.isfinite(value) else "—"
 
 
 def points(x) -> str:
-    """A standard error or margin in percentage points, one decimal."""
+    """A standard error or margin in percentage points, one decimal (never negative; the twin of
+    ``percent.js``'s ``points``, so formatted as it is)."""
     return f"{100 * float(x):,.1f}" if x is not None and math.isfinite(float(x)) else "—"
 
 
@@ -35,6 +69,7 @@ def bound(x) -> str:
 
 
 def register(bp) -> None:
-    """Make the filters ``pct``, ``points``, ``thousands``, ``share`` and ``bound`` available to every template."""
-    for function in (pct, points, thousands, share, bound):
+    """Make the filters ``pct``, ``points``, ``thousands``, ``share``, ``bound``, ``signed`` and ``number``
+    available to every template."""
+    for function in (pct, points, thousands, share, bound, signed, number):
         bp.add_app_template_filter(function)

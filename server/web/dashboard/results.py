@@ -76,7 +76,10 @@ def typed_rows(q, result) -> list[dict]:
 
 
 def _chart(q, record: dict, position: int, title: str):
-    """The estimate bars of a record, drawn at each row's headline (its type's :meth:`chart`)."""
+    """The estimate bars of a record, drawn at each row's headline (its type's :meth:`chart`); a mean
+    on a scale (a record with ``mean``, ``min`` and ``max``) as such (:func:`.charts.scale_chart`)."""
+    if charts.is_scale_record(record):
+        return charts.scale_chart(record, chart_id=f"q{position}", title=title)
     drawn = q.qtype.chart(q, record)
     if not drawn or any(v is None for key in ("estimate", "ci_low", "ci_high") for v in drawn[key]):
         return None
@@ -155,11 +158,11 @@ def crosstab_view(db, stored, args) -> tuple[dict, int]:
     view.update(result=result, headlines=shown)
     view["joint_chart"] = charts.heatmap(
         q_row.options, q_col.options, shown["joint"], result.joint_ci_low, result.joint_ci_high,
-        chart_id="joint", title=f"Joint estimates of {q_row.id} (rows) and {q_col.id} (columns), with intervals")
+        chart_id="joint", title=f"Joint estimates of “{q_row.text}” (rows) and “{q_col.text}” (columns), with intervals")
     view["conditional_chart"] = charts.heatmap(
         q_row.options, q_col.options, shown["conditional"], result.conditional_ci_low,
         result.conditional_ci_high, chart_id="conditional",
-        title=f"Estimates of {q_col.id} (columns) within each answer to {q_row.id} (rows), with intervals")
+        title=f"Estimates of “{q_col.text}” (columns) within each answer to “{q_row.text}” (rows), with intervals")
     # The same confidence, the Wald intervals of each question alone: how much wider is the joint?
     singles = {}
     counts = option_counts(db, stored.id)

@@ -1,5 +1,8 @@
-// Every dashboard page: the copy button of the survey address, and where the focus goes on load
-// (the error summary after a failed save, so it is read first; it is also the first thing seen).
+// Every dashboard page: the copy button of the survey address, where the focus goes on load
+// (the error summary after a failed save, so it is read first; it is also the first thing seen),
+// and the charts' PNG downloads (chart-download.js).
+
+import { initChartDownloads } from "./chart-download.js";
 
 function initCopy() {
   const button = document.getElementById("copy-url");
@@ -30,3 +33,4 @@ function initFocus() {
 
 initCopy();
 initFocus();
+initChartDownloads();
