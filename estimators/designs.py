@@ -25,6 +25,14 @@ Multinomial(n, λ) with ``λ = M π``.
   Coverage is checked by summing the binomial distribution exactly (tests/unit/test_designs.py).
   Other designs with more than two answers get the point estimates; their intervals are not
   offered yet (no method here has a coverage that could be stated exactly).
+* **Planning** (:func:`plan_design`): where the interval is exact (a binary design, forced
+  response), a report's count is Binomial(n, ``q + (p − q)π``) on ``[q, p]``, so the exact
+  planner of :mod:`.planning` (:func:`.planning.plan_channel`: the worst-case over π of the
+  expected half-width, summed exactly over the binomial) gives the respondents a margin needs —
+  for forced response the largest over the answers.  Otherwise the **normal approximation**
+  ``n = ⌈z² V / margin²⌉``, ``V = max_π max_t [M⁺ (diag λ − λλᵀ) M⁺ᵀ]_tt`` with ``λ = Mπ`` (the
+  unbiased estimate's worst-case variance per respondent; each ``[·]_tt`` is a concave quadratic
+  in π, maximized over the simplex by SLSQP), and it is labelled so.
 
 References
 ----------
@@ -200,4 +208,94 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
                         standard_errors(c, m), note, p_shown, q_shown)
 
 
-__all__ = ["DesignResult", "estimate_design", "maximum_likelihood", "standard_errors", "unbiased"]
+def design_channels(design) -> list[tuple[float, float]] | None:
+    """The ``(p, q)`` of each exact interval the design's estimate has (module notes), or None: a binary
+    design's one report (``max``, ``min`` of its two cells), forced response's ``(p + p_t, p_t)`` per answer."""
+    m = design.matrix
+    if design.k == 2:
+        r = _binary_row(m)
+        return [(float(max(m[r, 0], m[r, 1])), float(min(m[r, 0], m[r, 1])))]
+    if design.name == "forced":
+        params = dict(design.params)
+        truth = float(params["p"])
+        return [(truth + float(share), float(share)) for share in params["forced"]]
+    return None
+
+
+def worst_variance(matrix) -> float:
+    """``V = max_π max_t [M⁺ (diag λ − λλᵀ) M⁺ᵀ]_tt``, ``λ = Mπ`` (module notes, "Planning")."""
+    from scipy.optimize import minimize
+
+    m = np.asarray(matrix, dtype=float)
+    a = np.linalg.pinv(m)
+    k = m.shape[1]
+    best = 0.0
+    for t in range(k):
+        def negative(pi, row=a[t]):
+            lam = m @ pi
+            return -(float(row ** 2 @ lam) - float(row @ lam) ** 2)
+
+        result = minimize(negative, np.full(k, 1.0 / k), method="SLSQP", bounds=[(0.0, 1.0)] * k,
+                          constraints=[{"type": "eq", "fun": lambda pi: pi.sum() - 1}],
+                          options={"ftol": 1e-14, "maxiter": 500})
+        best = max(best, -float(result.fun), -negative(np.full(k, 1.0 / k)))
+    return best
+
+
+@dataclass(frozen=True)
+class DesignPlan(Result):
+    """The respondents a design needs for a margin on every answer's share, and how that was computed."""
+
+    n: int
+    margin: float
+    half_width: float  # the worst-case expected half-width at n (exact) or z·sqrt(V/n) (approximate)
+    exact: bool  # the exact planner (True) or the normal approximation (False)
+    method: str  # in words, for the output
+    epsilon: float
+    confidence: float
+
+
+def plan_design(design, margin: float, *, confidence: float = 0.95) -> DesignPlan:
+    """How many respondents ``design`` needs for a worst-case half-width ≤ ``margin`` on every answer's
+    share (module notes, "Planning": exact for binary and forced-response designs, else the normal
+    approximation, labelled so).
+
+    >>> from deniable.client.designs import forced
+    >>> r = plan_design(forced(2/3, [1/6, 1/6]), 0.05)
+    >>> r.exact, r.n > 0
+    (True, True)
+    """
+    from .binomial import z
+    from .planning import plan_channel
+
+    confidence = check_confidence(confidence)
+    channels = design_channels(design)
+    if channels is not None:
+        plans = [plan_channel(p, q, margin, confidence=confidence, k=design.k, epsilon=design.epsilon)
+                 for p, q in dict.fromkeys(channels)]
+        worst = max(plans, key=lambda plan: plan.n)
+        return DesignPlan(worst.n, float(margin), worst.half_width, True,
+                          "exact (Feldman–Cousins, worst case over the prevalence)", design.epsilon, confidence)
+    if not 0 < float(margin) < 0.5:
+        raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+    variance = worst_variance(design.matrix)
+    n = max(1, int(np.ceil(z(confidence) ** 2 * variance / float(margin) ** 2)))
+    return DesignPlan(n, float(margin), z(confidence) * float(np.sqrt(variance / n)), False,
+                      "normal approximation (worst-case variance of the unbiased estimate)", design.epsilon,
+                      confidence)
+
+
+def design_margin(design, n: int, *, confidence: float = 0.95) -> tuple[float, bool]:
+    """The worst-case half-width at ``n`` respondents, and whether it is exact (as :func:`plan_design`)."""
+    from .binomial import z
+    from .planning import worst_case_channel
+
+    channels = design_channels(design)
+    if channels is not None:
+        return max(worst_case_channel(p, q, n, confidence=confidence).half_width
+                   for p, q in dict.fromkeys(channels)), True
+    return z(confidence) * float(np.sqrt(worst_variance(design.matrix) / n)), False
+
+
+__all__ = ["DesignPlan", "DesignResult", "design_channels", "design_margin", "estimate_design",
+           "maximum_likelihood", "plan_design", "standard_errors", "unbiased", "worst_variance"]

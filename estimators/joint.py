@@ -35,6 +35,22 @@ minimizes the large-sample width ``Σ_x w_x z(α_x)`` with ``w_x`` = coefficient
 at the uniform Π, i.e. ``φ(z_x) ∝ w_x``.  The price is width: 1.0–1.4 × the Wald interval in
 ``scripts/crosstab_coverage.py``, whose 20,000-replicate Monte Carlo table is in docs/statistics.md.
 
+A randomized-response design on either question
+-----------------------------------------------
+A question randomized by a design of :mod:`deniable.client.designs` has its own matrix ``M``
+(``M[r, t] = P(report r | true t)``) instead of P; randomized independently of the other question,
+the pair's reports are again Multinomial(n, Λ) with ``vec Λ = (M1 ⊗ M2) vec Π`` — the joint
+matrix is the Kronecker product (the rest of these notes, with P replaced by M).  So
+``Π̂ = M1⁻¹ (C/n) M2⁻¹ᵀ`` is unbiased (``E Π̂ = M1⁻¹ M1 Π M2ᵀ M2⁻¹ᵀ = Π``), the consistent
+estimate is the same EM and Newton with M1, M2, and the covariance uses ``A = M1⁻¹ ⊗ M2⁻¹``.
+The exact intervals need only that whether report i is made depends on the truth only through
+whether the truth is i: report i has probability ``p_i`` under answer i and ``q_i < p_i`` under
+every other (:func:`deniable.server.survey.questions.choice.per_option`: binary designs whose report
+is likelier under its own answer, and forced response).  Then (1) holds for cell (i, j) with
+``(p_i, q_i, p_j, q_j)``, and each cell's bounds are computed with its own pair (the α split, at
+the uniform Π, still depends on the design only).  A design without that form has no cross-tab
+(the caller refuses it).
+
 Conditional distributions
 -------------------------
 ``θ_j|i = Π_ij / R_i``.  Collapsing row i against column j gives the two cells (i, j) and
@@ -329,6 +345,20 @@ def conditional_intervals(counts, row, col, confidence):
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
+def per_cell(function, counts, row_pq, col_pq, confidence, rows_only=False):
+    """Apply a cell-wise interval ``function`` (:func:`joint_intervals`, :func:`conditional_intervals`)
+    with each row option's ``(p_i, q_i)`` and each column option's ``(p_j, q_j)`` (module notes, "A
+    randomized-response design"): cell (i, j) of ``function(counts, row_pq[i], col_pq[j])``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    k1, k2 = counts.shape[-2:]
+    low, high = np.zeros(counts.shape), np.ones(counts.shape)
+    for i in range(k1):
+        for j in range(k2):
+            lo, hi = function(counts, row_pq[i], col_pq[j], confidence)
+            low[..., i, j], high[..., i, j] = lo[..., i, j], hi[..., i, j]
+    return low, high
+
+
 def row_share_low(counts, row, confidence):
     """The exact lower bound of each row's true share R_i from its report count (0: maybe empty)."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -341,7 +371,37 @@ def row_share_low(counts, row, confidence):
 # ---------------------------------------------------------------------------- the public function
 
 
-def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> CrosstabResult:
+def _side(k, epsilon, design, reports, confidence):
+    """One question's ``(matrix, inverse, per-option (p, q), marginal result, realized ε)``."""
+    if design is None:
+        mech = resolve(k, epsilon)
+        return (mechanism_matrix(k, mech.p, mech.q), mechanism_inverse(k, mech.p, mech.q),
+                [(mech.p, mech.q)] * k, estimate(reports, epsilon, confidence=confidence), mech.epsilon)
+    from .designs import estimate_design
+
+    if design.k_reports != k or design.k != k:
+        raise ValueError(f"the design has {design.k_reports} reports of {design.k} answers; the table has {k}")
+    m = design.matrix
+    return m, np.linalg.inv(m), option_channels(design), \
+        estimate_design(np.asarray(reports, dtype=np.int64), design, confidence=confidence), design.epsilon
+
+
+def option_channels(design) -> list[tuple[float, float]]:
+    """Each report i's ``(p_i, q_i)``: its probability under answer i and under every other answer,
+    or ValueError when it is not one number under every other answer, below ``p_i`` (module notes)."""
+    weights = np.array(design.weights, dtype=np.int64)
+    out = []
+    for i in range(design.k):
+        others = np.delete(weights[i], i)
+        if np.any(others != others[0]) or weights[i, i] <= others[0]:
+            raise ValueError(f"the {design.name} design's report {i + 1} is not likelier under its own answer than "
+                             "under any other, equally: no exact cross-tab interval")
+        out.append((float(design.matrix[i, i]), float(design.matrix[i, (i + 1) % design.k])))
+    return out
+
+
+def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_design=None,
+             col_design=None) -> CrosstabResult:
     """Estimate the joint and conditional distributions of two protected questions.
 
     Parameters
@@ -354,6 +414,12 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> Cros
         is their sum.
     confidence : float, default 0.95
         Level of every (pointwise) interval.
+    row_design, col_design : deniable.client.designs.Design, optional
+        A question randomized by a design instead (its report i stored as option i), of the form
+        the exact intervals need: report i has one probability ``p_i`` under answer i and one
+        ``q_i < p_i`` under every other (module notes, "A randomized-response design"; else
+        ValueError).  That question's ε argument is then ignored: the design's realized ε counts,
+        infinite when it is not ε-LDP.
 
     Returns
     -------
@@ -401,14 +467,13 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> Cros
     counts = check_counts(joint_counts, name="joint_counts", ndim=2)
     confidence = check_confidence(confidence)
     k1, k2 = counts.shape
-    row_mech = resolve(k1, epsilon_row)
-    col_mech = resolve(k2, epsilon_col)
-    row = estimate(counts.sum(axis=1), epsilon_row, confidence=confidence)
-    col = estimate(counts.sum(axis=0), epsilon_col, confidence=confidence)
+    sides = [_side(k1, epsilon_row, row_design, counts.sum(axis=1), confidence),
+             _side(k2, epsilon_col, col_design, counts.sum(axis=0), confidence)]
+    (p1, inv1, pq1, row, eps1), (p2, inv2, pq2, col, eps2) = sides
     n = int(counts.sum())
     shape = (k1, k2)
     nan = np.full(shape, np.nan)
-    epsilon = row_mech.epsilon + col_mech.epsilon
+    epsilon = eps1 + eps2
     if n == 0:
         zeros, ones = np.zeros(shape), np.ones(shape)
         return CrosstabResult(
@@ -420,21 +485,21 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> Cros
             row_estimable=frozen(np.zeros(k1, dtype=bool), dtype=bool),
             note="no respondent answered both questions: nothing to estimate",
         )
-    p1 = mechanism_matrix(k1, row_mech.p, row_mech.q)
-    p2 = mechanism_matrix(k2, col_mech.p, col_mech.q)
-    inv1 = mechanism_inverse(k1, row_mech.p, row_mech.q)
-    inv2 = mechanism_inverse(k2, col_mech.p, col_mech.q)
     unbiased = inv1 @ (counts / n) @ inv2.T
     fitted, converged, steps = fit_joint(counts, p1, p2)
     lam = (p1 @ fitted @ p2.T).ravel()
     a = np.kron(inv1, inv2)
     cov = a @ (np.diag(lam) - np.outer(lam, lam)) @ a.T / n
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(shape)
-    mechs = (row_mech.p, row_mech.q), (col_mech.p, col_mech.q)
-    low, high = joint_intervals(counts, *mechs, confidence)
-
+    designed = row_design is not None or col_design is not None
+    if designed:  # each cell with its options' own (p, q) (module notes, "A randomized-response design")
+        low, high = per_cell(joint_intervals, counts, pq1, pq2, confidence)
+        estimable = np.array([row_share_low(counts, pq1[i], confidence)[i] > 0 for i in range(k1)])
+    else:
+        mechs = pq1[0], pq2[0]
+        low, high = joint_intervals(counts, *mechs, confidence)
+        estimable = row_share_low(counts, mechs[0], confidence) > 0
     # conditional of column given row: θ_ij = Π_ij / R_i, R_i = Σ_j Π_ij
-    estimable = row_share_low(counts, mechs[0], confidence) > 0
     row_mass = fitted.sum(axis=1)
     mass = np.where(row_mass > 0, row_mass, 1.0)
     theta = fitted / mass[:, None]
@@ -445,7 +510,10 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95) -> Cros
                 grad[i * k2 + j, i * k2 + b] = ((j == b) - theta[i, j]) / mass[i]
     cov_theta = grad @ cov @ grad.T
     se_theta = np.sqrt(np.clip(np.diag(cov_theta), 0.0, None)).reshape(shape)
-    cond_low, cond_high = conditional_intervals(counts, *mechs, confidence)
+    if designed:
+        cond_low, cond_high = per_cell(conditional_intervals, counts, pq1, pq2, confidence)
+    else:
+        cond_low, cond_high = conditional_intervals(counts, *mechs, confidence)
     hidden = ~estimable | (row_mass <= 0)
     theta[hidden], se_theta[hidden], cond_low[hidden], cond_high[hidden] = np.nan, np.nan, 0.0, 1.0
     notes = []

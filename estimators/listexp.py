@@ -16,7 +16,16 @@ each arm's variance the larger of its sample variance and the least the randomiz
 alone gives (:meth:`.scores.ScoreModel.vmin` at the arm's estimated mean), and the interval
 ``τ̂ ± t_ν sqrt(Var τ̂)`` with Welch–Satterthwaite degrees of freedom ν, clipped to [0, 1]
 (τ is a share).  It is a large-sample interval, like Blair & Imai's; its coverage is checked by
-Monte Carlo in ``scripts/types_coverage.py``.  Each arm's mean also gets the score
+Monte Carlo in ``scripts/types_coverage.py`` (the table is in docs/statistics.md).
+
+A plain list experiment has no variance floor (no randomization): when both arms report one
+constant count each — common at small n (a quarter of the intervals at n = 20 with J = 3 and
+control items held by 5%) — the sample variances are 0 and the large-sample interval would have
+zero width, a false certainty.  The prevalence is then still estimated, but the interval is
+[0, 1] and the note says why.  When one arm's counts are constant its variance is estimated as 0
+and the interval may be too narrow: the note says that too; and when the whole interval lies
+outside [0, 1] (clipped to one point) the note says so.  A plain control arm's count above J is
+impossible (J control items) and refused (:class:`~deniable.errors.FieldError`, field ``control``).  Each arm's mean also gets the score
 interval of :mod:`.scores`.
 
 The planner's margin (:func:`list_margin`) is ``z sqrt((V_T + V_C)/(n/2))`` with each arm's
@@ -38,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deniable.client.listexp import list_mechanism
+from deniable.errors import FieldError
 
 from .binomial import z
 from .numeric import MeanResult, moments_mean
@@ -121,6 +131,10 @@ def estimate_list(control, treatment, items: int, epsilon, *, confidence: float 
     treatment = np.asarray(treatment, dtype=np.int64)
     if control.shape != (k,) or treatment.shape != (k,) or (control < 0).any() or (treatment < 0).any():
         raise ValueError(f"each arm needs {k} non-negative report counts (counts 0..{items + 1})")
+    if not mech.protected and control[items + 1] > 0:
+        raise FieldError(f"control: {int(control[items + 1])} control report(s) of {items + 1} items, but the control "
+                         f"arm has only J = {items} items (a plain list experiment's control count is at most J)",
+                         "control")
     p, q = mech.rr.p, mech.rr.q
     scores = rr_score(k, p, q)
     model = rr_model(k, p, q)
@@ -155,10 +169,24 @@ def estimate_list(control, treatment, items: int, epsilon, *, confidence: float 
     crit = float(student_t.ppf(1 - (1 - confidence) / 2, max(df, 1.0)))
     tau = t_mean.estimate - c_mean.estimate
     half = crit * np.sqrt(total)
+    low, high = float(np.clip(tau - half, 0.0, 1.0)), float(np.clip(tau + half, 0.0, 1.0))
+    constant = [f"the {name} arm's counts are all {int(np.flatnonzero(counts)[0])}"
+                for name, counts in (("control", control), ("treatment", treatment))
+                if np.count_nonzero(counts) == 1]
+    if total <= 0:
+        low, high = 0.0, 1.0
+        notes.append(f"both arms reported one constant count each ({'; '.join(constant)}): the sample variances are 0, so a "
+                     "large-sample interval would have zero width; too few respondents for an interval, shown as [0, 1]")
+    elif constant and not mech.protected:
+        notes.append(f"{constant[0]}: that arm's variance is estimated as 0, so the interval may be too narrow "
+                     "(few respondents)")
+    if total > 0 and low == high:
+        notes.append(f"the interval {tau:.3f} ± {half:.3f} lies outside [0, 1]: the arms' difference is not a share "
+                     "(a design effect, or chance at small n)")
     return ListResult(
         items=items, n_control=c_mean.n, n_treatment=t_mean.n, epsilon=mech.epsilon if mech.protected else None,
         declared_epsilon=epsilon, confidence=confidence, estimate=float(tau), std_error=float(np.sqrt(total)),
-        ci_low=float(np.clip(tau - half, 0.0, 1.0)), ci_high=float(np.clip(tau + half, 0.0, 1.0)), df=float(df),
+        ci_low=low, ci_high=high, df=float(df),
         control=c_mean, treatment=t_mean, noisy_control=control, noisy_treatment=treatment, note="; ".join(notes),
     )
 

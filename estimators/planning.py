@@ -461,6 +461,41 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
                 epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence)
 
 
+def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95, k: int = 2,
+                 epsilon: float = math.inf) -> Plan:
+    """:func:`plan` for a count that is Binomial(n, λ) with ``λ = q + (p − q)π`` for any ``0 ≤ q < p ≤ 1``
+    — a randomized-response design's report (:func:`deniable.estimators.designs.plan_design`), whose
+    ``p + q`` need not be 1.  The same search and the same cache, keyed by ``(p, q, confidence)``
+    and the margin exactly as :func:`plan`'s; ``k`` and ``epsilon`` are only carried to the result."""
+    p, q = float(p), float(q)
+    if not 0 <= q < p <= 1:
+        raise ValueError(f"a report's probabilities must satisfy 0 <= q < p <= 1, got p = {p}, q = {q}")
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
+        raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+    confidence = check_confidence(confidence)
+    margin = float(margin)
+    path = _cache_file("plan", (p, q, confidence), margin.hex())
+    found = _cache_read(path)
+    if (found is not None and len(found) == 4 and isinstance(found[0], int) and 1 <= found[0] <= MAX_N
+            and _unit(found[1]) and _unit(found[2]) and isinstance(found[3], float) and found[1] <= margin < found[3]):
+        n, value, pi, before = found
+    else:
+        if model_half_width(MAX_N, p, q, z(confidence))[0] > margin:
+            raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents with this design")
+        n, value, pi, before = _plan(k, p, q, margin, confidence)
+        _cache_write(path, [n, value, pi, before])
+    return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=k,
+                epsilon=epsilon, p=p, q=q, confidence=confidence)
+
+
+def worst_case_channel(p: float, q: float, n: int, *, confidence: float = 0.95) -> WorstCase:
+    """:func:`worst_case` for a report with probability ``q + (p − q)π`` (:func:`plan_channel`)."""
+    n = _check_n(n)
+    confidence = check_confidence(confidence)
+    value, pi = _worst_case(n, float(p), float(q), confidence)
+    return WorstCase(n=n, half_width=value, worst_pi=pi, confidence=confidence)
+
+
 def sample_size(epsilon, k, margin, *, confidence=0.95) -> int:
     """Return the respondents the exact interval needs for a worst-case expected half-width ≤ ``margin``.
 

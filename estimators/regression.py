@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import chi2, norm
@@ -19,7 +20,8 @@ from . import point
 from .regression_effects import Term, effects
 from .regression_result import RegressionResult
 from .result import frozen
-from .rrlogit import Data, fit, log_probabilities, profile_interval
+from .designs import maximum_likelihood
+from .rrlogit import Data, fit, log_probabilities, posterior, profile_interval
 from .validate import check_confidence
 from .weights import linearized_covariance
 
@@ -83,6 +85,50 @@ def _as_weights(weights, m: int) -> np.ndarray:
     return array
 
 
+@dataclass(frozen=True)
+class _MatrixChannel:
+    """What the result states of a design given by its matrix (p and q belong to k-ary RR only)."""
+
+    epsilon: float
+    label: str
+    p: float = math.nan
+    q: float = math.nan
+
+    @property
+    def declared_epsilon(self) -> float:
+        return self.epsilon
+
+
+def _as_matrix(matrix, k, epsilon) -> tuple[np.ndarray, int]:
+    """Check a misclassification matrix (reports × answers): probabilities, columns summing to 1, full column rank."""
+    if epsilon is not None:
+        raise RegressionError("input", "give epsilon=None with a matrix: the design's ε is computed from its matrix")
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2 or m.shape[1] < 2 or m.shape[0] < 2:
+        raise RegressionError("input", f"matrix must be reports × answers with at least 2 of each, got shape {m.shape}")
+    if not np.all(np.isfinite(m)) or np.any(m < 0) or np.any(np.abs(m.sum(axis=0) - 1) > 1e-9):
+        raise RegressionError("input", "matrix must hold probabilities, each column (a true answer's report "
+                                       "distribution) summing to 1")
+    if np.linalg.matrix_rank(m) < m.shape[1]:
+        raise RegressionError("input", "matrix is singular: two true answers have report distributions no "
+                                       "estimator can tell apart")
+    if k is not None and k != m.shape[1]:
+        raise RegressionError("input", f"k = {k!r} but the matrix has {m.shape[1]} answers (columns)")
+    return m, m.shape[1]
+
+
+def _matrix_epsilon(m: np.ndarray) -> float:
+    """``max_r ln(max_t M[r, t] / min_t M[r, t])`` over reports some answer gives; inf with a zero cell."""
+    worst = 0.0
+    for row in m:
+        if row.max() == 0:
+            continue
+        if row.min() == 0:
+            return math.inf
+        worst = max(worst, math.log(row.max() / row.min()))
+    return worst
+
+
 def _collapse(X: np.ndarray, r: np.ndarray, w: np.ndarray):
     """Sum the weights of identical ``(x, r)`` rows: the likelihood needs each pattern once.
 
@@ -135,10 +181,18 @@ def _check_design(X: np.ndarray, w: np.ndarray, names, terms) -> None:
                                   f"{', '.join(map(repr, others))}; drop one of them")
 
 
+def _shares(data: Data) -> tuple[np.ndarray, np.ndarray]:
+    """The report counts and the intercept-only maximum-likelihood shares (the consistent estimate)."""
+    if data.matrix is not None:
+        counts = np.bincount(data.r, weights=data.w, minlength=data.matrix.shape[0])
+        return counts, maximum_likelihood(counts, data.matrix)
+    counts = np.bincount(data.r, weights=data.w, minlength=data.k)
+    return counts, point.consistent(counts, data.p, data.q)
+
+
 def _start(data: Data) -> np.ndarray:
     """Intercepts from the intercept-only maximum (the consistent estimate, kept off 0), slopes 0."""
-    counts = np.bincount(data.r, weights=data.w, minlength=data.k)
-    share = np.clip(point.consistent(counts, data.p, data.q), 1e-3, None)
+    share = np.clip(_shares(data)[1], 1e-3, None)
     share /= share.sum()
     theta = np.zeros((data.k - 1, data.X.shape[1]))
     theta[:, 0] = np.log(share[data.others]) - np.log(share[data.reference])
@@ -147,14 +201,14 @@ def _start(data: Data) -> np.ndarray:
 
 def _null_loglik(data: Data) -> float:
     """The intercept-only maximum: the constrained MLE of the option shares (water filling)."""
-    counts = np.bincount(data.r, weights=data.w, minlength=data.k)
-    share = point.consistent(counts, data.p, data.q)
-    lam = data.q + (data.p - data.q) * share
+    counts, share = _shares(data)
+    lam = data.matrix @ share if data.matrix is not None else data.q + (data.p - data.q) * share
     return float(np.sum(counts[counts > 0] * np.log(lam[counts > 0])))
 
 
 def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, terms=None, reference=None,
-            outcome="y", options=None, confidence=0.95, profile=True, design=None) -> RegressionResult:
+            outcome="y", options=None, confidence=0.95, profile=True, design=None, matrix=None,
+            matrix_label="") -> RegressionResult:
     """Fit a logit (k = 2) or multinomial logit of the *true* answer on covariates from randomized reports.
 
     Parameters
@@ -180,6 +234,16 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         the weighted per-row scores within strata and clusters (:func:`.weights.linearized_covariance`;
         Binder 1983, R's ``svyglm``).  Wald intervals only (no profile intervals, and no
         likelihood-ratio test: the pseudo-likelihood is not a likelihood); ``n`` is the respondents.
+    matrix : array_like, shape (k_r, k), optional
+        A randomized-response design's misclassification matrix ``M[r, t] = P(report r | true t)``
+        (:attr:`deniable.client.designs.Design.matrix`) instead of k-ary randomized response at
+        ε: ``reports`` are then report indices ``0..k_r−1``, ``k`` is the matrix's columns, and
+        ``epsilon`` must be None (the design's ε is computed from the matrix:
+        ``max_r ln(max_t M[r, t] / min_t M[r, t])``, infinite — not ε-LDP — with a zero cell, whose
+        likelihood is still well defined).  The matrix must have full column rank.  (Not to be
+        confused with ``design``, the sampling design.)
+    matrix_label : str, optional
+        How the summary names the design (default "misclassification matrix").
     names : sequence of d str, optional
         Column names (default ``x1…xd``).
     terms : sequence of :class:`Term`, optional
@@ -211,7 +275,8 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     Notes
     -----
     ``P(true = j | x) = softmax(x·β)_j`` with ``β_reference = 0``, and the report of option r has
-    probability ``q + (p − q) π_r(x)`` (:mod:`deniable.estimators.rrlogit`).  The fit maximizes
+    probability ``q + (p − q) π_r(x)`` — under a design's ``matrix``, ``Σ_t M[r, t] π_t(x)`` —
+    (:mod:`deniable.estimators.rrlogit`).  The fit maximizes
     this likelihood of the reports directly (trust-region Newton with the analytic Hessian; the
     module notes of :mod:`.rrlogit` say why not EM).  Standard errors are the square roots of
     the diagonal of the inverse observed information ``−∇²ℓ(β̂)``; Wald intervals are
@@ -243,7 +308,13 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     >>> [round(float(b), 4) for b in r.params]
     [1.0986, -2.1972]
     """
-    r, k = _as_reports(reports, k)
+    if matrix is not None:
+        matrix, k = _as_matrix(matrix, k, epsilon)
+        r, _ = _as_reports(reports, max(matrix.shape[0], 2))
+        if r.max() >= matrix.shape[0]:
+            raise RegressionError("input", f"reports must be report indices 0..{matrix.shape[0] - 1} of the matrix")
+    else:
+        r, k = _as_reports(reports, k)
     X = _as_covariates(covariates, r.size)
     w = _as_weights(weights, r.size)
     if design is not None:
@@ -266,11 +337,16 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     reference = k - 1 if reference is None else reference
     if isinstance(reference, bool) or not isinstance(reference, numbers.Integral) or not 0 <= reference < k:
         raise RegressionError("input", f"reference must be an option index 0..{k - 1}, got {reference!r}")
-    try:
-        mech = resolve(k, epsilon)
-    except MechanismError as exc:
-        raise RegressionError("input", str(exc)) from None
+    if matrix is not None:
+        mech = _MatrixChannel(_matrix_epsilon(matrix), matrix_label or "misclassification matrix")
+    else:
+        try:
+            mech = resolve(k, epsilon)
+        except MechanismError as exc:
+            raise RegressionError("input", str(exc)) from None
     X, r, w = _collapse(X, r, w)
+    if matrix is not None and np.any(matrix[r].sum(axis=1) == 0):
+        raise RegressionError("input", "a report has probability 0 under every answer in the matrix, yet it was made")
     if w.sum() == 0:
         raise RegressionError("input", "no responses (every weight is 0)")
     _check_design(X, w, names, terms)
@@ -279,7 +355,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     # linear reparametrization, so β̂ = θ̂/s, Cov β̂ = Cov θ̂/(s sᵀ) and each profile interval's ends
     # divide by s_j exactly (the likelihood is the same function of β).
     scale = _column_scales(X, w)
-    data = Data(np.column_stack([np.ones(len(w)), X / scale]), r, w, k, mech.p, mech.q, int(reference))
+    data = Data(np.column_stack([np.ones(len(w)), X / scale]), r, w, k, mech.p, mech.q, int(reference), matrix)
     unscale = np.tile(np.concatenate([[1.0], scale]), k - 1)  # θ is (intercept, covariates) per option
     best = fit(data, _start(data))
     _check_separation(best, data, names, terms, options, X)  # first: a diverging fit also fails to converge
@@ -294,7 +370,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     cov_scaled = np.linalg.inv(information)
     if design is not None:  # the sandwich H⁻¹ J H⁻¹ (parameter notes), in the scaled parametrization
         row_data = Data(np.column_stack([np.ones(len(rows[2])), rows[0] / scale]), rows[1], rows[2], k, mech.p,
-                        mech.q, int(reference))
+                        mech.q, int(reference), matrix)
         meat = linearized_covariance(rows[2][:, None] * row_scores(best.theta, row_data), design)
         cov_scaled = cov_scaled @ meat @ cov_scaled
     z = norm.ppf(0.5 + confidence / 2)
@@ -321,7 +397,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     coef_names = tuple(f"{options[j]}: {c}" if k > 2 else c for j in data.others for c in ("Intercept", *names))
     if not note and (np.any(np.isinf(profile_low)) or np.any(np.isinf(profile_high))):
         note = "a profile interval is open on one side: the likelihood is too flat there (few responses for this ε)"
-    data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference))  # for the effects
+    data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference), matrix)  # effects
     return RegressionResult(
         names=coef_names, outcome=str(outcome), options=options, reference=int(reference), k=k,
         n=float(w.sum()) if design is None else float(design.n), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
@@ -334,12 +410,17 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df and design is None else math.nan,
         converged=best.converged, iterations=best.iterations,
         effects=tuple(effects(theta, cov, data, terms, z)), note=note,
+        design=mech.label if matrix is not None else "",
     )
 
 
 def row_scores(theta: np.ndarray, data: Data) -> np.ndarray:
     """Each row's score ``∂ℓ_i/∂θ`` (N × P, unweighted): ``s_i (e_r − π_i) ⊗ x_i`` on the non-reference
     options, ``s_i = (p − q) π_i,r/L_i`` (the rows of :func:`.rrlogit.derivatives`' gradient)."""
+    if data.matrix is not None:  # b − π (rrlogit's notes, "Any design")
+        log_pi, _, b = posterior(theta, data)
+        u = b[:, data.others] - np.exp(log_pi[:, data.others])
+        return (u[:, :, None] * data.X[:, None, :]).reshape(len(u), -1)
     rows = np.arange(data.X.shape[0])
     log_pi = log_probabilities(theta, data)
     log_pi_r = log_pi[rows, data.r]

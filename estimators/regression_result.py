@@ -78,6 +78,7 @@ class RegressionResult:
     iterations: int
     effects: tuple[Effect, ...] = ()
     note: str = field(default="")
+    design: str = ""  # a design given by its matrix, in words ("" for k-ary randomized response)
 
     @property
     def models(self) -> str:
@@ -111,7 +112,7 @@ class RegressionResult:
             "outcome": self.outcome, "options": list(self.options), "reference": self.options[self.reference],
             "k": self.k, "n": _num(self.n), "patterns": self.patterns,
             "epsilon": _num(self.epsilon), "declared_epsilon": _num(self.declared_epsilon),
-            "p": self.p, "q": self.q, "confidence": self.confidence,
+            "p": _num(self.p), "q": _num(self.q), "confidence": self.confidence,
             "loglik": _num(self.loglik), "loglik_null": _num(self.loglik_null),
             "lr_test": {"statistic": _num(self.lr_stat), "df": self.lr_df, "p_value": _num(self.lr_p_value)},
             "converged": self.converged, "iterations": self.iterations,
@@ -122,7 +123,7 @@ class RegressionResult:
         """A text table like statsmodels' ``summary()``: the model, the coefficients, the effects."""
         level = f"{100 * self.confidence:g}%"
         design = (f"ε = {self.epsilon:.4f} (declared {self.declared_epsilon:g}), p = {self.p:.4f}, q = {self.q:.4f}"
-                  if math.isfinite(self.epsilon) else "asked directly (p = 1, q = 0)")
+                  if math.isfinite(self.epsilon) else "asked directly (p = 1, q = 0)") if not self.design else self.design
         kind = "logit" if self.k == 2 else "multinomial logit"
         lines = [
             f"Randomized-response {kind} of {self.outcome} (reference option: {self.options[self.reference]}): "

@@ -27,6 +27,23 @@ quadratic convergence near the maximum, a trust region where the Hessian is inde
 missing information, which for ε ≤ 1 is most of it (e.g. 1 − (p − q)² ≈ 0.79 for k = 2, ε = 1);
 and the observed information, which the standard errors need, is this same Hessian.
 
+**Any design** (a known misclassification matrix ``M[r, t] = P(R = r | Y = t)``, :mod:`deniable.client.designs`:
+forced response with ``p₁ ≠ p₀``, the unrelated question, Kuk, a custom matrix — any with full column
+rank, including one with a zero cell, which is not ε-LDP but still has this likelihood):
+
+    P(R_i = r | x_i) = L_ir = Σ_t M[r, t] π_it
+
+(van den Hout & van der Heijden 2002, eq. 4; Heck & Moshagen 2018 fit the same model in ``RRreg``).
+Write ``a_ij = M[r, j] π_ij`` and ``b_ij = a_ij / L_ir`` (the posterior probability of true answer j
+given the report).  From ``∂π_it/∂η_ij = π_it(δ_tj − π_ij)``, ``∂L_ir/∂η_ij = a_ij − L_ir π_ij``, so
+
+    ∂ log L_ir / ∂η_ij = b_ij − π_ij,
+    ∂² log L_ir / ∂η_ij ∂η_il = δ_jl b_ij − b_ij b_il − (δ_jl π_ij − π_ij π_il),
+
+using ``∂a_ij/∂η_il = δ_jl a_ij − a_ij π_il``.  For k-ary randomized response (``M = q + (p − q) I``)
+``b_ij − π_ij = s_i u_ij`` and these are the formulas above.  :class:`Data` carries ``matrix`` (None:
+the k-ary channel of ``p`` and ``q``).
+
 References
 ----------
 .. [1] S. L. Warner, "Randomized response", JASA 60 (1965) 63–69.
@@ -38,6 +55,8 @@ References
    technique", JASA 110 (2015) 1304–1319.
 .. [5] J. J. Moré, D. C. Sorensen, "Computing a trust region step", SIAM J. Sci. Stat. Comput.
    4 (1983) 553–572.
+.. [6] D. W. Heck, M. Moshagen, "RRreg: an R package for correlation and regression analyses of
+   randomized response data", J. Stat. Softw. 85 (2018).
 """
 
 from __future__ import annotations
@@ -55,7 +74,10 @@ MAX_ITER = 500
 
 @dataclass(frozen=True)
 class Data:
-    """Distinct patterns: design rows ``X`` (N × d), reports ``r`` (N,), weights ``w`` (N,)."""
+    """Distinct patterns: design rows ``X`` (N × d), reports ``r`` (N,), weights ``w`` (N,).
+
+    ``matrix`` (reports × k), when given, is the design's misclassification matrix and ``r`` indexes
+    its reports; ``p`` and ``q`` are then unused (module notes, "Any design")."""
 
     X: np.ndarray
     r: np.ndarray
@@ -64,6 +86,7 @@ class Data:
     p: float
     q: float
     reference: int
+    matrix: np.ndarray | None = None
 
     @property
     def others(self) -> np.ndarray:
@@ -94,8 +117,42 @@ def _log_report(log_pi_r: np.ndarray, p: float, q: float) -> np.ndarray:
     return np.logaddexp(math.log(q), math.log(p - q) + log_pi_r)
 
 
+def posterior(theta: np.ndarray, data: Data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Under a design's matrix: ``(log π, log L_i,r_i, b)`` with ``b_ij = M[r_i, j] π_ij / L_i,r_i``.
+
+    ``log L`` is a log-sum-exp over the answers, with ``log 0 = −inf`` for a zero cell (a report that
+    rules an answer out contributes nothing for that answer)."""
+    log_pi = log_probabilities(theta, data)
+    with np.errstate(divide="ignore"):
+        log_m = np.log(np.asarray(data.matrix, dtype=float))[data.r]
+    joint = log_m + log_pi
+    top = joint.max(axis=1, keepdims=True)
+    log_l = (top + np.log(np.exp(joint - top).sum(axis=1, keepdims=True)))[:, 0]
+    return log_pi, log_l, np.exp(joint - log_l[:, None])
+
+
+def _matrix_derivatives(theta: np.ndarray, data: Data) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(ℓ, ∇ℓ, ∇²ℓ)`` under a design's matrix (module notes, "Any design")."""
+    X, w, k = data.X, data.w, data.k
+    log_pi, log_l, b = posterior(theta, data)
+    pi = np.exp(log_pi)
+    others = data.others
+    b_o, pi_o = b[:, others], pi[:, others]
+    gradient = ((w[:, None] * (b_o - pi_o)).T @ X).reshape(-1)
+    d = X.shape[1]
+    zb = (b_o[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+    zp = (pi_o[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+    hessian = (zp * w[:, None]).T @ zp - (zb * w[:, None]).T @ zb
+    for j in range(k - 1):
+        block = slice(j * d, (j + 1) * d)
+        hessian[block, block] += (X * (w * (b_o[:, j] - pi_o[:, j]))[:, None]).T @ X
+    return float(w @ log_l), gradient, hessian
+
+
 def loglik(theta: np.ndarray, data: Data) -> float:
-    """Return ``ℓ(β) = Σ_i w_i log(q + (p − q) π_i,r_i)``."""
+    """Return ``ℓ(β) = Σ_i w_i log(q + (p − q) π_i,r_i)`` (``Σ_i w_i log Σ_t M[r_i, t] π_it`` under a matrix)."""
+    if data.matrix is not None:
+        return float(data.w @ posterior(theta, data)[1])
     log_pi = log_probabilities(theta, data)
     log_pi_r = log_pi[np.arange(data.X.shape[0]), data.r]
     return float(data.w @ _log_report(log_pi_r, data.p, data.q))
@@ -103,6 +160,8 @@ def loglik(theta: np.ndarray, data: Data) -> float:
 
 def derivatives(theta: np.ndarray, data: Data) -> tuple[float, np.ndarray, np.ndarray]:
     """Return ``(ℓ, ∇ℓ, ∇²ℓ)`` at ``theta`` (module notes give the formulas)."""
+    if data.matrix is not None:
+        return _matrix_derivatives(theta, data)
     X, w, k, p, q = data.X, data.w, data.k, data.p, data.q
     rows = np.arange(X.shape[0])
     log_pi = log_probabilities(theta, data)

@@ -460,6 +460,24 @@ def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> N
         click.echo(text, nl=False)
 
 
+def _plan_design(spec: str, margin, epsilons, confidence, fmt) -> None:
+    """``deniable plan --design JSON``: the design's own ε, so no --epsilon."""
+    from deniable.server.survey import type_planning as tp
+
+    if epsilons:
+        raise click.UsageError("--epsilon: a design has its own ε (computed from its matrix); leave --epsilon out")
+    try:
+        rows = tp.design_plan_rows(spec, margin, confidence)
+    except tp.PlanInputError as exc:
+        raise click.UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise click.UsageError(f"--margin: {exc}") from None
+    if fmt == "json":
+        echo_json({"margin": margin, "confidence": confidence, "plans": rows})
+    else:
+        click.echo(tp.design_plan_table(margin, confidence, rows), nl=False)
+
+
 def _number(text: str):
     """A command-line number for a definition: an int when whole, else a float (never NaN or inf)."""
     import math
@@ -484,6 +502,9 @@ def _number(text: str):
 @click.option("--multi", "options", type=int, metavar="K", help="Plan a check-all-that-apply question with K options.")
 @click.option("--list", "items", type=int, metavar="J",
               help="Plan a list experiment with J control items (plain, and at each ε).")
+@click.option("--design", "design", metavar="JSON",
+              help="Plan a single choice randomized by a design, as in a definition: "
+                   "'{\"name\": \"forced\", \"p\": 0.6, \"forced\": [0.3, 0.1]}' (its ε is its own).")
 @click.option("--margin", type=float, required=True,
               help="Wanted half-width of the interval: a proportion (0.03 = ±3 points), or for --numeric "
                    "the mean's, in the question's units.")
@@ -491,12 +512,13 @@ def _number(text: str):
               help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
 @confidence_option
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def plan(k, numeric, step, options, items, margin, epsilons, confidence, fmt) -> None:
+def plan(k, numeric, step, options, items, design, margin, epsilons, confidence, fmt) -> None:
     """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
 
     One of --k (single choice), --numeric MIN MAX (the mean, with the planner's mechanism and
     every alternative's margin), --multi K (each option's prevalence) or --list J (the sensitive
-    item's prevalence, plain and at each ε).
+    item's prevalence, plain and at each ε) or --design JSON (a randomized-response design: exact
+    for binary designs and forced response, else the normal approximation, labelled so).
 
     The exact worst cases that --k and --multi compute are kept in $XDG_CACHE_HOME/deniable
     (~/.cache/deniable without it), so the same question asked again answers at once.
@@ -508,15 +530,20 @@ def plan(k, numeric, step, options, items, margin, epsilons, confidence, fmt) ->
         deniable plan --numeric 0 40 --margin 2 --epsilon 1
         deniable plan --multi 4 --margin 0.05 --epsilon 2
         deniable plan --list 3 --margin 0.1 --epsilon 1
+        deniable plan --design '{"name": "warner", "p": 0.75}' --margin 0.05
     """
     chosen = [name for name, given in (("--k", k is not None), ("--numeric", numeric is not None),
-                                       ("--multi", options is not None), ("--list", items is not None)) if given]
+                                       ("--multi", options is not None), ("--list", items is not None),
+                                       ("--design", design is not None)) if given]
     if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --k, --numeric, --multi and --list"
+        raise click.UsageError("give exactly one of --k, --numeric, --multi, --list and --design"
                                + (f" (got {' and '.join(chosen)})" if chosen else ""))
     if step is not None and numeric is None:
         raise click.UsageError("--step goes with --numeric")
     margin = _check_margin(margin, numeric is not None)
+    if design is not None:
+        _plan_design(design, margin, epsilons, confidence, fmt)
+        return
     epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
     if k is not None:
         _plan_choice(k, margin, epsilons, confidence, fmt)

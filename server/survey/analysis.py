@@ -86,6 +86,15 @@ def check_crosstab(survey: Survey, row_id: str, col_id: str) -> tuple[Question, 
         if q.qtype.crosstab is not None:
             raise AnalysisError("crosstab", f"question {q.id!r} is {q.qtype.label}: not available for this type: "
                                             f"{q.qtype.crosstab}")
+        if q.design:  # the exact intervals need each report likelier under its own answer (estimators/joint.py)
+            from deniable.estimators.joint import option_channels
+
+            from .questions.choice import design_of
+
+            try:
+                option_channels(design_of(q))
+            except ValueError as exc:
+                raise AnalysisError("crosstab", f"question {q.id!r}: {exc}") from None
     return row, col
 
 

@@ -158,7 +158,10 @@ def crosstab_estimates(survey: Survey, row_qid: str, col_qid: str, joint_counts,
     """Estimate the joint distribution of two questions from their ``k_row × k_col`` report counts."""
     row, col = survey.question(row_qid), survey.question(col_qid)
     joint = np.asarray(joint_counts)
-    result = estimators.crosstab(joint, row.epsilon, col.epsilon, confidence=confidence)
+    from .questions.choice import design_of  # a randomized-response design: its matrix (estimators/joint.py)
+
+    designed = {side: design_of(q) for side, q in (("row_design", row), ("col_design", col)) if q.design}
+    result = estimators.crosstab(joint, row.epsilon, col.epsilon, confidence=confidence, **designed)
     return Crosstab(row=row, col=col, noisy_counts=joint, result=result)
 
 

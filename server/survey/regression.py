@@ -316,10 +316,18 @@ def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, 
     outcome = formula.outcome
     if built.weights.sum() == 0:
         raise FormulaError(f"no response answered {outcome.id!r} and every covariate")
+    channel = {"epsilon": outcome.epsilon}
+    if getattr(outcome, "design", None):  # a randomized-response design: its matrix in the likelihood
+        from .questions.choice import design_of
+
+        realized = design_of(outcome)
+        privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
+        channel = {"epsilon": None, "matrix": realized.matrix,
+                   "matrix_label": f"{realized.name} design (its misclassification matrix in the likelihood) · {privacy}"}
     result = estimators.regress(
-        built.reports, built.covariates, outcome.epsilon, k=outcome.k, weights=built.weights, names=built.names,
+        built.reports, built.covariates, k=outcome.k, weights=built.weights, names=built.names,
         terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
-        options=outcome.options, confidence=confidence, profile=profile)
+        options=outcome.options, confidence=confidence, profile=profile, **channel)
     return formula, built, result
 
 

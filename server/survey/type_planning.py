@@ -17,6 +17,10 @@ The numbers come from :mod:`deniable.estimators`:
 * **multi** — each option is binary randomized response at ε/K, so its per-option plan is
   exactly that of a yes/no question at ε/K (:func:`.planning.question_plan`,
   :func:`deniable.estimators.plan`, exact).
+* **design** (a single choice randomized by a design of :mod:`deniable.client.designs`) —
+  :func:`~deniable.estimators.designs.plan_design`: exact for binary designs and forced response
+  (their report counts are binomial, affine in a share: :func:`deniable.estimators.planning.plan_channel`),
+  the normal approximation for other designs with more than two answers, labelled so.
 * **list** — the margin of the difference in means (the sensitive item's prevalence), half the
   respondents in each arm (:func:`~deniable.estimators.listexp.list_margin`,
   :func:`~deniable.estimators.listexp.list_sample_size`), worst case and typical, plain (not
@@ -146,6 +150,70 @@ def multi_plan_table(k: int, margin: float, confidence: float, rows: list[dict])
     lines += grid(["ε", "ε per option", "realized ε", "p (keep)", "respondents", "half-width", "without privacy",
                    "cost"], table)
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- randomized-response designs
+
+
+def design_plan_rows(spec, margin: float, confidence: float = 0.95) -> list[dict]:
+    """``deniable plan --design JSON``: the respondents the design needs for ``margin`` on every answer's
+    share, beside the same question asked directly (exact both)."""
+    import json
+
+    from deniable.client.designs import DesignError, from_definition
+    from deniable.estimators.designs import plan_design
+
+    try:
+        raw = json.loads(spec) if isinstance(spec, str) else spec
+    except ValueError as exc:
+        raise PlanInputError("--design", f"not JSON: {exc}") from None
+    if not isinstance(raw, dict) or "name" not in raw:
+        raise PlanInputError("--design", 'a JSON object with a "name", e.g. {"name": "forced", "p": 0.6, '
+                                         '"forced": [0.3, 0.1]}')
+    k = len(raw["forced"]) if isinstance(raw.get("forced"), list) else (
+        len(raw["matrix"][0]) if isinstance(raw.get("matrix"), list) and raw["matrix"]
+        and isinstance(raw["matrix"][0], list) else 2)
+    try:
+        design = from_definition(raw, [f"answer {t + 1}" for t in range(k)])
+    except DesignError as exc:
+        raise PlanInputError("--design", str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PlanInputError("--design", f"cannot read the design: {exc}") from None
+    planned = plan_design(design, margin, confidence=confidence)
+    baseline = plan(None, design.k, margin, confidence=confidence)
+    return [{"design": design.name, "k": design.k, "epsilon": design.epsilon if design.ldp else None,
+             "ldp": design.ldp, "n": planned.n, "half_width": planned.half_width, "exact": planned.exact,
+             "method": planned.method, "n_without_privacy": baseline.n, "ratio": planned.n / baseline.n}]
+
+
+def design_plan_table(margin: float, confidence: float, rows: list[dict]) -> str:
+    r = rows[0]
+    lines = [(f"Respondents needed for a margin of ±{100 * margin:g} points on every answer's share at "
+              f"{100 * confidence:g}% confidence, {r['design']} design with {r['k']} answers"),
+             f"({r['method']}" + (", ~ = approximate)" if not r["exact"] else ")")]
+    table = [[r["design"], "not ε-LDP" if r["epsilon"] is None else f"{r['epsilon']:.4f}",
+              ("" if r["exact"] else "~") + f"{r['n']:,}", f"±{r['half_width']:.4f}", f"{r['n_without_privacy']:,}",
+              f"×{r['ratio']:.1f}"] for r in rows]
+    lines += grid(["design", "realized ε", "respondents", "half-width", "without privacy", "cost"], table)
+    return "\n".join(lines) + "\n"
+
+
+def design_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
+    """The builder panel's numbers of a designed single choice: the worst-case half-width at ``target_n``
+    and the respondents ``margin`` needs, beside asked directly (:func:`.planning.question_plan`'s keys)."""
+    from deniable.estimators.designs import design_margin, plan_design
+
+    from .questions.choice import design_of
+
+    design = design_of(q)
+    planned = plan_design(design, margin, confidence=confidence)
+    moe, exact = design_margin(design, target_n, confidence=confidence)
+    direct = question_plan(None, q.k, target_n, margin, confidence)
+    return {"k": q.k, "target_n": target_n, "margin": margin, "confidence": confidence, "protected": design.ldp,
+            "design": design.name, "epsilon": design.epsilon if design.ldp else None,
+            "moe": moe, "moe_exact": exact, "needed": planned.n, "needed_exact": planned.exact,
+            "method": planned.method, "baseline_moe": direct["baseline_moe"],
+            "baseline_needed": direct["baseline_needed"]}
 
 
 # ---------------------------------------------------------------- list experiment

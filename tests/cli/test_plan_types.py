@@ -154,8 +154,8 @@ BAD = [
     (["--list", "11", "--margin", "0.05"], "--list: a list experiment needs between 1 and 10 control items"),
     (["--list", "3", "--margin", "1.5"], "Invalid value for '--margin'"),
     (["--list", "3", "--margin", "0.1", "--epsilon", "nan"], "--epsilon: epsilon must be a finite number"),
-    (["--k", "2", "--list", "3", "--margin", "0.1"], "give exactly one of --k, --numeric, --multi and --list"),
-    (["--margin", "0.1"], "give exactly one of --k, --numeric, --multi and --list"),
+    (["--k", "2", "--list", "3", "--margin", "0.1"], "give exactly one of --k, --numeric, --multi, --list and --design"),
+    (["--margin", "0.1"], "give exactly one of --k, --numeric, --multi, --list and --design"),
     (["--k", "2", "--step", "2", "--margin", "0.1"], "--step goes with --numeric"),
 ]
 

@@ -297,7 +297,7 @@ def test_the_python_client_samples_the_published_weights_and_the_server_stores_t
 
 def test_a_not_ldp_design_is_no_question_asked_directly_for_groups_or_covariates():
     """Its ε is None like a direct question's, but its reports are randomized: subgroups and covariates
-    (which need true answers) refuse it, saying why; a design is not yet a cross-tab or regression outcome."""
+    (which need true answers) refuse it, saying why; it is a cross-tab's and a regression's outcome."""
     from deniable.server.survey.analysis import AnalysisError, check_by, check_crosstab, grouping_questions
     from deniable.server.survey.regression import FormulaError, parse_formula
 
@@ -311,10 +311,8 @@ def test_a_not_ldp_design_is_no_question_asked_directly_for_groups_or_covariates
         check_by(s, "tri")
     with pytest.raises(FormulaError, match="covariate 'tri'.*randomized by a design"):
         parse_formula("drugs ~ tri", s)
-    with pytest.raises(FormulaError, match="outcome 'cheated'.*not available yet"):
-        parse_formula("cheated ~ year", s)
-    with pytest.raises(AnalysisError, match="'cheated'.*cross-tabs are not available yet"):
-        check_crosstab(s, "cheated", "drugs")
+    assert parse_formula("cheated ~ year", s).outcome.id == "cheated"  # an outcome: tests/unit/test_design_regression.py
+    assert check_crosstab(s, "cheated", "drugs")  # a cross-tab: tests/unit/test_design_crosstab.py
 
 
 @pytest.mark.parametrize("lang", ["es", "fr"])

@@ -115,13 +115,15 @@ def test_the_builder_says_it_cannot_edit_a_design_and_saves_nothing(auth_client,
     assert after == before
 
 
-def test_the_surfaces_that_cannot_handle_a_design_yet_say_so(auth_client, db_path):
-    """Cross-tab and regression of a designed question: a clear message on the page, never a 500; within
+def test_every_surface_takes_a_designed_question_or_says_why(auth_client, db_path):
+    """Cross-tab and regression of a designed question: the design's matrix in the estimator (the joint
+    matrix a Kronecker product; the regression's likelihood), never a 500; within
     subgroups, over time, on the public page and in releases within groups it is estimated by its design."""
     _habits(db_path, "open", n=500)
     for page, status, words in (
-            ("crosstab?row=cheated&col=year", 400, "not available yet for a question with a randomized-response design"),
-            ("regression?formula=cheated+~+year", 400, "not available yet for a question with a randomized-response design"),
+            ("crosstab?row=cheated&col=year", 200, 'class="crosstab joint"'),
+            ("crosstab?row=year&col=stolen", 200, "the pair is not protected by a finite ε"),
+            ("regression?formula=cheated+~+year", 200, "forced design (its misclassification matrix in the likelihood)"),
             ("monitoring?question=stolen", 200, "not anytime-valid")):
         response = auth_client.get(f"/dashboard/habits/{page}")
         body = response.get_data(as_text=True)

@@ -347,8 +347,8 @@ class DesignedChoice(Choice):
     The surfaces that do not handle designs yet say so (:data:`NOT_YET`)."""
 
     label = "single choice with a randomized-response design"
-    crosstab = f"cross-tabs are {NOT_YET}"
-    regression = f"a regression's outcome is {NOT_YET}"
+    crosstab = None  # the joint matrix is the Kronecker product of the two (estimators/joint.py)
+    regression = None  # an outcome: the design's matrix is in the likelihood (:mod:`deniable.estimators.rrlogit`)
     covariate = "its reports are randomized by a design, so they are not its true answers"
     anytime = False
     plan_region = False
@@ -447,7 +447,11 @@ class DesignedChoice(Choice):
         return QuestionType.monitor_series(self, q, days, cumulative, confidence=confidence, tuned_for=tuned_for)
 
     def plan(self, q, target_n, margin, confidence=0.95):
-        raise NotAvailable(f"planning is {NOT_YET}")
+        """Exact for binary and forced-response designs, else the normal approximation, labelled
+        (:func:`..type_planning.design_plan`)."""
+        from ..type_planning import design_plan
+
+        return design_plan(q, target_n, margin, confidence)
 
     def audit_sampler(self, q):
         return DESIGN_AUDIT
