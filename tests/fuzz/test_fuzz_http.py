@@ -652,6 +652,11 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.analysis.regression", "GET", "/dashboard/<slug>/regression"),
     ("dashboard.analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
     ("dashboard.weighting.weighting", "GET", "/dashboard/<slug>/weighting"),
+    ("dashboard.chart_files.results_chart", "GET", "/dashboard/<slug>/results/chart/q0.svg"),
+    ("dashboard.chart_files.crosstab_chart", "GET", "/dashboard/<slug>/crosstab/chart/joint.svg"),
+    ("dashboard.chart_files.subgroups_chart", "GET", "/dashboard/<slug>/subgroups/chart.svg"),
+    ("dashboard.analysis.regression_chart", "GET", "/dashboard/<slug>/regression/chart/effect0.svg"),
+    ("dashboard.analysis.monitoring_chart", "GET", "/dashboard/<slug>/monitoring/chart/band0.svg"),
     ("dashboard.weighting.weighting", "POST", "/dashboard/<slug>/weighting"),
     ("dashboard.publish.publish", "GET", "/dashboard/<slug>/publish"),
     ("dashboard.publish.set_budget", "POST", "/dashboard/<slug>/publish/budget"),
@@ -696,6 +701,12 @@ def design_fields(draw) -> list:
                    (prefix + "options", options),
                    (prefix + "protection", draw(st.sampled_from(["protected", "direct", "maybe", ""]))),
                    (prefix + "epsilon", draw(EPSILON_TEXT))]
+        if draw(st.booleans()):  # a single choice's randomization: k-ary at ε or a design and its parameters
+            fields += [(prefix + "randomization", draw(st.sampled_from(["rr", "forced", "warner", "kuk", ""]))),
+                       (prefix + "design_p", draw(st.one_of(st.sampled_from(["0.6", "0,75", "0.5", "1", "0", "nan",
+                                                                            "1e-999"]), st.text(max_size=6)))),
+                       (prefix + "design_forced", draw(st.one_of(st.sampled_from(["0.25\n0.15", "0.2\n0.2", "0.4"]),
+                                                                 st.text(max_size=10))))]
         if draw(st.booleans()):
             fields.append((prefix + "required", draw(st.sampled_from(["y", "", "false", "0"]))))
     if draw(st.integers(0, 4)) == 0:
@@ -769,6 +780,8 @@ def test_dashboard_reads_logged_in(tmp_path):
         if slug in SLUGS and "<slug>" in template:
             if SLUGS[slug] is None:
                 assert response.status_code == 404
+            elif "/chart" in template:  # a chart's SVG: none for this question or position (404) or yet (409)
+                assert response.status_code in (200, 400, 404, 409)
             else:
                 assert response.status_code in (200, 400)
         elif endpoint == "dashboard.planner.plan_json":
@@ -1083,15 +1096,22 @@ def test_static_files(tmp_path):
     world.assert_reached(test_static_files)
 
 
+def sample_value(match: re.Match) -> str:
+    """A value a rule's placeholder accepts: 0 for an int, an any()'s first choice, else "demo"."""
+    converter = match.group(0)[1:-1].split(":")[0] if ":" in match.group(0) else ""
+    if converter == "int":
+        return "0"
+    if converter.startswith("any("):
+        return re.search(r"'([^']*)'", converter).group(1)
+    return "demo"
+
+
 def test_wrong_methods_are_405_with_a_message(tmp_path):
     """Every rule, every method it does not allow: 405 with a message, nothing stored."""
     world = World(tmp_path)
     client, _ = world.researcher()
     for rule in world.app.url_map.iter_rules():
-        url = re.sub(r"<[^>]*>", "demo", rule.rule).replace("/demo:", "/")
-        if "any(" in rule.rule:
-            url = rule.rule.split("/export/")[0].replace("<slug>", "demo") + "/export/estimates.json"
-            url = url if "estimates" in rule.rule else url.replace("estimates.json", "codebook.json")
+        url = re.sub(r"<[^>]*>", sample_value, rule.rule).replace("/demo:", "/")
         allowed = world.app.url_map.bind("localhost").allowed_methods(url)
         assert set(rule.methods) <= set(allowed), (url, allowed)
         for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - set(allowed):
@@ -1241,9 +1261,10 @@ def test_publish(tmp_path):
     world.assert_reached(test_publish)
 
 
-@covers(("public.results", "GET"))
+@covers(("public.results", "GET"), ("public.chart", "GET"))
 def test_public_results(tmp_path):
-    """The public page: 200 for the published survey, the same 404 for every other slug, nothing written."""
+    """The public page and its charts' SVG files: 200 for the published survey, the same 404 for every
+    other slug, nothing written."""
     from deniable.server.store import releases
     from deniable.server.store.aggregates import pattern_counts
     from deniable.server.survey.release import draw_release, ledger_entries, parse_items
@@ -1260,19 +1281,21 @@ def test_public_results(tmp_path):
     client = world.app.test_client()
 
     @FUZZ
-    @given(slug=SLUG, query=QUERY, headers=HEADERS)
-    def run(slug, query, headers):
+    @given(slug=SLUG, query=QUERY, headers=HEADERS, chart=st.sampled_from([None, "age", "drugs", "nope", "%00"]))
+    def run(slug, query, headers, chart):
         before = world.snapshot()
-        response = client.get(path("/r/<slug>", slug), query_string=query, headers=headers)
+        url = path("/r/<slug>", slug) + (f"/chart/{chart}.svg" if chart else "")
+        response = client.get(url, query_string=query, headers=headers)
         after = check(world, response, before)
         assert after == before
-        if slug == "habits":
+        if slug == "habits" and chart in (None, "drugs"):
             assert response.status_code == 200
-        elif slug in SLUGS:
+        elif slug in SLUGS and slug != "habits":
             assert response.status_code == 404
 
     run()
-    run.hypothesis.inner_test(slug="habits", query="", headers={})
+    run.hypothesis.inner_test(slug="habits", query="", headers={}, chart=None)
+    run.hypothesis.inner_test(slug="habits", query="", headers={}, chart="drugs")
     world.assert_reached(test_public_results)
 
 
