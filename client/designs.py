@@ -335,7 +335,7 @@ def from_definition(spec, labels) -> Design:
     if not isinstance(spec, dict):
         raise DesignError("name", "must be an object such as {\"name\": \"forced\", \"p\": 0.75, \"forced\": [0.125, 0.125]}")
     name = spec.get("name")
-    if name not in PARAMETERS:
+    if not isinstance(name, str) or name not in PARAMETERS:
         raise DesignError("name", f"must be one of {', '.join(PARAMETERS)}, got {name!r}"[:160])
     allowed = ("name", *PARAMETERS[name])
     extra = sorted(set(spec) - set(allowed))

@@ -103,7 +103,7 @@ def test_the_builder_says_it_cannot_edit_a_design_and_saves_nothing(auth_client,
     design) is refused with nothing changed."""
     _habits(db_path, "draft")
     page = auth_client.get("/dashboard/habits/edit")
-    words = "question 'cheated': the builder cannot edit a randomized-response design yet"
+    words = "question 'stolen': the builder cannot edit a randomized-response design yet"  # a custom matrix
     assert page.status_code == 200 and words in html.unescape(page.get_data(as_text=True))
     token = csrf_token(auth_client, "/dashboard/habits/edit")
     before = connect(db_path).execute("SELECT qid, type, spec, options, epsilon FROM questions ORDER BY id").fetchall()

@@ -526,6 +526,10 @@ class QuestionType:
         :meth:`builder_dict`)."""
         return {"options": "\n".join(q.options)}
 
+    def refuses_builder(self, q: Question) -> str | None:
+        """Why the builder cannot edit ``q`` (a save would drop what its form cannot show), or None."""
+        return self.builder_refusal
+
     # ------------------------------------------------------------ planning
 
     plan_template: str | None = None  # the builder panel's partial (a Jinja template) for :meth:`plan`'s dict

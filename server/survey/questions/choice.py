@@ -25,8 +25,25 @@ from deniable.client import designs
 from deniable.client.mechanism import MAX_EPSILON, check_option, resolve
 
 from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
-from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, pct
+from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
 from .registry import DEFAULT, register
+
+# The builder's "Randomization" of a protected single choice: k-ary randomized response at ε (``rr``),
+# or one of the designs the builder has fields for (the others are edited in the definition file).
+RANDOMIZATIONS = {"rr": "k-ary randomized response at ε",
+                  "forced": "forced response (truth with p, else option i with p_i)",
+                  "warner": "Warner's mirrored design (two options)",
+                  "unrelated": "unrelated question with known prevalence (two options)",
+                  "kuk": "Kuk's two decks (two options)",
+                  "crosswise": "crosswise model, randomized by the device (two options)"}
+# A design parameter → the builder slot's field that holds it (a list parameter: one value per line).
+DESIGN_SLOTS = {"p": "design_p", "forced": "design_forced", "prevalence": "design_prevalence",
+                "theta_1": "design_theta_1", "theta_2": "design_theta_2"}
+
+
+def _shown(value) -> str:
+    """A design parameter as the builder shows it, so that reading it back gives the same number."""
+    return str(value) if isinstance(value, int) else repr(float(value))
 
 
 class Choice(QuestionType):
@@ -249,7 +266,43 @@ class Choice(QuestionType):
         reported = randomize(true, q.k, q.epsilon, rng=rng) if q.protected else true
         return reported.astype(np.int16)
 
-    # ------------------------------------------------------------ builder and wording (the defaults: options)
+    # ------------------------------------------------------------ builder and wording
+
+    randomization_choices = RANDOMIZATIONS
+    design_slots = DESIGN_SLOTS
+
+    @property
+    def slot_fields(self):
+        """The options and, for a single choice itself (not a type built on it), the randomization and
+        the design parameters' fields."""
+        return ("options", "randomization", *DESIGN_SLOTS.values()) if self.name == DEFAULT else ("options",)
+
+    def builder_dict(self, raw, where, protected):
+        """The options and, when protected with a design chosen (``randomization``), its ``"design"``
+        object: numbers read as the builder reads them (``0,75`` is 0.75), a list one per line."""
+        data = {"options": lines(raw.get("options"))}
+        name = raw.get("randomization") or "rr"
+        if self.name != DEFAULT or not protected or name == "rr":
+            return data
+        if name not in RANDOMIZATIONS:
+            raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(RANDOMIZATIONS.values())}")
+        spec = {"name": name}
+        for key in designs.PARAMETERS[name]:
+            path = (*where, "design", key)
+            if key == "forced":
+                shares = lines(raw.get(DESIGN_SLOTS[key]))
+                if not shares:
+                    raise DefinitionError(path, "enter the forced shares p_i, one per option and line, such as 0.1")
+                spec[key] = [typed_number(v, (*path, i), "a probability such as 0.1") for i, v in enumerate(shares)]
+            else:
+                spec[key] = typed_number(raw.get(DESIGN_SLOTS[key]), path, "a probability such as 0.25")
+        return {**data, "design": spec}
+
+    def builder_entry(self, q):
+        entry = {"options": "\n".join(q.options)}
+        if self.name == DEFAULT:
+            entry.update(randomization="rr", **{slot: "" for slot in DESIGN_SLOTS.values()})
+        return entry
 
     # ------------------------------------------------------------ planning
 
@@ -265,7 +318,16 @@ class Choice(QuestionType):
         return question_plan(q.epsilon, q.k, target_n, margin, confidence)
 
     def plan_query(self, args, number):
-        return {"options": [str(j) for j in range(number("k", int, 2, MAX_OPTIONS))]}
+        """``k`` options and, for a single choice, an optional ``design``: the definition's design object as
+        JSON (``{"name": "forced", "p": 0.6, "forced": [0.25, 0.15]}``), planned by :class:`DesignedChoice`."""
+        data = {"options": [str(j) for j in range(number("k", int, 2, MAX_OPTIONS))]}
+        raw = args.get("design", "")
+        if raw and self.name == DEFAULT:
+            try:
+                data["design"] = json.loads(raw[:4000])
+            except (ValueError, RecursionError):
+                raise ValueError('design: must be a JSON object such as {"name": "warner", "p": 0.75}') from None
+        return data
 
     # ------------------------------------------------------------ audit and the codebook
 
@@ -352,9 +414,27 @@ class DesignedChoice(Choice):
     covariate = "its reports are randomized by a design, so they are not its true answers"
     anytime = False
     plan_region = False
-    # the builder has no fields for a design: it shows the survey, and refuses to save it without the design
+    plan_template = "dashboard/plan/design.html"
+    # the builder has fields for the designs in RANDOMIZATIONS; for the others it shows the survey, and
+    # refuses to save it without the design (:meth:`refuses_builder`)
     builder_refusal = ("the builder cannot edit a randomized-response design yet: change the survey in its "
                        "definition (definition.json) and import it, or delete the draft and import a new one")
+
+    def refuses_builder(self, q):
+        """None for a design the builder shows whole (:data:`RANDOMIZATIONS`), else :attr:`builder_refusal`."""
+        return None if json.loads(q.design)["name"] in RANDOMIZATIONS else self.builder_refusal
+
+    def builder_entry(self, q):
+        """The slot of a designed question: ``randomization`` names the design, its parameters in their
+        fields exactly as stored (a float by its shortest repr, so a save stores the same JSON)."""
+        spec = json.loads(q.design)
+        entry = {"options": "\n".join(q.options), "randomization": spec["name"], "protection": "protected",
+                 "epsilon": "", **{slot: "" for slot in DESIGN_SLOTS.values()}}
+        for key, slot in DESIGN_SLOTS.items():
+            if key in spec:
+                value = spec[key]
+                entry[slot] = "\n".join(_shown(v) for v in value) if isinstance(value, list) else _shown(value)
+        return entry
 
     def to_dict(self, q):
         return {"options": list(q.options), "design": json.loads(q.design)}
@@ -451,7 +531,8 @@ class DesignedChoice(Choice):
         (:func:`..type_planning.design_plan`)."""
         from ..type_planning import design_plan
 
-        return design_plan(q, target_n, margin, confidence)
+        return {**design_plan(q, target_n, margin, confidence), "type": self.name, "template": self.plan_template,
+                "design_label": RANDOMIZATIONS.get(design_of(q).name, f"the {design_of(q).name} design").split(" (")[0]}
 
     def audit_sampler(self, q):
         return DESIGN_AUDIT

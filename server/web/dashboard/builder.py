@@ -18,12 +18,14 @@ import math
 
 from flask import render_template
 
+from deniable.client.designs import PARAMETERS
+
 from deniable.server.survey import questions
 from deniable.server.survey.explain import ALMOST_CERTAIN, explain_total, percent, two_way_bound
 from deniable.server.survey.questions.base import NotAvailable
 
 from .charts import dp_region
-from .forms import LANGUAGE_NAMES, LIMITS, DesignForm, error_summary
+from .forms import LANGUAGE_NAMES, LIMITS, DesignForm, error_summary, randomizations
 from .naming import KEEP_FIRST, STOP
 from .slots import kinds, mechanisms, slot_question, slot_type
 
@@ -57,6 +59,12 @@ def total_warning(epsilon_total: float, *, shown: str | None = None) -> str | No
             f"they add up to at most {most:.2f}, or ask fewer questions protected.")
 
 
+def design_params() -> dict[str, str]:
+    """Per choice of the ``randomization`` field, its design's parameters (``"p forced"``; none for k-ary
+    randomized response): builder.js reads the design's fields by these names (data-design-params)."""
+    return {name: " ".join(PARAMETERS.get(name, ())) for name in randomizations()}
+
+
 def _target_and_margin(form: DesignForm) -> tuple[int, float]:
     target = form.target_n.data if isinstance(form.target_n.data, int) and 1 <= form.target_n.data <= 10**8 else 1000
     margin = form.margin.data if isinstance(form.margin.data, float) and 0.001 <= form.margin.data <= 0.499 else 0.05
@@ -74,12 +82,13 @@ def entry_plans(form: DesignForm) -> list[dict | None]:
         if question is None or question.type != qtype.name:
             plans.append(None)
             continue
+        planned = question.qtype  # a single choice with a design plans as its designed variant
         try:
-            plan = qtype.plan(question, target, margin)
+            plan = planned.plan(question, target, margin)
         except NotAvailable:
             plans.append(None)
             continue
-        if qtype.plan_region and plan.get("protected"):
+        if planned.plan_region and plan.get("protected"):
             plan["region"] = dp_region(plan["epsilon"], chart_id=f"region{position}")
         plans.append(plan)
     return plans
@@ -96,6 +105,7 @@ def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: s
                            total_warning_template=total_warning(2 * ALMOST_CERTAIN_TOTAL, shown="{epsilon}"),
                            summary=error_summary(form), focus=focus, target=target, margin=margin,
                            language_names=LANGUAGE_NAMES, limits=LIMITS, kinds=kinds(), mechanisms=mechanisms(),
+                           randomizations=randomizations(), design_params=design_params(),
                            types=questions.all_types(), types_by_name={t.name: t for t in questions.all_types()},
                            default_kind=questions.DEFAULT, stop_words=" ".join(sorted(STOP)),
                            keep_first=" ".join(sorted(KEEP_FIRST)), **extra), status

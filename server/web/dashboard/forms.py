@@ -24,7 +24,7 @@ from deniable.server.survey.definition import (MAX_CONTACT, MAX_LABEL, MAX_TEXT,
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
-from .slots import FIELDS, kinds, mechanisms, question_dict, question_entry, split_lines
+from .slots import FIELDS, kinds, mechanisms, question_dict, question_entry, slot_type, split_lines
 
 MAX_TARGET = 100_000_000
 ACTIONS = ("up", "down", "duplicate", "delete")
@@ -55,11 +55,26 @@ class QuestionForm(Form):
     # Plain string choices: tuples are deprecated in WTForms 3.3, SelectChoice is missing before it.
     protection = RadioField("Asked", choices=["protected", "direct"], default="protected")
     epsilon = StringField("ε (privacy parameter)")
+    # a protected single choice: k-ary randomized response at ε, or a randomized-response design and its parameters
+    randomization = RadioField("Randomization", choices=lambda: list(randomizations()), default="rr")
+    design_p = StringField("p")
+    design_forced = TextAreaField("Forced shares p_i")
+    design_prevalence = StringField("Known prevalence")
+    design_theta_1 = StringField("θ₁ (red share, first option's deck)")
+    design_theta_2 = StringField("θ₂ (red share, second option's deck)")
     required = BooleanField("Answer required", default=True)
 
     def is_blank(self) -> bool:
         return not any((field.data or "").strip() for field in (self.qid, self.text, self.options, self.items,
                                                                 self.sensitive, self.minimum, self.maximum))
+
+
+def randomizations() -> dict[str, str]:
+    """The choices of the slot's ``randomization`` field, in words (from the types that have one)."""
+    out = {}
+    for t in question_types.all_types():
+        out.update(getattr(t, "randomization_choices", {}))
+    return out
 
 
 # Plain string choices (see above); the template names them (LANGUAGE_NAMES).
@@ -233,6 +248,14 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
     if len(path) >= 2 and path[0] == "questions" and isinstance(path[1], int):
         entry = form.questions.entries[slots[path[1]]].form
         sub = path[2] if len(path) > 2 else None
+        if sub == "design":  # a design's parameter on its field, anything else on the randomization
+            key = path[3] if len(path) > 3 else None
+            slots_of = getattr(slot_type(entry), "design_slots", {})
+            problem = _plain(error)
+            if len(path) > 4 and isinstance(path[4], int):
+                problem = f"share {path[4] + 1} (option {path[4] + 1}): {problem}"
+            entry[slots_of[key] if key in slots_of else "randomization"].errors.append(problem)
+            return
         target = entry[FIELDS[sub]] if sub in FIELDS else None
         problem = _plain(error, (entry.epsilon.data or "").strip())
         if sub in ("options", "items") and len(path) > 3:
@@ -290,8 +313,10 @@ LABELS = {"slug": "Address", "title": "Title", "description": "Description", "in
           "margin": "Margin to plan for"}
 QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items": "control items",
                    "sensitive": "sensitive item", "minimum": "min", "maximum": "max", "step": "step",
-                   "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε", "qid": "id",
-                   "required": "required"}
+                   "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε",
+                   "randomization": "randomization", "design_p": "p", "design_forced": "forced shares p_i",
+                   "design_prevalence": "known prevalence", "design_theta_1": "θ₁", "design_theta_2": "θ₂",
+                   "qid": "id", "required": "required"}
 WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid float value.": MARGIN_MESSAGE,
                  "This field is required.": "fill this in"}
 

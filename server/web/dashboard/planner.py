@@ -26,7 +26,7 @@ from deniable.server.survey.questions.base import NotAvailable
 
 from ..errors import api_error
 from .charts import dp_region
-from .forms import MAX_TARGET
+from .forms import MAX_TARGET, randomizations
 
 bp = Blueprint("planner", __name__, url_prefix="/dashboard")
 
@@ -54,10 +54,22 @@ def _question(qtype):
     return parse_question(data)
 
 
+def _field(path: tuple) -> str:
+    """The parameter an error is about: the path's last key, or inside ``design`` the design's parameter
+    (``design.p``, ``design.forced[1]``)."""
+    if "design" in path:
+        rest = path[path.index("design") + 1:]
+        return "design" + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in rest)
+    return str(path[-1]) if path else "type"
+
+
 @bp.route("/plan.json")
 def plan_json():
     """One question's planning numbers: ``?k=2&epsilon=1&target=1000&margin=0.05`` (no ε: asked directly);
-    ``?type=numeric&min=0&max=40&epsilon=1``, ``?type=multi&k=4&epsilon=2``, ``?type=list&items=3&epsilon=1``.
+    ``?type=numeric&min=0&max=40&epsilon=1``, ``?type=multi&k=4&epsilon=2``, ``?type=list&items=3&epsilon=1``;
+    a single choice randomized by a design: ``?k=2&design={"name":"warner","p":0.75}`` (no ε: the design's
+    realized ε and its planning numbers come from :meth:`DesignedChoice.plan
+    <deniable.server.survey.questions.choice.DesignedChoice.plan>`, as ``deniable plan --design`` computes them).
 
     A type whose panel is its own partial (``plan_template``) sends it rendered as ``html``; a type with
     ``plan_region`` sends the ε-DP region chart (``region``, an SVG) when protected."""
@@ -69,11 +81,12 @@ def plan_json():
         target = _number("target", int, 1, MAX_TARGET, 1000)
         margin = _number("margin", float, 0.001, 0.499, 0.05)
         question = _question(qtype)
+        qtype = question.qtype  # a single choice with a design is planned by its designed variant
         plan = qtype.plan(question, target, margin)
     except NotAvailable as exc:
         return api_error(400, f"type: {exc}", "type")
     except DefinitionError as exc:
-        field = exc.path[-1] if exc.path else "type"
+        field = _field(exc.path)
         return api_error(400, f"{field}: {exc.problem}", field)
     except ValueError as exc:
         return api_error(400, str(exc), str(exc).split(":")[0])
@@ -90,5 +103,6 @@ def plan_json():
 def types_css():
     """The builder's per-type rules: a question slot shows the fields of its chosen type only (each
     type's ``slot_fields``, marked in edit.html), for every registered type."""
-    css = render_template("dashboard/types.css", types=questions.all_types())
+    css = render_template("dashboard/types.css", types=questions.all_types(), default_kind=questions.DEFAULT,
+                          designs=[name for name in randomizations() if name != "rr"])
     return Response(css, mimetype="text/css", headers={"Cache-Control": "private, max-age=300"})

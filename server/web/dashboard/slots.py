@@ -56,7 +56,7 @@ def question_dict(sub, where: tuple) -> dict:
     if qtype.name != questions.DEFAULT:
         data["type"] = qtype.name
     data.update(qtype.builder_dict({name: sub[name].data for name in qtype.slot_fields}, where, protected))
-    if protected:
+    if protected and "design" not in data:  # a design's ε is its own, computed from its matrix
         raw = (sub.epsilon.data or "").strip()
         if not raw:
             raise DefinitionError((*where, "epsilon"), f"a protected question needs ε: enter a number such as 1, "

@@ -122,8 +122,8 @@ def edit(slug: str):
         return render_launched(stored, extras)
     form = DesignForm()
     # a question the builder cannot show whole (a randomized-response design) would be saved without it
-    unbuildable = [f"question {q.id!r}: {q.qtype.builder_refusal}" for q in stored.survey.questions
-                   if q.qtype.builder_refusal]
+    unbuildable = [f"question {q.id!r}: {q.qtype.refuses_builder(q)}" for q in stored.survey.questions
+                   if q.qtype.refuses_builder(q)]
     if request.method == "POST" and unbuildable:
         fill_from_survey(form, stored.survey, stored.target_n)
         form.form_errors.extend(unbuildable)

@@ -11,7 +11,9 @@
 //   A question whose type has its own panel gets it rendered by the server (the same Jinja
 //   macro as the page), so the two never disagree; nothing here names a question type: what a
 //   type needs before its numbers can be computed comes from its radio's label (data-plan-needs).
-// - Which fields a question shows follows its type (CSS :has() on the checked type, no script).
+// - Which fields a question shows follows its type (CSS :has() on the checked type, no script), and
+//   a protected single choice's randomization: ε for k-ary randomized response, else the chosen
+//   design's parameters, whose realized ε and numbers the panel shows (designOf, from plan.json).
 // - Every length limit, and repeated options, are said under the field as one types.
 
 import { questionId as idFrom, slugify } from "./naming.js";
@@ -255,6 +257,31 @@ function planParams(card, kind) {
   return params;
 }
 
+// The design a protected single choice is randomized by, as the definition's "design" object
+// ({name: "forced", p: 0.6, forced: [0.25, 0.15]}), or null (k-ary randomized response at ε, asked
+// directly, or a type without the choice).  The chosen radio's label names the design's parameters
+// (data-design-params), each read from the card's field with that data-design-param (a list: one value a
+// line).  Numbers are only read here (a comma is a decimal point); /dashboard/plan.json checks them and
+// computes ε and the numbers with the server's code.
+function designOf(card) {
+  const chosen = card.querySelector("input.q-randomization:checked");
+  if (!chosen || isDirect(card) || chosen.closest(".design-fields").offsetParent === null) return null;
+  const names = (chosen.closest("label").dataset.designParams || "").split(" ").filter(Boolean);
+  if (!names.length) return null;
+  const number = (text) => {
+    const clean = text.trim().replace(",", ".");
+    return clean !== "" && Number.isFinite(Number(clean)) ? Number(clean) : clean;
+  };
+  const design = { name: chosen.value };
+  for (const name of names) {
+    const input = card.querySelector(`[data-design-param="${name}"]`);
+    const text = input ? input.value : "";
+    design[name] = input && input.dataset.designList
+      ? text.split("\n").map((line) => line.trim()).filter(Boolean).map(number) : number(text);
+  }
+  return design;
+}
+
 // What the chosen type needs before its numbers can be computed (data-plan-needs on its radio, from
 // the type module, on its radio's label: "k:2:64" = a parameter and its range), or null when nothing is missing.
 function missing(card, params) {
@@ -282,7 +309,8 @@ async function refresh(card) {
     updateTotal();
     return;
   }
-  if (!direct && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
+  const design = designOf(card);
+  if (!direct && !design && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
     renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
     updateTotal();
     return;
@@ -291,7 +319,8 @@ async function refresh(card) {
   params.set("target", String(target));
   params.set("margin", String(margin));
   params.set("chart", `live-region-${card.dataset.index}`);
-  if (!direct) params.set("epsilon", epsilonText);
+  if (design) params.set("design", JSON.stringify(design)); // its ε is its own
+  else if (!direct) params.set("epsilon", epsilonText);
   // a type with its own panel sends it rendered (html); the others' numbers are drawn here
   await fetchPlan(card, panel, params,
     (plan) => (plan.html !== undefined ? renderTyped(panel, plan) : renderPlan(panel, plan, target, margin)));
