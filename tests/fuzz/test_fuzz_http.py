@@ -772,6 +772,10 @@ def test_dashboard_reads_logged_in(tmp_path):
     @example(route=READS[2], slug="drafty", query="margin=0.5", headers={})  # bug: ValueError in sample_size
     @example(route=READS[4], slug="habits", query="fake=" + "9" * 400, headers={})  # bug: OverflowError
     @example(route=READS[-1], slug="habits", query="fake=" + "9" * 400, headers={})  # bug: OverflowError
+    @example(route=("dashboard.views.crosstab", "GET", "/dashboard/<slug>/crosstab"), slug="habits",
+             query="slug=exact", headers={})  # bug: the chart links' url_for got slug twice (a 500)
+    @example(route=("dashboard.views.subgroups", "GET", "/dashboard/<slug>/subgroups"), slug="habits",
+             query="slug=exact&_external=1", headers={})
     def run(route, slug, query, headers):
         endpoint, method, template = route
         before = world.snapshot()

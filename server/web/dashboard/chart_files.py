@@ -13,7 +13,7 @@ chart the page does not draw (no answers yet) a 409 saying why.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, request
+from flask import Blueprint, Response, abort, request, url_for
 
 from deniable.server.store.surveys import survey_stats
 
@@ -23,6 +23,17 @@ from .permissions import survey_for
 from .results import ResultsForm, crosstab_view, question_results, subgroup_view
 
 bp = Blueprint("chart_files", __name__, url_prefix="/dashboard")
+
+
+@bp.app_template_global()
+def chart_url(endpoint: str, **values) -> str:
+    """The URL of a chart file with the page's own query (its method, confidence, questions …).
+
+    The route's values win over a query parameter of the same name, and parameters that would
+    steer ``url_for`` itself (``_external``, ``_anchor`` …) are left out: ``?slug=x`` on a page must
+    not break its links (the fuzz tests found that 500)."""
+    query = {k: v for k, v in request.args.items() if k not in values and not k.startswith("_")}
+    return url_for(endpoint, **values, **query)
 
 
 def svg_file(markup, filename: str, why: str = "") -> Response:
