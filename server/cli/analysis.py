@@ -418,7 +418,17 @@ def _check_margin(margin: float, numeric: bool) -> float:
     return margin
 
 
-def _plan_choice(k, margin, epsilons, confidence, fmt) -> None:
+def _check_deff(deff):
+    import math
+
+    if deff is not None and not (math.isfinite(deff) and deff > 0):
+        raise click.BadParameter(f"{deff} is not a positive number (the design's variance over a simple random "
+                                 "sample's: 1 + CV² of the weights, 1 + (m − 1)·ICC for clusters of m)",
+                                 param_hint="'--deff'")
+    return deff
+
+
+def _plan_choice(k, margin, epsilons, confidence, fmt, deff=None) -> None:
     from deniable.client.mechanism import MechanismError, check_k
     from deniable.server.survey import planning
 
@@ -430,10 +440,13 @@ def _plan_choice(k, margin, epsilons, confidence, fmt) -> None:
         rows = planning.plan_rows(k, margin, epsilons, confidence=confidence)
     except (MechanismError, ValueError) as exc:
         raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
+    if deff is not None:
+        rows = planning.with_design_effect(rows, deff)
     if fmt == "json":
-        echo_json({"k": k, "margin": margin, "confidence": confidence, "plans": rows})
+        echo_json({"k": k, "margin": margin, "confidence": confidence, **({"design_effect": deff} if deff else {}),
+                   "plans": rows})
     else:
-        click.echo(planning.plan_table(k, margin, confidence, rows), nl=False)
+        click.echo(planning.plan_table(k, margin, confidence, rows, deff), nl=False)
 
 
 def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> None:
@@ -510,15 +523,20 @@ def _number(text: str):
                    "the mean's, in the question's units.")
 @click.option("--epsilon", "epsilons", type=float, multiple=True, metavar="E",
               help="Privacy level to plan for; repeat for several (default: 0.5 1 2 4).")
+@click.option("--deff", type=float, metavar="X",
+              help="With --k: the design effect of a weighted or clustered sample (the design's variance over a "
+                   "simple random sample's); the respondents needed are multiplied by X.")
 @confidence_option
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def plan(k, numeric, step, options, items, design, margin, epsilons, confidence, fmt) -> None:
+def plan(k, numeric, step, options, items, design, margin, epsilons, deff, confidence, fmt) -> None:
     """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
 
     One of --k (single choice), --numeric MIN MAX (the mean, with the planner's mechanism and
     every alternative's margin), --multi K (each option's prevalence) or --list J (the sensitive
     item's prevalence, plain and at each ε) or --design JSON (a randomized-response design: exact
     for binary designs and forced response, else the normal approximation, labelled so).
+    With --k, --deff X plans a weighted or clustered sample: the respondents needed multiplied by
+    the design effect X (Kish's 1 + CV² for weights, 1 + (m − 1)·ICC for clusters of m).
 
     The exact worst cases that --k and --multi compute are kept in $XDG_CACHE_HOME/deniable
     (~/.cache/deniable without it), so the same question asked again answers at once.
@@ -527,6 +545,7 @@ def plan(k, numeric, step, options, items, design, margin, epsilons, confidence,
     Example:
         deniable plan --k 2 --margin 0.03
         deniable plan --k 4 --margin 0.05 --epsilon 1 --epsilon 3 --confidence 0.9
+        deniable plan --k 2 --margin 0.03 --deff 1.8
         deniable plan --numeric 0 40 --margin 2 --epsilon 1
         deniable plan --multi 4 --margin 0.05 --epsilon 2
         deniable plan --list 3 --margin 0.1 --epsilon 1
@@ -540,13 +559,16 @@ def plan(k, numeric, step, options, items, design, margin, epsilons, confidence,
                                + (f" (got {' and '.join(chosen)})" if chosen else ""))
     if step is not None and numeric is None:
         raise click.UsageError("--step goes with --numeric")
+    if deff is not None and k is None:
+        raise click.UsageError("--deff goes with --k (a single-choice question)")
+    deff = _check_deff(deff)
     margin = _check_margin(margin, numeric is not None)
     if design is not None:
         _plan_design(design, margin, epsilons, confidence, fmt)
         return
     epsilons = epsilons or (0.5, 1.0, 2.0, 4.0)
     if k is not None:
-        _plan_choice(k, margin, epsilons, confidence, fmt)
+        _plan_choice(k, margin, epsilons, confidence, fmt, deff)
     elif numeric is not None:
         _plan_type("--numeric", tuple(_number(v) for v in numeric), None if step is None else _number(step),
                    margin, epsilons, confidence, fmt)

@@ -8,6 +8,8 @@ and :func:`~deniable.estimators.worst_case` (the margin at a given n).
 
 from __future__ import annotations
 
+import math
+
 from deniable import estimators
 from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
@@ -37,16 +39,40 @@ def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> l
     return rows
 
 
-def plan_table(k: int, margin: float, confidence: float, rows: list[dict]) -> str:
+def with_design_effect(rows: list[dict], deff: float) -> list[dict]:
+    """The rows of :func:`plan_rows` for a complex sample with design effect ``deff``: the respondents
+    needed multiplied by ``deff``, rounded up.
+
+    A design effect is the variance of the design's estimate over a simple random sample's at the
+    same n (Kish 1965, *Survey Sampling*), so the same margin needs ``deff × n`` respondents: with
+    unequal weights alone ``deff ≈ 1 + CV²`` of the weights, with clusters of m respondents
+    ``≈ 1 + (m − 1)·ICC``.  It applies to the share of reports, whose variance the mechanism only
+    rescales; randomization adds noise that is independent between respondents, so a design effect
+    measured on answers asked directly overstates the clustering part (conservative).  The simple
+    random sample's numbers are kept (``n_simple_random_sample``, ``n_without_privacy_simple_random_sample``).
+    """
+    out = []
+    for r in rows:
+        out.append({**r, "design_effect": deff,
+                    "n": math.ceil(r["n"] * deff - 1e-9), "n_simple_random_sample": r["n"],
+                    "n_without_privacy": math.ceil(r["n_without_privacy"] * deff - 1e-9),
+                    "n_without_privacy_simple_random_sample": r["n_without_privacy"]})
+    return out
+
+
+def plan_table(k: int, margin: float, confidence: float, rows: list[dict], deff: float | None = None) -> str:
     lines = [f"Respondents needed for a margin of ±{100 * margin:g} points at {100 * confidence:g}% "
              f"confidence, k = {k} options",
              "(worst case over the true proportion π of the exact interval's expected half-width, "
              "summed exactly)"]
+    if deff is not None:
+        lines.append(f"design effect {deff:g}: the respondents a simple random sample needs, multiplied by {deff:g}")
     table = [[f"{r['declared_epsilon']:g}", f"{r['epsilon']:.4f}", f"{r['p']:.4f}", f"{r['q']:.4f}",
               f"{r['n']:,}", f"±{r['half_width']:.4f}", f"{r['worst_pi']:.2f}", f"{r['n_without_privacy']:,}",
-              f"×{r['ratio']:.1f}"] for r in rows]
+              f"×{r['ratio']:.1f}"] + ([f"{r['n_simple_random_sample']:,}"] if deff is not None else [])
+             for r in rows]
     lines += grid(["ε", "realized ε", "p (keep)", "q", "respondents", "half-width", "worst π", "without privacy",
-                   "cost"], table)
+                   "cost"] + (["simple random sample"] if deff is not None else []), table)
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,192 @@
+"""Monte Carlo coverage of the weighted estimate's intervals under unequal weights and clusters.
+
+A finite population of ``M`` clusters of ``B`` people is drawn once per cell: each cluster's
+shares of the three options from a Dirichlet with total concentration 19, so that each option's
+indicator has an intra-class correlation of exactly 1/(19 + 1) = 0.05 (Dirichlet-multinomial),
+the population's means (0.2, 0.5, 0.3).  Each person has a size ``v = exp(σ e + γ [answer = 0])``
+(``e`` standard normal; γ = 0.7 makes the sampling informative: the people of option 0 are
+under-sampled, so an unweighted estimate is biased), and is drawn with probability ∝ 1/v, its
+weight ∝ v.  σ is solved per population so that the coefficient of variation of the sample's
+weights is exactly the cell's (0.5 or 1.5): for a draw with probabilities ∝ 1/v_i the weights'
+CV² is ``mean(v)·mean(1/v) − 1`` (one stage) or ``mean_c(S_c Σ_c v)/B² − 1`` with
+``S_c = Σ_{i∈c} 1/v_i`` (two stages).
+
+* **Not clustered**: n people drawn with replacement with probabilities ∝ 1/v (PPS with
+  replacement); the design is the weights alone (each respondent its own cluster).
+* **Clustered**: n/10 clusters drawn with replacement with equal probabilities, then 10 people
+  in each with replacement with probabilities ∝ 1/v within the cluster; the design is the weights
+  and the clusters (a cluster drawn twice counts as two: the with-replacement design that
+  linearization assumes).
+
+Each respondent's answer is randomized with k-ary randomized response at ε (``client.mechanism``'s
+p and q, applied here by its definition: the true option with probability p, each other with q),
+or reported as is (asked directly, p = 1), and :func:`deniable.estimators.weights.weighted_estimate`
+gives the 95 % intervals.  A cell's coverage is the share of replicates whose interval holds the
+population's share of option 0 (the sensitive one, 0.2) and, separately, the smallest coverage
+over the three options; its Monte Carlo standard error is ``√(0.95 · 0.05 / reps)``.  A cell
+falls short when its coverage is below 0.95 − 2 MC SE.  The unweighted column is the same
+estimator with equal weights (and the same clusters), for contrast.  Usage::
+
+    python scripts/weights_coverage.py              # 2,000 replicates per cell: 13 minutes on one core
+    python scripts/weights_coverage.py --reps 500   # a quick look (about 3 minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import brentq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from deniable.client.mechanism import resolve  # noqa: E402
+from deniable.estimators.weights import survey_design, weighted_estimate  # noqa: E402
+
+K = 3
+MEANS = np.array([0.2, 0.5, 0.3])
+ICC = 0.05
+GAMMA = 0.7
+CLUSTERS, CLUSTER_SIZE = 2000, 40  # the population: 80,000 people
+PER_CLUSTER = 10  # respondents drawn in each sampled cluster
+NS = (200, 1000, 5000)
+EPSILONS = (None, 4.0, 2.0, 1.0)
+CVS = (0.5, 1.5)
+NOMINAL = 0.95
+
+
+def population(rng: np.random.Generator, cv: float, clustered: bool) -> dict:
+    """A population with the module's ICC, and sizes whose sample weights have coefficient of variation ``cv``."""
+    concentration = 1 / ICC - 1
+    shares = rng.dirichlet(MEANS * concentration, size=CLUSTERS)
+    cum = shares.cumsum(axis=1)
+    u = rng.random((CLUSTERS, CLUSTER_SIZE))
+    answers = (u[:, :, None] > cum[:, None, :]).sum(axis=2).clip(0, K - 1)  # M × B
+    e = rng.standard_normal((CLUSTERS, CLUSTER_SIZE))
+    informative = GAMMA * (answers == 0)
+
+    def sizes(sigma):
+        return np.exp(sigma * e + informative)
+
+    def cv_squared(sigma):
+        v = sizes(sigma)
+        if clustered:
+            return float(np.mean((1 / v).sum(axis=1) * v.sum(axis=1))) / CLUSTER_SIZE**2
+        return float(np.mean(v) * np.mean(1 / v))
+
+    sigma = brentq(lambda s: cv_squared(s) - 1 - cv**2, 0.0, 5.0, xtol=1e-12)
+    v = sizes(sigma)
+    truth = np.bincount(answers.ravel(), minlength=K) / answers.size
+    return {"answers": answers, "v": v, "truth": truth, "sigma": sigma, "clustered": clustered,
+            "icc": population_icc(answers == 0)}
+
+
+def population_icc(indicator: np.ndarray) -> float:
+    """The ANOVA estimate of the intra-class correlation of a 0/1 variable over equal clusters (M × B)."""
+    m, b = indicator.shape
+    y = indicator.astype(float)
+    within = float(((y - y.mean(axis=1, keepdims=True)) ** 2).sum()) / (m * (b - 1))
+    between = b * float(((y.mean(axis=1) - y.mean()) ** 2).sum()) / (m - 1)
+    s2_between = (between - within) / b
+    return s2_between / (s2_between + within)
+
+
+def draw(pop: dict, n: int, rng: np.random.Generator):
+    """One sample: the respondents' true answers, weights and cluster labels (or None)."""
+    v = pop["v"]
+    inv = 1 / v
+    if pop["clustered"]:
+        m = n // PER_CLUSTER
+        chosen = rng.integers(0, CLUSTERS, size=m)
+        cdf = np.cumsum(inv[chosen], axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((m, PER_CLUSTER))
+        units = (u[:, :, None] > cdf[:, None, :]).sum(axis=2).clip(0, CLUSTER_SIZE - 1)
+        rows = np.repeat(chosen, PER_CLUSTER)
+        cols = units.ravel()
+        # weight ∝ 1/(P(cluster) · P(unit | cluster)) ∝ S_c · v_i
+        weights = inv[chosen].sum(axis=1).repeat(PER_CLUSTER) * v[rows, cols]
+        return pop["answers"][rows, cols], weights, np.repeat(np.arange(m), PER_CLUSTER)
+    flat_inv = inv.ravel()
+    cdf = np.cumsum(flat_inv)
+    idx = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right").clip(0, flat_inv.size - 1)
+    return pop["answers"].ravel()[idx], v.ravel()[idx], None
+
+
+def randomize(answers: np.ndarray, epsilon, rng: np.random.Generator) -> np.ndarray:
+    """k-ary randomized response by its definition: keep with probability p, else any other option alike."""
+    mech = resolve(K, epsilon)
+    keep = rng.random(answers.size) < mech.p
+    other = (answers + rng.integers(1, K, size=answers.size)) % K
+    return np.where(keep, answers, other).astype(np.int64)
+
+
+def cell(pop: dict, n: int, epsilon, reps: int, rng: np.random.Generator, *, unweighted: bool = True) -> dict:
+    """Coverage of the 95 % intervals in one cell (module notes), over ``reps`` samples of ``pop``."""
+    truth = pop["truth"]
+    held = np.zeros((reps, K), dtype=bool)
+    held_unweighted = np.zeros(reps, dtype=bool)
+    kish, width = [], []
+    for r in range(reps):
+        answers, weights, clusters = draw(pop, n, rng)
+        reports = randomize(answers, epsilon, rng)
+        design = survey_design(weights, clusters=clusters)
+        result = weighted_estimate(reports, epsilon, design, k=K, confidence=NOMINAL)
+        held[r] = (result.ci_low <= truth) & (truth <= result.ci_high)
+        kish.append(design.effective_n)
+        width.append(result.ci_high[0] - result.ci_low[0])
+        if unweighted:
+            plain = weighted_estimate(reports, epsilon, survey_design(np.ones(n), clusters=clusters), k=K,
+                                      confidence=NOMINAL)
+            held_unweighted[r] = plain.ci_low[0] <= truth[0] <= plain.ci_high[0]
+    coverage = held.mean(axis=0)
+    return {"coverage": float(coverage[0]), "min_coverage": float(coverage.min()),
+            "unweighted": float(held_unweighted.mean()) if unweighted else None,
+            "mc_se": math.sqrt(NOMINAL * (1 - NOMINAL) / reps), "kish": float(np.mean(kish)),
+            "width": float(np.mean(width))}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000, help="replicates per cell (default 2,000)")
+    parser.add_argument("--seed", type=int, default=20261124)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)
+    floor = NOMINAL - 2 * mc_se
+    print(f"weighted k-ary RR (k = {K}), 95% Korn-Graubard intervals; {args.reps:,} replicates per cell, "
+          f"Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; seed {args.seed}")
+    print(f"population {CLUSTERS * CLUSTER_SIZE:,} in {CLUSTERS:,} clusters of {CLUSTER_SIZE}; shares "
+          f"{', '.join(f'{m:g}' for m in MEANS)}; ICC {ICC:g}; informative sizes (gamma {GAMMA:g}); "
+          f"clustered samples: {PER_CLUSTER} per cluster")
+    print(f"{'design':<13} {'CV':>4} {'ICC':>6} {'n':>5} {'eps':>6}  {'cov(0)':>7} {'min cov':>7} {'below?':>6}  "
+          f"{'unweighted':>10}  {'Kish n':>7} {'width(0)':>8}")
+    short = []
+    for clustered in (False, True):
+        for cv in CVS:
+            pop = population(rng, cv, clustered)
+            for n in NS:
+                for epsilon in EPSILONS:
+                    c = cell(pop, n, epsilon, args.reps, rng)
+                    below = c["min_coverage"] < floor
+                    label = "clustered" if clustered else "not clustered"
+                    eps = "direct" if epsilon is None else f"{epsilon:g}"
+                    print(f"{label:<13} {cv:>4g} {pop['icc']:>6.3f} {n:>5} {eps:>6}  {c['coverage']:>7.4f} "
+                          f"{c['min_coverage']:>7.4f} {'BELOW' if below else 'no':>6}  {c['unweighted']:>10.4f}  "
+                          f"{c['kish']:>7.1f} {c['width']:>8.3f}", flush=True)
+                    if below:
+                        short.append(f"{label}, CV {cv:g}, n {n}, eps {eps}")
+    print(f"\ncells below 0.95 - 2 MC s.e.: {len(short)}" + ("".join(f"\n  {s}" for s in short)))
+    print("(cov(0): option 0, share 0.2; min cov: the smallest over the three options; unweighted: option 0 with "
+          "equal weights; Kish n: mean effective sample size of the weights; width(0): mean interval width)")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
