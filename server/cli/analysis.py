@@ -15,7 +15,7 @@ import click
 
 from deniable.estimators.names import METHODS
 
-from .common import confidence_option, database, db_option, echo_json, fail, plural
+from .common import confidence_option, database, db_option, design_options, echo_json, fail, plural
 from .progress import progress as progress_bar
 
 if TYPE_CHECKING:
@@ -216,15 +216,7 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
 @click.option("--crosstab", nargs=2, metavar="Q1 Q2", help="Joint and conditional estimates of two questions.")
 @click.option("--by", "by_qid", metavar="QUESTION",
               help="Estimate every other question within each option of this directly asked question.")
-@click.option("--weights", metavar="COLUMN",
-              help="Sampling weights: the responses file's column COLUMN (numbers > 0). Estimates are then "
-                   "weighted and design-based (linearization, Korn-Graubard intervals).")
-@click.option("--strata", metavar="COLUMN", help="With --weights: the column of each response's stratum.")
-@click.option("--cluster", metavar="COLUMN",
-              help="With --weights: the column of each response's cluster (primary sampling unit).")
-@click.option("--fpc", metavar="COLUMN",
-              help="With --weights: the column of the number of clusters in the population of each "
-                   "response's stratum (finite-population correction).")
+@design_options("Estimates are then weighted and design-based (linearization, Korn-Graubard intervals).")
 @click.option("--rake", "margins_path", metavar="MARGINS.json",
               help="Rake the respondents to population margins of questions asked directly "
                    '({"question": {"option": share, ...}, ...}); estimates are then weighted, with the '

@@ -42,6 +42,28 @@ def confidence_option(f):
                         default=0.95, show_default=True, help="Confidence level of the intervals.")(f)
 
 
+def design_options(weighted: str):
+    """``--weights COLUMN`` (``weighted``: what the weights then do) and ``--strata``, ``--cluster``,
+    ``--fpc``: a responses file's sampling design, the same in every command that takes it."""
+    options = [
+        click.option("--weights", metavar="COLUMN",
+                     help=f"Sampling weights: the responses file's column COLUMN (numbers > 0). {weighted}"),
+        click.option("--strata", metavar="COLUMN", help="With --weights: the column of each response's stratum."),
+        click.option("--cluster", metavar="COLUMN",
+                     help="With --weights: the column of each response's cluster (primary sampling unit)."),
+        click.option("--fpc", metavar="COLUMN",
+                     help="With --weights: the column of the number of clusters in the population of each "
+                          "response's stratum (finite-population correction)."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
 @contextmanager
 def database(path: str, *, create: bool = False, readonly: bool = False):
     """Open the database at ``path`` for the block and close it after.

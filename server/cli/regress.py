@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import confidence_option, database, db_option, echo_json, fail
+from .common import confidence_option, database, db_option, design_options, echo_json, fail
 
 if TYPE_CHECKING:
     from deniable.server.survey.definition import Survey
@@ -80,15 +80,8 @@ def _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, 
 @click.option("--profile/--no-profile", default=True, show_default=True,
               help="Profile-likelihood intervals (a few more fits per coefficient).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-@click.option("--weights", metavar="COLUMN",
-              help="Sampling weights: the responses file's column COLUMN (numbers > 0). The fit is then "
-                   "design-based: pseudo-likelihood, sandwich (linearization) standard errors, Wald intervals.")
-@click.option("--strata", metavar="COLUMN", help="With --weights: the column of each response's stratum.")
-@click.option("--cluster", metavar="COLUMN",
-              help="With --weights: the column of each response's cluster (primary sampling unit).")
-@click.option("--fpc", metavar="COLUMN",
-              help="With --weights: the column of the number of clusters in the population of each "
-                   "response's stratum (finite-population correction).")
+@design_options("The fit is then design-based: pseudo-likelihood, sandwich (linearization) standard errors, "
+                "Wald intervals.")
 def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc) -> None:
     """Fit a logit of a question's true answer on questions asked directly.
 
