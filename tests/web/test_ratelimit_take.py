@@ -20,7 +20,7 @@ def test_forked_processes_get_exactly_the_limit_through():
     storage = SharedMemoryStorage()
     context = multiprocessing.get_context("fork")
     barrier, results = context.Barrier(processes, timeout=30), context.Queue()
-    children = [context.Process(target=_take_at_once, args=(storage, barrier, tries, results))
+    children = [context.Process(target=_take_at_once, args=(storage, barrier, tries, results), daemon=True)
                 for _ in range(processes)]
     for child in children:
         child.start()

@@ -125,26 +125,46 @@ def test_untrusted_host_is_a_400_with_a_message(db_path, demo_db):
     assert client.get("/s/demo", headers={"Host": "survey.example.org"}).status_code == 200
 
 
-def _submit_from_a_fork(app, times, results):
+FORKED_WORKERS = """
+import json, multiprocessing, sys
+from deniable.server.web.app import create_app
+
+app = create_app({"TESTING": True, "DATABASE": sys.argv[1], "SECRET_KEY": "shared-secret",
+                  "RATELIMIT_SUBMIT": "3 per hour"})  # an hour: no window ends mid-test
+good = json.loads(sys.argv[2])
+
+def submit(results):
     client = app.test_client()
-    results.put([client.post("/api/v1/surveys/demo/responses", json=GOOD).status_code for _ in range(times)])
+    results.put([client.post("/api/v1/surveys/demo/responses", json=good).status_code for _ in range(3)])
+
+context = multiprocessing.get_context("fork")
+results = context.Queue()
+children = [context.Process(target=submit, args=(results,), daemon=True) for _ in range(2)]
+for child in children:
+    child.start()
+codes = sorted(results.get(timeout=60) + results.get(timeout=60))
+for child in children:
+    child.join(timeout=30)
+refused = app.test_client().post("/api/v1/surveys/demo/responses", json=good)
+print(json.dumps({"codes": codes, "status": refused.status_code, "error": refused.get_json()["error"],
+                  "retry_after": int(refused.headers["Retry-After"])}))
+"""
 
 
 def test_submission_limit_counts_across_forked_workers(db_path, demo_db):
-    """Gunicorn forks its workers from the app it preloaded; forked processes share one count."""
-    app = make_app(db_path, RATELIMIT_SUBMIT="3 per hour")  # an hour: no window ends mid-test
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    children = [context.Process(target=_submit_from_a_fork, args=(app, 3, results)) for _ in range(2)]
-    for child in children:
-        child.start()
-    codes = sorted(results.get(timeout=60) + results.get(timeout=60))
-    for child in children:
-        child.join(timeout=30)
-    assert codes == [201, 201, 201, 429, 429, 429]
-    refused = app.test_client().post("/api/v1/surveys/demo/responses", json=GOOD)
-    assert refused.status_code == 429 and "Too many requests" in refused.get_json()["error"]
-    assert 1 <= int(refused.headers["Retry-After"]) <= 3600  # windows end on whole hours
+    """Gunicorn forks its workers from the app it preloaded; forked processes share one count.
+
+    The app is made and forked in a fresh process, as gunicorn's master does: forking this test
+    worker, whose other threads (earlier tests' scrubbers, the browser driver) may hold SQLite's
+    locks at that moment, once left a child stuck in ``sqlite3.connect`` and the run waiting on it.
+    """
+    done = subprocess.run([sys.executable, "-c", FORKED_WORKERS, str(db_path), json.dumps(GOOD)],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["codes"] == [201, 201, 201, 429, 429, 429]
+    assert seen["status"] == 429 and "Too many requests" in seen["error"]
+    assert 1 <= seen["retry_after"] <= 3600  # windows end on whole hours
     db = connect(db_path)
     try:
         assert db["responses"].count == 3  # the refused ones stored nothing
@@ -249,7 +269,8 @@ def test_forked_processes_count_every_hit_exactly_once():
     storage = SharedMemoryStorage()
     context = multiprocessing.get_context("fork")
     barrier, results = context.Barrier(processes), context.Queue()
-    children = [context.Process(target=_hit_at_once, args=(storage, barrier, hits, results))
+    children = [context.Process(target=_hit_at_once, args=(storage, barrier, hits, results),
+                                daemon=True)
                 for _ in range(processes)]
     for child in children:
         child.start()
