@@ -24,6 +24,13 @@ ctime, which the touch itself moves) show when the server last ticked, not when 
 came: only a write in the last ``interval`` before the server stopped (a crash, or a stop
 between two ticks) is dated by them, to within that interval.  Access times are not kept
 (``noatime``/``relatime`` mounts; the touch sets them too).
+
+**Forks.**  ``deniable serve`` starts the scrubber in gunicorn's master, which forks the workers
+(at start and whenever one is replaced).  A fork copies SQLite's internal locks as they are, so a
+child forked while the scrubber's thread was inside SQLite could inherit a lock that nobody will
+release and hang in its first ``connect``.  Every fork of the process therefore waits for the
+scrubber to be outside SQLite (:data:`_outside_sqlite`, held around each pass and taken by an
+``os.register_at_fork`` hook), which is at most one scrub (:data:`SCRUB_BUSY_MS` per checkpoint).
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ from pathlib import Path
 from .db import connect, write_transaction
 
 SCRUB_BUSY_MS = 200  # how long a scrub waits for readers before it tries again at the next tick
+
+_outside_sqlite = threading.Lock()  # held by a scrubber's pass; a fork waits for it (module notes)
+os.register_at_fork(before=_outside_sqlite.acquire, after_in_parent=_outside_sqlite.release,
+                    after_in_child=_outside_sqlite.release)
 
 
 def scrub(db) -> bool:
@@ -105,8 +116,9 @@ class Scrubber(threading.Thread):
             while not self.stopped.wait(self.interval):
                 if not Path(self.path).exists():
                     return
-                if needs_scrub(self.path):
-                    self.scrub_once()
+                with _outside_sqlite:
+                    if needs_scrub(self.path):
+                        self.scrub_once()
                 touch(self.path)
         finally:
             self.wanted = False

@@ -114,6 +114,69 @@ def test_the_background_scrubber_cleans_within_its_interval(db, stored, db_path)
         reader.conn.close()
 
 
+WRITES_FOREVER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA busy_timeout = 5000")
+conn.execute("CREATE TABLE IF NOT EXISTS filler (x)")
+while True:
+    try:
+        conn.execute("INSERT INTO filler VALUES (randomblob(100))")
+    except sqlite3.OperationalError:
+        pass
+"""
+
+FORKS_BESIDE_A_SCRUBBER = """
+import os, signal, sqlite3, subprocess, sys, time
+from deniable.server.store import scrub
+
+path, forks = sys.argv[1], int(sys.argv[2])
+writer = subprocess.Popen([sys.executable, "-c", sys.argv[3], path])
+try:
+    time.sleep(0.5)
+    scrub.start(path, 0.0001)  # as deniable serve does in gunicorn's master, but scrubbing all the time
+    stuck = 0
+    for _ in range(forks):
+        pid = os.fork()
+        if pid == 0:  # a worker: its first connection
+            conn = sqlite3.connect(path)
+            conn.execute("PRAGMA busy_timeout = 2000")
+            try:
+                conn.execute("SELECT passes FROM scrub").fetchone()
+            except sqlite3.Error:
+                pass
+            os._exit(0)
+        deadline = time.monotonic() + 5
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                stuck += 1
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.001)
+    passes = sqlite3.connect(path).execute("SELECT passes FROM scrub").fetchone()[0]
+    print(stuck, passes)
+finally:
+    writer.kill()
+"""
+
+
+@pytest.mark.slow
+def test_workers_forked_beside_the_scrubber_never_inherit_a_held_sqlite_lock(migrated_db):
+    """gunicorn's master runs the scrubber and forks the workers; a worker forked while the scrubber
+    was inside SQLite hung in its first connect (2 of 300 forks before the fork guard).  Run in a
+    fresh process, as the master is, with a writer in another process keeping the WAL busy."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FORKS_BESIDE_A_SCRUBBER, migrated_db, "300", WRITES_FOREVER],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    stuck, passes = map(int, done.stdout.split())
+    assert stuck == 0
+    assert passes > 5, "the scrubber hardly ran: the test proves nothing"
+
+
 @pytest.mark.parametrize("old, new", [("closed", "draft"), ("open", "draft"), ("draft", "closed")])
 def test_the_database_refuses_status_changes_outside_the_lifecycle(db, stored, old, new):
     """Editing the file cannot reopen a closed survey as a draft (whose design could then change)."""
