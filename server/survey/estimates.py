@@ -187,7 +187,10 @@ def crosstab_json(ct: Crosstab) -> dict:
         "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
         "n": int(r.n),
         "declared_epsilon": total_epsilon if total_epsilon else None,
-        "epsilon": json_number(r.epsilon) if total_epsilon else None,
+        # the realized ε of the protected sides (a question asked directly adds none: the table's own
+        # r.epsilon counts it as infinite)
+        "epsilon": json_number(sum(side.epsilon for q, side in ((ct.row, r.row), (ct.col, r.col)) if q.protected))
+        if total_epsilon else None,
         "confidence": json_number(r.confidence),
         # exact conservative intervals (deniable.estimators.joint); the note says whether the
         # consistent fit converged and which rows were too small for conditionals
@@ -201,7 +204,13 @@ def crosstab_json(ct: Crosstab) -> dict:
 def crosstab_table(ct: Crosstab) -> str:
     r = ct.result
     data = crosstab_json(ct)
-    eps = f"ε = {data['epsilon']:.4f} (ε₁ + ε₂)" if data["epsilon"] is not None else "no randomization"
+    direct = [q.id for q in (ct.row, ct.col) if not q.protected]
+    if data["epsilon"] is None:
+        eps = "no randomization"
+    elif direct:
+        eps = f"ε = {data['epsilon']:.4f} ({direct[0]} asked directly)"
+    else:
+        eps = f"ε = {data['epsilon']:.4f} (ε₁ + ε₂)"
     lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
              f"  n = {int(r.n):,} answered both · {eps} · {100 * r.confidence:g}% intervals, method: "
              f"{r.method} (conservative: at least {100 * r.confidence:g}% for every cell)"]
