@@ -393,10 +393,13 @@ def option_channels(design) -> list[tuple[float, float]]:
     out = []
     for i in range(design.k):
         others = np.delete(weights[i], i)
-        if np.any(others != others[0]) or weights[i, i] <= others[0]:
+        # one unit apart is "equally": each column is realized on its own (largest remainders), so the
+        # forced share of report i may be realized as w or w + 1 in 2^32 under different answers (a
+        # forced design with shares of 0.1); q_i is then their mean, within 2^-32 (2.3e-10) of each
+        if others.max() - others.min() > 1 or weights[i, i] <= others.max():
             raise ValueError(f"the {design.name} design's report {i + 1} is not likelier under its own answer than "
                              "under any other, equally: no exact cross-tab interval")
-        out.append((float(design.matrix[i, i]), float(design.matrix[i, (i + 1) % design.k])))
+        out.append((float(design.matrix[i, i]), float(others.mean() / 2**32)))
     return out
 
 

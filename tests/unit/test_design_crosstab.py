@@ -147,3 +147,17 @@ def test_a_design_without_the_exact_form_is_refused_naming_the_field():
         check_crosstab(s, "cheated", "drugs")
     assert caught.value.field == "crosstab"
     assert check_crosstab(survey({"name": "forced", "p": 0.6, "forced": [0.3, 0.1]}), "cheated", "year")
+
+
+def test_a_forced_share_realized_one_unit_apart_under_different_answers_still_crosses():
+    """Each column of weights is realized on its own, so k-ary forced response with shares of 0.1
+    realizes report 2's share as 429496730 under one answer and 429496729 under another (in 2^32):
+    one unit apart counts as equal (q is their mean), while a design whose report really has two
+    probabilities under other answers stays refused."""
+    design = forced(0.7, [0.1, 0.1, 0.1])
+    weights = np.array(design.weights)
+    assert len({int(w) for w in np.delete(weights[1], 1)}) == 2  # the case this test is about
+    channels = option_channels(design)
+    assert np.array(channels) == pytest.approx(np.array([[0.8, 0.1]] * 3), abs=2**-32)
+    with pytest.raises(ValueError, match="report 1 is not likelier"):
+        option_channels(custom([[0.8, 0.1, 0.2], [0.1, 0.8, 0.2], [0.1, 0.1, 0.6]]))
