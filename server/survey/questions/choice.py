@@ -390,15 +390,13 @@ def per_option(design) -> list[tuple[float, float]]:
     """``(p_i, q_i)`` per option: report i's probability under answer i and under every other answer,
     or NotAvailable when the design has no such form (a report whose probability differs between two
     other answers, or is not likelier under its own answer)."""
-    m = design.matrix
-    out = []
-    for i in range(design.k):
-        others = np.delete(design.weights[i], i)
-        if np.any(others != others[0]) or design.weights[i][i] <= others[0]:
-            raise NotAvailable(f"estimates within groups are {NOT_YET} unless each report is likelier under its "
-                               f"own answer than under any other, equally (the {design.name} design is not)")
-        out.append((float(m[i, i]), float(m[i, (i + 1) % design.k])))
-    return out
+    from deniable.estimators.joint import option_channels  # the cross-tab's test of the same form
+
+    try:
+        return option_channels(design)
+    except ValueError:
+        raise NotAvailable(f"estimates within groups are {NOT_YET} unless each report is likelier under its "
+                           f"own answer than under any other, equally (the {design.name} design is not)") from None
 
 
 class DesignedChoice(Choice):
