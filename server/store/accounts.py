@@ -16,12 +16,19 @@ cookie issued before stops working at once, on every device (docs/design.md, inv
 holds it, and the login form lets the right password through from it however many failures came
 from elsewhere (:mod:`deniable.server.web.dashboard.auth`).  Rows past their longest life are
 deleted when a new one is made.
+
+An admin can also *invite* a colleague (:func:`invite`, the dashboard's Colleagues page): a
+one-time link whose random token (32 bytes) is stored only as its SHA-256 in ``researcher_invites``,
+with the email, whether the account will be an admin, and the day it was made.  The link works
+for :data:`INVITE_DAYS` days; :func:`accept_invite` deletes it, creates the account and starts its
+first session in one transaction.  The server sends no mail: the admin passes the link on.
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
+import re
 import secrets
 
 import sqlite_utils
@@ -175,3 +182,107 @@ def end_sessions(db: sqlite_utils.Database, researcher_id: int | None = None) ->
         if researcher_id is None:
             return db.execute("DELETE FROM sessions").rowcount
         return db.execute("DELETE FROM sessions WHERE researcher_id = ?", [researcher_id]).rowcount
+
+
+# Invitations of colleagues: an admin's one-time link that makes an account (issue 27).
+
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+INVITE_DAYS = 7  # a link works on the day it was made and the 6 days after: never more than 7 × 24 h
+NOT_VALID = ("invitation: this link is not valid (it was used, withdrawn or is older than "
+             f"{INVITE_DAYS} days); ask the admin who invited you for a new one")
+
+
+class InviteError(FieldError):
+    """An invitation link that is unknown, used, revoked or expired: one answer for all four."""
+
+    def __init__(self, message: str = NOT_VALID, field: str | None = "invitation"):
+        super().__init__(message, field)
+
+
+def researchers(db: sqlite_utils.Database) -> list[dict]:
+    """Every account ``{id, email, is_admin}``, by email."""
+    rows = db.execute("SELECT id, email, is_admin FROM researchers ORDER BY email").fetchall()
+    return [dict(zip(("id", "email", "is_admin"), row)) for row in rows]
+
+
+def _invite_first_day() -> str:
+    return _first_day(INVITE_DAYS - 1)
+
+
+def invite(db: sqlite_utils.Database, email: str, *, admin: bool = False) -> str:
+    """Invite ``email`` to make an account; return the link's token (only its SHA-256 is stored).
+
+    A new invitation of the same email replaces the pending one (its link stops working).  An
+    email that already has an account is refused (AccountError naming ``email``).  Invitations
+    older than :data:`INVITE_DAYS` are deleted here."""
+    email = normalize_email(email)
+    token = secrets.token_urlsafe(32)
+    with write_transaction(db):
+        if db.execute("SELECT 1 FROM researchers WHERE email = ?", [email]).fetchone():
+            raise AccountError(f"email: {email} already has an account")
+        db.execute("DELETE FROM researcher_invites WHERE email = ? OR created_on < ?", [email, _invite_first_day()])
+        db.execute("INSERT INTO researcher_invites (token_hash, email, is_admin, created_on) VALUES (?, ?, ?, ?)",
+                   [token_hash(token), email, int(bool(admin)), today()])
+    return token
+
+
+def pending_invites(db: sqlite_utils.Database) -> list[dict]:
+    """The invitations whose link still works, ``{email, is_admin, created_on, last_day}``, by email."""
+    rows = db.execute("SELECT email, is_admin, created_on FROM researcher_invites WHERE created_on >= ? "
+                      "ORDER BY email", [_invite_first_day()]).fetchall()
+    return [{"email": email, "is_admin": is_admin, "created_on": created_on,
+             "last_day": (datetime.date.fromisoformat(created_on)
+                          + datetime.timedelta(days=INVITE_DAYS - 1)).isoformat()}
+            for email, is_admin, created_on in rows]
+
+
+def revoke_invite(db: sqlite_utils.Database, email: str) -> bool:
+    """Withdraw the invitation of ``email``; return whether there was one."""
+    try:
+        email = normalize_email(email)
+    except AccountError:
+        return False
+    with write_transaction(db):
+        return db.execute("DELETE FROM researcher_invites WHERE email = ?", [email]).rowcount > 0
+
+
+def _invite_hash(token) -> str | None:
+    # A token is 43 characters of the URL-safe alphabet; anything else is not one (and is not hashed).
+    return token_hash(token) if isinstance(token, str) and _TOKEN_RE.fullmatch(token) else None
+
+
+def invited(db: sqlite_utils.Database, token) -> dict | None:
+    """The invitation ``{email, is_admin}`` whose link ``token`` is, if it still works, else None."""
+    digest = _invite_hash(token)
+    if digest is None:
+        return None
+    row = db.execute("SELECT email, is_admin FROM researcher_invites WHERE token_hash = ? AND created_on >= ?",
+                     [digest, _invite_first_day()]).fetchone()
+    return {"email": row[0], "is_admin": row[1]} if row else None
+
+
+def accept_invite(db: sqlite_utils.Database, token, password: str) -> tuple[int, str]:
+    """Make the invited account with ``password``; return its id and a new session's token.
+
+    One transaction deletes the invitation, creates the account and starts its session, so a link
+    makes one account at most, even when two requests use it at once.  A link that does not work
+    raises InviteError (one message, whatever the reason); a password that the policy refuses
+    raises AccountError naming ``password``, and the link keeps working."""
+    invitation = invited(db, token)
+    if invitation is None:
+        raise InviteError()
+    check_password(password, invitation["email"])
+    password_hash = generate_password_hash(password)
+    session = secrets.token_urlsafe(32)
+    with write_transaction(db):
+        if db.execute("DELETE FROM researcher_invites WHERE token_hash = ? AND created_on >= ?",
+                      [_invite_hash(token), _invite_first_day()]).rowcount != 1:
+            raise InviteError()  # used by a concurrent request since it was read
+        if db.execute("SELECT 1 FROM researchers WHERE email = ?", [invitation["email"]]).fetchone():
+            raise InviteError()  # made meanwhile with create-researcher: the link has nothing left to do
+        researcher_id = db.execute(
+            "INSERT INTO researchers (email, password_hash, created_on, is_admin) VALUES (?, ?, ?, ?)",
+            [invitation["email"], password_hash, today(), invitation["is_admin"]]).lastrowid
+        db.execute("INSERT INTO sessions (token_hash, researcher_id, created_on) VALUES (?, ?, ?)",
+                   [token_hash(session), researcher_id, today()])
+    return researcher_id, session

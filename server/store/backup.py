@@ -15,6 +15,7 @@ A backup (:func:`backup`) is made while the server runs:
    the server's own key (or makes a new one on a new machine), so a stolen backup cannot sign a
    session.  Nor does it hold a dashboard session (only hashes of their tokens are stored, but a
    restored backup would otherwise bring back sessions ended since): everyone logs in again.
+   Pending invitations of colleagues are dropped likewise: an admin invites again.
 
 A restore (:func:`restore`) puts a backup in place of a stopped server's database: it refuses
 while a server holds the serving lock (:func:`hold_serving_lock`, a shared ``flock`` on
@@ -132,11 +133,13 @@ def backup(path, dest) -> Summary:
 
 
 def _end_sessions(conn: sqlite3.Connection) -> None:
-    """A backup holds no dashboard session: a restore logs everyone out, even of sessions that
-    were live when the backup was made (only the in-memory copy loses them)."""
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone():
-        conn.execute("DELETE FROM sessions")
-        conn.commit()
+    """A backup holds no dashboard session and no pending invitation of a colleague: a restore logs
+    everyone out, even of sessions that were live when the backup was made, and brings back no
+    link that was used or withdrawn since (only the in-memory copy loses them)."""
+    for table in ("sessions", "researcher_invites"):
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone():
+            conn.execute(f"DELETE FROM {table}")
+    conn.commit()
 
 
 def check_backup(src) -> tuple[int, int]:

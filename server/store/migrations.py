@@ -549,3 +549,14 @@ def m14_sessions_as_token_hashes(db: sqlite_utils.Database) -> None:
                    "created_on TEXT NOT NULL) WITHOUT ROWID")  # created_on: YYYY-MM-DD
         db.execute(f"CREATE INDEX idx_{table}_researcher_id ON {table} (researcher_id)")
     db.execute("ALTER TABLE researchers DROP COLUMN session_epoch")
+
+
+@migrations()
+def m15_researcher_invites(db: sqlite_utils.Database) -> None:
+    """Colleagues invited from the dashboard (issue 27): an admin's one-time link makes an account.
+    Only the SHA-256 of the link's token is kept, with the invited email, whether the account will
+    be an admin, and the day the invitation was made (the link works for 7 days); the row is
+    deleted when the account is made or the invitation withdrawn.  No rowid: rows are laid out by
+    their random hashes."""
+    db.execute("CREATE TABLE researcher_invites (token_hash TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, "
+               "is_admin INTEGER NOT NULL DEFAULT 0, created_on TEXT NOT NULL) WITHOUT ROWID")  # YYYY-MM-DD

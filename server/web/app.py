@@ -76,7 +76,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(app.config["DATABASE"])
 
     from . import connections, dashboard, embed, errors, i18n, public, ratelimit, security
-    from .dashboard import analysis, auth, chart_files, lifecycle, planner, publish, views, weighting
+    from .dashboard import analysis, auth, chart_files, colleagues, join, lifecycle, planner, publish, views, weighting
     from .dashboard import api as results_api
     from .respondent import api, pages, submit_route
 
@@ -91,6 +91,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(api.bp)  # /api/v1/surveys/<slug>
     app.register_blueprint(public.bp)  # /r/<slug>
     app.register_blueprint(auth.bp)  # /auth/login, /auth/logout
+    app.register_blueprint(join.bp)  # /auth/join/<token>: an invitation link (the link is the credential)
     app.register_blueprint(embed.bp)  # /embed/<version>/deniable-embed.mjs, .js: for other origins
     # The researchers' side: every blueprint under the one parent whose hook requires a login.
     researchers = dashboard.blueprint()  # /dashboard/static/…, and the login hook
@@ -102,6 +103,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     researchers.register_blueprint(weighting.bp)  # /dashboard/<slug>/weighting
     researchers.register_blueprint(results_api.bp)  # /api/v1/surveys/<slug>/estimates
     researchers.register_blueprint(chart_files.bp)  # /dashboard/<slug>/…/chart….svg
+    researchers.register_blueprint(colleagues.bp)  # /dashboard/colleagues/: admins only
     app.register_blueprint(researchers)
 
     errors.init_app(app)

@@ -630,6 +630,106 @@ def test_logout(tmp_path):
     world.assert_reached(test_logout)
 
 
+JOINED = "plum kayak thunder orbit"  # a password the policy accepts
+
+
+@covers(("join.join", "GET"), ("join.join", "POST"))
+def test_join(tmp_path):
+    """An invitation link, working or not, with random passwords, CSRF tokens and encodings: a link that
+    does not work is a 404 and stores nothing; a refused password or CSRF token is a 400 and stores
+    nothing; an account (its session, and the invitation deleted) only for a working link, a valid
+    token and two equal passwords the policy accepts."""
+    from deniable.server.store.accounts import invite
+
+    world = World(tmp_path)
+    made = iter(range(10**6))
+
+    @FUZZ_SLOW  # each accepted password costs a password hash
+    @given(method=st.sampled_from(["GET", "POST", "POST", "POST"]),
+           link=st.one_of(st.just("working"), st.just("working"), st.text(max_size=60)), token=TOKEN_KIND,
+           password=st.one_of(st.just(JOINED), st.just(JOINED), st.just("password1234"), st.text(max_size=14),
+                              st.just("p" * 2000)),
+           confirm=st.one_of(st.none(), st.text(max_size=6)), extra=st.lists(st.tuples(FIELD_NAME, FIELD_VALUE),
+                                                                               max_size=2),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    def run(method, link, token, password, confirm, extra, encoding):
+        client, valid = world.anonymous()
+        email = f"new{next(made)}@example.org"
+        if link == "working":
+            db = connect(world.db_path)
+            try:
+                url = "/auth/join/" + invite(db, email)
+            finally:
+                db.conn.close()
+        else:
+            url = "/auth/join/" + quote(link, safe="")
+        fields = [("password", password), ("confirm", password if confirm is None else confirm), *extra]
+        kwargs, seen = encode_form(with_token(fields, token, valid, world), encoding, 0)
+        before = world.snapshot()
+        response = client.open(url, method=method, **(kwargs if method == "POST" else {}))
+        after = check(world, response, before)
+        if link != "working" or method == "GET":
+            assert after == before
+            assert response.status_code == (200 if link == "working" else 404) or (
+                method == "POST" and response.status_code == 400)
+            return
+        first = {}
+        for name, value in seen:
+            first.setdefault(name, value)
+        if not csrf_passes(seen, None, valid):
+            assert response.status_code == 400
+        elif first.get("password") == first.get("confirm") == JOINED:
+            assert response.status_code == 303
+        if response.status_code == 303:
+            changed = {t for t in after if after[t] != before[t]}
+            assert changed == {"researchers", "researcher_invites", "sessions"}
+            assert [r[1] for r in after["researchers"] if r not in before["researchers"]] == [email]
+            assert client.get("/dashboard/").status_code == 200
+        else:
+            assert response.status_code == 400
+
+    run()
+    world.assert_reached(test_join)
+
+
+@covers(("dashboard.colleagues.colleagues", "GET"), ("dashboard.colleagues.invite", "POST"),
+        ("dashboard.colleagues.revoke", "POST"))
+def test_colleagues_as_an_admin(tmp_path):
+    """The admins' page with random emails and CSRF tokens: an invitation or a withdrawal changes the
+    invitations only; anything refused is a 4xx with its message and stores nothing."""
+    world = World(tmp_path)
+    with sqlite3.connect(world.db_path) as conn:
+        conn.execute("UPDATE researchers SET is_admin = 1")
+    conn.close()
+    client, valid = world.researcher()
+    emails = st.one_of(st.sampled_from(["grace@example.org", "GRACE@example.org ", EMAIL, "x" * 300 + "@e.org", "",
+                                        "no-at-sign"]), st.text(max_size=12))
+
+    @FUZZ
+    @given(action=st.sampled_from(["invite", "invite", "revoke", "read"]), email=emails,
+           admin=st.sampled_from([None, "y", "", "0"]), token=st.sampled_from(["valid", "valid", "missing", "garbage"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    def run(action, email, admin, token, encoding):
+        if action == "read":
+            response = client.get("/dashboard/colleagues/")
+            assert response.status_code == 200
+            response.close()
+            return
+        fields = [("email", email)] + ([] if admin is None else [("admin", admin)])
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(f"/dashboard/colleagues/{action}", **kwargs)
+        after = check(world, response, before, client=client)
+        assert {t for t in after if after[t] != before[t]} <= {"researcher_invites"}
+        if not token_ok:
+            assert response.status_code == 400
+        elif action == "invite" and response.status_code == 200:
+            assert 'id="invite-url"' in response.get_data(as_text=True)
+
+    run()
+    world.assert_reached(test_colleagues_as_an_admin)
+
+
 # ---------------------------------------------------------------- the dashboard and the results API
 
 DASHBOARD = [  # (endpoint, method, path template)
@@ -671,10 +771,14 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.lifecycle.duplicate", "POST", "/dashboard/<slug>/duplicate"),
     ("dashboard.lifecycle.delete", "POST", "/dashboard/<slug>/delete"),
     ("dashboard.lifecycle.wording", "POST", "/dashboard/<slug>/wording"),
+    ("dashboard.colleagues.colleagues", "GET", "/dashboard/colleagues/"),  # admins only: 404 for the others
+    ("dashboard.colleagues.invite", "POST", "/dashboard/colleagues/invite"),
+    ("dashboard.colleagues.revoke", "POST", "/dashboard/colleagues/revoke"),
     ("dashboard.api.estimates", "GET", "/api/v1/surveys/<slug>/estimates"),
 ]
 DASHBOARD_ROUTES = sorted({(endpoint, method) for endpoint, method, _ in DASHBOARD})
-READS = [route for route in DASHBOARD if route[1] == "GET"]
+READS = [route for route in DASHBOARD if route[1] == "GET"
+         and not route[0].startswith("dashboard.colleagues.")]  # admins only: test_colleagues_as_an_admin
 
 EPSILON_TEXT = st.one_of(st.sampled_from(["1", "0.5", "2", "20", "20.0000001", "21", "0", "-1", "nan", "inf",
                                           "-inf", "1e999", "1e-320", str(10**400), " 1 ", "", "1,5"]),

@@ -57,12 +57,18 @@ URLS = [
     ("POST", "/dashboard/habits/publish/visibility"),
     ("GET", "/api/v1/surveys/habits/estimates"),
 ]
+# The admins' pages: a researcher who is not an admin gets 404 there (tests/web/test_colleagues.py).
+ADMIN_URLS = [
+    ("GET", "/dashboard/colleagues/"),
+    ("POST", "/dashboard/colleagues/invite"),
+    ("POST", "/dashboard/colleagues/revoke"),
+]
 
 
 def test_the_access_table_covers_every_route(app):
     """A new dashboard route must be added to URLS (and so to the access-control test)."""
     covered = set()
-    for method, url in URLS:
+    for method, url in URLS + ADMIN_URLS:
         adapter = app.url_map.bind("localhost")
         endpoint, _ = adapter.match(url.split("?")[0], method=method)
         covered.add((endpoint, method))
@@ -79,7 +85,7 @@ def test_the_dashboard_stylesheet_needs_no_login(client):
     response.close()
 
 
-@pytest.mark.parametrize("method, url", URLS)
+@pytest.mark.parametrize("method, url", URLS + ADMIN_URLS)
 def test_logged_out_is_sent_to_login_or_gets_401(app, client, method, url):
     make_survey(app, status="open")
     token = csrf_token(client)  # a valid CSRF token, so the login check itself is what refuses

@@ -22,6 +22,7 @@ PUBLIC = {
     "dashboard.static": "the dashboard's stylesheet, which the login page uses too",
     "auth.login": "the login page",
     "auth.logout": "logging out: without a session it ends nothing",
+    "join.join": "an invitation link: the link is the credential (it answers 404 unless it works)",
     "respond.survey": "a survey's page",
     "respond.submit": "answering it",
     "respond.thanks": "the thank-you page",
@@ -47,6 +48,8 @@ def _path_values(rule) -> dict:
             values[name] = 0
         elif name == "qid":  # a question of the public page's chart
             values[name] = "drugs"
+        elif name == "token":  # an invitation link's
+            values[name] = "not-a-token"
         elif isinstance(converter, AnyConverter):
             values[name] = sorted(converter.items)[0]
         else:
