@@ -15,6 +15,7 @@ fi
 if ! Rscript -e 'library(survey)' >/dev/null 2>&1; then
     apt_install r-cran-survey
 fi
+scripts/otree_env.sh  # oTree in a venv of its own, for tests/e2e/test_embed_otree.py
 
 # Two workers (pytest-xdist): the suite takes about 8 minutes instead of 40 on two cores.
 exec .venv/bin/python -m pytest -n 2 "$@"

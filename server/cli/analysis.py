@@ -83,6 +83,24 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source:
             return read_surveyjs(inputs[1], _load_survey(inputs[0]))
         except SurveyJSError as exc:
             fail(str(exc))
+    if source == "otree":  # oTree's CSV export (server/survey/otree_export.py)
+        from deniable.server.survey.otree_export import OTreeExportError, read_otree
+
+        if counts_path is not None or len(inputs) != 2:
+            raise click.UsageError("with --from otree, give SURVEY.json and EXPORT.csv")
+        try:
+            return read_otree(inputs[1], _load_survey(inputs[0]))
+        except OTreeExportError as exc:
+            fail(str(exc))
+    if source in ("qualtrics", "limesurvey", "redcap"):  # their CSV exports (server/survey/platform_exports.py)
+        from deniable.server.survey.platform_exports import PlatformExportError, read_export
+
+        if counts_path is not None or len(inputs) != 2:
+            raise click.UsageError(f"with --from {source}, give SURVEY.json and EXPORT.csv")
+        try:
+            return read_export(source, inputs[1], _load_survey(inputs[0]))
+        except PlatformExportError as exc:
+            fail(str(exc))
 
     if counts_path is not None:
         if len(inputs) != 1:
@@ -223,9 +241,10 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
                    "calibration variance.")
 @click.option("--trim", metavar="LOW,HIGH",
               help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
-@click.option("--from", "source", type=click.Choice(("surveyjs",)),
+@click.option("--from", "source", type=click.Choice(("surveyjs", "otree", "qualtrics", "limesurvey", "redcap")),
               help="The responses file is another survey tool's results: surveyjs (a JSON list of survey.data "
-                   "objects holding the embed's reports).")
+                   "objects holding the embed's reports), otree (oTree's CSV export, wide or one app's), "
+                   "qualtrics, limesurvey or redcap (their CSV exports; docs/embedding.md).")
 def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
              weights, strata, cluster, fpc, margins_path, trim, source) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.
@@ -254,6 +273,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         deniable estimate examples/survey.json responses.csv --weights w --strata region --cluster school
         deniable estimate --db deniable.db student-life --rake margins.json --trim 0.3,3
         deniable estimate examples/survey.json surveyjs-results.json --from surveyjs
+        deniable estimate examples/otree/survey.json all_apps_wide.csv --from otree
     """
     from deniable.server.survey import analysis, estimates
 

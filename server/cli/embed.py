@@ -3,7 +3,8 @@
 ``build`` writes the built files (:mod:`deniable.client.embed`) to a folder and prints each one's
 subresource-integrity hash; ``design`` prints a survey definition's design document, the one the
 app publishes at ``GET /api/v1/surveys/SLUG``, for a page that passes it to the embed instead of
-fetching it.
+fetching it; ``recipe`` prints the copy-paste snippets for Qualtrics, LimeSurvey or REDCap
+(:mod:`deniable.server.survey.recipes`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def embed() -> None:
     Example:
         deniable embed build -o site/js
         deniable embed design examples/survey.json > design.json
+        deniable embed recipe qualtrics examples/survey.json --src https://surveys.example.org
     """
 
 
@@ -62,20 +64,66 @@ def design(survey_path) -> None:
     Example:
         deniable embed design examples/survey.json > design.json
     """
-    from deniable.server.survey.definition import (
-        DefinitionError,
-        design_fingerprint,
-        load_definition,
-    )
-    from deniable.server.web.respondent.api import question_design
+    echo_json(_design_document(_load(survey_path)))
+
+
+def _load(survey_path):
+    from deniable.server.survey.definition import DefinitionError, load_definition
 
     try:
-        survey = load_definition(survey_path)
+        return load_definition(survey_path)
     except DefinitionError as exc:
         fail(str(exc))
-    echo_json({"slug": survey.slug, "title": survey.title, "description": survey.description,
-               "design_fingerprint": design_fingerprint(survey),
-               "questions": [question_design(q) for q in survey.questions]})
+
+
+def _design_document(survey) -> dict:
+    """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it."""
+    from deniable.server.survey.definition import design_fingerprint
+    from deniable.server.web.respondent.api import question_design
+
+    return {"slug": survey.slug, "title": survey.title, "description": survey.description,
+            "design_fingerprint": design_fingerprint(survey),
+            "questions": [question_design(q) for q in survey.questions]}
+
+
+@embed.command("recipe")
+@click.argument("platform", type=click.Choice(("qualtrics", "limesurvey", "redcap")))
+@click.argument("survey_path", metavar="SURVEY.json")
+@click.option("--src", required=True, metavar="URL",
+              help="Where the page loads the embed from: your deniable's address (it serves "
+                   "/embed/VERSION/deniable-embed.js), or the URL of the deniable-embed-VERSION.js that "
+                   "deniable embed build wrote.")
+@click.option("--question", "qid", metavar="QID",
+              help="Only this question (default: every protected question the embed can mount).")
+def recipe(platform, survey_path, src, qid) -> None:
+    """Print the copy-paste snippet of each protected question for PLATFORM, and the codebook.
+
+    Each snippet loads the embed's classic script by its integrity hash, mounts the question and
+    puts only the report (JSON: report, design, epsilon) into the platform's field: a Qualtrics
+    embedded-data field, a hidden LimeSurvey short-text question, or a REDCap @HIDDEN text field,
+    named in the output.  `deniable estimate SURVEY.json EXPORT.csv --from PLATFORM` reads the
+    platform's CSV export.
+
+    \b
+    Example:
+        deniable embed recipe qualtrics examples/survey.json --src https://surveys.example.org
+    """
+    from deniable.client.embed import current, integrity
+    from deniable.server.survey.platform_exports import PlatformExportError
+    from deniable.server.survey.recipes import recipe as make_recipe
+
+    survey = _load(survey_path)
+    built = current()
+    if not src.endswith(".js"):
+        src = f"{src.rstrip('/')}/embed/{built.version}/deniable-embed.js"
+    if not src.startswith(("https://", "http://", "/")):
+        fail(f"--src: {src!r} is not a URL the page can load the embed from")
+    try:
+        text = make_recipe(platform, survey, _design_document(survey), src=src, integrity=integrity(built.script),
+                           version=built.version, qid=qid)
+    except PlatformExportError as exc:
+        fail(str(exc))
+    click.echo(text, nl=False)
 
 
 COMMANDS = (embed,)

@@ -1,0 +1,122 @@
+"""oTree's data export, read as reports: what ``deniable estimate SURVEY.json EXPORT.csv --from otree`` reads.
+
+An oTree app that embeds deniable's randomizer (docs/embedding.md, "oTree"; examples/otree/) has, for
+each protected question, a player field named by the deniable question's id whose value is the JSON
+text ``{"report": …, "design": "sha256:…", "epsilon": …}``.  oTree exports it in either of its CSVs:
+
+- the wide export (``/api/export_wide``, "All apps (wide format)" on the Data page): one row per
+  participant, the field in the column ``APP.ROUND.player.QID``;
+- an app's export (``/api/export_app?app=APP``): one row per player, the column ``player.QID``.
+
+Each question must be in exactly one column (one app, one round: a question asked again in a later
+round would send the stored report again, not a new answer).  A row in which none of the questions
+holds a value is left out: oTree makes every participant of a session when the session is created,
+and those who never submitted the page have empty fields.  Each value goes through its type's own
+check (:meth:`~deniable.server.survey.questions.base.QuestionType.check_report`, as a report sent to
+the JSON API), so the dataset is the one the same reports make in deniable's own store.  A value that
+is not such a report (a true answer kept in a field of the host's own) is an error naming the line
+and the question, and so is a report made under another design, and a participant on two rows.  The
+app's other fields are left alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import numpy as np
+from deniable.client.mechanism import MechanismError
+
+from deniable.errors import FieldError
+
+from .dataset import NOT_ANSWERED, Dataset
+from .definition import Survey, design_fingerprint
+from .strict_json import loads
+
+MAX_BYTES = 1 << 30
+_WIDE = re.compile(r"^[^.]+\.\d+\.player\.(.+)$")  # APP.ROUND.player.FIELD
+
+
+class OTreeExportError(FieldError):
+    """An oTree export cannot be read as reports; the message names the file, line and question."""
+
+
+def _columns(path: Path, header: list[str], survey: Survey) -> dict[str, int]:
+    """Question id → the index of its one column in ``header``."""
+    found: dict[str, list[str]] = {q.id: [] for q in survey.questions}
+    index = {}
+    for i, name in enumerate(header):
+        match = _WIDE.match(name)
+        field = match.group(1) if match else name.removeprefix("player.") if name.startswith("player.") else None
+        if field in found:
+            found[field].append(name)
+            index[name] = i
+    for qid, names in found.items():
+        if not names:
+            raise OTreeExportError(f"{path}: no column for question {qid!r} (player.{qid}, or APP.ROUND.player.{qid} "
+                                   f"in the wide export): is this the export of the app with the protected "
+                                   f"fields?", qid)
+        if len(names) > 1:
+            raise OTreeExportError(f"{path}: question {qid!r} is in {len(names)} columns ({', '.join(names)}): "
+                                   f"one column per question (one app, one round)", qid)
+    return {qid: index[names[0]] for qid, names in found.items()}
+
+
+def read_otree(path, survey: Survey) -> Dataset:
+    """The reports of an oTree CSV export (wide, or one app's) as a :class:`Dataset`."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise OTreeExportError(f"{path}: larger than 1 GiB", "results")
+        text = path.read_text(encoding="utf-8-sig")  # the export's "for Excel" form starts with a BOM
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OTreeExportError(f"{path}: not a CSV export of oTree: {exc}", "results") from None
+    try:
+        table = list(csv.reader(text.splitlines()))
+    except csv.Error as exc:
+        raise OTreeExportError(f"{path}: not a CSV export of oTree: {exc}", "results") from None
+    if not table or not table[0]:
+        raise OTreeExportError(f"{path}: empty: no header line (an export of a session nobody started?)", "results")
+    header, rows = table[0], table[1:]
+    columns = _columns(path, header, survey)
+    code_at = header.index("participant.code") if "participant.code" in header else None
+    fingerprint = design_fingerprint(survey)
+    kept: dict[str, list] = {q.id: [] for q in survey.questions}
+    seen: dict[str, int] = {}
+    for line, cells in enumerate(rows, 2):
+        if len(cells) != len(header):
+            raise OTreeExportError(f"{path}: line {line}: {len(cells)} cells, but the header has {len(header)}",
+                                   "results")
+        if all(cells[at] == "" for at in columns.values()):
+            continue  # a participant who never submitted the page
+        if code_at is not None:
+            code = cells[code_at]
+            if code in seen:
+                raise OTreeExportError(f"{path}: line {line}: participant {code!r} is on line {seen[code]} too: "
+                                       f"one row per participant", "results")
+            seen[code] = line
+        for q in survey.questions:
+            kept[q.id].append(_report(path, line, q, cells[columns[q.id]], fingerprint))
+    return Dataset(survey, {q.id: np.array(kept[q.id], dtype=q.qtype.code_dtype) for q in survey.questions})
+
+
+def _report(path: Path, line: int, q, cell: str, fingerprint: str):
+    """The code of one cell's report (NOT_ANSWERED for an empty cell: an optional question left unanswered)."""
+    if cell == "":
+        return NOT_ANSWERED
+    where = f"{path}: line {line}, question {q.id!r}"
+    try:
+        value = loads(cell)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or "report" not in value or "design" not in value:
+        raise OTreeExportError(f"{where}: not a report of deniable's embed (expected {{report, design, epsilon}}): "
+                               f"was this question answered outside the embed?", q.id)
+    if value["design"] != fingerprint:
+        raise OTreeExportError(f"{where}: reported under design {str(value['design'])[:40]!r}, but the "
+                               f"definition's design is {fingerprint}", q.id)
+    try:
+        return q.qtype.check_report(q, value["report"])
+    except MechanismError as exc:
+        raise OTreeExportError(f"{where}: {exc}", q.id) from None
