@@ -23,8 +23,9 @@ Multinomial(n, λ) with ``λ = M π``.
   - forced response with k answers: report r's count is Binomial(n, λ_r),
     ``λ_r = p_r + p·π_r``, so the same with ``q = p_r`` and ``p = p + p_r``, per answer.
   Coverage is checked by summing the binomial distribution exactly (tests/unit/test_designs.py).
-  Other designs with more than two answers get the point estimates; their intervals are not
-  offered yet (no method here has a coverage that could be stated exactly).
+  Other designs with more than two answers get conservative simultaneous intervals from an exact
+  confidence region for the report probabilities mapped through the design
+  (:mod:`.design_region`), their coverage summed over the multinomial.
 * **Planning** (:func:`plan_design`): where the interval is exact (a binary design, forced
   response), a report's count is Binomial(n, ``q + (p − q)π``) on ``[q, p]``, so the exact
   planner of :mod:`.planning` (:func:`.planning.plan_channel`: the worst-case over π of the
@@ -202,8 +203,12 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
             lo, hi = interval(method, np.array([c[t]]), n, truth + share, share, confidence)
             low[t], high[t] = lo[0], hi[0]
         used = method
-    note = None if used else ("no interval is offered for this design with more than two answers: only forced "
-                              "response and binary designs have exact ones")
+    else:  # no report is binomial in one share: a simultaneous region for λ, mapped through M
+        from .design_region import METHOD, region_intervals
+
+        low, high = region_intervals(c, m, confidence)
+        used = METHOD
+    note = None
     return DesignResult(labels, n, c, estimate, consistent, low, high, used, confidence, design.epsilon,
                         standard_errors(c, m), note, p_shown, q_shown)
 

@@ -161,7 +161,8 @@ def test_the_em_estimate_is_the_maximum_likelihood_on_the_simplex():
 def test_results_serialize_and_print_themselves():
     result = estimate_design([30, 50, 20], d.custom([[0.6, 0.2, 0.1], [0.3, 0.6, 0.2], [0.1, 0.2, 0.7]]))
     data = result.to_dict()
-    assert data["n"] == 100 and data["method"] is None and data["answers"][0]["ci_low"] is None
-    assert "no exact interval for this design" in result.summary()
+    assert data["n"] == 100 and data["method"] == "simultaneous exact region"  # tests/unit/test_design_region.py
+    assert 0 <= data["answers"][0]["ci_low"] <= data["answers"][0]["ci_high"] <= 1
+    assert "95% simultaneous exact region intervals" in result.summary()
     with pytest.raises(ValueError, match="3 non-negative integers"):
         estimate_design([1, 2], d.forced(0.7, [0.1, 0.1, 0.1]))
