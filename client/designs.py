@@ -396,6 +396,90 @@ class DesignMechanism:
         return self.design.epsilon
 
 
-__all__ = ["BINARY", "DESIGNS", "PARAMETERS", "Design", "DesignError", "DesignMechanism", "crosswise",
-           "crosswise_epsilon_range", "custom", "forced", "from_definition", "kuk", "realize_column", "sample",
-           "unrelated", "warner"]
+# ---------------------------------------------------------------- a design on each tick of a check-all question
+
+# A tick's two true answers: a binary design's answer 0 ("Yes", the first option) is "ticked", answer 1
+# "not ticked"; its report 0 is sent as a tick, report 1 as no tick.
+TICK_ANSWERS = ("ticked", "not ticked")
+
+
+def tick_design(spec) -> Design:
+    """The binary design of every tick of a check-all question, from the question's ``"design"`` object
+    (:func:`from_definition` with the two answers :data:`TICK_ANSWERS`); a design for more than two
+    answers is refused (DesignError naming the parameter, as for a single choice with two options).
+
+    >>> tick_design({"name": "warner", "p": 0.75}).reports
+    ('ticked', 'not ticked')
+    """
+    return from_definition(spec, list(TICK_ANSWERS))
+
+
+def sample_ticks(design: Design, masks, draws, k: int) -> np.ndarray:
+    """Reported subsets (bit masks, option j = bit j) of true subsets ``masks`` under a binary ``design`` on
+    each of the ``k`` ticks, from uniform 32-bit ``draws`` (shape ``masks × k``: one per option, in the
+    options' order).  Option j's true answer is 0 when ticked, 1 when not; its report is
+    :func:`sample` of that answer with its own draw, and report 0 is sent as a tick.  The browser's
+    ``sampleTicks`` (designs.js) is the same loop."""
+    masks = np.asarray(masks, dtype=np.int64).reshape(-1)
+    if design.k != 2 or design.k_reports != 2:
+        raise MechanismError(f"a tick's design must be binary (2 answers, 2 reports), got {design.k_reports} × {design.k}")
+    if masks.size and (masks.min() < 0 or masks.max() >= 1 << k):
+        raise MechanismError(f"masks must be subsets of {k} options (0..{(1 << k) - 1})")
+    u = np.asarray(draws, dtype=np.uint64).reshape(masks.size, k)
+    out = np.zeros(masks.size, dtype=np.int64)
+    for j in range(k):
+        answer = 1 - ((masks >> j) & 1)
+        out |= (sample(design, answer, u[:, j]) == 0).astype(np.int64) << j
+    return out
+
+
+def randomize_ticks(masks, design: Design, k: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Randomize true subsets (bit masks) under ``design`` on each tick (:func:`sample_ticks`): ``k`` uint32
+    draws per subset from ``os.urandom``, or from a seeded generator (simulation only)."""
+    from .randomizer import _uint32_source
+
+    masks = np.asarray(masks, dtype=np.int64)
+    draws = _uint32_source(rng)(masks.size * k).reshape(masks.size, k)
+    return sample_ticks(design, masks, draws, k).reshape(masks.shape)
+
+
+@dataclass(frozen=True)
+class TickDesignMechanism:
+    """A check-all question whose ``k`` ticks are each randomized by one binary ``design``, independently.
+
+    **ε composes over the ticks** as for the check-all question's default mechanism
+    (:mod:`deniable.client.multi`): for two subsets a, b and any report r,
+    ``P(r | a)/P(r | b) = Π_j M[r_j, a_j]/M[r_j, b_j] ≤ e^{K ε_d}`` with ``ε_d`` the design's realized
+    ε (the largest log-ratio of one report's probabilities under the two answers), reached when a and
+    b are complements and every ``r_j`` is the report of that largest ratio.  So the question's ε is
+    ``K · ε_d``, the sum over the ticks; a design with a zero cell makes every tick, and the
+    question, not ε-LDP."""
+
+    k: int
+    design: Design
+
+    threshold = None  # not randomized response at ε/K: the design's integer weights say everything
+    per_tick = True  # the codebook's matrix is each tick's
+
+    @property
+    def protected(self) -> bool:
+        return self.design.ldp
+
+    @property
+    def tick_epsilon(self) -> float:
+        """The realized ε of one tick (infinite when the design is not ε-LDP)."""
+        return self.design.epsilon
+
+    @property
+    def epsilon(self) -> float:
+        """The realized ε of the whole report: K times one tick's."""
+        return self.k * self.design.epsilon
+
+    @property
+    def declared_epsilon(self) -> float:
+        return self.epsilon
+
+
+__all__ = ["BINARY", "DESIGNS", "PARAMETERS", "TICK_ANSWERS", "Design", "DesignError", "DesignMechanism",
+           "TickDesignMechanism", "crosswise", "crosswise_epsilon_range", "custom", "forced", "from_definition", "kuk",
+           "randomize_ticks", "realize_column", "sample", "sample_ticks", "tick_design", "unrelated", "warner"]

@@ -17,6 +17,23 @@ Each option's tick is binary randomized response at ``ε/K`` (:mod:`deniable.cli
 
 The sufficient statistics are n, the per-option tick counts, the pairwise co-occurrence counts
 and the distribution of W (the store keeps exactly these: ``deniable.server.store``).
+
+**A binary design on each tick** (:func:`estimate_multi_design`; :mod:`deniable.client.designs`,
+``TickDesignMechanism``): each tick is reported as ticked with probability ``a = M[0, 0]`` when it is
+ticked and ``b = M[0, 1]`` when not (``a ≠ b``: the design's matrix has full rank), independently, so
+
+* **per option**, the reported ticks of option j are exactly Binomial(n, ``b + (a − b) π_j``): the
+  binary design's affine map, whose exact interval is :func:`.designs.estimate_design`'s (the
+  interval for the report's probability on ``[min(a, b), max(a, b)]``, mapped to π_j);
+* **the number ticked**: given T = t true ticks, W is a sum of t Bernoulli(a) and K − t Bernoulli(b),
+  so ``E[W | T] = Kb + (a − b) T`` and ``Var(W | T) = t a(1 − a) + (K − t) b(1 − b)``; the unbiased
+  score ``(W − Kb)/(a − b)`` has ``Var = Var T + [K b(1 − b) + μ (a(1 − a) − b(1 − b))]/(a − b)²``
+  (μ = E T): the score model with ``h0 = K b(1 − b)/(a − b)²``, ``h1 = (a(1 − a) − b(1 − b))/(a − b)²``
+  (:class:`.scores.ScoreModel`), which is :func:`ticked_model` when ``b = 1 − a``;
+* **pairs**: two options' reports are a 2 × 2 cross-tab of two questions randomized by the same
+  binary design, :func:`.joint.crosstab` with that design on both sides (its exact intervals need
+  report 0 likelier under answer 0: when ``a < b`` the reports are relabelled, which changes nothing
+  but their order).
 """
 
 from __future__ import annotations
@@ -150,4 +167,102 @@ def estimate_multi(n, ticks, pairs, ticked, epsilon, *, confidence=0.95, method=
         estimate=frozen(pick("estimate")), consistent=frozen(pick("consistent")), std_error=frozen(pick("std_error")),
         ci_low=frozen(pick("ci_low")), ci_high=frozen(pick("ci_high")), ticked=mean, pairs=pair_results, pair_counts=frozen(pairs, np.int64),
         note="; ".join(notes),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class MultiDesignResult(MultiResult):
+    """:class:`MultiResult` of a check-all question with a binary design on each tick: ``p`` and ``q`` are a
+    tick's report probabilities (reported ticked when ticked, when not); ``epsilon`` is the whole
+    report's realized ε (K times the design's; infinite when it is not ε-LDP)."""
+
+    design: str = ""
+    ldp: bool = True
+
+    def to_dict(self, labels=None) -> dict:
+        """:meth:`MultiResult.to_dict` with the ``design``'s name and ``ldp``; no declared ε (a design has
+        only its realized one), ``bit_epsilon`` is one tick's."""
+        data = super().to_dict(labels)
+        data.update(declared_epsilon=None, design=self.design, ldp=self.ldp)
+        return data
+
+
+def design_ticked_model(k: int, a: float, b: float) -> ScoreModel:
+    """Score model of the number ticked under a binary design on each tick (module notes)."""
+    d2 = (a - b) ** 2
+    return ScoreModel(span=k, c=1.0, h0=k * b * (1 - b) / d2, h1=(a * (1 - a) - b * (1 - b)) / d2)
+
+
+def oriented(design):
+    """``(design, flipped)``: the binary design with its two reports in the order that makes report 0
+    likelier under answer 0 (``flipped`` when they were swapped), as the exact cross-tab needs."""
+    from dataclasses import replace
+
+    if design.weights[0][0] > design.weights[0][1]:
+        return design, False
+    return replace(design, weights=design.weights[::-1], reports=design.reports[::-1]), True
+
+
+def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, method="exact",
+                          simultaneous=False) -> MultiDesignResult:
+    """Estimate a check-all question whose every tick is randomized by the binary ``design``.
+
+    Parameters are those of :func:`estimate_multi`, with ``design`` (a
+    :class:`deniable.client.designs.Design` with 2 answers, 0 = ticked, and 2 reports, 0 = sent as a
+    tick) in place of ε.  Per option: :func:`.designs.estimate_design` of its reported ticks (exact
+    intervals, Bonferroni over the K options when ``simultaneous``); the number ticked and the pairs as
+    the module notes derive.
+
+    Examples
+    --------
+    >>> from deniable.client.designs import tick_design
+    >>> d = tick_design({"name": "forced", "p": 0.6, "forced": [0.25, 0.15]})
+    >>> r = estimate_multi_design(100, [55, 30], [[0, 20], [0, 0]], [30, 55, 15], d)
+    >>> round(float(r.estimate[0]), 6), r.design, r.ticked.method
+    (0.5, 'forced', 'score')
+    """
+    from .designs import estimate_design
+
+    confidence = check_confidence(confidence)
+    method = check_method(method)
+    ticks = np.asarray(ticks, dtype=np.int64)
+    k = ticks.size
+    pairs = np.asarray(pairs, dtype=np.int64)
+    ticked = np.asarray(ticked, dtype=np.int64)
+    n = int(n)
+    if design.k != 2 or design.k_reports != 2:
+        raise ValueError(f"a tick's design must have 2 answers and 2 reports, got {design.k_reports} × {design.k}")
+    if pairs.shape != (k, k) or ticked.shape != (k + 1,):
+        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
+    if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
+        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
+    m = design.matrix
+    a, b = float(m[0, 0]), float(m[0, 1])
+    level = 1 - (1 - confidence) / k if simultaneous else confidence
+    rows = [estimate_design(np.array([c, n - c]), design, confidence=level, method=method) for c in ticks.tolist()]
+
+    def pick(name, empty):
+        return np.array([empty if getattr(r, name) is None else float(getattr(r, name)[0]) for r in rows])
+
+    model = design_ticked_model(k, a, b)
+    mom = moments(ticked, (np.arange(k + 1) - k * b) / (a - b))
+    est, se, lo, hi, clt = moments_mean(model, mom, confidence)
+    mean = MeanResult(n=n, estimate=float(est), std_error=float(se), ci_low=float(lo), ci_high=float(hi),
+                      method="score", confidence=confidence, clt_half_width=float(clt))
+    pair_results: dict[tuple[int, int], CrosstabResult] = {}
+    if n > 0:
+        both_sides, flipped = oriented(design)
+        for j in range(k):
+            for l in range(j + 1, k):
+                table = pair_table(n, int(ticks[j]), int(ticks[l]), int(pairs[j, l]))
+                pair_results[(j, l)] = crosstab(table[::-1, ::-1] if flipped else table, None, None,
+                                                confidence=confidence, row_design=both_sides, col_design=both_sides)
+    note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]" if n == 0 else ""
+    return MultiDesignResult(
+        n=n, k=k, epsilon=k * design.epsilon, declared_epsilon=k * design.epsilon, p=a, q=b, method=method,
+        confidence=confidence, simultaneous=bool(simultaneous), noisy_counts=frozen(ticks, np.int64),
+        estimate=frozen(pick("estimate", np.nan)), consistent=frozen(pick("consistent", np.nan)),
+        std_error=frozen(pick("std_error", np.nan)), ci_low=frozen(pick("ci_low", 0.0)),
+        ci_high=frozen(pick("ci_high", 1.0)), ticked=mean, pairs=pair_results, pair_counts=frozen(pairs, np.int64),
+        note=note, design=design.name, ldp=design.ldp,
     )

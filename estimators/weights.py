@@ -59,7 +59,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import beta, t
@@ -185,6 +185,37 @@ def linearized_covariance(scores: np.ndarray, design: SurveyDesign) -> np.ndarra
     return meat
 
 
+def domain_degrees_of_freedom(design: SurveyDesign, rows: np.ndarray) -> int:
+    """Clusters − strata among the respondents of a subpopulation ``rows`` (a boolean mask): the
+    degrees of freedom R's ``degf()`` gives a ``subset()`` of the design, as ``svyby`` uses them."""
+    rows = np.asarray(rows, dtype=bool)
+    return int(np.unique(design.clusters[rows]).size - np.unique(design.strata[rows]).size)
+
+
+def _variance_of_totals(design: SurveyDesign):
+    """``u ↦ Σ_h (1 − f_h) n_h/(n_h − 1) Σ_c (U_hc − Ū_h)²`` of influence values ``u`` (module notes),
+    with the design's clusters indexed once: for an estimator that needs many variances of one
+    design (a cross-tab's cells), one pass over the respondents per variance."""
+    ids, inverse = np.unique(design.clusters, return_inverse=True)  # cluster indices are unique across strata
+    inverse = inverse.reshape(-1)
+    stratum_of = np.zeros(ids.size, dtype=np.int64)
+    stratum_of[inverse] = design.strata
+    n_h = np.bincount(stratum_of).astype(float)
+    f_h = np.zeros(n_h.size)
+    if design.population_clusters is not None:
+        big_n = np.zeros(n_h.size)
+        big_n[design.strata] = design.population_clusters
+        f_h = n_h / big_n
+    factor = ((1 - f_h) * n_h / (n_h - 1))[stratum_of]
+
+    def variance(u: np.ndarray) -> float:
+        totals = np.bincount(inverse, weights=u, minlength=ids.size)
+        deviations = totals - (np.bincount(stratum_of, weights=totals, minlength=n_h.size) / n_h)[stratum_of]
+        return float(factor @ deviations**2)
+
+    return variance
+
+
 def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float) -> tuple[float, float]:
     """Korn & Graubard's beta interval for a proportion from a complex sample (module notes; R's
     ``svyciprop(method = "beta")``)."""
@@ -223,8 +254,15 @@ class WeightedResult(Result):
 
 
 def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None = None,
-                      confidence: float = 0.95) -> WeightedResult:
+                      confidence: float = 0.95, subset=None) -> WeightedResult:
     """Estimate each option's share from randomized ``reports`` (option indices) under a survey design.
+
+    With ``subset`` (a boolean mask: a subpopulation, such as the respondents of one option of a
+    question asked directly), the estimate is the subpopulation's — a domain estimate: the rows
+    outside it keep their place in the design with weight 0, so the strata and clusters still say
+    how the sample was drawn (Lumley 2004, §3.4) — and Korn & Graubard's interval counts the
+    subpopulation's respondents and its degrees of freedom (:func:`domain_degrees_of_freedom`), as
+    R's ``svyby(~r, ~g, design, svyciprop, method = "beta")`` does.  ``n`` is then the subset's size.
 
     Parameters
     ----------
@@ -237,6 +275,8 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     k : int, optional
         Number of options (default: the largest report + 1).
     confidence : float, default 0.95
+    subset : array of bool, optional
+        The subpopulation to estimate (a domain); default: everyone.
 
     Examples
     --------
@@ -253,13 +293,22 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     if r.min() < 0 or r.max() >= k:
         raise DesignError(f"reports: option indices must be 0..{k - 1}", "reports")
     mech = resolve(k, epsilon)
+    n, df = design.n, design.degrees_of_freedom
+    if subset is not None:
+        subset = np.asarray(subset, dtype=bool)
+        if subset.shape != (design.n,):
+            raise DesignError(f"subset: one flag per respondent ({design.n}) needed", "subset")
+        n, df = int(subset.sum()), domain_degrees_of_freedom(design, subset)
+        design = replace(design, weights=design.weights * subset)
+        if not np.any(design.weights > 0):
+            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
     w = design.weights
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         y = (r == j).astype(float)
         share = float(w @ y / w.sum())
         variance = linearized_variance(y, design)
-        low, high = korn_graubard(share, variance, design.n, design.degrees_of_freedom, confidence)
+        low, high = korn_graubard(share, variance, n, df, confidence)
         shares.append(share)
         errors.append(math.sqrt(variance))
         lows.append(low)
@@ -271,10 +320,198 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
         return np.clip((np.asarray(x) - mech.q) / span, 0.0, 1.0)
 
     return WeightedResult(
-        n=design.n, effective_n=design.effective_n, degrees_of_freedom=design.degrees_of_freedom, k=k,
+        n=n, effective_n=design.effective_n, degrees_of_freedom=df, k=k,
         epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence,
         report_share=frozen(lam), report_std_error=frozen(errors), estimate=frozen((lam - mech.q) / span),
         std_error=frozen(np.array(errors) / span), ci_low=frozen(to_pi(lows)), ci_high=frozen(to_pi(highs)))
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedDifference(Result):
+    """The difference of two groups' weighted means (a list experiment's treatment − control)."""
+
+    n: int  # respondents in either group
+    n_groups: tuple  # (group 0, group 1)
+    effective_n: float
+    degrees_of_freedom: int
+    confidence: float
+    means: np.ndarray  # each group's weighted mean
+    mean_std_errors: np.ndarray
+    estimate: float  # means[1] − means[0]
+    std_error: float
+    ci_low: float
+    ci_high: float
+    method: str = "difference of the arms' weighted means, t interval on the design's degrees of freedom (linearization)"
+
+
+def weighted_difference(values, groups, design: SurveyDesign, *, confidence: float = 0.95,
+                        subset=None) -> WeightedDifference:
+    """The difference ``ȳ₁ − ȳ₀`` of two groups' weighted (Hájek) means of ``values`` under a design.
+
+    ``groups``: each respondent's group, 0 or 1, or −1 for a respondent in neither (not answered:
+    it keeps its place in the design with weight 0); ``subset``: a subpopulation (a domain), whose
+    degrees of freedom the interval then takes (:func:`domain_degrees_of_freedom`).
+
+    Notes
+    -----
+    Each mean is a ratio of weighted totals, ``ȳ_g = Σ w d_g y / Σ w d_g``; the difference's
+    linearization is the difference of the two ratios' influence values,
+    ``u_i = w_i [d₁ᵢ (y_i − ȳ₁)/W₁ − d₀ᵢ (y_i − ȳ₀)/W₀]`` (Binder 1983; Wolter 2007, ch. 6), whose
+    variance under the design is the module's stratified, clustered formula applied to their
+    cluster totals.  The two groups share strata and clusters, so the covariance of their means is
+    in it (R: ``svycontrast(svyby(~y, ~arm, design, svymean, covmat = TRUE), c(-1, 1))``).  The
+    interval is ``estimate ± t_df · se`` on the design's degrees of freedom (R: ``confint(…, df =
+    degf(design))``).
+    """
+    confidence = check_confidence(confidence)
+    y = np.asarray(values, dtype=float)
+    g = np.asarray(groups)
+    if y.shape != (design.n,) or g.shape != (design.n,):
+        raise DesignError(f"values: one value and one group per respondent ({design.n}) needed", "values")
+    df = design.degrees_of_freedom
+    rows = np.ones(design.n, dtype=bool) if subset is None else np.asarray(subset, dtype=bool)
+    if subset is not None:
+        df = domain_degrees_of_freedom(design, rows)
+    w = design.weights * rows
+    u = np.zeros(design.n)
+    means, errors, sizes = [], [], []
+    for arm in (0, 1):
+        d = (g == arm) & rows
+        total = float(w @ d)
+        if total <= 0:
+            raise DesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
+        mean = float(w @ (d * y) / total)
+        influence = w * d * np.where(d, y - mean, 0.0) / total
+        means.append(mean)
+        errors.append(math.sqrt(linearized_covariance(influence[:, None], design)[0, 0]))
+        sizes.append(int(d.sum()))
+        u += influence if arm else -influence
+    se = math.sqrt(linearized_covariance(u[:, None], design)[0, 0])
+    estimate = means[1] - means[0]
+    half = float(t.ppf(0.5 + confidence / 2, df)) * se if df > 0 else math.nan
+    both = w * (g >= 0)
+    return WeightedDifference(n=sum(sizes), n_groups=tuple(sizes),
+                              effective_n=float(both.sum() ** 2 / np.sum(both**2)), degrees_of_freedom=df,
+                              confidence=confidence, means=frozen(means), mean_std_errors=frozen(errors),
+                              estimate=estimate, std_error=se, ci_low=estimate - half, ci_high=estimate + half)
+
+
+def debiasing_matrix(k: int, epsilon) -> np.ndarray:
+    """``M⁻¹`` of k-ary randomized response, ``M = (p − q)I + qJ``: ``(I − qJ)/(p − q)`` (since
+    ``p + (k − 1)q = 1``); row a gives each report's weight in the debiased indicator of option a."""
+    mech = resolve(k, epsilon)
+    return (np.eye(k) - mech.q) / (mech.p - mech.q)
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedCrosstabResult(Result):
+    """The joint and conditional shares of two randomized questions under a survey design."""
+
+    n: int  # respondents who answered both
+    effective_n: float
+    degrees_of_freedom: int
+    confidence: float
+    report_share: np.ndarray  # k1 × k2 weighted shares of the report pairs
+    joint_estimate: np.ndarray  # (M₁⁻¹ ⊗ M₂⁻¹) applied to the report shares
+    joint_std_error: np.ndarray
+    joint_ci_low: np.ndarray
+    joint_ci_high: np.ndarray
+    conditional_estimate: np.ndarray  # column given row: joint / row total (a ratio)
+    conditional_std_error: np.ndarray
+    conditional_ci_low: np.ndarray
+    conditional_ci_high: np.ndarray
+    method: str
+
+
+def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design: SurveyDesign, *, k_row: int,
+                      k_col: int, confidence: float = 0.95) -> WeightedCrosstabResult:
+    """The joint distribution of two randomized questions under a survey design.
+
+    Parameters
+    ----------
+    row_reports, col_reports : array of int
+        Each respondent's report of each question, ``0..k−1``, or −1 when not answered (such a
+        respondent keeps its place in the design with weight 0: the estimate is of those who
+        answered both, a domain).
+    row_epsilon, col_epsilon : float or None
+        Each question's declared ε (None: asked directly).
+    design : SurveyDesign
+    k_row, k_col : int
+    confidence : float, default 0.95
+
+    Notes
+    -----
+    The two questions are randomized independently, so the channel of a report pair is the
+    Kronecker product ``M₁ ⊗ M₂`` and its inverse ``M₁⁻¹ ⊗ M₂⁻¹``.  The joint share of the true
+    answers (a, b) is therefore ``π̂_ab = Σ_cd A_ac B_bd λ̂_cd`` with ``λ̂_cd`` the weighted (Hájek)
+    share of report pairs (c, d) and ``A = M₁⁻¹``, ``B = M₂⁻¹`` (:func:`debiasing_matrix`) —
+    the weighted mean of each respondent's debiased indicator ``z_i = A[a, r₁ᵢ] · B[b, r₂ᵢ]``.  Its
+    variance is the linearized variance of that mean (module notes; R: ``svymean(~z)``).  The
+    conditional share of b given a is the ratio ``π̂_ab / π̂_a·`` with ``π̂_a· = Σ_b π̂_ab``, its
+    variance by linearizing the ratio: the linearized variance of the mean of
+    ``(z_ab − R̂ z_a·)/π̂_a·`` (Wolter 2007, §6.5; R: ``svyratio(~z_ab, ~z_a, design)``).
+
+    Intervals: with both questions asked directly, a joint cell is a proportion, and its interval
+    is Korn & Graubard's (R: ``svyciprop(method = "beta")``).  Otherwise the debiased cell is a
+    linear combination of several report shares (no single proportion to map), and the interval
+    is ``estimate ± t_df · se`` on the design's degrees of freedom (R: ``confint(svymean(~z), df =
+    degf(design))``); conditional shares have the same t interval (R: ``confint(svyratio(…), df =
+    degf(design))``); every interval is kept in [0, 1].
+    """
+    confidence = check_confidence(confidence)
+    r1, r2 = np.asarray(row_reports), np.asarray(col_reports)
+    for name, r, k in (("row_reports", r1, k_row), ("col_reports", r2, k_col)):
+        if r.shape != (design.n,) or r.dtype.kind not in "iu" or r.max(initial=-1) >= k or r.min(initial=0) < -1:
+            raise DesignError(f"{name}: one option index 0..{k - 1} (or −1) per respondent ({design.n}) needed", name)
+    both = (r1 >= 0) & (r2 >= 0)
+    if not both.any():
+        raise DesignError("reports: no respondent answered both questions", "reports")
+    sample = replace(design, weights=design.weights * both)
+    w = sample.weights
+    a, b = np.where(both, r1, 0), np.where(both, r2, 0)
+    inv_a, inv_b = debiasing_matrix(k_row, row_epsilon), debiasing_matrix(k_col, col_epsilon)
+    direct = resolve(k_row, row_epsilon).q == 0 and resolve(k_col, col_epsilon).q == 0
+    df = design.degrees_of_freedom
+    t_half = float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else math.nan
+    total = w.sum()
+    variance_of = _variance_of_totals(design)
+    shape = (k_row, k_col)
+    share, joint, joint_se, joint_low, joint_high = (np.zeros(shape) for _ in range(5))
+
+    def z(i, j):  # each respondent's debiased indicator of cell (i, j), made when needed (memory: one column)
+        return inv_a[i, a] * inv_b[j, b]
+
+    for i in range(k_row):
+        for j in range(k_col):
+            share[i, j] = float(w @ ((a == i) & (b == j)) / total)
+            zij = z(i, j)
+            joint[i, j] = float(w @ zij / total)
+            variance = variance_of(w * (zij - joint[i, j]) / total)
+            joint_se[i, j] = math.sqrt(variance)
+            if direct:
+                joint_low[i, j], joint_high[i, j] = korn_graubard(joint[i, j], variance, design.n, df, confidence)
+            else:
+                joint_low[i, j], joint_high[i, j] = joint[i, j] - t_half * joint_se[i, j], \
+                    joint[i, j] + t_half * joint_se[i, j]
+    cond, cond_se = np.full(shape, math.nan), np.full(shape, math.nan)
+    for i in range(k_row):
+        row_total = joint[i].sum()
+        if row_total <= 0:
+            continue  # no one (estimated) gives answer i: no conditional share
+        z_row = inv_a[i, a]  # Σ_b z_ab: a column of M₂⁻¹ adds up to 1, since one of M₂ does
+        for j in range(k_col):
+            cond[i, j] = joint[i, j] / row_total
+            # the ratio's influence values; their weighted mean is 0 (R: svyratio)
+            cond_se[i, j] = math.sqrt(variance_of(w * (z(i, j) - cond[i, j] * z_row) / (row_total * total)))
+    return WeightedCrosstabResult(
+        n=int(both.sum()), effective_n=sample.effective_n, degrees_of_freedom=df, confidence=confidence,
+        report_share=frozen(share), joint_estimate=frozen(joint), joint_std_error=frozen(joint_se),
+        joint_ci_low=frozen(np.clip(joint_low, 0, 1)), joint_ci_high=frozen(np.clip(joint_high, 0, 1)),
+        conditional_estimate=frozen(cond), conditional_std_error=frozen(cond_se),
+        conditional_ci_low=frozen(np.clip(cond - t_half * cond_se, 0, 1)),
+        conditional_ci_high=frozen(np.clip(cond + t_half * cond_se, 0, 1)),
+        method=("Korn-Graubard beta interval (joint), t interval on the design's degrees of freedom (conditional)"
+                if direct else "t interval on the design's degrees of freedom (linearization)"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -460,12 +697,17 @@ def calibration_residuals(x, weights, variables, counts=None, rounds: int = CALI
     return x
 
 
-def raked_mean(values, weights, variables=(), *, counts=None, domain=None) -> tuple[float, float]:
+def raked_mean(values, weights, variables=(), *, counts=None, domain=None,
+               design: SurveyDesign | None = None) -> tuple[float, float]:
     """The weighted mean of ``values`` (over the ``domain`` rows) and its variance under raking to
     ``variables`` — respondents sampled with replacement, each its own cluster, one stratum: with
     ``x_i = w_i d_i (y_i − ȳ)/Σ w d`` calibrated by :func:`calibration_residuals` and n respondents,
     ``Var = n/(n − 1) Σ (x_i − x̄)²`` (R: ``svymean`` of a ``rake()``d ``svydesign(ids = ~1)``).
-    Without ``variables`` it is the unraked (Hájek) mean's variance."""
+    Without ``variables`` it is the unraked (Hájek) mean's variance.  With ``design`` (the sample's
+    strata and clusters; one row per respondent, no ``counts``), the calibrated ``x`` go through the
+    design's stratified, clustered formula instead (:func:`linearized_covariance`; R: ``svymean`` of
+    ``rake(svydesign(ids = ~cluster, strata = ~stratum, weights = ~w), …)``, whose ``svyrecvar``
+    calibrates the influence values before the multistage formula)."""
     y = np.asarray(values, dtype=float)
     w = np.asarray(weights, dtype=float)
     c = _frequencies(counts, w.size)
@@ -475,31 +717,39 @@ def raked_mean(values, weights, variables=(), *, counts=None, domain=None) -> tu
     mean = float(c @ (wd * y) / total)
     x = calibration_residuals(wd * (y - mean) / total, w, list(variables), c) if len(variables) else \
         wd * (y - mean) / total
+    if design is not None:
+        if counts is not None and np.any(c != 1):
+            raise DesignError("counts: a design's rows are respondents (no counts)", "counts")
+        return mean, float(linearized_covariance(x[:, None], design)[0, 0])
     n = float(c.sum())
     centred = float(c @ x**2) - float(c @ x) ** 2 / n
     return mean, n / (n - 1) * centred
 
 
 def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=None, domain=None,
-                   confidence: float = 0.95) -> WeightedResult:
+                   confidence: float = 0.95, design: SurveyDesign | None = None) -> WeightedResult:
     """Each option's share from randomized ``reports`` under raked ``weights`` (:func:`rake`), with
     the calibration variance (:func:`raked_mean`) and Korn & Graubard's interval at its effective
     sample size on n − 1 degrees of freedom (R: ``svyciprop(method = "beta")`` of a raked design),
     mapped through the mechanism as :func:`weighted_estimate` does.  ``counts``: the respondents each
     row (answer pattern) stands for; ``domain``: the rows that answered (the others keep their place
-    with weight 0, as R's ``subset``)."""
+    with weight 0, as R's ``subset``).  ``design``: raking started from sampling weights, whose
+    strata and clusters the variance keeps (:func:`raked_mean`); the interval then takes the
+    design's degrees of freedom (R: ``degf`` of the raked design)."""
     confidence = check_confidence(confidence)
     r = np.asarray(reports)
     w = np.asarray(weights, dtype=float)
     c = _frequencies(counts, w.size)
     mech = resolve(k, epsilon)
     n = int(round(float(c.sum())))
+    df = n - 1 if design is None else design.degrees_of_freedom
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
-        share, variance = raked_mean((r == j).astype(float), w, variables, counts=c, domain=domain)
+        share, variance = raked_mean((r == j).astype(float), w, variables, counts=None if design else c,
+                                     domain=domain, design=design)
         if variance < 1e-12 * share * (1 - share) / n:  # calibrated exactly (a raking question): rounding
             variance = 0.0
-        low, high = korn_graubard(share, variance, n, n - 1, confidence)
+        low, high = korn_graubard(share, variance, n, df, confidence)
         shares.append(share)
         errors.append(math.sqrt(max(variance, 0.0)))
         lows.append(low)
@@ -509,7 +759,7 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
     d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
     kish = float((c @ (w * d)) ** 2 / (c @ (w * d) ** 2))
     return WeightedResult(
-        n=n, effective_n=kish, degrees_of_freedom=n - 1, k=k, epsilon=mech.epsilon, p=mech.p, q=mech.q,
+        n=n, effective_n=kish, degrees_of_freedom=df, k=k, epsilon=mech.epsilon, p=mech.p, q=mech.q,
         confidence=confidence, report_share=frozen(lam), report_std_error=frozen(errors),
         estimate=frozen((lam - mech.q) / span), std_error=frozen(np.array(errors) / span),
         ci_low=frozen(np.clip((np.array(lows) - mech.q) / span, 0.0, 1.0)),
@@ -517,6 +767,7 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
         method="Korn-Graubard beta interval at the effective sample size (raking: calibration variance)")
 
 
-__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedResult", "calibration_residuals", "korn_graubard",
+__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
+           "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "korn_graubard",
            "linearized_covariance", "linearized_variance", "rake", "raked_estimate", "raked_mean", "survey_design",
-           "weighted_estimate"]
+           "WeightedDifference", "weighted_crosstab", "weighted_difference", "weighted_estimate"]

@@ -53,3 +53,20 @@ export function sampleDesign(value, cumulative, nextUint32 = cryptoUint32) {
   while (u >= column[r]) r += 1;
   return r;
 }
+
+// A check-all question with a binary design on each tick (server/survey/questions/multi.py,
+// DesignedMulti; the twin of client/designs.py `sample_ticks`): option j's true answer is 0 when
+// ticked and 1 when not, its report one draw of the design (in the options' order), and report 0 is
+// sent as a tick.  `cumulative` holds the design's two columns (answers "ticked", "not ticked").
+export function sampleTicks(ticks, cumulative, nextUint32 = cryptoUint32) {
+  if (!Array.isArray(ticks) || ticks.length < 1 || ticks.length > 64) {
+    throw new RangeError("ticks must be an array of 0/1, one per option");
+  }
+  if (!Array.isArray(cumulative) || cumulative.length !== 2 || cumulative.some((c) => !Array.isArray(c) || c.length !== 2)) {
+    throw new RangeError("a tick's design must have two answers and two reports");
+  }
+  return ticks.map((bit) => {
+    checkInteger("a tick", bit, 0, 1);
+    return sampleDesign(1 - bit, cumulative, nextUint32) === 0 ? 1 : 0;
+  });
+}

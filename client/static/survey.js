@@ -20,9 +20,13 @@
 // asks for consent has an unnamed checkbox (nothing about it is sent) that must be ticked
 // before sending.  A long survey shows how many questions are answered.  In the dashboard's
 // preview (data-preview) nothing is randomized, stored or sent.
+//
+// A question marked data-shuffle shows its options in a new random order (shuffle.js), drawn before
+// anything is wired, so the arrow keys follow the order shown; nothing about it is sent or stored.
 
 import { hasSecureRandom, randomize } from "./rr.js";
 import { PROBE_KEY, lastSentKey, message as pageMessage, reportKey, sentKey } from "./keys.js";
+import { shuffleOptions } from "./shuffle.js";
 import { initTyped, isAnswered, newPerson, readAnswer, reportFor } from "./types.js";
 
 const form = document.getElementById("survey-form");
@@ -243,6 +247,7 @@ function init() {
     return;
   }
   const slug = form.dataset.slug;
+  shuffleOptions(form);
   if (form.dataset.preview !== "true") guardSharedDevice(slug);
   form.querySelectorAll("fieldset.protected:not(.typed)").forEach(wireRadioGroup);
   try {

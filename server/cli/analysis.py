@@ -122,39 +122,73 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source:
         fail(str(exc))
 
 
-def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt) -> None:
-    """``deniable estimate --weights COLUMN …``: design-based estimates of a responses file
-    (:mod:`deniable.server.survey.sampling`)."""
+def _read_weighted(inputs, db_path, counts_path, columns, check=None):
+    """``(survey, dataset)``: a responses file read with its design columns (``--weights COLUMN``, and
+    ``--strata``, ``--cluster``, ``--fpc``); one ``Error:`` line for a database or counts (no
+    respondents' weights there) and for a bad file.  ``check(survey)`` runs before the file is read."""
     if db_path is not None:
         fail("--weights: a database has no weight column; export the responses (deniable export), add the "
-             "weights (and strata, clusters) as columns, and estimate the file with --weights COLUMN")
+             "weights (and strata, clusters) as columns, and give the file with --weights COLUMN")
     if counts_path is not None:
         fail("--weights: counts have no respondents to weight; give the responses file with its weight column")
     if len(inputs) != 2:
         raise click.UsageError("with --weights, give SURVEY.json and RESPONSES.csv (or .parquet)")
     from deniable.estimators.weights import DesignError
-    from deniable.server.survey import files, sampling  # pyarrow: only here
+    from deniable.server.survey import files  # pyarrow: only here
     from deniable.server.survey.codebook import DesignMismatch, check_design
-    from deniable.server.survey.estimates import grid
     from deniable.server.survey.responses_csv import CSVError, read_design
 
     survey = _load_survey(inputs[0])
     try:
-        sampling.check_weighted(survey)  # before reading the file
+        if check is not None:
+            check(survey)
         if not files.is_parquet(inputs[1]):
             check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
-        dataset = files.read_responses(inputs[1], survey, progress=True, design=columns)
-        weighted = sampling.weighted_estimates(dataset, columns, confidence=confidence)
+        return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
     except (CSVError, DesignMismatch, DesignError) as exc:
         fail(str(exc))
+
+
+def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab=None, by_qid=None) -> None:
+    """``deniable estimate --weights COLUMN …``: design-based estimates of a responses file
+    (:mod:`deniable.server.survey.sampling`); with ``--by`` each group's domain estimates, with
+    ``--crosstab`` the joint and conditional shares."""
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import analysis, sampling
+    from deniable.server.survey.estimates import grid
+
+    def check(survey):
+        try:
+            _check_analysis(analysis, survey, crosstab, by_qid)
+        except analysis.AnalysisError as exc:
+            raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
+        sampling.check_weighted(survey)
+
+    survey, dataset = _read_weighted(inputs, db_path, counts_path, columns, check)
+    try:
+        if crosstab:
+            shown = sampling.weighted_crosstab_of(dataset, columns, *(survey.question(q) for q in crosstab),
+                                                  confidence=confidence)
+            render = (sampling.weighted_crosstab_json, sampling.weighted_crosstab_csv, sampling.weighted_crosstab_table)
+        elif by_qid:
+            shown = sampling.weighted_subgroups(dataset, columns, survey.question(by_qid), confidence=confidence)
+            render = (sampling.weighted_subgroups_document, sampling.weighted_subgroups_csv,
+                      sampling.weighted_subgroups_table)
+        else:
+            shown = sampling.weighted_estimates(dataset, columns, confidence=confidence)
+            render = (sampling.weighted_document, sampling.weighted_csv, sampling.weighted_table)
+    except DesignError as exc:
+        fail(str(exc))
+    as_json, as_csv, as_table = render
     if fmt == "json":
-        echo_json(sampling.weighted_document(weighted))
+        echo_json(as_json(shown))
     elif fmt == "csv":
-        click.echo(sampling.weighted_csv(weighted), nl=False)
+        click.echo(as_csv(shown), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {plural(weighted.design.n, 'response')}")
-        click.echo(sampling.design_text(weighted) + "\n")
-        click.echo(sampling.weighted_table(weighted, grid), nl=False)
+        whole = getattr(shown, "weighted", shown)  # the Weighted that holds the design
+        click.echo(f"{survey.title} ({survey.slug}): {plural(whole.design.n, 'response')}")
+        click.echo(sampling.design_text(whole) + "\n")
+        click.echo(as_table(shown, grid), nl=False)
 
 
 def _trim_bounds(text: str | None):
@@ -172,17 +206,25 @@ def _trim_bounds(text: str | None):
     return low, high
 
 
-def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt) -> None:
+def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt, columns=None) -> None:
     """``deniable estimate --rake MARGINS.json``: raked, design-based estimates from the answer
-    patterns of a responses file, counts or a database (:func:`deniable.server.survey.sampling.raked_estimates`)."""
+    patterns of a responses file, counts or a database (:func:`deniable.server.survey.sampling.raked_estimates`);
+    with ``--weights COLUMN`` (``columns``), raking starts from the responses file's sampling weights."""
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import sampling
     from deniable.server.survey.estimates import grid
 
-    dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path)
+    base = None
+    if columns is None:
+        dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path)
+    else:  # raking starts from the file's sampling weights
+        survey, dataset = _read_weighted(inputs, db_path, counts_path, columns)
     try:
         margins = sampling.load_margins(margins_path, survey)
-        raked = sampling.raked_estimates(dataset, margins, trim=trim, confidence=confidence, survey=survey)
+        if columns is not None:
+            base = sampling.design_of(dataset, columns)
+        raked = sampling.raked_estimates(dataset, margins, trim=trim, confidence=confidence, survey=survey,
+                                         base=base, base_column=None if columns is None else columns.weights)
     except DesignError as exc:
         fail(str(exc))
     if fmt == "json":
@@ -204,9 +246,11 @@ def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous
             if given is not None:
                 raise click.UsageError(f"{name} goes with --weights COLUMN (the sampling weights)")
         return None
-    for name, given in (("--crosstab", crosstab), ("--by", by_qid), ("--simultaneous", simultaneous)):
-        if given:
-            raise click.UsageError(f"{name} does not take --weights yet: weighted estimates are marginal ones")
+    if crosstab and by_qid:
+        raise click.UsageError("use --crosstab or --by, not both")
+    if simultaneous:
+        raise click.UsageError("--simultaneous does not take --weights yet: weighted intervals hold one option at "
+                               "a time")
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise click.UsageError("--method does not go with --weights: weighted intervals are Korn and Graubard's, "
                                "at the design's effective sample size")
@@ -257,12 +301,15 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
 
     With --weights COLUMN (and --strata, --cluster, --fpc), the responses file's design columns
     make the estimates weighted and design-based: the output names the design and its Kish
-    effective sample size.  Single-choice questions and numeric means, so far.
+    effective sample size.  Single-choice, check-all and list-experiment questions and numeric
+    means, so far; with --by, each group's domain estimates; with --crosstab, the joint and
+    conditional shares.
 
     With --rake MARGINS.json (a file, counts or --db), the respondents are raked to the
     population shares of questions asked directly, and the estimates are weighted; the output
     shows the achieved margins, the weights' range and the Kish effective sample size.
-    --trim LOW,HIGH bounds the weights.
+    --trim LOW,HIGH bounds the weights.  With --weights too, raking starts from the file's
+    sampling weights.
 
     \b
     Example:
@@ -280,21 +327,19 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     if source is not None and (margins_path is not None or weights is not None):
         raise click.UsageError(f"--from {source} does not go with --rake or --weights (yet)")
     if margins_path is not None:
-        if weights is not None:
-            raise click.UsageError("--rake starts from equal weights: it does not go with --weights (yet)")
-        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc), ("--crosstab", crosstab),
-                            ("--by", by_qid), ("--simultaneous", simultaneous)):
+        for name, given in (("--crosstab", crosstab), ("--by", by_qid), ("--simultaneous", simultaneous)):
             if given:
                 raise click.UsageError(f"{name} does not go with --rake (yet): raked estimates are marginal ones")
         if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--method does not go with --rake: raked intervals are Korn and Graubard's")
-        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt)
+        columns = _check_weights(weights, strata, cluster, fpc, None, None, False)  # raking from sampling weights
+        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt, columns)
         return
     if trim is not None:
         raise click.UsageError("--trim goes with --rake MARGINS.json")
     columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
     if columns is not None:
-        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt)
+        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab, by_qid)
         return
 
     if crosstab and by_qid:

@@ -59,14 +59,17 @@ def today() -> str:
 
 
 def _spec(q: Question) -> str | None:
-    """The type's own fields as JSON (None when it has none beyond options)."""
+    """The type's own fields as JSON, with ``"shuffle": true`` when the options are shown in a random
+    order (None when there is nothing beyond options)."""
     spec = q.qtype.spec(q)
+    if q.shuffle:
+        spec = {**(spec or {}), "shuffle": True}
     return None if spec is None else json.dumps(spec, ensure_ascii=False)
 
 
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
-    typed = any(q.type != DEFAULT_TYPE or q.qtype.spec(q) is not None for q in survey.questions)
+    typed = any(q.type != DEFAULT_TYPE or _spec(q) is not None for q in survey.questions)
     for position, q in enumerate(survey.questions):
         row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
@@ -203,9 +206,11 @@ def duplicate_survey(db: sqlite_utils.Database, slug: str, *, owner_id: int | No
 
 def _question_from_row(q: dict) -> Question:
     kind = q.get("type") or DEFAULT_TYPE
-    fields = questions.get(kind).from_spec(json.loads(q["spec"])) if q.get("spec") else {}
+    spec = json.loads(q["spec"]) if q.get("spec") else {}
+    shuffle = bool(spec.pop("shuffle", False))  # the page's option order, beside the type's own fields
+    fields = questions.get(kind).from_spec(spec) if spec else {}
     return Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])), epsilon=q["epsilon"],
-                    required=bool(q["required"]), type=kind, **fields)
+                    required=bool(q["required"]), type=kind, shuffle=shuffle, **fields)
 
 
 def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:

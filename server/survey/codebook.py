@@ -5,7 +5,10 @@ reads it) plus what the reports were made under: each question's ``randomization
 ``threshold``, declared and realized ε, ``p``, ``q``), the survey's ``design_fingerprint``
 (:func:`~.definition.design_fingerprint`) and, once the wording of a launched survey has been
 fixed, ``text_versions``: each wording, the day it took effect and how many responses were
-answered under it (the responses CSV says which, per row, in its ``text-version`` column).
+answered under it (the responses CSV says which, per row, in its ``text-version`` column); and
+``sampling``: the responses file's sampling design — which column holds the weights, the strata,
+the clusters, the finite-population correction — or, for a database's export (which has none),
+that estimates from it are unweighted (:func:`sampling_section`).
 :func:`~.definition.parse_definition` checks the randomization and the fingerprint on the way back
 in, so a codebook whose ε was edited is refused, naming the question and both values.
 
@@ -14,7 +17,9 @@ The **design line** is the responses CSV's first line, a comment::
     # deniable responses | survey=habits | design=sha256:… | drugs: k=2 epsilon=1.0 threshold=3148263749 | age: k=2 direct
 
 (a question with a randomized-response design: ``cheated: design=forced k=2 epsilon=1.609…``, or
-``not-ldp`` after its k when the design is not ε-LDP; its weights are in the fingerprint).
+``not-ldp`` after its k when the design is not ε-LDP; its weights are in the fingerprint; a check-all
+question with a design on each tick: ``used: type=multi design=forced k=3 epsilon=…``, the codebook's
+matrix then each tick's, with ``per_tick`` true).
 
 :func:`check_design` compares it with a codebook question by question.
 """
@@ -44,10 +49,15 @@ def question_randomization(question) -> dict:
         # a randomized-response design: its matrix (reports × answers) and the integer weights it is
         # realized on, so that any package taking a misclassification matrix (RRreg's custom model)
         # can analyse the export; ε is the realized one, None when the design is not ε-LDP
-        epsilon = design.epsilon if design.ldp else None
-        return {"k": question.k, "threshold": None, "declared_epsilon": question.epsilon,
-                "realized_epsilon": epsilon, "p": None, "q": None, "design": design.name, "ldp": design.ldp,
-                "matrix": design.matrix.tolist(), "weights": [list(row) for row in design.weights]}
+        epsilon = mech.epsilon if design.ldp else None
+        out = {"k": question.k, "threshold": None, "declared_epsilon": question.epsilon,
+               "realized_epsilon": epsilon, "p": None, "q": None, "design": design.name, "ldp": design.ldp,
+               "matrix": design.matrix.tolist(), "weights": [list(row) for row in design.weights]}
+        if getattr(mech, "per_tick", False):
+            # a check-all question: the matrix is each tick's (answers ticked, not ticked; report 0 sent as a
+            # tick), applied to every option on its own; ε is the sum over the ticks
+            out.update(per_tick=True, tick_epsilon=design.epsilon if design.ldp else None)
+        return out
     if not question.protected:
         return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
                 "p": 1.0, "q": 0.0}
@@ -56,20 +66,53 @@ def question_randomization(question) -> dict:
             "realized_epsilon": mech.epsilon, "p": getattr(rr, "p", None), "q": getattr(rr, "q", None)}
 
 
-def codebook_dict(survey: Survey, text_versions: list[dict] | None = None) -> dict:
+SAMPLING_ROLES = {
+    "weights": "sampling weights: each respondent stands for this many people of the population "
+               "(deniable estimate --weights COLUMN)",
+    "strata": "the stratum each respondent was sampled in (--strata COLUMN)",
+    "cluster": "the cluster (primary sampling unit) each respondent was sampled in, within its stratum "
+               "(--cluster COLUMN)",
+    "fpc": "the number of clusters in the population of the respondent's stratum: the finite-population "
+           "correction (--fpc COLUMN)",
+}
+UNWEIGHTED = ("The responses have no sampling weights, strata or clusters: estimates from this file (as on the "
+              "dashboard and from deniable estimate without --weights) treat the respondents as a simple random "
+              "sample, unweighted.  To weight them, add the design's columns to the responses file and name them "
+              "(deniable estimate --weights COLUMN, with --strata, --cluster, --fpc), or rake the respondents to "
+              "population margins (--rake MARGINS.json).")
+
+
+def sampling_section(columns=None) -> dict:
+    """The codebook's ``sampling``: which columns of the responses file are its sampling design
+    (``columns``: a :class:`~.dataset.DesignColumns`), each with its role in words and the option that
+    reads it; without any (a database's export: it has no weights), ``weighted`` false and a note
+    that estimates from the file are unweighted."""
+    named = columns.named() if columns is not None else {}
+    if not named:
+        return {"weighted": False, "columns": {}, "note": UNWEIGHTED}
+    return {"weighted": "weights" in named,
+            "columns": {name: {"role": role, "meaning": SAMPLING_ROLES[role]} for role, name in named.items()},
+            "note": "Estimate with the design: deniable estimate CODEBOOK.json RESPONSES "
+                    + " ".join(f"--{role} {name}" for role, name in named.items())}
+
+
+def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampling=None) -> dict:
     """The codebook of ``survey``: its definition with every question's randomization and the design
-    fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed."""
+    fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed;
+    and ``sampling`` (:func:`sampling_section`): the responses file's design columns (``sampling``, a
+    :class:`~.dataset.DesignColumns`), or that there are none and its estimates are unweighted."""
     data = survey.to_dict()
     for entry, question in zip(data["questions"], survey.questions):
         entry["randomization"] = question_randomization(question)
     data["design_fingerprint"] = design_fingerprint(survey)
     if text_versions:
         data["text_versions"] = text_versions
+    data["sampling"] = sampling_section(sampling)
     return data
 
 
-def dumps_codebook(survey: Survey, text_versions: list[dict] | None = None) -> str:
-    return json.dumps(codebook_dict(survey, text_versions), indent=2, ensure_ascii=False) + "\n"
+def dumps_codebook(survey: Survey, text_versions: list[dict] | None = None, sampling=None) -> str:
+    return json.dumps(codebook_dict(survey, text_versions, sampling), indent=2, ensure_ascii=False) + "\n"
 
 
 def design_line(survey: Survey) -> str:

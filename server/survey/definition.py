@@ -15,7 +15,10 @@ A definition is ``{"slug", "title", "description", "questions": [...]}``; a ques
   experiment, "not protected by ε".
 
 A question without ``epsilon`` (or with ``null``) is asked directly and is not protected.
-``required`` defaults to true.  Optional keys for the respondents' page: ``information`` (what
+``required`` defaults to true.  ``"shuffle": true`` on a question whose type allows it (a choice or a
+check-all question, :attr:`QuestionType.shuffles <.questions.base.QuestionType.shuffles>`) shows its
+options in a new random order to each respondent (drawn in the browser, sent and stored nowhere: the
+report is still the option's place in ``options``).  Optional keys for the respondents' page: ``information`` (what
 the study is, shown before the questions), ``contact`` (who to ask), ``consent`` (true:
 respondents tick "I agree to take part" before sending) and ``language`` (``en``, ``es`` or
 ``fr``; default: the respondent's browser's).
@@ -58,9 +61,9 @@ MAX_CONTACT = 500
 LANGUAGES = ("en", "es", "fr")
 SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "contact", "consent", "language",
                # written into codebooks (.codebook) and checked on the way back in
-               "design_fingerprint", "text_versions"}
+               "design_fingerprint", "text_versions", "sampling"}
 CODEBOOK_KEYS = {"randomization"}  # a codebook's question: what its reports were made under
-QUESTION_KEYS = {"id", "text", "epsilon", "required"} | CODEBOOK_KEYS  # every type's; each type adds its own
+QUESTION_KEYS = {"id", "text", "epsilon", "required", "shuffle"} | CODEBOOK_KEYS  # every type's; each type adds its own
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
 RESERVED_IDS = {"csrf_token", "invitation"}
 
@@ -119,6 +122,7 @@ class Question:
     grid: int | None = None  # numeric grid: G
     sensitive: str | None = None  # list
     design: str | None = None  # choice: a randomized-response design, as canonical JSON (its type reads it)
+    shuffle: bool = False  # the options shown in a random order per respondent (the page only)
 
     @property
     def qtype(self):
@@ -154,6 +158,8 @@ class Question:
         data = {"id": self.id, "text": self.text, **self.qtype.to_dict(self)}
         if not self.required:
             data["required"] = False
+        if self.shuffle:
+            data["shuffle"] = True
         return data
 
 
@@ -277,11 +283,22 @@ def parse_question(data, where: tuple = ()) -> Question:
     required = data.get("required", True)
     if not isinstance(required, bool):
         raise DefinitionError((*where, "required"), "must be true or false")
+    shuffle = parse_shuffle(data.get("shuffle", False), qtype, qid, (*where, "shuffle"))
     fields = qtype.parse(data, where, data.get("epsilon"))
-    question = Question(id=qid, text=text, required=required, type=name, **fields)
+    question = Question(id=qid, text=text, required=required, type=name, shuffle=shuffle, **fields)
     if "randomization" in data:
         check_randomization(question, data["randomization"], (*where, "randomization"))
     return question
+
+
+def parse_shuffle(value, qtype, qid: str, path: tuple) -> bool:
+    """A question's ``shuffle``: true or false, and true only where its type shows options to shuffle."""
+    if not isinstance(value, bool):
+        raise DefinitionError(path, f"question {qid!r}: must be true or false, got {value!r}"[:160])
+    if value and not qtype.shuffles:
+        raise DefinitionError(path, f"question {qid!r}: a {qtype.label} question has no options to shuffle "
+                              "(only single-choice and check-all questions do)")
+    return value
 
 
 def check_randomization(question: Question, stated, path: tuple) -> None:

@@ -15,6 +15,20 @@ probability ``p`` (and sends each other answer with probability ``q``):
   ``e^ε``; so between two answers (or two sets of answers, across questions, whose ε add up)
   that were 50/50 before, they can be at most ``e^ε / (1 + e^ε)`` sure afterwards.
 
+Each protected question also has one ``short`` sentence of at most 25 words, shown beside it; the
+sentences above go into a "What does this mean?" disclosure.  It follows the odds-based wording
+that people understood best in Nanayakkara et al., "What Are the Chances? Explaining the Epsilon
+Parameter in Differential Privacy" (USENIX Security 2023): how often the true answer is sent, and how
+sure a guess can become, *from* a stated chance *to* at most a bound (Xiong et al., "Towards
+Effective Differential Privacy Communication for Users' Data Sharing Decision and Comprehension",
+IEEE S&P 2020: say what the randomization implies for the person, not how it works):
+
+- k-ary randomized response: "Your true answer is sent only 75% of the time, so a 50/50 guess about it
+  becomes at most 75% sure."  Both numbers are the realized ``p``: from a uniform prior over the k
+  answers (50/50, or 1 in k) the posterior of the report is ``p / (p + (k − 1) q) = p``;
+- every other mechanism (the designs, check-all, numeric, list experiment): the two-answer bound of its
+  realized ε, ``e^ε / (1 + e^ε)`` (:func:`bounds_sentences`).
+
 Every sentence goes through ``gettext`` (the survey page passes Flask-Babel's, so respondents read
 them in their language; ``pybabel extract`` finds them here) and numbers are formatted for
 ``locale``.
@@ -101,6 +115,7 @@ def explain(epsilon, k, *, gettext=_same, locale: str = "en") -> dict:
                  "other %(others)s answers, picked at random (%(each)s each).")
     coin = coin % {"kept": kept, "others": others, "each": percent(mech.q, locale, up=False, gettext=_)}
     chance = _("50/50") if mech.k == 2 else _("a 1 in %(k)s chance") % {"k": mech.k}
+    short = short_choice(mech, gettext=_, locale=locale)
     if mech.p > ALMOST_CERTAIN:
         posterior = _("So this question barely protects your answer: someone who sees what was sent can be "
                       "almost certain of it (%(sure)s sure).") % {"sure": kept}
@@ -121,6 +136,7 @@ def explain(epsilon, k, *, gettext=_same, locale: str = "en") -> dict:
         "posterior_bound": two_way_bound(mech.epsilon),
         "coin": coin,
         "posterior": posterior,
+        "short": short,
         "odds": _("Whatever someone believed before, what is sent makes one answer at most %(odds)s times as "
                   "likely as another.") % {"odds": times(odds, locale)},
         "summary": f"Protected (ε = {mech.epsilon:.2f}): an observer guessing among the {mech.k} answers can be "
@@ -128,6 +144,52 @@ def explain(epsilon, k, *, gettext=_same, locale: str = "en") -> dict:
                    f"{percent(two_way_bound(mech.epsilon))}.",
         "warning": exposure_warning(mech.declared_epsilon),
     }
+
+
+MAX_SHORT_WORDS = 25  # the sentence beside each protected question (tests/unit/test_privacy_sentences.py)
+
+
+def short_choice(mech, *, gettext=_same, locale: str = "en") -> str:
+    """One sentence (at most 25 words) for k-ary randomized response with realized keep probability ``p``.
+
+    From a uniform prior over the ``k`` answers, the posterior that the report ``r`` is the true answer
+    is ``p / (p + (k − 1) q) = p`` (Warner 1965; ``p + (k − 1) q = 1``), and every other answer is less
+    likely; so both numbers are ``p``, rounded up (:func:`percent`).
+
+    >>> short_choice(mechanism(2, math.log(3)))
+    'Your true answer is sent only 75% of the time, so a 50/50 guess about it becomes at most 75% sure.'
+    >>> short_choice(mechanism(5, 1.0))
+    'Your true answer is sent only 40.5% of the time, so a 1-in-5 guess about it becomes at most 40.5% sure.'
+    """
+    _ = gettext
+    if mech.p > ALMOST_CERTAIN:
+        return barely(mech.p, gettext=_, locale=locale)
+    kept = percent(mech.p, locale, gettext=_)
+    if mech.k == 2:
+        return _("Your true answer is sent only %(kept)s of the time, so a 50/50 guess about it becomes at most "
+                 "%(sure)s sure.") % {"kept": kept, "sure": kept}
+    return _("Your true answer is sent only %(kept)s of the time, so a 1-in-%(k)s guess about it becomes at most "
+             "%(sure)s sure.") % {"kept": kept, "k": mech.k, "sure": kept}
+
+
+def short_bound(epsilon: float, *, gettext=_same, locale: str = "en") -> str:
+    """One sentence (at most 25 words) for any ε-LDP mechanism, from its realized ``epsilon``: a guess
+    between two answers at 50/50 becomes at most ``e^ε / (1 + e^ε)`` sure (:func:`two_way_bound`).
+
+    >>> short_bound(math.log(3))
+    'Your device may change your answer at random before sending it, so a 50/50 guess between two answers becomes at most 75% sure.'
+    """
+    bound = two_way_bound(epsilon)
+    if bound > ALMOST_CERTAIN:
+        return barely(bound, gettext=gettext, locale=locale)
+    return gettext("Your device may change your answer at random before sending it, so a 50/50 guess between two "
+                   "answers becomes at most %(sure)s sure.") % {"sure": percent(bound, locale, gettext=gettext)}
+
+
+def barely(bound: float, *, gettext=_same, locale: str = "en") -> str:
+    """The short sentence when a bound is above 99.9%: the answer is hardly protected."""
+    return gettext("Your answer is barely protected: whoever sees what was sent can be almost certain of it "
+                   "(%(sure)s sure).") % {"sure": percent(bound, locale, gettext=gettext)}
 
 
 def exposure_warning(epsilon: float) -> str | None:
@@ -195,6 +257,7 @@ def bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> di
         "epsilon": epsilon, "odds_bound": odds, "posterior_bound": bound,
         "posterior": _("Whoever sees what was sent, and could only guess your answer before (50/50), can be at "
                        "most %(sure)s sure of it.") % {"sure": percent(bound, locale, gettext=_)},
+        "short": short_bound(epsilon, gettext=_, locale=locale),
         "odds": _("Whatever someone believed before, what is sent makes one answer at most %(odds)s times as "
                   "likely as another.") % {"odds": times(odds, locale)},
         "summary": f"Protected (ε = {epsilon:.2f}): between two answers at 50/50, at most {percent(bound)} sure.",

@@ -16,8 +16,16 @@ the respondents who did not answer it keep their place in the design with weight
 A type whose headline is a mean of per-respondent unbiased scores (a numeric question's mean:
 :meth:`~.questions.base.QuestionType.linear_scores`) gets the weighted mean of its scores — a linear
 statistic, so the same linearization gives its variance — and the t interval with the design's
-degrees of freedom (R: ``confint(svymean(~score, design), df = degf(design))``).  The other types
-are refused, naming the question (their weighted estimators are not written yet).
+degrees of freedom (R: ``confint(svymean(~score, design), df = degf(design))``).  A check-all
+question's options are each a binary randomized response (:meth:`~.questions.base.QuestionType.tick_columns`):
+each option's share is a two-option question's weighted estimate.  A list experiment's prevalence
+(:meth:`~.questions.base.QuestionType.arm_scores`) is the difference of the arms' weighted means
+(:func:`deniable.estimators.weights.weighted_difference`).  The other types are refused, naming the
+question (their weighted estimators are not written yet).
+
+Subgroups (:func:`weighted_subgroups`) are domain estimates, and cross-tabs
+(:func:`weighted_crosstab_of`) debias the weighted shares of report pairs with the Kronecker
+inverse of the two mechanisms; raking (:func:`raked_estimates`) may start from sampling weights.
 """
 
 from __future__ import annotations
@@ -32,8 +40,10 @@ from scipy.stats import t as student_t
 
 from deniable.client.mechanism import resolve
 from deniable.estimators.validate import check_confidence
-from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, WeightedResult, linearized_variance,
-                                         rake, raked_estimate, raked_mean, survey_design, weighted_estimate)
+from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, WeightedCrosstabResult,
+                                         WeightedDifference, WeightedResult, domain_degrees_of_freedom,
+                                         linearized_variance, rake, raked_estimate, raked_mean, survey_design,
+                                         weighted_crosstab, weighted_difference, weighted_estimate)
 
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Question, Survey
@@ -49,10 +59,11 @@ CSV_COLUMNS = ("question", "option", "label", "n", "effective_n", "degrees_of_fr
 def unweighted_reason(q: Question) -> str | None:
     """Why question ``q`` cannot be estimated with sampling weights yet (None: it can)."""
     if not q.qtype.categorical:
-        if q.qtype.linear_scores(q, np.empty(0, dtype=np.int64)) is not None:
+        if q.qtype.linear_scores(q, np.empty(0, dtype=np.int64)) is not None or q.qtype.tick_columns(q) is not None \
+                or q.qtype.arm_scores(q) is not None:
             return None
-        return (f"a {q.qtype.label} question: weighted estimates cover single-choice and numeric questions so far "
-                "(the design-based variance of its estimator is not implemented yet)")
+        return (f"a {q.qtype.label} question: weighted estimates cover single-choice, numeric, check-all and list "
+                "questions so far (the design-based variance of its estimator is not implemented yet)")
     if q.qtype.mechanism(q) != resolve(q.qtype.n_cells(q), q.epsilon):
         return ("its randomization is not k-ary randomized response: weighted estimates cover single-choice "
                 "questions with an ε (or asked directly) so far")
@@ -98,12 +109,17 @@ class WeightedMean:
     method: str = "t interval with the design's degrees of freedom (linearization)"
 
 
-def weighted_mean(scores: np.ndarray, design: SurveyDesign, confidence: float) -> WeightedMean:
-    """``Σ w s / Σ w``, its linearized standard error, and ``estimate ± t_df · se`` (module notes)."""
+def weighted_mean(scores: np.ndarray, design: SurveyDesign, confidence: float, subset=None) -> WeightedMean:
+    """``Σ w s / Σ w``, its linearized standard error, and ``estimate ± t_df · se`` (module notes);
+    ``subset``: a subpopulation (a domain: the others keep their place with weight 0), whose own
+    degrees of freedom the interval takes (R: ``confint(svymean(…), df = degf(subset(…)))``)."""
+    df = design.degrees_of_freedom
+    if subset is not None:
+        df = domain_degrees_of_freedom(design, subset)
+        design = dataclasses.replace(design, weights=design.weights * subset)
     w = design.weights
     estimate = float(w @ scores / w.sum())
     se = math.sqrt(linearized_variance(scores, design))
-    df = design.degrees_of_freedom
     half = float(student_t.ppf(0.5 + confidence / 2, df)) * se if df > 0 else math.nan
     return WeightedMean(n=int(np.count_nonzero(w)), effective_n=design.effective_n, degrees_of_freedom=df,
                         confidence=confidence, estimate=estimate, std_error=se, ci_low=estimate - half,
@@ -120,6 +136,52 @@ class Weighted:
     questions: list  # of (Question, n answered, WeightedResult | None)
 
 
+def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, confidence: float, subset=None):
+    """``(n answered, result)`` of one question (result None: nobody answered), over a subpopulation
+    ``subset`` when given (a domain, :func:`weighted_subgroups`)."""
+    answered = reports != NOT_ANSWERED
+    if subset is not None:
+        answered = answered & subset
+    n = int(answered.sum())
+    if n == 0:
+        return 0, None
+    domain = design if answered.all() else dataclasses.replace(design, weights=design.weights * answered)
+    if q.qtype.categorical:
+        return n, weighted_estimate(np.where(answered, reports, 0), q.epsilon, domain, k=q.qtype.n_cells(q),
+                                    confidence=confidence, subset=subset)
+    filled = np.where(answered, reports, 0)
+    ticks = q.qtype.tick_columns(q)
+    if ticks is not None:
+        return n, _ticks_estimate(q, ticks, filled, domain, confidence, subset)
+    arms = q.qtype.arm_scores(q)
+    if arms is not None:
+        arm, score = arms
+        return n, weighted_difference(score[filled], np.where(answered, arm[filled], -1), domain,
+                                      confidence=confidence, subset=subset)
+    scores = q.qtype.linear_scores(q, filled)
+    return n, weighted_mean(np.where(answered, scores, 0.0), domain, check_confidence(confidence), subset=subset)
+
+
+def _ticks_estimate(q: Question, ticks, codes: np.ndarray, design: SurveyDesign, confidence: float,
+                    subset) -> WeightedResult:
+    """A check-all question: each option's tick is a two-option randomized response of its own, so
+    each option's share is :func:`weighted_estimate`'s share of "ticked" among its ticks (the
+    report share of ticks debiased by the tick's p and q, Korn–Graubard mapped through them)."""
+    bits, tick_epsilon = ticks
+    per_option = [weighted_estimate(bits[codes, j], tick_epsilon, design, k=2, confidence=confidence, subset=subset)
+                  for j in range(bits.shape[1])]
+    first = per_option[0]
+
+    def column(name):
+        return np.array([getattr(r, name)[1] for r in per_option])
+
+    return dataclasses.replace(
+        first, k=len(per_option), epsilon=q.mechanism.epsilon if q.protected else first.epsilon,
+        report_share=column("report_share"), report_std_error=column("report_std_error"),
+        estimate=column("estimate"), std_error=column("std_error"), ci_low=column("ci_low"),
+        ci_high=column("ci_high"))
+
+
 def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: float = 0.95) -> Weighted:
     """Every question's design-based estimates (module notes); DesignError for a question it cannot estimate."""
     survey = dataset.survey
@@ -127,21 +189,189 @@ def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: 
     design = design_of(dataset, columns)
     out = []
     for q in survey.questions:
-        reports = np.asarray(dataset.columns[q.id], dtype=np.int64)
-        answered = reports != NOT_ANSWERED
-        n = int(answered.sum())
-        if n == 0:
-            out.append((q, 0, None))
-            continue
-        domain = design if answered.all() else dataclasses.replace(design, weights=design.weights * answered)
-        if q.qtype.categorical:
-            result = weighted_estimate(np.where(answered, reports, 0), q.epsilon, domain, k=q.qtype.n_cells(q),
-                                       confidence=confidence)
-        else:
-            scores = q.qtype.linear_scores(q, np.where(answered, reports, 0))
-            result = weighted_mean(np.where(answered, scores, 0.0), domain, check_confidence(confidence))
+        n, result = _question_estimate(q, np.asarray(dataset.columns[q.id], dtype=np.int64), design, confidence)
         out.append((q, n, result))
     return Weighted(survey=survey, columns=columns, design=design, questions=out)
+
+
+# ---------------------------------------------------------------- subgroups and cross-tabs
+
+
+@dataclass(frozen=True)
+class WeightedSubgroups:
+    """``deniable estimate --weights … --by QUESTION``: each other question's estimates within each
+    group — the options of ``by``, then the respondents who did not answer it."""
+
+    weighted: Weighted  # the survey, the columns and the design (its ``questions`` unused: [])
+    by: Question
+    questions: list  # of (Question, [(label, not_answered, n answered, result | None)])
+
+
+def weighted_subgroups(dataset: Dataset, columns: DesignColumns, by: Question, *,
+                       confidence: float = 0.95) -> WeightedSubgroups:
+    """Domain estimates of every question but ``by`` (a question asked directly, checked by
+    :func:`.analysis.check_by`) within each of its groups.
+
+    A group is a subpopulation whose size the sample did not fix, so its estimate is a domain
+    estimate: a ratio of weighted totals, the respondents outside the group keeping their place
+    in the design with weight 0, so that the variance by linearization counts every cluster of
+    every stratum (Lumley 2004, §3.4; R: ``svyby(~z, ~group, design, svymean)``).  Korn and
+    Graubard's intervals take the group's respondents and degrees of freedom
+    (R: ``svyby(…, svyciprop, method = "beta")``), numeric means the t interval on the group's
+    degrees of freedom.  Grouping by an answer given directly keeps each report's channel, so the
+    mechanism is undone within a group as in the whole sample (:mod:`.analysis`)."""
+    survey = dataset.survey
+    check_weighted(survey)
+    design = design_of(dataset, columns)
+    groups = np.asarray(dataset.columns[by.id], dtype=np.int64)
+    out = []
+    for q in survey.questions:
+        if q.id == by.id:
+            continue
+        reports = np.asarray(dataset.columns[q.id], dtype=np.int64)
+        rows = []
+        for g, label in [*enumerate(by.options), (NOT_ANSWERED, "not answered")]:
+            n, result = _question_estimate(q, reports, design, confidence, subset=groups == g)
+            rows.append((label, g == NOT_ANSWERED, n, result))
+        out.append((q, rows))
+    return WeightedSubgroups(weighted=Weighted(survey=survey, columns=columns, design=design, questions=[]), by=by,
+                             questions=out)
+
+
+def weighted_subgroups_document(sg: WeightedSubgroups) -> dict:
+    """``--weights … --by Q --format json``: the unweighted ``--by`` document's shape, each group's
+    record the weighted question record (:func:`question_json`) and the design beside."""
+    def group(q, label, not_answered, n, result):
+        head = {"group": label, "not_answered": not_answered}
+        if result is None:
+            return {**head, "n": 0, "empty": True, "weighted": True}
+        return {**head, **question_json(q, n, result)}
+
+    return {"survey": sg.weighted.survey.slug, "by": sg.by.id, "n_responses": sg.weighted.design.n,
+            "weighted": True, "design": design_json(sg.weighted),
+            "questions": [{"id": q.id, "by": sg.by.id, "groups": [group(q, *row) for row in rows]}
+                          for q, rows in sg.questions]}
+
+
+def weighted_subgroups_table(sg: WeightedSubgroups, grid) -> str:
+    """Per question, one block per group (as :func:`weighted_table`), the group named first."""
+    blocks = []
+    for q, rows in sg.questions:
+        for label, not_answered, n, result in rows:
+            name = f"{sg.by.id} {label}" if not_answered else f"{sg.by.id}={label}"
+            one = Weighted(survey=sg.weighted.survey, columns=sg.weighted.columns, design=sg.weighted.design,
+                           questions=[(q, n, result)])
+            text = weighted_table(one, grid).rstrip("\n")
+            first, _, rest = text.partition("\n")
+            blocks.append(f"{first} · {name}\n{rest}")
+    return "\n\n".join(blocks) + "\n"
+
+
+def weighted_subgroups_csv(sg: WeightedSubgroups) -> str:
+    """:data:`CSV_COLUMNS` with two columns in front, ``by`` and ``group``; an empty group is one row with n = 0."""
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    writer.writerow(["by", "group", *CSV_COLUMNS])
+    for q, rows in sg.questions:
+        for label, _, n, result in rows:
+            one = Weighted(survey=sg.weighted.survey, columns=sg.weighted.columns, design=sg.weighted.design,
+                           questions=[(q, n, result)])
+            for line in weighted_csv(one).splitlines()[1:] if result is not None else [None]:
+                if line is None:
+                    writer.writerow([sg.by.id, label, *(q.id if c == "question" else 0 if c == "n" else ""
+                                                        for c in CSV_COLUMNS)])
+                else:
+                    out.write(f"{_csv_cell(sg.by.id)},{_csv_cell(label)},{line}\n")
+    return out.getvalue()
+
+
+def _csv_cell(text: str) -> str:
+    cell = io.StringIO()
+    SafeWriter(cell, lineterminator="").writerow([text])
+    return cell.getvalue()
+
+
+@dataclass(frozen=True)
+class WeightedCrosstab:
+    """``deniable estimate --weights … --crosstab Q1 Q2``: the joint and conditional estimates."""
+
+    weighted: Weighted  # the survey, the columns and the design
+    row: Question
+    col: Question
+    result: WeightedCrosstabResult
+
+
+def weighted_crosstab_of(dataset: Dataset, columns: DesignColumns, row: Question, col: Question, *,
+                         confidence: float = 0.95) -> WeightedCrosstab:
+    """The cross-tab of two single-choice questions (checked by :func:`.analysis.check_crosstab`)
+    under the dataset's design (:func:`deniable.estimators.weights.weighted_crosstab`: the joint
+    cells debiased with the Kronecker inverse on the weighted report shares)."""
+    survey = dataset.survey
+    check_weighted(survey)
+    for q in (row, col):
+        if not q.qtype.categorical:
+            raise DesignError(f"--crosstab: question {q.id!r} is not a single-choice question", "crosstab")
+    design = design_of(dataset, columns)
+    rows = np.asarray(dataset.columns[row.id], dtype=np.int64)
+    cols = np.asarray(dataset.columns[col.id], dtype=np.int64)
+    if not np.any((rows != NOT_ANSWERED) & (cols != NOT_ANSWERED)):
+        raise DesignError(f"--crosstab: no response answered both {row.id!r} and {col.id!r}", "crosstab")
+    result = weighted_crosstab(rows, cols, row.epsilon, col.epsilon, design, k_row=row.qtype.n_cells(row),
+                               k_col=col.qtype.n_cells(col), confidence=confidence)
+    return WeightedCrosstab(weighted=Weighted(survey=survey, columns=columns, design=design, questions=[]),
+                            row=row, col=col, result=result)
+
+
+def weighted_crosstab_json(ct: WeightedCrosstab) -> dict:
+    """The cross-tab document: per cell (row option × column option) the weighted report share, the
+    joint estimate with its standard error and interval, and the column's share given the row."""
+    r = ct.result
+    cells = []
+    for i, row_label in enumerate(ct.row.options):
+        for j, col_label in enumerate(ct.col.options):
+            cells.append({"row_label": row_label, "col_label": col_label,
+                          "report_share": json_number(r.report_share[i, j]),
+                          "estimate": json_number(r.joint_estimate[i, j]),
+                          "std_error": json_number(r.joint_std_error[i, j]),
+                          "ci_low": json_number(r.joint_ci_low[i, j]), "ci_high": json_number(r.joint_ci_high[i, j]),
+                          "conditional_estimate": json_number(r.conditional_estimate[i, j]),
+                          "conditional_std_error": json_number(r.conditional_std_error[i, j]),
+                          "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
+                          "conditional_ci_high": json_number(r.conditional_ci_high[i, j])})
+    return {"row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
+            "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
+            "n": r.n, "weighted": True, "design": design_json(ct.weighted),
+            "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
+            "confidence": json_number(r.confidence), "method": r.method, "cells": cells}
+
+
+def weighted_crosstab_table(ct: WeightedCrosstab, grid) -> str:
+    data = weighted_crosstab_json(ct)
+    lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
+             f"  n = {data['n']:,} answered both · weighted · {100 * ct.result.confidence:g}% intervals, method: "
+             f"{data['method']}"]
+    rows = [[f"{c['row_label']} · {c['col_label']}", pct(c["report_share"]), pct(c["estimate"]),
+             pct(c["std_error"]), f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(c["conditional_estimate"]),
+             "" if c["conditional_ci_low"] is None else f"[{pct(c['conditional_ci_low'])}, {pct(c['conditional_ci_high'])}]"]
+            for c in data["cells"]]
+    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported (weighted)", "joint", "std.err", "interval",
+               f"{ct.col.id} | {ct.row.id}", "interval"]
+    return "\n".join(lines + grid(headers, rows)) + "\n"
+
+
+def weighted_crosstab_csv(ct: WeightedCrosstab) -> str:
+    data = weighted_crosstab_json(ct)
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    keys = list(data["cells"][0])
+    writer.writerow(["row", "col", "n", "effective_n", "degrees_of_freedom", "confidence", *keys,
+                     "weights", "strata", "cluster", "fpc"])
+    c = ct.weighted.columns
+    for cell in data["cells"]:
+        writer.writerow([ct.row.id, ct.col.id, data["n"], data["effective_n"], data["degrees_of_freedom"],
+                         data["confidence"], *("" if cell[k] is None else cell[k] for k in keys),
+                         *("" if v is None else v for v in (c.weights, c.strata, c.cluster, c.fpc))])
+    return out.getvalue()
 
 
 def design_json(w: Weighted) -> dict:
@@ -166,6 +396,16 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
                 "confidence": json_number(r.confidence),
                 "mean": {"estimate": json_number(r.estimate), "std_error": json_number(r.std_error),
                          "ci_low": json_number(r.ci_low), "ci_high": json_number(r.ci_high)}}
+    if isinstance(r, WeightedDifference):  # a list experiment: the prevalence, a share kept in [0, 1]
+        return {**head, "type": q.type, "sensitive": q.sensitive, "effective_n": json_number(r.effective_n),
+                "degrees_of_freedom": r.degrees_of_freedom,
+                "epsilon": json_number(q.mechanism.epsilon) if q.protected else None,
+                "declared_epsilon": q.epsilon if q.protected else None, "method": r.method,
+                "confidence": json_number(r.confidence), "n_control": r.n_groups[0], "n_treatment": r.n_groups[1],
+                "prevalence": {"estimate": json_number(r.estimate), "std_error": json_number(r.std_error),
+                               "ci_low": json_number(max(0.0, r.ci_low)), "ci_high": json_number(min(1.0, r.ci_high))},
+                "control": {"estimate": json_number(r.means[0]), "std_error": json_number(r.mean_std_errors[0])},
+                "treatment": {"estimate": json_number(r.means[1]), "std_error": json_number(r.mean_std_errors[1])}}
     options = [{"label": label, "report_share": json_number(r.report_share[i]),
                 "estimate": json_number(r.estimate[i]), "std_error": json_number(r.std_error[i]),
                 "ci_low": json_number(r.ci_low[i]), "ci_high": json_number(r.ci_high[i])}
@@ -205,6 +445,16 @@ def weighted_table(w: Weighted, grid) -> str:
         if r is None:
             blocks.append("\n".join(lines + ["  n = 0: nobody answered"]))
             continue
+        if isinstance(r, WeightedDifference):
+            d = question_json(q, n, r)
+            privacy = f"ε = {q.epsilon:g}" if q.protected else "not protected by ε (plain list experiment)"
+            p = d["prevalence"]
+            lines += [f"  n = {n:,} ({r.n_groups[0]:,} control, {r.n_groups[1]:,} treatment) · weighted · {privacy}",
+                      f"  {q.sensitive!r}: {pct(p['estimate'])} ± std.err {pct(p['std_error'])}, "
+                      f"{100 * r.confidence:g}% interval [{pct(p['ci_low'])}, {pct(p['ci_high'])}] ({r.method})",
+                      f"  weighted mean count: control {fmt(r.means[0])}, treatment {fmt(r.means[1])}"]
+            blocks.append("\n".join(lines))
+            continue
         if isinstance(r, WeightedMean):
             privacy = f"ε = {q.epsilon:g}" if q.protected else "asked directly (not randomized)"
             lines += [f"  n = {n:,} · weighted · {privacy}",
@@ -230,6 +480,15 @@ def weighted_csv(w: Weighted) -> str:
     writer.writerow(CSV_COLUMNS)
     for q, n, r in w.questions:
         record = question_json(q, n, r)
+        if "prevalence" in record:
+            for option, label, numbers in (("prevalence", q.sensitive, record["prevalence"]),
+                                           ("control", "control mean count", record["control"]),
+                                           ("treatment", "treatment mean count", record["treatment"])):
+                writer.writerow(["" if v is None else v for v in (
+                    {**record, **numbers, "question": q.id, "option": option, "label": label,
+                     "weights": w.columns.weights, "strata": w.columns.strata, "cluster": w.columns.cluster,
+                     "fpc": w.columns.fpc}.get(c) for c in CSV_COLUMNS)])
+            continue
         if "mean" in record:
             writer.writerow(["" if v is None else v for v in (
                 {**record, **record["mean"], "question": q.id, "option": "mean", "label": "mean",
@@ -387,24 +646,33 @@ class Raked:
     untrimmed: RakeResult | None  # with --trim: the raking without bounds, to show the trimming's effect
     n: int  # respondents
     questions: list  # of (Question, n answered, WeightedResult | WeightedMean | None)
-    unweighted: dict  # question id → the same estimator with equal weights
+    unweighted: dict  # question id → the same estimator with equal weights (the base weights, unraked)
     skipped: list  # of (Question, why it has no weighted estimate)
+    base: str | None = None  # the column of sampling weights raking started from (None: equal weights)
 
 
-def _mean_result(mean: float, variance: float, n: int, effective_n: float, confidence: float) -> WeightedMean:
+def _mean_result(mean: float, variance: float, n: int, effective_n: float, confidence: float,
+                 df: int | None = None) -> WeightedMean:
     se = math.sqrt(max(variance, 0.0))
-    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se if n > 1 else math.nan
-    return WeightedMean(n=n, effective_n=effective_n, degrees_of_freedom=n - 1, confidence=confidence,
+    df = n - 1 if df is None else df
+    half = float(student_t.ppf(0.5 + confidence / 2, df)) * se if df > 0 else math.nan
+    return WeightedMean(n=n, effective_n=effective_n, degrees_of_freedom=df, confidence=confidence,
                         estimate=mean, std_error=se, ci_low=mean - half, ci_high=mean + half,
                         method="t interval on n − 1 degrees of freedom (raking: calibration variance)")
 
 
 def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
-                    confidence: float = 0.95, survey: Survey | None = None) -> Raked:
+                    confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
+                    base_column: str | None = None) -> Raked:
     """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
     estimate every single-choice question and numeric mean under the raked weights, with R's
     calibration variance (:func:`deniable.estimators.weights.raked_estimate`), beside the same
     estimator with equal weights.
+
+    ``base``: the sample's design (``--rake`` with ``--weights COLUMN``, one row per respondent):
+    raking starts from its sampling weights instead of equal ones, the variance keeps its strata
+    and clusters, and the estimates beside are the base weights' own, unraked (R: ``rake()`` of the
+    weighted ``svydesign``, beside ``svymean`` of the design itself).  ``base_column`` names the column.
 
     The dataset may be answer patterns with their counts (a database's aggregates, a file read
     by :func:`.files.read_patterns`): a respondent's raked weight depends only on its answers to
@@ -440,8 +708,11 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
                 raise _margin_error(f"{chose[j]:,.0f} respondents chose {q.options[j]!r} but its population share "
                                     "is 0", qid, q.options[j])
         variables[qid] = codes
-    result = rake(np.ones(rows), variables, margins, counts=counts, bounds=trim)
-    untrimmed = rake(np.ones(rows), variables, margins, counts=counts) if trim is not None else None
+    if base is not None and (dataset.weights is not None or base.n != rows):
+        raise DesignError("weights: raking from sampling weights needs one row per respondent", "weights")
+    start = np.ones(rows) if base is None else base.weights
+    result = rake(start, variables, margins, counts=counts, bounds=trim)
+    untrimmed = rake(start, variables, margins, counts=counts) if trim is not None else None
     w = np.asarray(result.weights)
     raking = list(variables.values())
     out, unweighted, skipped_questions = [], {}, []
@@ -450,6 +721,9 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
             skipped_questions.append((q, "not in the answer patterns (estimate it from the responses file)"))
             continue
         reason = unweighted_reason(q)
+        if reason is None and (q.qtype.tick_columns(q) is not None or q.qtype.arm_scores(q) is not None):
+            reason = (f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet "
+                      "(it takes --weights COLUMN)")
         if reason is not None:
             skipped_questions.append((q, reason))
             continue
@@ -463,22 +737,24 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
         if q.qtype.categorical:
             k = q.qtype.n_cells(q)
             out.append((q, answered_n, raked_estimate(filled, q.epsilon, w, raking, k=k, counts=counts,
-                                                      domain=answered, confidence=confidence)))
-            unweighted[q.id] = raked_estimate(filled, q.epsilon, np.ones(rows), (), k=k, counts=counts,
-                                              domain=answered, confidence=confidence)
+                                                      domain=answered, confidence=confidence, design=base)))
+            unweighted[q.id] = raked_estimate(filled, q.epsilon, start, (), k=k, counts=counts,
+                                              domain=answered, confidence=confidence, design=base)
             continue
         scores = np.where(answered, q.qtype.linear_scores(q, filled), 0.0)
-        for weights, variables_, into in ((w, raking, None), (np.ones(rows), (), unweighted)):
-            mean, variance = raked_mean(scores, weights, variables_, counts=counts, domain=answered)
+        for weights, variables_, into in ((w, raking, None), (start, (), unweighted)):
+            mean, variance = raked_mean(scores, weights, variables_, counts=None if base else counts,
+                                        domain=answered, design=base)
             d = weights * answered
             kish = float((counts @ d) ** 2 / (counts @ d**2))
-            estimate = _mean_result(mean, variance, n, kish, confidence)
+            estimate = _mean_result(mean, variance, n, kish, confidence,
+                                    None if base is None else base.degrees_of_freedom)
             if into is None:
                 out.append((q, answered_n, estimate))
             else:
                 into[q.id] = estimate
     return Raked(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, questions=out,
-                 unweighted=unweighted, skipped=skipped_questions)
+                 unweighted=unweighted, skipped=skipped_questions, base=base_column if base is not None else None)
 
 
 def _shares(q: Question, values) -> dict:
@@ -500,24 +776,26 @@ def raking_json(r: Raked) -> dict:
                 "untrimmed": weights(r.untrimmed)}
     return {"margins": {qid: _shares(r.survey.question(qid), target) for qid, target in r.margins.items()},
             "achieved": {qid: _shares(r.survey.question(qid), res.achieved[qid]) for qid in r.margins},
-            "iterations": res.iterations, "n": r.n, "weights": weights(res), "trim": trim}
+            "iterations": res.iterations, "n": r.n, "weights": weights(res), "trim": trim,
+            "base_weights": r.base}
 
 
 def raked_question_json(r: Raked, q: Question, n: int, result) -> dict:
-    """One question's record (as :func:`question_json`), with the equal-weights estimates beside."""
+    """One question's record (as :func:`question_json`), with the equal-weights estimates beside
+    (``unweighted``; raking from sampling weights: the base weights' own, ``unraked``)."""
     record = question_json(q, n, result)
     record["raked"] = True
     base = r.unweighted.get(q.id)
     if base is None:
         return record
+    key = "unweighted" if r.base is None else "unraked"
     if isinstance(base, WeightedMean):
-        record["unweighted"] = {"estimate": json_number(base.estimate), "std_error": json_number(base.std_error),
-                                "ci_low": json_number(base.ci_low), "ci_high": json_number(base.ci_high)}
+        record[key] = {"estimate": json_number(base.estimate), "std_error": json_number(base.std_error),
+                       "ci_low": json_number(base.ci_low), "ci_high": json_number(base.ci_high)}
         return record
     for i, option in enumerate(record["options"]):
-        option["unweighted"] = {"estimate": json_number(base.estimate[i]),
-                                "std_error": json_number(base.std_error[i]),
-                                "ci_low": json_number(base.ci_low[i]), "ci_high": json_number(base.ci_high[i])}
+        option[key] = {"estimate": json_number(base.estimate[i]), "std_error": json_number(base.std_error[i]),
+                       "ci_low": json_number(base.ci_low[i]), "ci_high": json_number(base.ci_high[i])}
     return record
 
 
@@ -532,7 +810,8 @@ def raking_text(r: Raked, grid) -> str:
     """For a terminal: what raking did, and the achieved margins beside the population's."""
     d = raking_json(r)
     w = d["weights"]
-    lines = [f"raked to the margins of {', '.join(repr(qid) for qid in r.margins)} in {d['iterations']:,} round{'' if d['iterations'] == 1 else 's'} · "
+    start = "" if r.base is None else f"from the sampling weights of column {r.base!r} "
+    lines = [f"raked {start}to the margins of {', '.join(repr(qid) for qid in r.margins)} in {d['iterations']:,} round{'' if d['iterations'] == 1 else 's'} · "
              f"weights {w['smallest']:.4g}..{w['largest']:.4g} × the mean · Kish effective sample size "
              f"{w['effective_n']:,.1f} of {r.n:,}"]
     if d["trim"]:
@@ -555,23 +834,30 @@ RAKED_CSV_COLUMNS = ("question", "option", "label", "n", "effective_n", "degrees
 
 def raked_csv(r: Raked) -> str:
     """One row per question × option (a numeric question: one row, option ``mean``), the raking
-    questions on each row."""
+    questions on each row; raking from sampling weights, the estimates beside are the base
+    weights' (columns ``unraked_estimate``, ``unraked_std_error``) and ``base_weights`` names them."""
     out = io.StringIO()
     writer = SafeWriter(out, lineterminator="\n")
-    writer.writerow(RAKED_CSV_COLUMNS)
+    key = "unweighted" if r.base is None else "unraked"
+    header = [c.replace("unweighted", key) for c in RAKED_CSV_COLUMNS] + ([] if r.base is None else ["base_weights"])
+    writer.writerow(header)
     raked_to = " ".join(r.margins)
     for q, n, result in r.questions:
         record = raked_question_json(r, q, n, result)
-        entries = ([{**record["mean"], "option": "mean", "label": "mean", "unweighted": record.get("unweighted")}]
-                   if "mean" in record else [{**o, "option": i} for i, o in enumerate(record["options"])])
+        entries = ([{**record["mean"], "option": "mean", "label": "mean", "unweighted": record.get(key)}]
+                   if "mean" in record else [{**o, "option": i, "unweighted": o.get(key)}
+                                             for i, o in enumerate(record["options"])])
         for entry in entries:
             base = entry.get("unweighted") or {}
             row = {**record, **entry, "question": q.id, "unweighted_estimate": base.get("estimate"),
                    "unweighted_std_error": base.get("std_error"), "raked_to": raked_to}
-            writer.writerow(["" if row.get(c) is None else row[c] for c in RAKED_CSV_COLUMNS])
+            writer.writerow(["" if row.get(c) is None else row[c] for c in RAKED_CSV_COLUMNS]
+                            + ([] if r.base is None else [r.base]))
     return out.getvalue()
 
 
-__all__ = ["Raked", "Weighted", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",
+__all__ = ["Raked", "Weighted", "WeightedCrosstab", "WeightedSubgroups", "weighted_crosstab_csv",
+           "weighted_crosstab_json", "weighted_crosstab_of", "weighted_crosstab_table", "weighted_subgroups",
+           "weighted_subgroups_csv", "weighted_subgroups_document", "weighted_subgroups_table", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",
            "raked_document", "raked_estimates", "raking_json", "raking_text", "rakeable", "check_weighted", "design_json", "design_of", "design_text", "question_json",
            "unweighted_reason", "weighted_csv", "weighted_document", "weighted_estimates", "weighted_table"]

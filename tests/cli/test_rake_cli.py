@@ -240,7 +240,7 @@ def test_raking_that_cannot_converge_says_so(tmp_path):
     (("--trim", "0.5,2"), "--trim goes with --rake"),
     (("--rake", "m.json", "--trim", "2,1"), "--trim: give LOW,HIGH"),
     (("--rake", "m.json", "--trim", "x"), "--trim: give LOW,HIGH"),
-    (("--rake", "m.json", "--weights", "w"), "does not go with --weights"),
+    (("--rake", "m.json", "--strata", "s"), "--strata goes with --weights"),
     (("--rake", "m.json", "--by", "age"), "--by does not go with --rake"),
     (("--rake", "m.json", "--method", "wilson"), "--method does not go with --rake"),
 ])

@@ -192,6 +192,10 @@ DESIGN = ("--weights", "w", "--strata", "s", "--cluster", "c")
 MULTI_SURVEY = {"slug": "m", "title": "M", "questions": [
     {"id": "drugs", "text": "Drugs?", "options": ["Yes", "No"], "epsilon": 1.0},
     {"id": "sites", "text": "Which sites?", "type": "multi", "options": ["A", "B"], "epsilon": 1.0}]}
+FORCED = {"slug": "m", "title": "M", "questions": [
+    MULTI_SURVEY["questions"][0],
+    {"id": "forced", "text": "Forced?", "options": ["Yes", "No"],
+     "design": {"name": "forced", "p": 0.4, "forced": [0.35, 0.25]}}]}
 
 # (name, how to make the arguments, substrings of the one Error: line)
 BAD_DESIGNS = [
@@ -222,8 +226,9 @@ BAD_DESIGNS = [
     ("fpc below the clusters", lambda d: [SURVEY, _csv(d, GOOD_ROWS.replace("\n", ",1\n"),
                                                        "drugs,cheated,year,w,s,c,N"), *DESIGN, "--fpc", "N"],
      ["column 'N' (fpc): must be one number per stratum, at least the clusters sampled in it"]),
-    ("check-all question", lambda d: [_json(d, MULTI_SURVEY), _csv(d, "Yes,YN,1\n", "drugs,sites,w"), "--weights", "w"],
-     ["--weights: question 'sites' is a check all that apply question", "not implemented yet"]),
+    ("forced-response question", lambda d: [_json(d, FORCED), _csv(d, "Yes,Yes,1\n", "drugs,forced,w"),
+                                            "--weights", "w"],
+     ["--weights: question 'forced' ", "not k-ary randomized response"]),
     ("database", lambda d: ["--db", d / "x.db", "student-life", "--weights", "w"],
      ["--weights: a database has no weight column"]),
     ("counts", lambda d: [SURVEY, "--counts", _csv(d, "Yes,3\n", "drugs,count"), "--weights", "w"],
@@ -268,7 +273,7 @@ def test_bad_designs_fail_with_one_line_naming_the_column(tmp_path, make_args, e
 
 @pytest.mark.parametrize("args,expected", [
     (("--strata", "s"), "--strata goes with --weights"),
-    (("--weights", "w", "--by", "year"), "--by does not take --weights yet"),
+    (("--weights", "w", "--simultaneous"), "--simultaneous does not take --weights yet"),
     (("--weights", "w", "--method", "wilson"), "--method does not go with --weights"),
 ])
 def test_options_that_do_not_go_with_weights_are_usage_errors(tmp_path, args, expected):
@@ -312,6 +317,9 @@ def test_every_type_is_weighted_or_refused_by_name(tmp_path, qtype, index):
     assert ours["weighted"] is True and ours["n"] == reference["n"]
     if "mean" in ours:
         assert ours["mean"]["estimate"] == pytest.approx(reference["mean"]["estimate"], abs=1e-9)
+    elif "prevalence" in ours:  # a list experiment: the difference of the arms' means
+        assert ours["prevalence"]["estimate"] == pytest.approx(reference["estimate"], abs=1e-9)
+        assert ours["control"]["estimate"] == pytest.approx(reference["control"]["estimate"], abs=1e-9)
     else:
         assert [o["estimate"] for o in ours["options"]] == pytest.approx(
             [o["estimate"] for o in reference["options"]], abs=1e-9)
@@ -350,3 +358,105 @@ def test_weighted_regression_refuses_the_database_and_stray_design_options(tmp_p
     assert result.exit_code == 1 and "Error: --weights: a database has no weight column" in result.stderr
     result = run("regress", SURVEY, tmp_path / "r.csv", "drugs ~ year", "--cluster", "c")
     assert result.exit_code == 2 and "--cluster goes with --weights" in result.stderr
+
+
+RAKED_SURVEY = {"slug": "raked", "title": "Raked", "questions": [
+    {"id": "age", "text": "Age?", "options": ["18-29", "30-49", "50+"]},
+    {"id": "sex", "text": "Sex?", "options": ["female", "male"]},
+    {"id": "drugs", "text": "Drugs?", "options": ["Yes", "No"], "epsilon": 1.0},
+    {"id": "cheated", "text": "Cheated?", "options": ["Never", "Once", "Often"], "epsilon": 2.0, "required": False},
+    {"id": "kids", "text": "Children?", "type": "numeric", "min": 0, "max": 5, "required": False}]}
+RAKED_MARGINS = {"age": [0.3, 0.4, 0.3], "sex": [0.52, 0.48]}
+
+
+@pytest.mark.slow  # R itself
+def test_raking_from_sampling_weights_equals_r_rake_of_the_weighted_design(tmp_path):
+    """``--rake MARGINS.json --weights w --strata s --cluster c`` starts raking from the sampling
+    weights: the raked weights, every estimate, standard error and interval equal R's ``rake()`` of
+    the weighted, stratified, clustered ``svydesign`` (the calibrated influence values through the
+    design's strata and clusters, Korn–Graubard on the design's degrees of freedom) to 1e-8, and the
+    unraked estimates beside are ``deniable estimate --weights``'s own."""
+    from support.r_survey import rake_design_svymean
+
+    survey_path = _json(tmp_path, RAKED_SURVEY)
+    survey = load_definition(survey_path)
+    _, rows = design_sample(19)
+    n = len(rows["w"])
+    rng = np.random.default_rng(19)
+    codes = {q.id: rng.integers(q.qtype.n_cells(q), size=n) for q in survey.questions}
+    codes["cheated"][rng.choice(n, 7, replace=False)] = -1
+    codes["kids"][rng.choice(n, 5, replace=False)] = -1
+    cells = {q.id: ["" if c < 0 else q.qtype.text_of(q, c) for c in codes[q.id]] for q in survey.questions}
+    path = write_csv(tmp_path / "r.csv", {**cells, "w": rows["w"], "s": rows["s"], "c": rows["c"]})
+    margins = tmp_path / "margins.json"
+    margins.write_text(json.dumps({qid: dict(zip(survey.question(qid).options, shares))
+                                   for qid, shares in RAKED_MARGINS.items()}), encoding="utf-8")
+    ours = estimate_json(survey_path, path, "--rake", margins, *DESIGN)
+    weighted = estimate_json(survey_path, path, *DESIGN)
+
+    columns, variables = {"w": rows["w"], "s": rows["s"], "c": rows["c"], "age": codes["age"],
+                          "sex": codes["sex"]}, []
+    for qid in ("drugs", "cheated"):
+        q = survey.question(qid)
+        m = resolve(q.k, q.epsilon)
+        for j in range(q.k):
+            report = np.where(codes[qid] >= 0, (codes[qid] == j).astype(float), np.nan)
+            columns[f"r_{qid}_{j}"], columns[f"z_{qid}_{j}"] = report, (report - m.q) / (m.p - m.q)
+            variables += [f"z_{qid}_{j}", f"r_{qid}_{j}"]
+    columns["kids"] = np.where(codes["kids"] >= 0, codes["kids"].astype(float), np.nan)
+    variables.append("kids")
+    totals = {qid: np.array(shares) * rows["w"].sum() for qid, shares in RAKED_MARGINS.items()}
+    values, r_weights = rake_design_svymean(tmp_path, columns, totals, variables, strata="s", cluster="c")
+    r = dict(zip(variables, values))
+
+    raking = ours["raking"]
+    assert raking["base_weights"] == "w"
+    assert raking["weights"]["effective_n"] == pytest.approx(r_weights.sum() ** 2 / (r_weights ** 2).sum(), rel=1e-8)
+    assert raking["weights"]["largest"] / raking["weights"]["smallest"] == \
+        pytest.approx(r_weights.max() / r_weights.min(), rel=1e-8)
+    records = {record["id"]: record for record in ours["questions"]}
+    plain = {record["id"]: record for record in weighted["questions"]}
+    for qid in ("drugs", "cheated"):
+        q = survey.question(qid)
+        m = resolve(q.k, q.epsilon)
+        for j, option in enumerate(records[qid]["options"]):
+            mean, se, _, _ = r[f"z_{qid}_{j}"]
+            share, _, low, high = r[f"r_{qid}_{j}"]
+            assert [option["estimate"], option["std_error"], option["report_share"]] == \
+                pytest.approx([mean, se, share], abs=1e-8), (qid, j)
+            assert [option["ci_low"], option["ci_high"]] == pytest.approx(
+                np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1), abs=1e-8), (qid, j)
+            unraked = plain[qid]["options"][j]
+            assert option["unraked"] == pytest.approx({key: unraked[key] for key in option["unraked"]}, abs=1e-12)
+    got = records["kids"]["mean"]
+    assert [got["estimate"], got["std_error"], got["ci_low"], got["ci_high"]] == pytest.approx(list(r["kids"]),
+                                                                                                abs=1e-8)
+    assert records["kids"]["unraked"]["estimate"] == pytest.approx(plain["kids"]["mean"]["estimate"], abs=1e-12)
+
+
+def test_raking_from_sampling_weights_in_every_format_and_what_it_refuses(tmp_path):
+    survey_path = _json(tmp_path, RAKED_SURVEY)
+    path = _csv(tmp_path, "18-29,female,Yes,Never,1,2\n30-49,male,No,,0,1\n50+,female,No,Once,2,4\n"
+                          "50+,male,Yes,Often,,3\n18-29,male,No,Never,3,1\n30-49,female,Yes,Once,1,2\n",
+                header="age,sex,drugs,cheated,kids,w")
+    margins = tmp_path / "m.json"
+    margins.write_text(json.dumps({"sex": {"female": 0.5, "male": 0.5}}), encoding="utf-8")
+    table = run("estimate", survey_path, path, "--rake", margins, "--weights", "w")
+    assert table.exit_code == 0, table.output
+    assert "raked from the sampling weights of column 'w' to the margins of 'sex'" in table.stdout
+    csv_out = run("estimate", survey_path, path, "--rake", margins, "--weights", "w", "--trim", "0.2,5",
+                  "--format", "csv")
+    assert csv_out.exit_code == 0, csv_out.output
+    header = csv_out.stdout.splitlines()[0].split(",")
+    assert header[-4:] == ["unraked_estimate", "unraked_std_error", "raked_to", "base_weights"]
+    assert csv_out.stdout.splitlines()[1].endswith(",sex,w")
+    for args, expected, code in [
+        (("--db", tmp_path / "x.db", "raked", "--rake", margins, "--weights", "w"),
+         "Error: --weights: a database has no weight column", 1),
+        ((survey_path, path, "--rake", margins, "--weights", "w", "--by", "age"), "--by does not go with --rake", 2),
+        ((survey_path, path, "--rake", margins, "--weights", "nope"), "no column 'nope' for the sampling design", 1),
+        ((survey_path, path, "--rake", margins, "--cluster", "c"), "--cluster goes with --weights", 2),
+    ]:
+        result = run("estimate", *args)
+        assert result.exit_code == code and expected in result.stderr, result.output
+        assert result.stdout == ""

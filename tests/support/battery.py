@@ -30,10 +30,11 @@ def battery_questions() -> list[tuple[dict, object]]:
     out = [({"id": GROUP, "text": "Which campus are you on?", "options": ["North", "South", "Online"]},
             [0.5, 0.3, 0.2])]
     types = questions.all_types()
+    designed = []  # examples with a randomized-response design go last: the others' simulated data stay as they were
     for qtype in (*types, *(() if rating.NAME in questions.names() else (rating.RATING,))):
         for n, (definition, truth) in enumerate(qtype.examples()):
-            out.append(({"id": f"{qtype.name}_{n}", **definition}, truth))
-    return out
+            (designed if "design" in definition else out).append(({"id": f"{qtype.name}_{n}", **definition}, truth))
+    return out + designed
 
 
 def battery_definition() -> dict:

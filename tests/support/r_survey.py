@@ -192,3 +192,126 @@ def rake_svymean(tmp_path: Path, columns: dict, margins: dict, variables: list[s
     margins_path = write_csv(tmp_path / "margins.csv", rows)
     values = np.array(_run(RAKE_SCRIPT, tmp_path, str(path), str(margins_path), *variables))
     return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]
+
+
+# Domain estimates (tests/cli/test_weights_domains.py): under svydesign(ids = ~CLUSTER, strata =
+# ~STRATUM, weights = ~W, nest = TRUE), for each named column: svyby(~v, ~GROUP, design, svymean,
+# na.rm = TRUE) (the estimate and its SE), and the interval svyby(…, svyciprop, method = "beta",
+# vartype = "ci") for a 0/1 column, else confint(svymean(~v, subset(design, GROUP == g)), df =
+# degf(subset(…))); one line per number: group label, then (mean, SE, ci_low, ci_high).
+SVYBY_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE, colClasses = c(g = "character"))
+des <- svydesign(ids = as.formula(paste0("~", args[2])), strata = as.formula(paste0("~", args[3])),
+                 weights = as.formula(paste0("~", args[4])), nest = TRUE, data = d)
+for (v in args[-(1:4)]) {
+  f <- as.formula(paste0("~", v))
+  m <- svyby(f, ~g, des, svymean, na.rm = TRUE)
+  binary <- all(d[[v]] %in% c(0, 1, NA))
+  if (binary) ci <- svyby(f, ~g, des, svyciprop, method = "beta", vartype = "ci", na.rm = TRUE)
+  for (level in rownames(m)) {
+    if (binary) {
+      ends <- c(ci[level, "ci_l"], ci[level, "ci_u"])
+    } else {
+      sub <- subset(des, g == level)
+      ends <- confint(svymean(f, sub, na.rm = TRUE), df = degf(sub))
+    }
+    cat(v, level, sprintf("%.15g", c(m[level, v], m[level, "se"], ends[[1]], ends[[2]])), sep = "\t")
+    cat("\n")
+  }
+}
+"""
+
+# svyratio(~NUM, ~DEN, design, na.rm = TRUE) of each NUM:DEN pair: the ratio, its SE and
+# confint(df = degf(design)), one line per number.
+SVYRATIO_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+des <- svydesign(ids = as.formula(paste0("~", args[2])), strata = as.formula(paste0("~", args[3])),
+                 weights = as.formula(paste0("~", args[4])), nest = TRUE, data = d)
+out <- c()
+for (pair in args[-(1:4)]) {
+  parts <- strsplit(pair, ":")[[1]]
+  r <- svyratio(as.formula(paste0("~", parts[1])), as.formula(paste0("~", parts[2])), des, na.rm = TRUE)
+  ci <- confint(r, df = degf(des))
+  out <- c(out, coef(r)[[1]], SE(r)[[1]], ci[[1]], ci[[2]])
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+
+def svyby(tmp_path: Path, columns: dict, variables: list[str], *, weights: str, strata: str,
+          cluster: str) -> dict:
+    """R's domain estimates by the column ``g`` (text labels): ``{(variable, group label): (mean, SE,
+    ci_low, ci_high)}`` (:data:`SVYBY_SCRIPT`)."""
+    path = write_csv(tmp_path / "domains.csv", columns)
+    script = tmp_path / "by.R"
+    script.write_text(SVYBY_SCRIPT)
+    done = subprocess.run([rscript(), str(script), str(path), cluster, strata, weights, *variables],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = {}
+    for line in done.stdout.splitlines():
+        variable, group, *numbers = line.split("\t")
+        out[variable, group] = tuple(float("nan") if v == "NA" else float(v) for v in numbers)
+    return out
+
+
+def svyratio(tmp_path: Path, columns: dict, pairs: list[tuple[str, str]], *, weights: str, strata: str,
+             cluster: str) -> np.ndarray:
+    """R's ``svyratio`` of each (numerator, denominator) pair: rows (ratio, SE, ci_low, ci_high)."""
+    path = write_csv(tmp_path / "ratios.csv", columns)
+    values = _run(SVYRATIO_SCRIPT, tmp_path, str(path), cluster, strata, weights, *(f"{a}:{b}" for a, b in pairs))
+    return np.array(values).reshape(len(pairs), 4)
+
+
+# A list experiment's prevalence under the design: svyby(~s, ~arm, design, svymean, covmat = TRUE)
+# of the count's unbiased score s, then svycontrast(…, c(-1, 1)) (treatment − control) with its SE
+# and the t interval on degf(design); then each arm's mean and SE.
+SVYCONTRAST_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+des <- svydesign(ids = ~c, strata = ~s, weights = ~w, nest = TRUE, data = d)
+b <- svyby(~score, ~arm, des, svymean, covmat = TRUE, na.rm = TRUE)
+ctr <- svycontrast(b, c(-1, 1))
+half <- qt(0.975, degf(des)) * SE(ctr)[[1]]
+cat(sprintf("%.15g", c(coef(ctr)[[1]], SE(ctr)[[1]], coef(ctr)[[1]] - half, coef(ctr)[[1]] + half,
+                       coef(b), SE(b))), sep = "\n")
+"""
+
+
+def svycontrast_arms(tmp_path: Path, columns: dict) -> np.ndarray:
+    """R's treatment − control difference of the arms' means of ``score`` (columns score, arm, s, c,
+    w): (difference, SE, ci_low, ci_high, control mean, treatment mean, control SE, treatment SE)."""
+    path = write_csv(tmp_path / "arms.csv", columns)
+    return np.array(_run(SVYCONTRAST_SCRIPT, tmp_path, str(path)))
+
+
+# RAKE_SCRIPT on a weighted, stratified, clustered design: rake(svydesign(ids = ~CLUSTER, strata =
+# ~STRATUM, weights = ~w, nest = TRUE), …) — raking starts from the sampling weights, and svymean's
+# variance calibrates the influence values, then takes the strata and clusters; svyciprop's
+# interval the design's degrees of freedom.  Then the raked weights.
+RAKE_DESIGN_SCRIPT = RAKE_SCRIPT.replace(
+    'des <- svydesign(ids = ~1, weights = ~w, data = d)',
+    'des <- svydesign(ids = as.formula(paste0("~", args[3])), strata = as.formula(paste0("~", args[4])), '
+    'weights = ~w, nest = TRUE, data = d)').replace("args[-(1:2)]", "args[-(1:4)]")
+
+
+def rake_design_svymean(tmp_path: Path, columns: dict, margins: dict, variables: list[str], *, strata: str,
+                        cluster: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rake_svymean` of a design with sampling weights ``w``, strata and clusters."""
+    assert RAKE_DESIGN_SCRIPT.count("args[-(1:4)]") == 1 and "args[3]" in RAKE_DESIGN_SCRIPT
+    path = write_csv(tmp_path / "rake.csv", columns)
+    rows = {"var": [], "level": [], "freq": []}
+    for name, totals in margins.items():
+        for level, total in enumerate(totals):
+            if total > 0:
+                rows["var"].append(name)
+                rows["level"].append(level)
+                rows["freq"].append(float(total))
+    margins_path = write_csv(tmp_path / "margins.csv", rows)
+    values = np.array(_run(RAKE_DESIGN_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata, *variables))
+    return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]

@@ -145,3 +145,51 @@ def test_design_regression_scores_add_up_to_the_gradient():
     theta = np.array([0.1, -0.2, 0.3])
     _, gradient, _ = derivatives(theta, data)
     assert (w[:, None] * row_scores(theta, data)).sum(axis=0) == pytest.approx(gradient, rel=1e-10)
+
+
+def test_the_weighted_crosstab_is_the_kronecker_inverse_of_the_report_pairs_shares():
+    """The joint estimate is ``(M₁ ⊗ M₂)⁻¹ λ̂`` with the channel matrices built from p and q and inverted
+    by numpy (an independent computation of the per-respondent indicator the estimator averages), and
+    the conditional shares are the joint ones over their row's total."""
+    from deniable.estimators.weights import weighted_crosstab
+
+    stratum, cluster, w, y, _ = sample(4)
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 2, y.size)
+    x[:3] = -1  # skipped: weight 0
+    design = survey_design(w, strata=stratum, clusters=cluster)
+    ours = weighted_crosstab(x, y, 1.0, 2.0, design, k_row=2, k_col=3)
+    m1, m2 = mechanism(2, 1.0), mechanism(3, 2.0)
+    channel = [np.full((k, k), m.q) + np.eye(k) * (m.p - m.q) for k, m in ((2, m1), (3, m2))]
+    both = x >= 0
+    shares = np.array([[w[both] @ ((x[both] == a) & (y[both] == b)) for b in range(3)] for a in range(2)])
+    shares /= w[both].sum()
+    joint = (np.linalg.inv(np.kron(*channel)) @ shares.reshape(-1)).reshape(2, 3)
+    assert ours.report_share == pytest.approx(shares, abs=1e-12)
+    assert ours.joint_estimate == pytest.approx(joint, abs=1e-12)
+    assert ours.conditional_estimate == pytest.approx(joint / joint.sum(axis=1, keepdims=True), abs=1e-12)
+    assert ours.n == int(both.sum()) and np.all(ours.joint_std_error > 0)
+
+
+def test_the_weighted_difference_of_two_arms_is_the_difference_of_their_weighted_means():
+    from deniable.estimators.weights import weighted_difference
+
+    stratum, cluster, w, y, _ = sample(6)
+    arm = np.arange(y.size) % 2
+    arm[:4] = -1
+    design = survey_design(w, strata=stratum, clusters=cluster)
+    ours = weighted_difference(y.astype(float), arm, design)
+    means = [w[arm == g] @ y[arm == g] / w[arm == g].sum() for g in (0, 1)]
+    assert ours.estimate == pytest.approx(means[1] - means[0], abs=1e-12)
+    assert ours.n_groups == (int((arm == 0).sum()), int((arm == 1).sum()))
+    assert ours.ci_low < ours.estimate < ours.ci_high
+    with pytest.raises(DesignError, match="no respondent with a positive weight in group 1"):
+        weighted_difference(y.astype(float), np.where(arm == 1, 0, arm), design)
+
+
+def test_a_subset_with_no_weight_is_refused_by_name():
+    design = survey_design([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(DesignError, match="subset: one flag per respondent"):
+        weighted_estimate(np.array([0, 1, 0, 1]), None, design, k=2, subset=[True, False])
+    with pytest.raises(DesignError, match="subset: no respondent"):
+        weighted_estimate(np.array([0, 1, 0, 1]), None, design, k=2, subset=[False] * 4)

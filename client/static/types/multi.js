@@ -3,14 +3,35 @@
 //
 // The progress line counts the card once the respondent has said something: a tick, "None of
 // these", or (optional question) "I prefer not to answer"; at submit a required card with nothing
-// ticked still sends "none ticked", as it always did.  Protected: each tick flipped on its own (rr.js).
+// ticked still sends "none ticked", as it always did.  Protected: each tick flipped on its own (rr.js),
+// or, with a randomized-response design on each tick (data-column-0 and data-column-1: the design's
+// cumulative integer weights for a tick and for no tick; data-threshold 0), one draw of the design per
+// tick (designs.js).
 
+import { sampleTicks } from "../designs.js";
 import { randomizeTicks } from "../rr.js";
 import { int, message, registerType } from "../types.js";
 
-const boxes = (fieldset) => Array.from(fieldset.querySelectorAll("input[data-tick]"));
+// In the definition's order (data-tick), whatever order the page shows them in (shuffle.js).
+const boxes = (fieldset) => Array.from(fieldset.querySelectorAll("input[data-tick]"))
+  .sort((a, b) => Number(a.dataset.tick) - Number(b.dataset.tick));
 const skipBox = (fieldset) => fieldset.querySelector("input[data-skip]");
 const noneBox = (fieldset) => fieldset.querySelector("input[data-none]");
+
+// The tick design's two cumulative columns, or null for randomized response at eps/K.
+function tickColumns(fieldset) {
+  if (!fieldset.hasAttribute("data-column-0")) return null;
+  return [0, 1].map((t) => {
+    const text = fieldset.getAttribute(`data-column-${t}`);
+    if (!/^[0-9]+ [0-9]+$/.test(text || "")) throw new RangeError(`question ${fieldset.dataset.qid}: no tick design column ${t}`);
+    return text.split(" ").map(Number);
+  });
+}
+
+function randomizeAll(fieldset, value) {
+  const columns = tickColumns(fieldset);
+  return (columns ? sampleTicks(value, columns) : randomizeTicks(value, int(fieldset, "threshold"))).join("");
+}
 
 registerType("multi", {
   read(fieldset) {
@@ -45,7 +66,7 @@ registerType("multi", {
   },
   context: () => null,
   validMemo: (fieldset, text) => new RegExp(`^[01]{${int(fieldset, "k")}}$`).test(text),
-  randomize: (fieldset, value) => randomizeTicks(value, int(fieldset, "threshold")).join(""),
+  randomize: randomizeAll,
   direct: (fieldset, value) => value.join(""),
   shown(fieldset, text) {
     const labels = Array.from(text, (bit, j) => (bit === "1"

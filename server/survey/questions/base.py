@@ -107,6 +107,8 @@ class QuestionType:
                     central releases of direct answers need
     ``builder_refusal`` None when the builder can edit the question, else why not (a save
                     would drop what its form cannot show)
+    ``shuffles``    whether a question may say ``"shuffle": true``: its options shown in a random
+                    order per respondent (the survey page's browser code draws it; nothing is sent)
     """
 
     name: str = ""
@@ -117,6 +119,7 @@ class QuestionType:
     regression: str | None = "a regression's outcome must be a single-choice question"
     categorical: bool = False
     builder_refusal: str | None = None
+    shuffles: bool = False
 
     # ------------------------------------------------------------ definition
 
@@ -317,6 +320,20 @@ class QuestionType:
         """Each answered report's unbiased score of the mean answer, in the question's units, when the
         type's headline is such a mean (a linear statistic, which sampling weights can weight:
         :mod:`deniable.server.survey.sampling`); None when it is not."""
+        return None
+
+    def tick_columns(self, q: Question) -> tuple[np.ndarray, float | None] | None:
+        """When every option of ``q`` is ticked or not, each tick a binary randomized response of its
+        own: the 0/1 matrix ``(n_cells × options)`` of each report code's ticks, and the declared ε of
+        one tick (None: asked directly), so that sampling weights estimate each tick's share as a
+        two-option question's (:mod:`deniable.server.survey.sampling`); None for other types."""
+        return None
+
+    def arm_scores(self, q: Question) -> tuple[np.ndarray, np.ndarray] | None:
+        """When the headline of ``q`` is a difference of two random arms' mean counts (a list
+        experiment): each report code's arm (0 control, 1 treatment) and its unbiased score of the
+        count, so that sampling weights estimate the difference of the arms' weighted means
+        (:mod:`deniable.server.survey.sampling`); None for other types."""
         return None
 
     # ------------------------------------------------------------ monitoring, releases and the public page

@@ -41,6 +41,28 @@ DESIGN_SLOTS = {"p": "design_p", "forced": "design_forced", "prevalence": "desig
                 "theta_1": "design_theta_1", "theta_2": "design_theta_2"}
 
 
+def builder_design(raw: dict, where: tuple, protected: bool) -> dict | None:
+    """The definition's ``"design"`` object of a builder slot whose ``randomization`` names a design (None
+    for randomized response at ε, or a question asked directly): numbers read as the builder reads them
+    (``0,75`` is 0.75), a list one per line; DefinitionError at the parameter's path."""
+    name = raw.get("randomization") or "rr"
+    if not protected or name == "rr":
+        return None
+    if name not in RANDOMIZATIONS:
+        raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(RANDOMIZATIONS.values())}")
+    spec = {"name": name}
+    for key in designs.PARAMETERS[name]:
+        path = (*where, "design", key)
+        if key == "forced":
+            shares = lines(raw.get(DESIGN_SLOTS[key]))
+            if not shares:
+                raise DefinitionError(path, "enter the forced shares p_i, one per option and line, such as 0.1")
+            spec[key] = [typed_number(v, (*path, i), "a probability such as 0.1") for i, v in enumerate(shares)]
+        else:
+            spec[key] = typed_number(raw.get(DESIGN_SLOTS[key]), path, "a probability such as 0.25")
+    return spec
+
+
 def _shown(value) -> str:
     """A design parameter as the builder shows it, so that reading it back gives the same number."""
     return str(value) if isinstance(value, int) else repr(float(value))
@@ -54,6 +76,7 @@ class Choice(QuestionType):
     crosstab = None
     regression = None
     categorical = True
+    shuffles = True
     code_dtype = np.int16
 
     def parse(self, data, where, epsilon):
@@ -281,22 +304,8 @@ class Choice(QuestionType):
         """The options and, when protected with a design chosen (``randomization``), its ``"design"``
         object: numbers read as the builder reads them (``0,75`` is 0.75), a list one per line."""
         data = {"options": lines(raw.get("options"))}
-        name = raw.get("randomization") or "rr"
-        if self.name != DEFAULT or not protected or name == "rr":
-            return data
-        if name not in RANDOMIZATIONS:
-            raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(RANDOMIZATIONS.values())}")
-        spec = {"name": name}
-        for key in designs.PARAMETERS[name]:
-            path = (*where, "design", key)
-            if key == "forced":
-                shares = lines(raw.get(DESIGN_SLOTS[key]))
-                if not shares:
-                    raise DefinitionError(path, "enter the forced shares p_i, one per option and line, such as 0.1")
-                spec[key] = [typed_number(v, (*path, i), "a probability such as 0.1") for i, v in enumerate(shares)]
-            else:
-                spec[key] = typed_number(raw.get(DESIGN_SLOTS[key]), path, "a probability such as 0.25")
-        return {**data, "design": spec}
+        design = builder_design(raw, where, protected) if self.name == DEFAULT else None
+        return data if design is None else {**data, "design": design}
 
     def builder_entry(self, q):
         entry = {"options": "\n".join(q.options)}

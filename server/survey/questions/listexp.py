@@ -194,6 +194,15 @@ class ListExperiment(QuestionType):
 
     # ------------------------------------------------------------ monitoring, releases and the public page
 
+    def arm_scores(self, q):
+        """A code is ``arm · k + count``; a count's unbiased score undoes k-ary randomized response of
+        the count (:func:`deniable.estimators.scores.rr_score`; the count itself when plain)."""
+        from deniable.estimators.scores import rr_score
+
+        rr = q.mechanism.rr
+        codes = np.arange(2 * q.k)
+        return codes // q.k, rr_score(q.k, rr.p, rr.q)[codes % q.k]
+
     def group_columns(self, q):
         """One column per cell (arm, reported count): a report counts in its own."""
         labels = [f"{arm}: {count}" for arm in ARMS for count in range(q.k)]

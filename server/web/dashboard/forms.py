@@ -63,6 +63,7 @@ class QuestionForm(Form):
     design_theta_1 = StringField("θ₁ (red share, first option's deck)")
     design_theta_2 = StringField("θ₂ (red share, second option's deck)")
     required = BooleanField("Answer required", default=True)
+    shuffle = BooleanField("Show the options in a random order")
 
     def is_blank(self) -> bool:
         return not any((field.data or "").strip() for field in (self.qid, self.text, self.options, self.items,
@@ -316,7 +317,7 @@ QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items"
                    "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε",
                    "randomization": "randomization", "design_p": "p", "design_forced": "forced shares p_i",
                    "design_prevalence": "known prevalence", "design_theta_1": "θ₁", "design_theta_2": "θ₂",
-                   "qid": "id", "required": "required"}
+                   "qid": "id", "required": "required", "shuffle": "random order"}
 WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid float value.": MARGIN_MESSAGE,
                  "This field is required.": "fill this in"}
 

@@ -23,7 +23,7 @@ EPSILON_HINT = f"above 0 and at most {MAX_EPSILON:g}; smaller protects more"
 # A definition path's last key → the slot's field that holds it.
 FIELDS = {"id": "qid", "text": "text", "options": "options", "epsilon": "epsilon", "required": "required",
           "type": "kind", "min": "minimum", "max": "maximum", "step": "step", "mechanism": "mechanism",
-          "grid": "grid", "items": "items", "sensitive": "sensitive"}
+          "grid": "grid", "items": "items", "sensitive": "sensitive", "shuffle": "shuffle"}
 
 __all__ = ["EPSILON_HINT", "FIELDS", "kinds", "mechanisms", "question_dict", "question_entry", "slot_question",
            "slot_type", "split_lines", "typed_number"]
@@ -56,6 +56,8 @@ def question_dict(sub, where: tuple) -> dict:
     if qtype.name != questions.DEFAULT:
         data["type"] = qtype.name
     data.update(qtype.builder_dict({name: sub[name].data for name in qtype.slot_fields}, where, protected))
+    if sub.shuffle.data and qtype.shuffles:  # a box ticked under another type is not this one's
+        data["shuffle"] = True
     if protected and "design" not in data:  # a design's ε is its own, computed from its matrix
         raw = (sub.epsilon.data or "").strip()
         if not raw:
@@ -81,5 +83,5 @@ def slot_question(sub) -> Question | None:
 def question_entry(q: Question) -> dict:
     """A stored question as the data of one question slot."""
     return {"qid": q.id, "text": q.text, "kind": q.type, "protection": "protected" if q.protected else "direct",
-            "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required,
+            "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required, "shuffle": q.shuffle,
             **q.qtype.builder_entry(q)}
