@@ -104,6 +104,20 @@ def pair_table(n: int, ticks_j: int, ticks_l: int, both: int) -> np.ndarray:
     return np.array([[both, ticks_j - both], [ticks_l - both, n - ticks_j - ticks_l + both]], dtype=np.int64)
 
 
+def _checked_counts(n, ticks, pairs, ticked):
+    """``(n, ticks, pairs, ticked)`` as integers, or ValueError when their shapes or sums do not fit."""
+    ticks = np.asarray(ticks, dtype=np.int64)
+    k = ticks.size
+    pairs = np.asarray(pairs, dtype=np.int64)
+    ticked = np.asarray(ticked, dtype=np.int64)
+    n = int(n)
+    if pairs.shape != (k, k) or ticked.shape != (k + 1,):
+        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
+    if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
+        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
+    return n, ticks, pairs, ticked
+
+
 def estimate_multi(n, ticks, pairs, ticked, epsilon, *, confidence=0.95, method="exact",
                    simultaneous=False) -> MultiResult:
     """Estimate a check-all-that-apply question from its sufficient statistics.
@@ -135,15 +149,8 @@ def estimate_multi(n, ticks, pairs, ticked, epsilon, *, confidence=0.95, method=
     """
     confidence = check_confidence(confidence)
     method = check_method(method)
-    ticks = np.asarray(ticks, dtype=np.int64)
+    n, ticks, pairs, ticked = _checked_counts(n, ticks, pairs, ticked)
     k = ticks.size
-    pairs = np.asarray(pairs, dtype=np.int64)
-    ticked = np.asarray(ticked, dtype=np.int64)
-    n = int(n)
-    if pairs.shape != (k, k) or ticked.shape != (k + 1,):
-        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
-    if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
-        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
     mech = direct_multi(k) if epsilon is None else multi_mechanism(k, epsilon)
     per_bit = None if epsilon is None else bit_epsilon(epsilon, k)
     level = 1 - (1 - confidence) / k if simultaneous else confidence
@@ -225,17 +232,10 @@ def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, m
 
     confidence = check_confidence(confidence)
     method = check_method(method)
-    ticks = np.asarray(ticks, dtype=np.int64)
-    k = ticks.size
-    pairs = np.asarray(pairs, dtype=np.int64)
-    ticked = np.asarray(ticked, dtype=np.int64)
-    n = int(n)
     if design.k != 2 or design.k_reports != 2:
         raise ValueError(f"a tick's design must have 2 answers and 2 reports, got {design.k_reports} × {design.k}")
-    if pairs.shape != (k, k) or ticked.shape != (k + 1,):
-        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
-    if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
-        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
+    n, ticks, pairs, ticked = _checked_counts(n, ticks, pairs, ticked)
+    k = ticks.size
     m = design.matrix
     a, b = float(m[0, 0]), float(m[0, 1])
     level = 1 - (1 - confidence) / k if simultaneous else confidence
