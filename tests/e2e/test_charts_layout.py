@@ -15,14 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deniable.server.web.dashboard import analysis_charts, charts
 from support.browser import log_in
+from support.charts import CHART_PAGE, LONG, extreme_charts
 from support.dashboard import DEFINITION, login, make_survey, open_db, post
 
 pytestmark = pytest.mark.browser
 
-LONG = "Once or twice, but only when the exam was not worth much at all"[:60]
-assert len(LONG) == 60
 WIDTHS = [1280, 390]
 
 # Every problem of every chart on the page, in words ([] when the charts are clean).  Boxes are
@@ -55,38 +53,12 @@ OVERLAPS = """() => {
 }"""
 
 
-def extreme_charts() -> str:
-    """Every chart kind at the extremes: 0 %, 100 %, a negative estimate and interval, long labels."""
-    labels = ["Yes", LONG, "No", "Prefer not to say"]
-    estimates, low, high = [1.0, 0.0, -0.031, 0.5], [0.93, 0.0, -0.25, 0.45], [1.0, 0.07, 0.04, 0.55]
-    group = {"estimate": estimates, "ci_low": low, "ci_high": high}
-    parts = [
-        charts.estimate_bars(labels, estimates, low, high, title="bars", chart_id="bars"),
-        charts.estimate_bars(["a", "b"], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], title="zeros", chart_id="zeros"),
-        charts.estimate_bars(["a", "b"], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], title="ones", chart_id="ones"),
-        charts.estimate_bars(["a", "b"], [-1.0, 2.0], [-1.0, 1.0], [0.0, 2.0], title="wide", chart_id="wide"),
-        charts.grouped_bars(labels, [{"label": LONG, "n": 1234, **group}, {"label": "<30", "n": 99, **group},
-                                     {"label": "not answered", "n": 0, **group}], title="groups", chart_id="g"),
-        charts.heatmap([LONG, "No", "Yes"], [LONG, "Never", "Once", "Often"],
-                       [[1.0, 0.0, -0.02, 0.5]] * 3, [[0.9, 0.0, -0.1, 0.4]] * 3, [[1.0, 0.1, 0.05, 0.6]] * 3,
-                       title="heat", chart_id="heat"),
-        analysis_charts.sequence_band(["2026-03-01", "2026-03-02", "2026-03-03"], [10, 1000, 100000],
-                                      [1.0, 0.0, -0.02], [0.5, -0.3, -0.1], [1.0, 0.4, 0.05], [0.8, -0.1, -0.05],
-                                      [1.0, 0.2, 0.01], title="band", chart_id="band"),
-        analysis_charts.sequence_band(["2026-03-01"], [3], [12345.678], [-2345.5], [99999.25], None, None,
-                                      title="mean", chart_id="mean", lower=-5000.0, upper=100000.0),
-    ]
-    return "".join(f'<figure class="chart">{p}</figure>' for p in parts)
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_text_of_any_chart_overlaps_or_leaves_it_at_the_extremes(browser, width):
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        page.set_content('<!doctype html><html><head><style>body{font-family:system-ui,sans-serif;margin:8px}'
-                         'svg{max-width:100%;height:auto;display:block}</style></head>'
-                         f"<body>{extreme_charts()}</body></html>")
+        page.set_content(CHART_PAGE.format(body=extreme_charts()))
         assert page.locator("svg").count() == 8
         assert page.evaluate(OVERLAPS) == []
     finally:
