@@ -46,7 +46,11 @@ normal guess and the cost is a few dozen incomplete-beta calls per endpoint, ind
 
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
-(returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).
+(returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).  When
+``1 − p = q`` in floating point (a yes/no question, or one asked directly) the mirrored problem
+is the problem itself, so a belt searches the upper ends of the counts and of their mirrors
+``n − x`` once each, in one batch: half the work for the counts near n/2 that the planner sums
+over, and the same ends to the last bit (each count's search depends on that count alone).
 
 References
 ----------
@@ -628,10 +632,18 @@ class Belt:
         """Compute the upper ends of ``high`` and the lower ends of ``low`` in one batch."""
         n, q, p = self.n, self.q, self.p
         m = high.size
-        xs = np.concatenate([high, n - low]).astype(float)
-        qs = np.concatenate([np.full(m, q), np.full(low.size, 1.0 - p)])
-        ps = np.concatenate([np.full(m, p), np.full(low.size, 1.0 - q)])
-        ends, at_top = upper_ends(xs, n, qs, ps, self.confidence)
+        if 1.0 - p == q and 1.0 - q == p:
+            # a symmetric channel (yes/no, or asked directly) is its own mirror: the lower end of
+            # x is the upper end of n − x in the same problem, so each count is searched once
+            # (every count's search is its own, so the ends are those of the batch below, bit for bit)
+            unique, where = np.unique(np.concatenate([high, n - low]), return_inverse=True)
+            found, at_found = upper_ends(unique.astype(float), n, q, p, self.confidence)
+            ends, at_top = found[where], at_found[where]
+        else:
+            xs = np.concatenate([high, n - low]).astype(float)
+            qs = np.concatenate([np.full(m, q), np.full(low.size, 1.0 - p)])
+            ps = np.concatenate([np.full(m, p), np.full(low.size, 1.0 - q)])
+            ends, at_top = upper_ends(xs, n, qs, ps, self.confidence)
         upper = np.where(at_top[:m], p, np.clip(ends[:m], q, p))
         mirrored = ends[m:]
         # the mirrored count accepted at its boundary 1 − q: this end *is* q (π = 0 exactly)

@@ -55,7 +55,7 @@ import numpy as np
 
 from deniable.client.mechanism import resolve
 
-from .binomial import binom_pmf, z
+from .binomial import _pmf_kernel, binom_pmf, z
 from .result import Result
 from .validate import check_confidence
 
@@ -133,7 +133,9 @@ def _outside(n: int, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
     """``P(Y < lo) + P(Y > hi)`` for Y ~ Binomial(n, λ), exactly (as :func:`.evaluation.outside`)."""
     from .exact import survival
 
-    return (1.0 - survival(lo.astype(float) - 1, n, lam)) + survival(hi.astype(float), n, lam)
+    # both tails in one call (each element's value is its own): P(Y ≤ lo − 1) = 1 − S(lo − 1), S(hi)
+    tails = survival(np.concatenate([lo.astype(float) - 1, hi.astype(float)]), n, np.concatenate([lam, lam]))
+    return (1.0 - tails[:lam.size]) + tails[lam.size:]
 
 
 class _Sums:
@@ -157,9 +159,15 @@ class _Sums:
             self.first, self.width = first, (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
         left_out = _outside(n, lam, lo, hi)
         out = np.empty(pi.size)
+        kernel = _pmf_kernel()
         for i in range(pi.size):
             a, b = int(lo[i]), int(hi[i]) + 1
-            out[i] = binom_pmf(np.arange(a, b), n, lam[i]) @ self.width[a - self.first:b - self.first] + left_out[i]
+            counts = np.arange(a, b)
+            if kernel is not None and 0.0 <= lam[i] <= 1.0:  # binom_pmf's own path for counts in 0..n, without its checks
+                pmf = np.clip(kernel(counts, n, lam[i]), 0, 1)
+            else:
+                pmf = binom_pmf(counts, n, lam[i])
+            out[i] = pmf @ self.width[a - self.first:b - self.first] + left_out[i]
         return out / 2
 
 

@@ -18,8 +18,9 @@ map in ``pyproject.toml`` says), taking turns with this checkout run by run.
 **The builder's panel.** A fresh process makes the app on a temporary database, logs in with the
 Flask test client, imports the planner as a server that has shown the builder page would have,
 and requests ``/dashboard/plan.json`` as a researcher typing would: each question once with an
-empty cache directory (*first*: computed), then again (*again*: in memory), then in a second
-fresh process with the cache filled (*new process*: from disk).  Times are per request, in ms.
+empty cache directory (*first*: computed, wall and CPU time), then again (*again*: in memory), then
+in a second fresh process with the cache filled (*new process*: from disk).  Times are per request,
+in ms.
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for query in queries:
         times = []
         for _ in range(repeat):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             response = client.get("/dashboard/plan.json?" + query)
-            times.append((time.perf_counter() - start) * 1000)
+            times.append(((time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000))
             assert response.status_code == 200, (query, response.get_data(as_text=True))
         out.append(times)
 print(json.dumps(out))
@@ -136,7 +137,8 @@ def command_rows(runs: int, baseline: str | None) -> list[dict]:
     return rows
 
 
-def panel(cache: str, repeat: int, pythonpath: str | None = None) -> list[list[float]]:
+def panel(cache: str, repeat: int, pythonpath: str | None = None) -> list[list[list[float]]]:
+    """Per query, ``repeat`` requests, each ``[wall ms, CPU ms]`` (the process is single-threaded)."""
     env = {**os.environ, "XDG_CACHE_HOME": cache, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
     done = subprocess.run([PYTHON, "-c", PANEL_CODE, json.dumps(PANEL), str(repeat)], check=True,
                           capture_output=True, text=True, env=env, cwd=AWAY)
@@ -148,9 +150,10 @@ def panel_rows(baseline: str | None) -> list[dict]:
         first = panel(cache, 3)  # first request computes; the next two answer from memory
         later = panel(cache, 1)  # a new process: from the disk cache
     with tempfile.TemporaryDirectory() as cache:
-        base = panel(cache, 1, baseline) if baseline else [[math.nan]] * len(PANEL)
-    return [{"query": query, "first": times[0], "again": statistics.median(times[1:]), "new_process": again[0],
-             "baseline_first": b[0]}
+        base = panel(cache, 1, baseline) if baseline else [[[math.nan, math.nan]]] * len(PANEL)
+    return [{"query": query, "first": times[0][0], "first_cpu": times[0][1],
+             "again": statistics.median(t[0] for t in times[1:]), "new_process": again[0][0],
+             "baseline_first": b[0][0], "baseline_first_cpu": b[0][1]}
             for query, times, again, b in zip(PANEL, first, later, base)]
 
 
@@ -174,13 +177,14 @@ def main() -> int:
         warm = "" if r["warm"] is None else f"{r['warm'][0]:6.2f} ({r['warm'][1]:.2f})"
         print(f"{r['command'].ljust(width)}  {r['cold'][0]:6.2f} ({r['cold'][1]:.2f})  {warm}")
     print()
-    print("builder panel, GET /dashboard/plan.json?… (ms per request; first: computed, again: same process, "
-          "new process: from the disk cache)")
+    print("builder panel, GET /dashboard/plan.json?… (ms per request; first: computed, with its CPU ms; again: "
+          "same process; new process: from the disk cache)")
     width = max(len(r["query"]) for r in panels)
-    print(f"{'query'.ljust(width)}   first   again  new process" + ("  baseline first" if args.baseline else ""))
+    print(f"{'query'.ljust(width)}   first (CPU)    again  new process" + ("   baseline first (CPU)" if args.baseline else ""))
     for r in panels:
-        print(f"{r['query'].ljust(width)}  {r['first']:6.1f}  {r['again']:6.1f}  {r['new_process']:11.1f}"
-              + (f"  {r['baseline_first']:14.1f}" if args.baseline else ""))
+        print(f"{r['query'].ljust(width)}  {r['first']:6.1f} ({r['first_cpu']:6.1f})  {r['again']:6.1f}  "
+              f"{r['new_process']:11.1f}" + (f"   {r['baseline_first']:8.1f} ({r['baseline_first_cpu']:6.1f})"
+                                             if args.baseline else ""))
     return 0
 
 

@@ -23,8 +23,10 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from deniable.client.mechanism import resolve
 from deniable.estimators import planning
 from deniable.estimators.binomial import binom_pmf
+from deniable.estimators.exact import Belt, upper_ends
 
 GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "data" / "plan_golden.json").read_text())
 CHEAP_N = 2_000  # the fast lane checks the plans and worst cases up to this n; the slow one all of them
@@ -159,6 +161,32 @@ def test_a_cached_plan_needs_no_scipy(tmp_path):
     computed, cached = (r.stdout.splitlines() for r in runs)
     assert computed[0] == cached[0] == "456 171"  # tests/data/plan_golden.json: ε = 1 and 2, margin 0.1
     assert "scipy.special" in computed[1] and cached[1] == "[]"
+
+
+# ---------------------------------------------------------------- a yes/no belt is its own mirror
+
+
+@pytest.mark.parametrize("epsilon, n", [(1.0, 600), (None, 250), (0.5, 3001)])
+def test_a_symmetric_belt_has_the_ends_of_the_two_sided_batch_bit_for_bit(epsilon, n):
+    """With ``1 − p = q`` a yes/no belt searches each count once (the lower end of x is the upper
+    end of n − x); its ends are the ones the general batch — the counts' upper ends beside the
+    mirrored counts' in the mirrored problem — gives, to the last bit, on counts whose mirrors
+    overlap them in part."""
+    m = resolve(2, epsilon)
+    assert 1.0 - m.p == m.q and 1.0 - m.q == m.p
+    counts = np.arange(n // 3, n // 2 + n // 5)
+    low, high = Belt(n, m.q, m.p, 0.95).interval(counts)
+    size = counts.size
+    xs = np.concatenate([counts, n - counts]).astype(float)
+    qs = np.concatenate([np.full(size, m.q), np.full(size, 1.0 - m.p)])
+    ps = np.concatenate([np.full(size, m.p), np.full(size, 1.0 - m.q)])
+    ends, at_top = upper_ends(xs, n, qs, ps, 0.95)
+    expected_high = np.where(at_top[:size], m.p, np.clip(ends[:size], m.q, m.p))
+    mirrored = ends[size:]
+    expected_low = np.where(at_top[size:] | (mirrored >= 1.0 - m.q), m.q, np.clip(1.0 - mirrored, m.q, m.p))
+    assert high.tobytes() == expected_high.tobytes() and low.tobytes() == expected_low.tobytes()
+    # and the belt is the one mirrored: low(x) = 1 − high(n − x) within the belt itself
+    assert np.array_equal(low, np.clip(1.0 - Belt(n, m.q, m.p, 0.95).interval(n - counts)[1], m.q, m.p))
 
 
 # ---------------------------------------------------------------- scipy.special only
