@@ -69,37 +69,32 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str
     return dataset, dataset.all_stats(), dataset.n_responses, dataset.survey
 
 
+FROM_READERS = {  # --from SOURCE: (module of server/survey, its reader, what the second argument is)
+    "surveyjs": ("surveyjs", "read_surveyjs", "RESULTS.json"),
+    "otree": ("otree_export", "read_otree", "EXPORT.csv"),
+    "qualtrics": ("platform_exports", "read_qualtrics", "EXPORT.csv"),
+    "limesurvey": ("platform_exports", "read_limesurvey", "EXPORT.csv"),
+    "redcap": ("platform_exports", "read_redcap", "EXPORT.csv"),
+}
+
+
 def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source: str | None = None) -> Dataset:
     from deniable.server.survey import files  # pyarrow: only here
     from deniable.server.survey.codebook import DesignMismatch, check_design
     from deniable.server.survey.responses_csv import CSVError, read_design
 
-    if source == "surveyjs":  # another tool's results (server/survey/surveyjs.py)
-        from deniable.server.survey.surveyjs import SurveyJSError, read_surveyjs
+    if source is not None:  # another survey tool's results: its reader module and what it reads
+        import importlib
 
-        if counts_path is not None or len(inputs) != 2:
-            raise click.UsageError("with --from surveyjs, give SURVEY.json and RESULTS.json")
-        try:
-            return read_surveyjs(inputs[1], _load_survey(inputs[0]))
-        except SurveyJSError as exc:
-            fail(str(exc))
-    if source == "otree":  # oTree's CSV export (server/survey/otree_export.py)
-        from deniable.server.survey.otree_export import OTreeExportError, read_otree
+        from deniable.errors import FieldError
 
+        module, function, what = FROM_READERS[source]
         if counts_path is not None or len(inputs) != 2:
-            raise click.UsageError("with --from otree, give SURVEY.json and EXPORT.csv")
+            raise click.UsageError(f"with --from {source}, give SURVEY.json and {what}")
         try:
-            return read_otree(inputs[1], _load_survey(inputs[0]))
-        except OTreeExportError as exc:
-            fail(str(exc))
-    if source in ("qualtrics", "limesurvey", "redcap"):  # their CSV exports (server/survey/platform_exports.py)
-        from deniable.server.survey.platform_exports import PlatformExportError, read_export
-
-        if counts_path is not None or len(inputs) != 2:
-            raise click.UsageError(f"with --from {source}, give SURVEY.json and EXPORT.csv")
-        try:
-            return read_export(source, inputs[1], _load_survey(inputs[0]))
-        except PlatformExportError as exc:
+            read = getattr(importlib.import_module(f"deniable.server.survey.{module}"), function)
+            return read(inputs[1], _load_survey(inputs[0]))
+        except FieldError as exc:
             fail(str(exc))
 
     if counts_path is not None:
@@ -285,7 +280,7 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
                    "calibration variance.")
 @click.option("--trim", metavar="LOW,HIGH",
               help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
-@click.option("--from", "source", type=click.Choice(("surveyjs", "otree", "qualtrics", "limesurvey", "redcap")),
+@click.option("--from", "source", type=click.Choice(tuple(FROM_READERS)),
               help="The responses file is another survey tool's results: surveyjs (a JSON list of survey.data "
                    "objects holding the embed's reports), otree (oTree's CSV export, wide or one app's), "
                    "qualtrics, limesurvey or redcap (their CSV exports; docs/embedding.md).")
