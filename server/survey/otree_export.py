@@ -26,13 +26,13 @@ import re
 from pathlib import Path
 
 import numpy as np
-from deniable.client.mechanism import MechanismError
 
 from deniable.errors import FieldError
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
 from .strict_json import loads
+from .surveyjs import embedded_report
 
 MAX_BYTES = 1 << 30
 _WIDE = re.compile(r"^[^.]+\.\d+\.player\.(.+)$")  # APP.ROUND.player.FIELD
@@ -105,18 +105,8 @@ def _report(path: Path, line: int, q, cell: str, fingerprint: str):
     """The code of one cell's report (NOT_ANSWERED for an empty cell: an optional question left unanswered)."""
     if cell == "":
         return NOT_ANSWERED
-    where = f"{path}: line {line}, question {q.id!r}"
     try:
         value = loads(cell)
-    except ValueError:
+    except (ValueError, RecursionError):
         value = None
-    if not isinstance(value, dict) or "report" not in value or "design" not in value:
-        raise OTreeExportError(f"{where}: not a report of deniable's embed (expected {{report, design, epsilon}}): "
-                               f"was this question answered outside the embed?", q.id)
-    if value["design"] != fingerprint:
-        raise OTreeExportError(f"{where}: reported under design {str(value['design'])[:40]!r}, but the "
-                               f"definition's design is {fingerprint}", q.id)
-    try:
-        return q.qtype.check_report(q, value["report"])
-    except MechanismError as exc:
-        raise OTreeExportError(f"{where}: {exc}", q.id) from None
+    return embedded_report(q, value, fingerprint, f"{path}: line {line}, question {q.id!r}", OTreeExportError, q.id)

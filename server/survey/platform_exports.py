@@ -33,13 +33,13 @@ import re
 from pathlib import Path
 
 import numpy as np
-from deniable.client.mechanism import MechanismError
 
 from deniable.errors import FieldError
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
 from .strict_json import loads
+from .surveyjs import embedded_report
 
 PLATFORMS = ("qualtrics", "limesurvey", "redcap")
 MAX_BYTES = 1 << 30
@@ -142,17 +142,7 @@ def _code(q, cell: str, fingerprint: str, where: str, column: str) -> int:
         value = loads(cell)
     except (ValueError, RecursionError):
         value = None
-    if not isinstance(value, dict) or "report" not in value or "design" not in value:
-        raise PlatformExportError(f"{where}: {cell[:40]!r} is not a report of deniable's embed (expected "
-                                  f"the JSON {{report, design, epsilon}}): was this field filled outside the "
-                                  f"embed?", column)
-    if value["design"] != fingerprint:
-        raise PlatformExportError(f"{where}: reported under design {str(value['design'])[:40]!r}, but the "
-                                  f"definition's design is {fingerprint}", column)
-    try:
-        return q.qtype.check_report(q, value["report"])
-    except MechanismError as exc:
-        raise PlatformExportError(f"{where}: {exc}", column) from None
+    return embedded_report(q, value, fingerprint, where, PlatformExportError, column, cell)
 
 
 def _cell(header: list[str], name: str):

@@ -53,15 +53,25 @@ def read_surveyjs(path, survey: Survey) -> Dataset:
             value = entry.get(q.id)
             if value is None:
                 continue
-            where = f"{path}: row {row}, question {q.id!r}"
-            if not isinstance(value, dict) or "report" not in value or "design" not in value:
-                raise SurveyJSError(f"{where}: not a report of deniable's embed (expected {{report, design, "
-                                    f"epsilon}}): was this question answered outside the embed?", q.id)
-            if value["design"] != fingerprint:
-                raise SurveyJSError(f"{where}: reported under design {str(value['design'])[:40]!r}, but the "
-                                    f"definition's design is {fingerprint}", q.id)
-            try:
-                columns[q.id][row - 1] = q.qtype.check_report(q, value["report"])
-            except MechanismError as exc:
-                raise SurveyJSError(f"{where}: {exc}", q.id) from None
+            columns[q.id][row - 1] = embedded_report(q, value, fingerprint, f"{path}: row {row}, question {q.id!r}",
+                                                     SurveyJSError, q.id)
     return Dataset(survey, columns)
+
+
+def embedded_report(q, value, fingerprint: str, where: str, error: type[FieldError], field: str,
+                    cell: str | None = None) -> int:
+    """The code of one value the embed gave a host, ``{"report", "design", "epsilon"}`` (as parsed from
+    ``cell``, the text a CSV export holds; None when it is not JSON), after its type's own check; else
+    ``error(message, field)``, the message starting with ``where``.  Every reader of another tool's
+    results checks its values here."""
+    if not isinstance(value, dict) or "report" not in value or "design" not in value:
+        shown = "" if cell is None else f" {cell[:40]!r} is"
+        raise error(f"{where}:{shown} not a report of deniable's embed (expected {{report, design, epsilon}}): was "
+                    f"this question answered outside the embed?", field)
+    if value["design"] != fingerprint:
+        raise error(f"{where}: reported under design {str(value['design'])[:40]!r}, but the definition's design "
+                    f"is {fingerprint}", field)
+    try:
+        return q.qtype.check_report(q, value["report"])
+    except MechanismError as exc:
+        raise error(f"{where}: {exc}", field) from None
