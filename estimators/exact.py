@@ -44,13 +44,30 @@ rounded outward by ``PAD`` (1e-12 in λ).  At large n the crossing is a few swap
 normal guess and the cost is a few dozen incomplete-beta calls per endpoint, independent of n
 (measured: ``scripts/benchmark.py``).
 
+Counts searched together lean on their neighbours
+-------------------------------------------------
+The upper end is nondecreasing in x (proved in :class:`Belt`).  So when a batch holds a run of
+counts of one problem (the planner's belts hold about 22σ of them), only every ``_STRIDE``-th
+count (4th) and each run's ends are searched as above; the others, in rounds that halve the
+gaps, are searched between two computed neighbours x′ < x < x″.  The end of x″ is an upper
+bound B with x rejected on all of ``[B, p]``, so neither λ_C nor the certification of
+``[B, λ_C]`` is needed; the end of x′, less the pad, is tried as A (x usually is accepted
+there; if the walk of the swaps down from B reaches A, its acceptance is checked, and a count
+not accepted there is searched from scratch), and the walk starts at once when A and B are at
+most ``_SCAN_BETWEEN`` swaps apart, as they nearly always are.  The ends are the same as
+searched alone to about 1e-14 (the last bits of a crossing depend on its bracket), and the
+incomplete-beta evaluations of a planner belt fall from 28 to about 11 per count
+(``tests/unit/test_estimators_exact.py`` counts them).  The walk takes the probability at a
+swap point itself as the one just after it less the joining count's density (Boost's binomial
+density, a third of an incomplete beta's cost).
+
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
 (returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).  When
 ``1 − p = q`` in floating point (a yes/no question, or one asked directly) the mirrored problem
 is the problem itself, so a belt searches the upper ends of the counts and of their mirrors
 ``n − x`` once each, in one batch: half the work for the counts near n/2 that the planner sums
-over, and the same ends to the last bit (each count's search depends on that count alone).
+over, and the same ends, to about 1e-14, as the two-sided batch.
 
 References
 ----------
@@ -73,9 +90,13 @@ import threading
 import numpy as np
 from scipy.special import betainc, expit, logit, ndtr
 
+from .binomial import _pmf_kernel
+
 TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
 PAD = 1e-12  # endpoints are rounded outward by this much in λ
 _SCAN = 8  # swaps walked one at a time between the last accepted point and B
+_SCAN_BETWEEN = 24  # the same between neighbours' ends, where the walk usually stops within a few
+_STRIDE = 4  # counts searched from scratch: every 4th of a run, the others between neighbours' ends
 _DENSE_N = 20_000  # belts up to this n keep their endpoints in arrays (320 kB), larger ones in dicts
 
 
@@ -94,13 +115,24 @@ def log_ratio(y, n, lam, q, p):
 
 def survival(y, n, lam):
     """Return ``P(Y > y)`` for ``Y ~ Binomial(n, λ)``: ``I_λ(y + 1, n − y)`` (1 below 0, 0 from n)."""
-    y, lam = np.broadcast_arrays(np.asarray(y, dtype=float), np.asarray(lam, dtype=float))
+    y, lam = np.asarray(y, dtype=float), np.asarray(lam, dtype=float)
+    if y.shape != lam.shape:
+        y, lam = np.broadcast_arrays(y, lam)
     inside = (y >= 0) & (y < n)
     if inside.all():
         return betainc(y + 1.0, n - y, lam)
     out = np.where(y < 0, 1.0, 0.0)
     out[inside] = betainc(y[inside] + 1.0, n - y[inside], lam[inside])
     return out
+
+
+def _pmf(y, n, lam):
+    """``P(Y = y)``, Boost's binomial density in scipy.special (a third of an incomplete beta's
+    cost); as the difference of two tails where a scipy lacks that kernel."""
+    kernel = _pmf_kernel()
+    if kernel is None:  # pragma: no cover - every scipy this project supports has it
+        return survival(y - 1, n, lam) - survival(y, n, lam)
+    return kernel(y, float(n), lam)
 
 
 def interval_mass(lo, hi, n, lam):
@@ -239,8 +271,48 @@ def upper_ends(x, n: int, q, p, confidence: float):
         at_p = interval_mass(lo, hi, n, p) < confidence
         todo = np.flatnonzero(~at_p)
         if todo.size:
-            ends[todo] = _Search(x[todo], n, q[todo], p[todo], confidence).run()
+            ends[todo] = _neighbour_search(x[todo], n, q[todo], p[todo], confidence)
     return np.minimum(ends, p), at_p
+
+
+def _neighbour_search(x, n: int, q, p, confidence: float) -> np.ndarray:
+    """Upper ends of counts rejected at p: every ``_STRIDE``-th count of a run from scratch, the
+    others between the ends of their nearest computed neighbours, halving the gaps.
+
+    Counts of one problem (the same q and p) sorted, a *run* is a stretch without gaps wider than
+    ``_STRIDE``; its first and last counts, and every ``_STRIDE``-th, are searched from scratch
+    (:class:`_Search`).  Then, in rounds, the count midway between two computed ones x′ < x < x″
+    is searched with ``high`` = the end of x″ and ``low`` = the end of x′: the upper end is
+    nondecreasing in x (the proof is in :class:`Belt`), so x is rejected everywhere above the
+    true end of x″, which the computed one exceeds by the pad; and x is usually accepted just
+    below the end of x′ (tried, not assumed).  Neither the certification of [B, C] nor the
+    Chernoff point is needed then, and A and B start a few swaps apart.
+    """
+    order = np.lexsort((x, p, q))
+    xs, qs, ps = x[order], q[order], p[order]
+    m = xs.size
+    where = np.arange(m)
+    starts = np.ones(m, dtype=bool)
+    starts[1:] = (qs[1:] != qs[:-1]) | (ps[1:] != ps[:-1]) | (xs[1:] - xs[:-1] > _STRIDE)
+    ends_run = np.ones(m, dtype=bool)
+    ends_run[:-1] = starts[1:]
+    first_of_run = np.maximum.accumulate(np.where(starts, where, 0))
+    done = starts | ends_run | ((where - first_of_run) % _STRIDE == 0)
+    found = np.full(m, np.nan)
+    scratch = np.flatnonzero(done)
+    found[scratch] = _Search(xs[scratch], n, qs[scratch], ps[scratch], confidence).run()
+    while not done.all():
+        before = np.maximum.accumulate(np.where(done, where, -1))
+        after = np.minimum.accumulate(np.where(done, where, m)[::-1])[::-1]
+        pick = np.flatnonzero(~done & (where == (before + after) // 2))
+        low, high = found[before[pick]], found[after[pick]]
+        share = (xs[pick] - xs[before[pick]]) / (xs[after[pick]] - xs[before[pick]])
+        found[pick] = _Search(xs[pick], n, qs[pick], ps[pick], confidence).run(
+            low, high, low + share * (high - low))
+        done[pick] = True
+    ends = np.empty(m)
+    ends[order] = found
+    return ends
 
 
 class _Search:
@@ -255,6 +327,7 @@ class _Search:
         self.x, self.n, self.q, self.p, self.cl = x, n, q, p, confidence
         self.evaluations = 0
         self.last_swaps = np.full(x.shape, np.inf)
+        self.scan_limit = _SCAN  # A and B this few swaps apart: walk the swaps (run raises it)
 
     def state(self, lam, idx):
         """The set above x at λ and its probability, for the counts ``idx``."""
@@ -283,25 +356,54 @@ class _Search:
             w = np.where(ok, w_new, w)
         return np.where(good, np.minimum(expit(w), p), p)
 
-    def run(self) -> np.ndarray:
+    def run(self, low=None, high=None, centre=None) -> np.ndarray:
+        """The upper ends; with ``low`` and ``high`` (one each per count), between neighbours' ends.
+
+        ``high`` must be a λ where x is rejected together with all of ``[high, p]`` — the end of a
+        larger count of the same problem (:func:`upper_ends`) — and replaces the Chernoff point
+        C; ``low − PAD`` (a smaller count's end, or λ̂(x) if that is higher) is A, whose
+        acceptance is checked only if the walk of the swaps down from B reaches it.  A count not
+        accepted there, or with λ̂(x) ≥ ``high``, is searched again from scratch.  ``centre`` is
+        where narrowing starts if A and B are more than ``_SCAN_BETWEEN`` swaps apart.
+        """
         x, n, cl = self.x, self.n, self.cl
         size = x.size
         everyone = np.arange(size)
         hat = np.minimum(np.maximum(x / n, self.q), self.p)
         # A = λ̂(x): nothing ranks above x there
         a = np.stack([hat, x + 1.0, x.copy(), np.zeros(size)])  # λ, lo, hi, mass
-        c_lam = self.chernoff()
-        c = np.stack([c_lam, *self.state(c_lam, everyone)])
-        weak = c[3] < cl  # cannot happen in exact arithmetic; then certify from p instead
-        if weak.any():
-            a[:, weak] = c[:, weak]
-            c[0, weak] = self.p[weak]
-            c[1:, weak] = np.stack(self.state(self.p[weak], np.flatnonzero(weak)))
+        phase = np.zeros(size, dtype=np.int8)
+        if high is None:
+            c_lam = self.chernoff()
+            c = np.stack([c_lam, *self.state(c_lam, everyone)])
+            weak = c[3] < cl  # cannot happen in exact arithmetic; then certify from p instead
+            if weak.any():
+                a[:, weak] = c[:, weak]
+                c[0, weak] = self.p[weak]
+                c[1:, weak] = np.stack(self.state(self.p[weak], np.flatnonzero(weak)))
+            guess = self.guess(hat, c[0])
+            first = np.ones(size, dtype=bool)
+            redo = np.zeros(size, dtype=bool)
+        else:
+            high = np.minimum(high, self.p)
+            start = np.minimum(np.maximum(low - PAD, hat), high)
+            # the sets above x at B and at A, but not their probabilities: x is rejected at B
+            # (the theorem), and A's acceptance is checked only if the walk of the swaps down
+            # from B reaches it (scan); NaN marks a probability not computed
+            both_lo, both_hi = above(np.concatenate([x, x]), n, np.concatenate([high, start]),
+                                     np.concatenate([self.q, self.q]), np.concatenate([self.p, self.p]))
+            c = np.stack([high, both_lo[:size], both_hi[:size], np.full(size, np.nan)])
+            tried = np.stack([start, both_lo[size:], both_hi[size:], np.full(size, np.nan)])
+            good = start > hat
+            a[:, good] = tried[:, good]
+            redo = ~(hat < high)
+            phase[redo] = 3
+            self.scan_limit = _SCAN_BETWEEN
+            # narrowing, if A and B are more than a few swaps apart, starts around ``centre``
+            guess = np.full(size, np.nan) if centre is None else np.asarray(centre, dtype=float)
+            first = np.isfinite(guess)
         b = c.copy()
         certified = np.ones(size, dtype=bool)  # [B, p] is known to reject x
-        guess = self.guess(hat, c[0])
-        first = np.ones(size, dtype=bool)
-        phase = np.zeros(size, dtype=np.int8)
         t = b.copy()  # phase 1: [B, t] certified so far
         reach = c[0].copy()  # phase 1: how far the next step may go
         result = np.full(size, np.nan)
@@ -309,7 +411,7 @@ class _Search:
             # ---- phase 0: narrow [A, B] to a few swaps
             i0 = np.flatnonzero(phase == 0)
             if i0.size:
-                narrow = (self.swaps_between(a[:, i0], b[:, i0]) <= _SCAN) | (b[0, i0] - a[0, i0] <= PAD / 4)
+                narrow = (self.swaps_between(a[:, i0], b[:, i0]) <= self.scan_limit) | (b[0, i0] - a[0, i0] <= PAD / 4)
                 go = i0[narrow]
                 phase[go] = np.where(certified[go], 2, 1)
                 t[:, go] = b[:, go]
@@ -321,16 +423,21 @@ class _Search:
             i1 = np.flatnonzero(phase == 1)
             if i1.size:
                 self.certify(i1, a, b, c, t, reach, certified, phase)
-            # ---- phase 2: walk the swaps between A and B
+            # ---- phase 2: walk the swaps between A and B, once every count is ready (one batch)
             i2 = np.flatnonzero(phase == 2)
-            if i2.size:
+            if i2.size and np.all(phase >= 2):
                 result[i2] = self.scan(i2, a[:, i2], b[:, i2])
                 phase[i2] = 3
             if np.all(phase == 3):
                 break
         else:  # pragma: no cover - the loop ends long before; never return a wrong end silently
             raise RuntimeError("Feldman–Cousins endpoint search did not finish")
-        return np.minimum(result + PAD, self.p)
+        redo |= np.isnan(result)  # A was not accepted after all (scan)
+        ends = np.minimum(result + PAD, self.p)
+        if redo.any():
+            again = np.flatnonzero(redo)
+            ends[again] = _Search(x[again], n, self.q[again], self.p[again], cl).run()
+        return ends
 
     def guess(self, low, high):
         """Where the normal approximation puts the crossing, between λ̂(x) and λ_C.
@@ -545,6 +652,7 @@ class _Search:
         ys = np.take_along_axis(ys, order, axis=1)
         lo, hi, right = b[1].copy(), b[2].copy(), lam_b.copy()
         active = ~crowded
+        roots = []  # (counts, lo, hi, left, right, left is A): the crossings, found together at the end
         for col in range(width + 1):
             live = np.flatnonzero(active)
             if not live.size:
@@ -552,7 +660,7 @@ class _Search:
             more = swap[live, col] > -np.inf if col < width else np.zeros(live.size, dtype=bool)
             last = live[~more]  # the lowest piece (A, right): accepted at A, rejected at its right end
             if last.size:
-                result[last] = self.root(lo[last], hi[last], lam_a[last], right[last])
+                roots.append((last, lo[last], hi[last], lam_a[last], right[last], np.ones(last.size, bool)))
                 active[last] = False
             live = live[more]
             if not live.size:
@@ -563,7 +671,8 @@ class _Search:
             just_after = np.where(lo[live] <= hi[live], below_lo - above_hi, 0.0)
             rising = just_after < cl  # accepted just after s, rejected at the right end: a crossing
             hit = live[rising]
-            result[hit] = self.root(lo[hit], hi[hit], s[rising], right[hit])
+            if hit.size:
+                roots.append((hit, lo[hit], hi[hit], s[rising], right[hit], np.zeros(hit.size, bool)))
             active[hit] = False
             keep = ~rising
             live, s, y = live[keep], s[keep], y[keep]
@@ -571,13 +680,23 @@ class _Search:
             at_hi = y == hi[live]
             lo[live] = np.where(at_hi, lo[live], lo[live] + 1)
             hi[live] = np.where(at_hi, hi[live] - 1, hi[live])
-            # at s itself y is a tie, not above: one more tail probability
-            moved = survival(np.where(at_hi, hi[live], lo[live] - 1), n, s)
-            at_s = np.where(at_hi, below_lo - moved, moved - above_hi)
+            # at s itself y is a tie, not above: the set loses y's probability
+            at_s = below_lo - above_hi - _pmf(y, n, s)
             accepted = (at_s < cl) | (lo[live] > hi[live])
             result[live[accepted]] = s[accepted]
             active[live[accepted]] = False
             right[live[~accepted]] = s[~accepted]
+        if roots:
+            where, lo, hi, left, right, at_a = (np.concatenate(part) for part in zip(*roots))
+            # the walk reached A: its probability, when not computed before (a neighbour's end:
+            # run); where x is not accepted at A, the count is searched again from scratch (NaN)
+            unknown = where[at_a & np.isnan(a[3, where])]
+            if unknown.size:
+                self.evaluations += 1
+                a[3, unknown] = interval_mass(a[1, unknown], a[2, unknown], n, lam_a[unknown])
+                fine = ~(at_a & (a[3, where] >= cl))
+                where, lo, hi, left, right = where[fine], lo[fine], hi[fine], left[fine], right[fine]
+            result[where] = self.root(lo, hi, left, right)
         return result
 
     def root(self, lo, hi, left, right):
@@ -635,7 +754,6 @@ class Belt:
         if 1.0 - p == q and 1.0 - q == p:
             # a symmetric channel (yes/no, or asked directly) is its own mirror: the lower end of
             # x is the upper end of n − x in the same problem, so each count is searched once
-            # (every count's search is its own, so the ends are those of the batch below, bit for bit)
             unique, where = np.unique(np.concatenate([high, n - low]), return_inverse=True)
             found, at_found = upper_ends(unique.astype(float), n, q, p, self.confidence)
             ends, at_top = found[where], at_found[where]

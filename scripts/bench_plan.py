@@ -7,8 +7,9 @@
 **Commands.** Each documented ``deniable plan`` example runs as a whole process (``python -c``
 calling the click group, as ``bench_offline.py`` does), ``--runs`` times *cold* — every run with its
 own empty cache directory (``XDG_CACHE_HOME``), so every exact number is computed — and
-``--runs`` times *warm*, with a cache directory a run before filled.  The floor is ``python -c
-"import click"`` and ``deniable plan --help``.  Each figure is the median wall time and, beside
+``--runs`` times *warm*, with a cache directory a run before filled.  The floors are ``python -c
+"import click"``, the imports a computed plan cannot do without (``python -c "import click,
+numpy, scipy.special"``) and ``deniable plan --help``.  Each figure is the median wall time and, beside
 it, the median CPU time (user + system) of the process, which a busy machine moves less.
 
 ``--baseline DIR`` runs every command a second time with ``PYTHONPATH=DIR``, where DIR holds
@@ -116,6 +117,7 @@ def command_rows(runs: int, baseline: str | None) -> list[dict]:
     sides = {"": None, **({"baseline ": baseline} if baseline else {})}
     with tempfile.TemporaryDirectory() as scratch:
         floors = [('python -c "import click"', [PYTHON, "-c", "import click"]),
+                  ('python -c "import click, numpy, scipy.special"', [PYTHON, "-c", "import click, numpy, scipy.special"]),
                   ("deniable plan --help", [*DENIABLE, "plan", "--help"])]
         for label, args in floors:
             rows.append({"command": label, "cold": _medians([whole_process(args, scratch) for _ in range(runs)]),

@@ -7,13 +7,13 @@ pmf, on a grid of λ or at single λ values.
 
 import numpy as np
 import pytest
-from scipy.special import xlogy
+from scipy.special import betainc, xlogy
 from scipy.stats import binom
 
 from deniable.client.mechanism import MechanismError, mechanism
-from deniable.estimators import coverage, estimate
+from deniable.estimators import coverage, estimate, exact
 from deniable.estimators.evaluation import DENSE_N
-from deniable.estimators.exact import PAD, TIE, Belt
+from deniable.estimators.exact import PAD, TIE, Belt, upper_ends
 
 TIE_REF = 1e-9  # the same tie rule as the definition in estimators/exact.py: within 1e-9 is a tie
 
@@ -179,3 +179,113 @@ def test_large_n_is_exact_with_coverage_at_least_nominal(n, k, epsilon, confiden
 
 def test_tie_rule_is_the_one_documented():
     assert TIE == TIE_REF
+
+
+# ---------------------------------------------------------------- each end found between its neighbours'
+
+
+def upper_end_by_definition(x, n, q, p, confidence):
+    """The sup of the λ where x is accepted, from the definition, with neither the module's search
+    nor its incomplete beta: each count y > x joins the set above x at its swap point, the root of
+    ``log R(y; λ) − log R(x; λ) = TIE`` (increasing in λ), found by bisection; between two swap
+    points the set is fixed and its probability (scipy.stats' pmf, summed) is unimodal in λ, so
+    walking the pieces down from p, the first piece accepting x somewhere holds the end: its right
+    end (x accepted there, the joining count a tie), or a crossing found by bisection."""
+    hat = min(max(x / n, q), p)
+    if hat >= p:  # nothing ranks above x at p
+        return p
+    ys = np.arange(x + 1, n + 1)
+    lo, hi = np.full(ys.size, hat), np.full(ys.size, p)
+    rises = log_ratio_ref(ys.astype(float), n, p, q, p) - log_ratio_ref(float(x), n, p, q, p) > TIE_REF
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        up = log_ratio_ref(ys.astype(float), n, mid, q, p) - log_ratio_ref(float(x), n, mid, q, p) > TIE_REF
+        hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+    swaps = np.where(rises, hi, np.inf)  # y ranks above x for λ > swaps[y − x − 1]
+    order = np.argsort(swaps, kind="stable")
+    ys, swaps = ys[order], swaps[order]
+    joined = int(np.isfinite(swaps).sum())
+    edges = np.concatenate([[hat], swaps[:joined], [p]])  # piece k is (edges[k], edges[k + 1]]
+
+    def mass(k, lam):  # the first k counts of ys are above x on piece k
+        return binom.pmf(ys[:k], n, lam).sum()
+
+    for k in range(joined, -1, -1):
+        left, right = edges[k], edges[k + 1]
+        if right <= left:
+            continue
+        if mass(k, right) < confidence:
+            return right
+        if mass(k, left) < confidence:  # rising through CL inside the piece
+            for _ in range(200):
+                mid = (left + right) / 2
+                if mass(k, mid) < confidence:
+                    left = mid
+                else:
+                    right = mid
+            return right
+    raise AssertionError("unreachable: piece 0 holds no count above x")
+
+
+@pytest.mark.parametrize("n,q,p,confidence", [
+    (60, mechanism(3, 1.0).q, mechanism(3, 1.0).p, 0.95),
+    (150, mechanism(2, 1.0).q, mechanism(2, 1.0).p, 0.9),  # a yes/no belt: its own mirror
+    (120, 0.1, 0.6, 0.99),  # a design's report: p + q ≠ 1
+])
+def test_every_end_is_the_definitions_to_1e_12(n, q, p, confidence):
+    """Every upper end (each count's sup, then rounded out by PAD) and every lower end (the mirrored
+    problem's upper end) of a whole belt — searched from scratch for every 4th count, between the
+    neighbours' ends for the others — equals the one from the definition to 1e-12."""
+    low, high = Belt(n, q, p, confidence).interval(np.arange(n + 1))
+    for x in range(n + 1):
+        upper = min(upper_end_by_definition(x, n, q, p, confidence) + PAD, p)
+        assert abs(high[x] - upper) < 1e-12, (x, high[x], upper)
+        mirrored = upper_end_by_definition(n - x, n, 1 - p, 1 - q, confidence)
+        lower = q if mirrored >= 1 - q else max(1 - mirrored - PAD, q)
+        assert abs(low[x] - lower) < 1e-12, (x, low[x], lower)
+
+
+@pytest.mark.parametrize("epsilon, n", [(0.5, 17_831), (None, 1_085), (2.0, 3_001)])
+def test_ends_between_neighbours_are_the_ends_searched_alone(epsilon, n):
+    """The planner's belts (a contiguous run of counts) against the same counts searched one by one
+    from scratch, each in a batch of its own (the search before the neighbours' ends were used)."""
+    m = mechanism(2, epsilon) if epsilon else None
+    q, p = (m.q, m.p) if m else (0.0, 1.0)
+    sd = np.sqrt(n / 4)
+    counts = np.arange(int(n / 2 - 3 * sd), int(n / 2 + 3 * sd))
+    ends, _ = upper_ends(counts.astype(float), n, q, p, 0.95)
+    alone = [upper_ends(np.array([float(x)]), n, q, p, 0.95)[0][0] for x in counts[::7]]
+    assert np.abs(ends[::7] - alone).max() < 1e-12
+
+
+def test_a_belt_needs_few_incomplete_beta_evaluations(monkeypatch):
+    """Work, not time: the incomplete-beta evaluations of a planner-sized belt (n = 17,831 at ε = 0.5,
+    1,468 counts) are counted.  Searched from scratch, each count cost 28; between its neighbours'
+    ends a count costs about 6, the whole belt under 14 per count."""
+    calls = []
+
+    def counted(a, b, x):
+        calls.append(np.size(a))
+        return betainc(a, b, x)
+
+    monkeypatch.setattr(exact, "betainc", counted)
+    m = mechanism(2, 0.5)
+    n = 17_831
+    counts = np.arange(n // 2 - 734, n // 2 + 734)
+    Belt(n, m.q, m.p, 0.95).interval(counts)
+    assert sum(calls) / counts.size < 14
+
+
+def test_a_neighbour_bound_that_is_wrong_below_costs_time_not_the_answer():
+    """Between neighbours, A (the lower neighbour's end) is assumed accepted until the walk reaches
+    it; where it is not (here A is set at or above the count's own end), the count is searched again
+    from scratch, and the ends are those searched alone."""
+    m = mechanism(2, 1.0)
+    n = 300
+    x = np.arange(120.0, 180.0)
+    alone, _ = upper_ends(x, n, m.q, m.p, 0.95)
+    q, p = np.full(x.size, m.q), np.full(x.size, m.p)
+    higher, _ = upper_ends(x + 1, n, m.q, m.p, 0.95)  # a valid upper bound: the next count's end
+    for low in (higher, alone, np.full(x.size, m.p)):  # A at, just above, or far above the end
+        got = exact._Search(x, n, q, p, 0.95).run(low, higher)
+        assert np.abs(got - alone).max() < 1e-12
