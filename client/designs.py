@@ -35,7 +35,8 @@ crosswise model):
               innocuous one with known prevalence ``π_y`` the same?"; binary.  Randomized by the
               browser it is Warner's design with ``p = π_y`` (ε holds against anyone).
               **Respondent-side** (the respondent combines the answer with a private fact,
-              such as a birth month, that not even the device sees) its ε is stated as a range
+              such as a birth month, that not even the device sees: :func:`crosswise_respondent`,
+              ``"side": "respondent"`` in a definition) its ε is stated as a range
               over the fact's plausible prevalence (:func:`crosswise_epsilon_range`) and only
               against an observer who does not know the fact; against one who does, the report
               is the answer itself (not ε-LDP).
@@ -119,6 +120,14 @@ class Design:
     params: tuple  # ((name, value), ...) as given, for the codebook and the page
     weights: tuple  # reports × answers, ints
     reports: tuple  # the label of each report (e.g. "Yes", "No", "same", "different", "red")
+    # the respondent-side crosswise model: (ε at one end, ε at the other) of the private fact's plausible
+    # prevalence, against an observer who does not know the fact (:func:`crosswise_respondent`); None otherwise
+    epsilon_range: tuple | None = None
+
+    @property
+    def respondent_side(self) -> bool:
+        """Whether the respondent, not the device, randomizes (the respondent-side crosswise model)."""
+        return self.epsilon_range is not None
 
     @property
     def k(self) -> int:
@@ -136,7 +145,11 @@ class Design:
 
     @property
     def epsilon(self) -> float:
-        """Realized ε: ``max_r ln(max_t W[r, t] / min_t W[r, t])``, infinite when not ε-LDP."""
+        """Realized ε: ``max_r ln(max_t W[r, t] / min_t W[r, t])``, infinite when not ε-LDP; for the
+        respondent-side crosswise model the high end of its range (:attr:`epsilon_range`), which is
+        what a survey's total counts."""
+        if self.epsilon_range is not None:
+            return self.epsilon_range[1]
         worst = 0.0
         for row in self.weights:
             high, low = max(row), min(row)
@@ -157,9 +170,24 @@ class Design:
         return np.cumsum(np.array(self.weights, dtype=np.int64).T, axis=1)
 
     def as_dict(self) -> dict:
-        return {"design": self.name, **{name: _plain(value) for name, value in self.params},
-                "reports": list(self.reports), "weights": [list(row) for row in self.weights],
-                "epsilon": self.epsilon if self.ldp else None, "ldp": self.ldp}
+        out = {"design": self.name, **{name: _plain(value) for name, value in self.params},
+               "reports": list(self.reports), "weights": [list(row) for row in self.weights],
+               "epsilon": self.epsilon if self.ldp else None, "ldp": self.ldp}
+        if self.respondent_side:
+            out["epsilon_range"] = list(self.epsilon_range)
+        return out
+
+    @property
+    def privacy(self) -> str:
+        """The design's privacy in words, for researchers (results, codebook, planning panel, audit):
+        ``ε = …`` or ``not ε-LDP``; for the respondent-side crosswise model the range of ε against an
+        observer who does not know the fact, and not ε-LDP against one who knows it."""
+        if self.respondent_side:
+            low, high = (float(v) for v in dict(self.params)["prevalence_range"])
+            return (f"ε between {self.epsilon_range[0]:.4f} and {self.epsilon_range[1]:.4f} against an observer "
+                    f"who does not know the private fact (its prevalence between {low:g} and {high:g}); "
+                    "not ε-LDP against one who knows it")
+        return f"ε = {self.epsilon:.4f}" if self.ldp else "not ε-LDP"
 
 
 def _plain(value):
@@ -277,6 +305,50 @@ def crosswise_epsilon_range(low, high) -> tuple[float, float]:
     return (0.0 if a <= 0.5 <= b else min(values)), max(values)
 
 
+MAX_FACT = 300  # characters of the private fact's question
+
+
+def crosswise_respondent(prevalence, fact, prevalence_range, labels=None) -> Design:
+    """The crosswise model combined by the respondent: the page asks the sensitive question and a private
+    fact (``fact``, such as "Is your mother's birthday in January, February or March?") and the respondent
+    says only whether the two answers are the **same** or **different**; the device sends that choice as
+    is, so not even the device sees the answer.
+
+    With the fact's prevalence π, ``P(same | yes) = π`` and ``P(same | no) = 1 − π`` (Yu, Tian & Tang
+    2008): the matrix of :func:`crosswise` at ``prevalence``, which the estimates use.  Against an
+    observer who does not know the fact the report's likelihood ratio between the two answers is
+    ``π/(1 − π)`` or its inverse, so ε is ``|ln(π/(1 − π))|``; the fact's prevalence is only known to lie
+    in ``prevalence_range`` (birth months are not uniform), so ε is stated as the range of that over
+    the interval (:attr:`Design.epsilon_range`, :func:`crosswise_epsilon_range`) and the design's
+    :attr:`Design.epsilon` is its high end.  Against an observer who knows the fact the report is the
+    answer: not ε-LDP.  The range must lie on one side of ½ (at ½ "same" says nothing and no estimate
+    can be made) and contain ``prevalence``.
+    """
+    if not isinstance(fact, str) or not fact.strip():
+        raise DesignError("fact", "must be the private fact's question in words, such as \"Is your mother's birthday "
+                                  "in January, February or March?\"")
+    if len(fact) > MAX_FACT or any(ord(c) < 32 for c in fact):
+        raise DesignError("fact", f"must be one line of at most {MAX_FACT} characters")
+    if (not isinstance(prevalence_range, (list, tuple)) or len(prevalence_range) != 2):
+        raise DesignError("prevalence_range", "must be [low, high]: the lowest and highest plausible prevalence of "
+                                              f"the private fact, such as [0.22, 0.28], got {prevalence_range!r}"[:200])
+    low = _probability(prevalence_range[0], "prevalence_range[0]", open_low=True, open_high=True)
+    high = _probability(prevalence_range[1], "prevalence_range[1]", open_low=True, open_high=True)
+    if low > high:
+        raise DesignError("prevalence_range[1]", f"must be at least the low end ({float(low):g}), got {float(high):g}")
+    if low <= Fraction(1, 2) <= high:
+        raise DesignError("prevalence_range", "must lie on one side of 1/2 (below or above): where the fact is as "
+                                              "common as not, 'same' says nothing about the answer")
+    pi = _probability(prevalence, "prevalence")
+    if not low <= pi <= high:
+        raise DesignError("prevalence", f"must lie in prevalence_range [{float(low):g}, {float(high):g}], "
+                                        f"got {float(pi):g}")
+    base = crosswise(pi, labels)
+    return Design(name="crosswise", params=(("side", "respondent"), ("prevalence", pi), ("fact", fact.strip()),
+                                            ("prevalence_range", (low, high))),
+                  weights=base.weights, reports=base.reports, epsilon_range=crosswise_epsilon_range(low, high))
+
+
 def custom(matrix, labels=None, reports=None) -> Design:
     """Any misclassification matrix ``matrix[r][t]`` (reports × answers, columns summing to 1)."""
     if not isinstance(matrix, (list, tuple)) or not matrix or not all(isinstance(row, (list, tuple)) for row in matrix):
@@ -317,6 +389,26 @@ def sample(design: Design, truth, draws) -> np.ndarray:
 # The parameters each design takes in a question's ``"design"`` object, beside ``"name"``.
 PARAMETERS = {"forced": ("p", "forced"), "unrelated": ("p", "prevalence"), "warner": ("p",),
               "kuk": ("theta_1", "theta_2"), "crosswise": ("prevalence",), "custom": ("matrix",)}
+# The keys a design's object may have beside its parameters, in the order the definition keeps them:
+# the crosswise model's ``side`` ("device", the default, or "respondent") and the respondent side's own.
+KEYS = {"crosswise": ("side", "prevalence", "fact", "prevalence_range")}
+SIDES = ("device", "respondent")
+RESPONDENT_KEYS = ("fact", "prevalence_range")
+# Named variants of a design, as the builder offers them: the variant's fixed keys and the parameters it edits.
+VARIANTS = {"respondent_crosswise": ({"name": "crosswise", "side": "respondent"}, ("prevalence", *RESPONDENT_KEYS))}
+
+
+def variant_of(spec: dict) -> str:
+    """The name a design object is offered under (:data:`VARIANTS`): ``respondent_crosswise`` or its name."""
+    for variant, (fixed, _) in VARIANTS.items():
+        if all(spec.get(key) == value for key, value in fixed.items()):
+            return variant
+    return spec["name"]
+
+
+def keys_of(name: str) -> tuple:
+    """Every key of a ``name`` design's object beside ``name``, in the definition's order."""
+    return KEYS.get(name, PARAMETERS[name])
 BINARY = ("unrelated", "warner", "kuk", "crosswise")  # designs of a yes/no question only
 
 
@@ -337,7 +429,7 @@ def from_definition(spec, labels) -> Design:
     name = spec.get("name")
     if not isinstance(name, str) or name not in PARAMETERS:
         raise DesignError("name", f"must be one of {', '.join(PARAMETERS)}, got {name!r}"[:160])
-    allowed = ("name", *PARAMETERS[name])
+    allowed = ("name", *keys_of(name))
     extra = sorted(set(spec) - set(allowed))
     if extra:
         raise DesignError(extra[0], f"is not a parameter of the {name} design (it takes {', '.join(PARAMETERS[name])})")
@@ -364,6 +456,20 @@ def from_definition(spec, labels) -> Design:
     if name == "kuk":
         return kuk(params["theta_1"], params["theta_2"], labels)
     if name == "crosswise":
+        side = spec.get("side", "device")
+        if side not in SIDES:
+            raise DesignError("side", f"must be \"device\" (the device draws the innocuous answer) or \"respondent\" "
+                                      f"(the respondent combines the answer with a private fact), got {side!r}"[:200])
+        if side == "respondent":
+            missing = [key for key in RESPONDENT_KEYS if key not in spec]
+            if missing:
+                raise DesignError("side", "the respondent-side crosswise design needs "
+                                          + " and ".join(f'"{key}"' for key in missing)
+                                          + ' (the private fact\'s question, and [low, high] of its plausible prevalence)')
+            return crosswise_respondent(params["prevalence"], spec["fact"], spec["prevalence_range"], labels)
+        given = [key for key in RESPONDENT_KEYS if key in spec]
+        if given:
+            raise DesignError(given[0], 'is a parameter of the respondent-side crosswise design only ("side": "respondent")')
         return crosswise(params["prevalence"], labels)
     if name == "warner":
         return warner(params["p"], labels)
@@ -411,6 +517,9 @@ def tick_design(spec) -> Design:
     >>> tick_design({"name": "warner", "p": 0.75}).reports
     ('ticked', 'not ticked')
     """
+    if isinstance(spec, dict) and spec.get("name") == "crosswise" and spec.get("side") == "respondent":
+        raise DesignError("side", "the respondent-side crosswise design is for a single-choice question: each tick "
+                                  "would need its own private fact")
     return from_definition(spec, list(TICK_ANSWERS))
 
 
@@ -480,6 +589,7 @@ class TickDesignMechanism:
         return self.epsilon
 
 
-__all__ = ["BINARY", "DESIGNS", "PARAMETERS", "TICK_ANSWERS", "Design", "DesignError", "DesignMechanism",
-           "TickDesignMechanism", "crosswise", "crosswise_epsilon_range", "custom", "forced", "from_definition", "kuk",
-           "randomize_ticks", "realize_column", "sample", "sample_ticks", "tick_design", "unrelated", "warner"]
+__all__ = ["BINARY", "DESIGNS", "KEYS", "PARAMETERS", "SIDES", "TICK_ANSWERS", "VARIANTS", "Design", "DesignError",
+           "DesignMechanism", "TickDesignMechanism", "crosswise", "crosswise_epsilon_range", "crosswise_respondent",
+           "custom", "forced", "from_definition", "keys_of", "kuk", "randomize_ticks", "realize_column", "sample",
+           "sample_ticks", "tick_design", "unrelated", "variant_of", "warner"]

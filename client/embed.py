@@ -2,7 +2,8 @@
 
 :func:`build` joins the browser modules the embed needs — ``static/rr.js`` and ``static/designs.js``
 (the samplers), ``static/keys.js`` (where a report is kept), ``static/embed/embed.js`` (mounting a
-question, the SurveyJS question type) and each type's embed module (``static/embed/types/``) — into two files with the same code: an ES module
+question, the SurveyJS question type) and each type's embed module (``static/embed/types/``: single
+choice, designs, check all that apply, numeric, list experiment) — into two files with the same code: an ES module
 (``deniable-embed.mjs``) and a classic script (``deniable-embed.js``, one function that sets the one
 global ``DeniableEmbed``) for platforms that cannot load modules.  No Node, no bundler: each source
 module becomes a function scope whose ``import { a, b as c } from "./x.js"`` lines read the names
@@ -29,7 +30,8 @@ from deniable.errors import DeniableError
 
 STATIC = Path(__file__).resolve().parent / "static"
 SOURCES = ("rr.js", "designs.js", "keys.js", "embed/embed.js",  # each after what it imports
-           "embed/types/choice.js", "embed/types/design.js", "embed/types/multi.js")
+           "embed/types/choice.js", "embed/types/design.js", "embed/types/multi.js",
+           "embed/types/numeric.js", "embed/types/list.js")
 NAME = "deniable-embed"
 GLOBAL = "DeniableEmbed"
 

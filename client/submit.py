@@ -1,9 +1,29 @@
 """Answer a survey from Python: randomize protected answers locally, then POST the reports.
 
 Only the randomized reports leave this process (docs/design.md, invariant 1); they are drawn from
-the operating system's CSPRNG by :func:`deniable.client.randomize`.  To retry after a network error,
-re-send the *same* reports with :func:`post_reports` rather than calling :func:`submit` again:
-fresh draws for the same answer would, averaged, reveal it (invariant 3).
+the operating system's CSPRNG by the same Python twins of the browser's samplers that ``deniable
+audit`` checks: :func:`deniable.client.randomize` (single choice),
+:func:`~deniable.client.randomizer.randomize_design` (a randomized-response design),
+:func:`~deniable.client.numeric.randomize_grid` and :func:`~deniable.client.numeric.randomize_laplace`
+(numeric), :func:`~deniable.client.multi.randomize_multi` and
+:func:`~deniable.client.designs.randomize_ticks` (check all that apply),
+:func:`~deniable.client.listexp.assign_arms` and :func:`~deniable.client.listexp.randomize_counts`
+(list experiment).  Each mechanism is rebuilt from the survey's published design and checked
+against the integer threshold the server publishes, so a report is never drawn under another
+mechanism than the browser's.  To retry after a network error, re-send the *same* reports with
+:func:`post_reports` rather than calling :func:`submit` again: fresh draws for the same answer
+would, averaged, reveal it (invariant 3).
+
+The answers, by question type:
+
+- single choice: the option index (``0`` for the first option); for the respondent-side crosswise
+  model, the respondent's own choice, ``0`` for "same" and ``1`` for "different" (sent as is);
+- numeric: the number itself (``42`` or ``2.5``), one of ``min, min + step, …, max``;
+- check all that apply: one tick per option, in order (``[1, 0, 1]``);
+- list experiment: ``{"items": c, "sensitive": 0 or 1}`` — how many control items apply and whether
+  the sensitive item does; the client draws the arm (a fair coin) and counts the sensitive item only
+  in the treatment arm — or, when the caller showed the list itself, ``{"arm": a, "count": c}`` with the
+  arm from :func:`~deniable.client.listexp.assign_arms` and the count of the items shown.
 
 >>> submit("http://127.0.0.1:8000", "demo", {"drug_use": 1, "cheating": 0})   # doctest: +SKIP
 'k3bq0Vw2mXJ9R1tA'
@@ -12,11 +32,18 @@ fresh draws for the same answer would, averaged, reveal it (invariant 3).
 from __future__ import annotations
 
 import json
+import numbers
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
-from .mechanism import MechanismError, check_option
-from .designs import Design
+from .designs import Design, TickDesignMechanism
+from .listexp import ListMechanism, assign_arms, list_mechanism, randomize_counts
+from .mechanism import MechanismError, check_option, mechanism
+from .multi import MultiMechanism, check_ticks, direct_multi, from_mask, multi_mechanism, randomize_multi, to_mask
+from .numeric import GridMechanism, LaplaceMechanism, direct_grid, grid_mechanism, laplace, randomize_grid, \
+    randomize_laplace
 from .randomizer import randomize, randomize_design
 
 TIMEOUT = 10.0
@@ -29,6 +56,94 @@ class SubmitError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.field = field
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A numeric question as published: answers ``minimum, minimum + step, …`` (``steps`` + 1 of them) and
+    the mechanism its answer index is randomized by (grid randomized response, discrete Laplace, or the
+    grid with G = m asked directly)."""
+
+    minimum: Decimal
+    step: Decimal
+    steps: int
+    mech: GridMechanism | LaplaceMechanism
+
+    def index(self, value) -> int:
+        """The answer index ``(value − minimum)/step`` of a number, or ValueError saying what is allowed."""
+        top = self.minimum + self.steps * self.step
+        allowed = f"a number from {self.minimum} to {top} in steps of {self.step}"
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+            raise ValueError(f"answer must be {allowed}, got {value!r}"[:160])
+        try:
+            offset = (Decimal(repr(value)) if isinstance(value, float) else Decimal(value)) - self.minimum
+        except (InvalidOperation, ValueError):
+            raise ValueError(f"answer must be {allowed}, got {value!r}"[:160]) from None
+        if not offset.is_finite():
+            raise ValueError(f"answer must be {allowed}, got {value!r}"[:160])
+        index = offset / self.step
+        if index != index.to_integral_value() or not 0 <= index <= self.steps:
+            raise ValueError(f"answer must be {allowed}, got {value!r}"[:160])
+        return int(index)
+
+    def report(self, value) -> int:
+        i = self.index(value)
+        if isinstance(self.mech, LaplaceMechanism):
+            return int(randomize_laplace([i], self.mech)[0])  # steps from min, in −L..m + L
+        return int(randomize_grid([i], self.mech)[0])  # a grid index (the answer index when asked directly)
+
+
+@dataclass(frozen=True)
+class CheckAll:
+    """A check-all-that-apply question: K ticks, each randomized by binary randomized response at ε/K, by a
+    design, or sent as given."""
+
+    k: int
+    mech: MultiMechanism | TickDesignMechanism
+
+    def report(self, value) -> list[int]:
+        try:
+            mask = to_mask(check_ticks(value, self.k))
+        except MechanismError as exc:
+            raise ValueError(f"answer {exc}") from None
+        if isinstance(self.mech, TickDesignMechanism):
+            from .designs import randomize_ticks
+
+            reported = int(randomize_ticks([mask], self.mech.design, self.k)[0])
+        elif self.mech.protected:
+            reported = int(randomize_multi([mask], self.mech)[0])
+        else:
+            reported = mask
+        return from_mask(reported, self.k)
+
+
+@dataclass(frozen=True)
+class ListExperiment:
+    """A list experiment with J control items: the arm is a fair coin, the count randomized over 0..J + 1
+    (sent as given when plain)."""
+
+    mech: ListMechanism
+
+    def report(self, value) -> dict:
+        items = self.mech.items
+        if not isinstance(value, dict) or set(value) not in ({"items", "sensitive"}, {"arm", "count"}):
+            raise ValueError('answer must be {"items": how many control items apply, "sensitive": 0 or 1} '
+                             '(or {"arm": 0 or 1, "count": how many of the items shown apply})')
+        if "arm" in value:
+            arm, count = value["arm"], value["count"]
+            if isinstance(arm, bool) or arm not in (0, 1):
+                raise ValueError(f"answer's arm must be 0 (control) or 1 (treatment), got {arm!r}"[:100])
+            top = items + arm
+        else:
+            arm, top = int(assign_arms(1)[0]), items
+            count, sensitive = value["items"], value["sensitive"]
+            if isinstance(sensitive, bool) or sensitive not in (0, 1):
+                raise ValueError(f"answer's sensitive must be 0 or 1, got {sensitive!r}"[:100])
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or not 0 <= count <= top:
+            raise ValueError(f"answer's count must be a whole number from 0 to {top}, got {count!r}"[:100])
+        if "arm" not in value:
+            count += arm * sensitive  # the sensitive item is on the list in the treatment arm only
+        return {"arm": arm, "count": int(randomize_counts([int(count)], self.mech)[0])}
 
 
 def _request(req: urllib.request.Request, timeout: float) -> dict:
@@ -45,31 +160,95 @@ def _request(req: urllib.request.Request, timeout: float) -> dict:
         raise SubmitError(f"cannot reach the server: {getattr(exc, 'reason', exc)}") from None
 
 
-def fetch_mechanisms(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict[str, tuple[int, float | None]]:
-    """Return ``{qid: (k, epsilon)}`` from the survey's published design (ε None = asked directly; a
-    question with a randomized-response design: ``(k, Design)``, sampled from its integer weights)."""
+def _same_threshold(q: dict, realized) -> None:
+    """Refuse a mechanism whose integer threshold is not the one the server publishes."""
+    if "threshold" in q and q["threshold"] != realized:
+        raise SubmitError(f"{q.get('id')}: the server's threshold {q['threshold']} is not this client's {realized}: "
+                          "update deniable")
+
+
+def published_mechanism(q: dict):
+    """``(k, mechanism)`` of one question of the published design (``/api/v1/surveys/<slug>``): for a single
+    choice ``(k, ε)`` (ε None: asked directly) or ``(k, Design)``; for the other types ``(k, Numeric |
+    CheckAll | ListExperiment)``."""
+    kind = q.get("type")
+    if kind == "numeric":
+        minimum, step = Decimal(repr(q["min"])), Decimal(repr(q["step"]))
+        steps = int(q["steps"])
+        if q["mechanism"] == "direct":
+            mech = direct_grid(steps)
+        elif q["mechanism"] == "laplace":
+            mech = laplace(steps, q["epsilon"])
+        else:
+            mech = grid_mechanism(steps, q["grid"], q["epsilon"])
+        if q["mechanism"] != "direct":
+            _same_threshold(q, mech.threshold)
+        return steps + 1, Numeric(minimum, step, steps, mech)
+    if kind == "multi":
+        k = int(q["k"])
+        if "tick_weights" in q:
+            weights = tuple(tuple(int(w) for w in row) for row in q["tick_weights"])
+            tick = Design(name=q["design"]["name"], params=(), weights=weights, reports=("ticked", "not ticked"))
+            return k, CheckAll(k, TickDesignMechanism(k, tick))
+        mech = multi_mechanism(k, q["epsilon"]) if q.get("epsilon") is not None else direct_multi(k)
+        if mech.protected:
+            _same_threshold(q, mech.threshold)
+        return k, CheckAll(k, mech)
+    if kind == "list":
+        mech = list_mechanism(len(q["items"]), q.get("epsilon"))
+        if mech.protected:
+            _same_threshold(q, mech.threshold)
+        return mech.k, ListExperiment(mech)
+    if "options" not in q or "k" not in q:
+        raise SubmitError(f"{q.get('id')}: this client cannot answer a {kind} question: update deniable")
+    if "weights" in q:
+        return q["k"], published_design(q)
+    epsilon = q.get("epsilon")
+    if epsilon is not None:
+        _same_threshold(q, mechanism(q["k"], epsilon).threshold)
+    return q["k"], epsilon
+
+
+def fetch_mechanisms(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict[str, tuple]:
+    """Return ``{qid: (k, mechanism)}`` from the survey's published design (:func:`published_mechanism`:
+    for a single choice ``(k, epsilon)``, ε None = asked directly, or ``(k, Design)`` for a design,
+    sampled from its integer weights)."""
     url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}"
     design = _request(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
-    return {q["id"]: (q["k"], published_design(q) if "weights" in q else q.get("epsilon")) for q in design["questions"]}
+    return {q["id"]: published_mechanism(q) for q in design["questions"]}
 
 
 def published_design(q: dict) -> Design:
-    """A question's randomized-response design as the API publishes it: the integer weights it samples."""
+    """A question's randomized-response design as the API publishes it: the integer weights it samples
+    (the respondent-side crosswise model: its range of ε, and no sampling by the device)."""
     weights = tuple(tuple(int(w) for w in row) for row in q["weights"])
-    return Design(name=q["design"]["name"], params=(), weights=weights, reports=tuple(q["options"]))
+    spec = q.get("design", {})
+    if spec.get("side") == "respondent":
+        return Design(name=spec["name"], params=(("side", "respondent"),), weights=weights,
+                      reports=("same", "different"), epsilon_range=tuple(q["epsilon_range"]))
+    return Design(name=spec["name"], params=(), weights=weights, reports=tuple(q["options"]))
 
 
-def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float | None]]) -> dict[str, int]:
+def make_reports(answers: dict, mechanisms: dict[str, tuple]) -> dict:
     """Randomize each protected answer once (OS CSPRNG); direct answers are passed through."""
     reports = {}
     for qid, value in answers.items():
         if qid not in mechanisms:
             raise ValueError(f"{qid}: not a question of this survey")
         k, epsilon = mechanisms[qid]
+        if isinstance(epsilon, (Numeric, CheckAll, ListExperiment)):
+            try:
+                reports[qid] = epsilon.report(value)
+            except (ValueError, MechanismError) as exc:
+                raise ValueError(f"{qid}: {exc}") from None
+            continue
         try:
             value = check_option(value, k)
         except MechanismError as exc:
             raise ValueError(f"{qid}: answer {exc}") from None
+        if isinstance(epsilon, Design) and epsilon.respondent_side:
+            reports[qid] = value  # "same" (0) or "different" (1): the respondent randomized, not the device
+            continue
         if isinstance(epsilon, Design):  # a design (ε-LDP or not) always randomizes, with its own weights
             reports[qid] = int(randomize_design([value], epsilon)[0])
             continue
@@ -77,7 +256,7 @@ def make_reports(answers: dict[str, int], mechanisms: dict[str, tuple[int, float
     return reports
 
 
-def post_reports(base_url: str, slug: str, reports: dict[str, int], *, timeout: float = TIMEOUT) -> str:
+def post_reports(base_url: str, slug: str, reports: dict, *, timeout: float = TIMEOUT) -> str:
     """POST already-randomized ``reports`` to the JSON API; return the stored response's (random) id."""
     url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}/responses"
     body = json.dumps({"reports": reports}).encode()
@@ -86,12 +265,13 @@ def post_reports(base_url: str, slug: str, reports: dict[str, int], *, timeout: 
     return str(_request(req, timeout)["id"])
 
 
-def submit(base_url: str, slug: str, answers: dict[str, int],
-           mechanisms: dict[str, tuple[int, float | None]] | None = None, *, timeout: float = TIMEOUT) -> str:
-    """Randomize ``answers`` ``{qid: option index}`` and submit them; return the response id.
+def submit(base_url: str, slug: str, answers: dict, mechanisms: dict[str, tuple] | None = None, *,
+           timeout: float = TIMEOUT) -> str:
+    """Randomize ``answers`` ``{qid: answer}`` (the module says each type's answer) and submit them;
+    return the response id.
 
-    ``mechanisms`` ``{qid: (k, epsilon)}`` must be the survey's own; by default it is fetched
-    from ``/api/v1/surveys/<slug>``.
+    ``mechanisms`` ``{qid: (k, mechanism)}`` must be the survey's own; by default it is fetched
+    from ``/api/v1/surveys/<slug>`` (:func:`fetch_mechanisms`).
     """
     if mechanisms is None:
         mechanisms = fetch_mechanisms(base_url, slug, timeout=timeout)

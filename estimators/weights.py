@@ -27,7 +27,14 @@ interval for a proportion at the design's effective sample size, as R's ``svycip
 "beta")`` computes it — ``n* = λ̂(1 − λ̂)/Var(λ̂) · (t_{n−1}/t_df)²`` at the level's quantiles, then the
 Clopper–Pearson ends with ``n*λ̂`` successes in ``n*`` trials (non-integer) — for the report share
 λ_j, mapped to π_j by the mechanism (an increasing map, so coverage carries over) and kept in
-[0, 1].  With p = 1 (asked directly) these are exactly ``svymean`` and ``svyciprop``
+[0, 1].  One change from R: the degrees of freedom ``df`` are the smaller of the design's
+(clusters − strata, R's ``degf``) and Satterthwaite's for the variance under unequal weights
+(:func:`weights_degrees_of_freedom`): with very unequal weights a few respondents (or clusters)
+make most of the variance estimate, which is then as unstable as one from a handful of
+respondents, and ``degf``'s intervals fall short at small samples (coverage 0.925–0.939 at 200
+respondents with weights of CV 1.5).  With equal weights (and clusters of equal weight) the two
+agree and so does the interval.  With p = 1 (asked directly) the estimates and standard errors are
+exactly ``svymean``'s, and the intervals ``svyciprop``'s recipe at those degrees of freedom
 (tests/unit/test_weights.py runs R).
 
 **Raking** (:func:`rake`): iterative proportional fitting of the weights to population margins of
@@ -54,6 +61,13 @@ References
 .. [6] L. Kish, *Survey Sampling* (1965).
 .. [7] J.-C. Deville, C.-E. Särndal, "Calibration estimators in survey sampling", J. American
    Statistical Association 87 (1992) 376–382.
+.. [8] E. C. Fieller, "Some problems in interval estimation", J. Royal Statistical Society B 16
+   (1954) 175–185; W. G. Cochran, *Sampling Techniques*, 3rd ed. (1977), §6.10.
+.. [9] F. E. Satterthwaite, "An approximate distribution of estimates of variance components",
+   Biometrics Bulletin 2 (1946) 110–114.
+.. [10] R. F. Potthoff, M. A. Woodbury, K. G. Manton, "'Equivalent sample size' and 'equivalent
+   degrees of freedom' refinements for inference using survey weights under superpopulation
+   models", J. American Statistical Association 87 (1992) 383–396.
 """
 
 from __future__ import annotations
@@ -216,6 +230,52 @@ def _variance_of_totals(design: SurveyDesign):
     return variance
 
 
+def weights_degrees_of_freedom(design: SurveyDesign, rows=None) -> float:
+    """The degrees of freedom of the linearized variance under unequal weights: Satterthwaite's
+    (1946) moment match of the variance estimate to a scaled χ², with each cluster's variance
+    proportional to its squared total weight — the design's ``clusters − strata`` (R's ``degf``,
+    :func:`domain_degrees_of_freedom` for ``rows``) when the weights are equal, fewer when a few
+    clusters carry most of the weight.
+
+    The linearized variance (module notes) is ``V̂ = Σ_c a_c (U_c − Ū_h)²`` over the clusters c,
+    ``a_c = (1 − f_h) n_h/(n_h − 1)`` of c's stratum h.  A cluster's total influence value is
+    ``U_c = T_c ē_c / Σw`` with ``T_c = Σ_{i∈c} w_i`` its total weight and ``ē_c`` its weighted mean
+    residual; taking the ``ē_c`` independent with a common variance σ² (a model, as Kish's (1965)
+    effective sample size takes the respondents' values to be), ``a_c U_c²`` has mean
+    ``∝ a_c T_c² σ²`` and, for normal ``ē_c``, variance ``2 (a_c T_c² σ²)²/Σw⁴``.  Matching the mean
+    and variance of ``V̂`` to ``(E V̂/ν) χ²_ν`` (Satterthwaite 1946, the recipe of "equivalent
+    degrees of freedom" for weighted survey data: Potthoff, Woodbury & Manton 1992) gives
+
+        ν = (Σ_c a_c T_c²)² / Σ_c a_c² T_c⁴,
+
+    Kish's ``(Σw)²/Σw²`` one power up when every respondent is its own cluster, ``(Σw²)²/Σw⁴``.  It is
+    the number of clusters when their weight totals are equal (and the a_c too); the design's
+    ``clusters − strata`` is an upper bound, so the smaller of the two is returned (a weighted
+    estimate never gets more degrees of freedom than R's ``degf`` gives it).  ``rows`` (a boolean
+    mask): a domain, the other respondents' weights counted as 0.  With weights of coefficient of
+    variation 1.5 and 200 respondents, ν is about 13 where ``degf`` says 199 — Korn & Graubard's
+    interval with ``degf`` then falls short of its coverage (docs/statistics.md, "Weighted
+    estimates, by simulation"; ``scripts/weights_coverage.py``)."""
+    w = design.weights if rows is None else design.weights * np.asarray(rows, dtype=bool)
+    df = design.degrees_of_freedom if rows is None else domain_degrees_of_freedom(design, rows)
+    ids, inverse = np.unique(design.clusters, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    totals = np.bincount(inverse, weights=w, minlength=ids.size)
+    stratum_of = np.zeros(ids.size, dtype=np.int64)
+    stratum_of[inverse] = design.strata
+    n_h = np.bincount(stratum_of).astype(float)  # the design's clusters per stratum, as the variance has them
+    f_h = np.zeros(n_h.size)
+    if design.population_clusters is not None:
+        big_n = np.zeros(n_h.size)
+        big_n[design.strata] = design.population_clusters
+        f_h = n_h / big_n
+    a = ((1 - f_h) * n_h / (n_h - 1))[stratum_of]
+    scale = float(np.max(totals)) or 1.0  # T_c/max T: the ratio is scale-free, and T⁴ stays finite
+    s = a * (totals / scale) ** 2
+    denominator = float(s @ s)
+    return float(df) if denominator <= 0 else min(float(df), float(s.sum()) ** 2 / denominator)
+
+
 def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float) -> tuple[float, float]:
     """Korn & Graubard's beta interval for a proportion from a complex sample (module notes; R's
     ``svyciprop(method = "beta")``)."""
@@ -250,7 +310,9 @@ class WeightedResult(Result):
     std_error: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
-    method: str = "Korn-Graubard beta interval at the design's effective sample size (linearization)"
+    method: str = ("Korn-Graubard beta interval at the design's effective sample size (linearization), "
+                   "on the weights' Satterthwaite degrees of freedom")
+    simultaneous: bool = False  # Bonferroni: each option's interval at 1 − α/k (sampling.weighted_estimates)
 
 
 def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None = None,
@@ -303,12 +365,13 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
         if not np.any(design.weights > 0):
             raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
     w = design.weights
+    interval_df = weights_degrees_of_freedom(design, subset)  # ≤ df: fewer when the weights are unequal
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         y = (r == j).astype(float)
         share = float(w @ y / w.sum())
         variance = linearized_variance(y, design)
-        low, high = korn_graubard(share, variance, n, df, confidence)
+        low, high = korn_graubard(share, variance, n, interval_df, confidence)
         shares.append(share)
         errors.append(math.sqrt(variance))
         lows.append(low)
@@ -455,8 +518,32 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
     is Korn & Graubard's (R: ``svyciprop(method = "beta")``).  Otherwise the debiased cell is a
     linear combination of several report shares (no single proportion to map), and the interval
     is ``estimate ± t_df · se`` on the design's degrees of freedom (R: ``confint(svymean(~z), df =
-    degf(design))``); conditional shares have the same t interval (R: ``confint(svyratio(…), df =
-    degf(design))``); every interval is kept in [0, 1].
+    degf(design))``).  Conditional shares: the t interval on the linearized ratio undercovers when
+    the row's share is uncertain (a ratio's sampling distribution is skewed by its denominator), so
+
+    * with the row question asked directly, the shares given row a are a domain's — the weighted
+      report shares of the column question among the respondents who answered a, debiased by its
+      mechanism — and get Korn & Graubard's interval with the domain's respondents and the degrees
+      of freedom :func:`weighted_estimate` gives a subset (:func:`weights_degrees_of_freedom`),
+      mapped through the column's mechanism: the ``--by`` estimate of the same group, interval
+      included (R: ``svyby(~[r₂ = b], ~r₁, design, svyciprop, method = "beta")`` at those degrees
+      of freedom);
+    * with the row question randomized, the row's share is itself a debiased estimate, and a
+      ratio's distribution is skewed two ways: by its uncertain denominator, which Fieller's
+      interval for the ratio of the two debiased weighted shares takes into account
+      (:func:`fieller`, with their linearized variances and covariance — R: ``vcov(svymean(~z_ab +
+      z_a·, design))`` — and the design's t quantile; [0, 1] when the row's share cannot be told
+      from 0), and near 0 or 1 as a small share is, which Korn & Graubard's beta interval takes
+      into account (:func:`korn_graubard`, the recipe of ``svyciprop(method = "beta")``, with the
+      ratio's linearized variance ``Var(R̂)``), twice: at the ratio's own effective sample size
+      ``R̂(1 − R̂)/Var(R̂)``, and on the column question's report scale ``λ = q₂ + (p₂ − q₂)R̂``
+      (variance ``(p₂ − q₂)² Var(R̂)``, mapped back: the domain's interval above, with the row's
+      randomization in the variance), each when its share lies in (0, 1).  The interval is the
+      union of the three (from the lowest lower end to the highest upper end): conservative where
+      any one approximation fails (the simulation: every cell at or above nominal − 2 MC SE,
+      wider than the t interval at small samples).
+    Every interval is kept in [0, 1].  Coverage by simulation: ``scripts/weights_coverage.py
+    --crosstab`` (docs/statistics.md, "Weighted estimates, by simulation").
     """
     confidence = check_confidence(confidence)
     r1, r2 = np.asarray(row_reports), np.asarray(col_reports)
@@ -466,15 +553,29 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
     both = (r1 >= 0) & (r2 >= 0)
     if not both.any():
         raise DesignError("reports: no respondent answered both questions", "reports")
-    sample = replace(design, weights=design.weights * both)
-    w = sample.weights
+    df = design.degrees_of_freedom
+
+    def domain(members):  # a row asked directly: its respondents, and the degrees of freedom the --by
+        return int(members.sum()), weights_degrees_of_freedom(design, members)  # group's interval takes
+
+    return _crosstab(r1, r2, both, design.weights * both, np.ones(design.n), _variance_of_totals(design),
+                     design.n, df, domain, row_epsilon, col_epsilon, k_row, k_col, confidence)
+
+
+def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_epsilon, col_epsilon,
+              k_row: int, k_col: int, confidence: float) -> WeightedCrosstabResult:
+    """:func:`weighted_crosstab`'s estimates (its notes) from the rows' reports ``r1``, ``r2``, the
+    mask ``both``, the weights ``w`` (0 outside ``both``), the respondents ``c`` each row stands for,
+    the variance of a linear statistic's influence values ``variance_of`` (per respondent), the
+    respondents ``n_all`` and degrees of freedom ``df`` for Korn and Graubard's interval, and
+    ``domain(mask) → (n, df)`` of a row asked directly: one computation for a sampling design and
+    for raked weights (:func:`raked_crosstab`)."""
     a, b = np.where(both, r1, 0), np.where(both, r2, 0)
+    cw = c * w
     inv_a, inv_b = debiasing_matrix(k_row, row_epsilon), debiasing_matrix(k_col, col_epsilon)
     direct = resolve(k_row, row_epsilon).q == 0 and resolve(k_col, col_epsilon).q == 0
-    df = design.degrees_of_freedom
     t_half = float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else math.nan
-    total = w.sum()
-    variance_of = _variance_of_totals(design)
+    total = float(cw.sum())
     shape = (k_row, k_col)
     share, joint, joint_se, joint_low, joint_high = (np.zeros(shape) for _ in range(5))
 
@@ -483,35 +584,122 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
 
     for i in range(k_row):
         for j in range(k_col):
-            share[i, j] = float(w @ ((a == i) & (b == j)) / total)
+            share[i, j] = float(cw @ ((a == i) & (b == j)) / total)
             zij = z(i, j)
-            joint[i, j] = float(w @ zij / total)
+            joint[i, j] = float(cw @ zij / total)
             variance = variance_of(w * (zij - joint[i, j]) / total)
             joint_se[i, j] = math.sqrt(variance)
             if direct:
-                joint_low[i, j], joint_high[i, j] = korn_graubard(joint[i, j], variance, design.n, df, confidence)
+                joint_low[i, j], joint_high[i, j] = korn_graubard(joint[i, j], variance, n_all, df, confidence)
             else:
                 joint_low[i, j], joint_high[i, j] = joint[i, j] - t_half * joint_se[i, j], \
                     joint[i, j] + t_half * joint_se[i, j]
     cond, cond_se = np.full(shape, math.nan), np.full(shape, math.nan)
+    cond_low, cond_high = np.zeros(shape), np.ones(shape)
+    row_direct = resolve(k_row, row_epsilon).q == 0
+    n_both = int(round(float(c @ both)))
+    col_mech = resolve(k_col, col_epsilon)
     for i in range(k_row):
         row_total = joint[i].sum()
         if row_total <= 0:
             continue  # no one (estimated) gives answer i: no conditional share
         z_row = inv_a[i, a]  # Σ_b z_ab: a column of M₂⁻¹ adds up to 1, since one of M₂ does
+        u_row = w * (z_row - row_total) / total
+        v_row = variance_of(u_row)
+        if row_direct:  # the conditional shares are a domain's (the respondents who answered i)
+            members = both & (a == i)
+            n_i, df_i = domain(members)
         for j in range(k_col):
+            zij = z(i, j)
             cond[i, j] = joint[i, j] / row_total
             # the ratio's influence values; their weighted mean is 0 (R: svyratio)
-            cond_se[i, j] = math.sqrt(variance_of(w * (z(i, j) - cond[i, j] * z_row) / (row_total * total)))
+            variance = variance_of(w * (zij - cond[i, j] * z_row) / (row_total * total))
+            cond_se[i, j] = math.sqrt(variance)
+            if row_direct:
+                lam = float(cw @ (members & (b == j)) / (cw @ members))  # the domain's report share of j
+                low, high = korn_graubard(lam, variance * (col_mech.p - col_mech.q) ** 2, n_i, df_i, confidence)
+                cond_low[i, j], cond_high[i, j] = ((low - col_mech.q) / (col_mech.p - col_mech.q),
+                                                   (high - col_mech.q) / (col_mech.p - col_mech.q))
+            else:
+                v_joint = joint_se[i, j] ** 2
+                v_both = (variance_of(w * (zij - joint[i, j]) / total + u_row) - v_joint - v_row) / 2
+                low, high = fieller(joint[i, j], row_total, v_joint, v_both, v_row, t_half)
+                if variance > 0 and df > 0:  # and a small share's skew, on the ratio's scale and the reports'
+                    for floor, span in ((0.0, 1.0), (col_mech.q, col_mech.p - col_mech.q)):
+                        scaled = floor + span * cond[i, j]
+                        if 0 < scaled < 1:
+                            kg_low, kg_high = korn_graubard(scaled, variance * span**2, n_both, df, confidence)
+                            low, high = min(low, (kg_low - floor) / span), max(high, (kg_high - floor) / span)
+                cond_low[i, j], cond_high[i, j] = low, high
     return WeightedCrosstabResult(
-        n=int(both.sum()), effective_n=sample.effective_n, degrees_of_freedom=df, confidence=confidence,
+        n=n_both, effective_n=float(total**2 / (c @ w**2)), degrees_of_freedom=df, confidence=confidence,
         report_share=frozen(share), joint_estimate=frozen(joint), joint_std_error=frozen(joint_se),
         joint_ci_low=frozen(np.clip(joint_low, 0, 1)), joint_ci_high=frozen(np.clip(joint_high, 0, 1)),
         conditional_estimate=frozen(cond), conditional_std_error=frozen(cond_se),
-        conditional_ci_low=frozen(np.clip(cond - t_half * cond_se, 0, 1)),
-        conditional_ci_high=frozen(np.clip(cond + t_half * cond_se, 0, 1)),
-        method=("Korn-Graubard beta interval (joint), t interval on the design's degrees of freedom (conditional)"
-                if direct else "t interval on the design's degrees of freedom (linearization)"))
+        conditional_ci_low=frozen(np.clip(cond_low, 0, 1)), conditional_ci_high=frozen(np.clip(cond_high, 0, 1)),
+        method=(("Korn-Graubard beta interval (joint)" if direct else
+                 "t interval on the design's degrees of freedom (joint, linearization)") + "; "
+                + ("Korn-Graubard beta interval of the row's domain (conditional)" if row_direct else
+                   "the union of Fieller's and Korn-Graubard's intervals for the ratio (conditional)")))
+
+
+def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, variables=(), *, k_row: int,
+                   k_col: int, counts=None, confidence: float = 0.95) -> WeightedCrosstabResult:
+    """:func:`weighted_crosstab` under raked ``weights`` (:func:`rake`): the same estimates and
+    intervals, each variance the calibration variance of :func:`raked_mean` (the influence values
+    less their projection on the raking ``variables``, respondents sampled with replacement: R's
+    ``svymean(~z_ab, rake(svydesign(ids = ~1, …), …))`` and ``svyratio`` on it), Korn and
+    Graubard's intervals on n − 1 degrees of freedom with n the respondents — and a row asked
+    directly, a domain of the calibrated design, with the same n and degrees of freedom (R keeps a
+    calibrated design's rows in a subset), as :func:`raked_estimate` with a ``domain`` has them.
+    ``counts``: the respondents each row (answer pattern) stands for; reports −1: not answered."""
+    confidence = check_confidence(confidence)
+    w = np.asarray(weights, dtype=float)
+    c = _frequencies(counts, w.size)
+    r1, r2 = np.asarray(row_reports), np.asarray(col_reports)
+    for name, r, k in (("row_reports", r1, k_row), ("col_reports", r2, k_col)):
+        if r.shape != w.shape or r.dtype.kind not in "iu" or r.max(initial=-1) >= k or r.min(initial=0) < -1:
+            raise DesignError(f"{name}: one option index 0..{k - 1} (or −1) per row ({w.size}) needed", name)
+    both = (r1 >= 0) & (r2 >= 0)
+    if not np.any(both & (c > 0)):
+        raise DesignError("reports: no respondent answered both questions", "reports")
+    n = float(c.sum())
+    raking = list(variables)
+
+    def variance_of(u):
+        x = calibration_residuals(u, w, raking, c) if raking else u
+        return n / (n - 1) * (float(c @ x**2) - float(c @ x) ** 2 / n)
+
+    n_all = int(round(n))
+    return _crosstab(r1, r2, both, w * both, c, variance_of, n_all, n_all - 1, lambda members: (n_all, n_all - 1),
+                     row_epsilon, col_epsilon, k_row, k_col, confidence)
+
+
+def fieller(numerator: float, denominator: float, v_num: float, v_both: float, v_den: float,
+            t_half: float) -> tuple[float, float]:
+    """Fieller's (1954) interval for the ratio ``R = N/D`` of two estimates with variances ``v_num``,
+    ``v_den`` and covariance ``v_both``, at the quantile ``t_half`` (the design's t).
+
+    The set of ratios R that the data do not reject: ``N − R·D`` has mean 0 at the true R and
+    variance ``V(R) = v_num − 2R·v_both + R²·v_den``, so ``(N − R·D)² ≤ t² V(R)``, a quadratic
+    ``a R² − 2 b R + c ≤ 0`` with ``a = D² − t² v_den``, ``b = N·D − t² v_both``, ``c = N² − t² v_num``.
+    When the denominator is told from 0 (``a > 0``) the interval is ``(b ± √(b² − ac))/a``; otherwise
+    the set is unbounded (the data cannot say the row is not empty) and the interval is [0, 1]
+    (Fieller 1954; Cochran 1977, §6.10; the delta method's ``R ± t·se`` is its first-order
+    approximation, which ignores the denominator's skew and undercovers when D is uncertain).
+    The caller keeps the ends in [0, 1].
+    """
+    if not math.isfinite(t_half):
+        return 0.0, 1.0
+    t2 = t_half * t_half
+    a = denominator * denominator - t2 * v_den
+    b = numerator * denominator - t2 * v_both
+    c = numerator * numerator - t2 * v_num
+    if a <= 0:
+        return 0.0, 1.0
+    disc = b * b - a * c
+    root = math.sqrt(max(disc, 0.0))
+    return (b - root) / a, (b + root) / a
 
 
 @dataclass(frozen=True, eq=False)
@@ -735,7 +923,9 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
     row (answer pattern) stands for; ``domain``: the rows that answered (the others keep their place
     with weight 0, as R's ``subset``).  ``design``: raking started from sampling weights, whose
     strata and clusters the variance keeps (:func:`raked_mean`); the interval then takes the
-    design's degrees of freedom (R: ``degf`` of the raked design)."""
+    smaller of the design's degrees of freedom (R: ``degf`` of the raked design) and the raked
+    weights' (:func:`weights_degrees_of_freedom`), as :func:`weighted_estimate` does — so raking to no
+    margins gives :func:`weighted_estimate`'s interval."""
     confidence = check_confidence(confidence)
     r = np.asarray(reports)
     w = np.asarray(weights, dtype=float)
@@ -743,13 +933,17 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
     mech = resolve(k, epsilon)
     n = int(round(float(c.sum())))
     df = n - 1 if design is None else design.degrees_of_freedom
+    interval_df = df
+    if design is not None:  # a sampling design: the weights' degrees of freedom, as weighted_estimate's
+        interval_df = weights_degrees_of_freedom(replace(design, weights=w * (1.0 if domain is None else
+                                                                     np.asarray(domain, dtype=float))))
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         share, variance = raked_mean((r == j).astype(float), w, variables, counts=None if design else c,
                                      domain=domain, design=design)
         if variance < 1e-12 * share * (1 - share) / n:  # calibrated exactly (a raking question): rounding
             variance = 0.0
-        low, high = korn_graubard(share, variance, n, df, confidence)
+        low, high = korn_graubard(share, variance, n, interval_df, confidence)
         shares.append(share)
         errors.append(math.sqrt(max(variance, 0.0)))
         lows.append(low)
@@ -768,6 +962,8 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
 
 
 __all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
-           "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "korn_graubard",
-           "linearized_covariance", "linearized_variance", "rake", "raked_estimate", "raked_mean", "survey_design",
-           "WeightedDifference", "weighted_crosstab", "weighted_difference", "weighted_estimate"]
+           "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "fieller", "korn_graubard",
+           "linearized_covariance", "linearized_variance", "rake", "raked_crosstab", "raked_estimate", "raked_mean",
+           "survey_design",
+           "WeightedDifference", "weighted_crosstab", "weighted_difference", "weighted_estimate",
+           "weights_degrees_of_freedom"]

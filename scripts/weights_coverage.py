@@ -29,6 +29,23 @@ estimator with equal weights (and the same clusters), for contrast.  Usage::
 
     python scripts/weights_coverage.py              # 2,000 replicates per cell: 13 minutes on one core
     python scripts/weights_coverage.py --reps 500   # a quick look (about 3 minutes)
+    python scripts/weights_coverage.py --reps 500 --cv 1.5 --n 200   # only those cells
+
+**The cross-tab** (``--crosstab``): the same population, clusters and weights, but each person
+answers two questions, a row question of two options and a column question of three, their joint
+shares ``JOINT`` (row 0, share 0.25, is the sensitive one and is under-sampled: γ on row 0); each
+cluster's six joint shares come from a Dirichlet of total concentration 19 (ICC 0.05 for every
+cell's indicator).  Both answers are randomized independently (ε per question, or a row asked
+directly and the column randomized, or both asked directly), and
+:func:`deniable.estimators.weights.weighted_crosstab` gives the conditional shares of the column
+given the row with their 95 % intervals: for a randomized row the union of Fieller's interval and
+Korn–Graubard's at the ratio's effective sample size, for a row asked directly Korn–Graubard's of
+the row's domain.  Beside them, for contrast, the t interval on the
+linearized ratio that the cross-tab gave before (``R ± t_df·se``, kept in [0, 1]).  Coverage: of
+the conditional share of column option 2 given row 0 (0.2 of 0.25: the rare cell), and the
+smallest over the six conditional shares::
+
+    python scripts/weights_coverage.py --crosstab              # 2,000 replicates per cell
 """
 
 from __future__ import annotations
@@ -45,7 +62,7 @@ from scipy.optimize import brentq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deniable.client.mechanism import resolve  # noqa: E402
-from deniable.estimators.weights import survey_design, weighted_estimate  # noqa: E402
+from deniable.estimators.weights import survey_design, weighted_crosstab, weighted_estimate  # noqa: E402
 
 K = 3
 MEANS = np.array([0.2, 0.5, 0.3])
@@ -150,16 +167,129 @@ def cell(pop: dict, n: int, epsilon, reps: int, rng: np.random.Generator, *, unw
             "width": float(np.mean(width))}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=2000, help="replicates per cell (default 2,000)")
-    parser.add_argument("--seed", type=int, default=20261124)
-    args = parser.parse_args(argv)
+# ---------------------------------------------------------------- the cross-tab's conditional shares
+
+JOINT = np.array([[0.125, 0.075, 0.05],  # row 0 (0.25): column given row 0 is (0.5, 0.3, 0.2)
+                  [0.525, 0.15, 0.075]])  # row 1 (0.75): (0.7, 0.2, 0.1)
+K_ROW, K_COL = JOINT.shape
+CROSSTAB_EPSILONS = ((None, None), (None, 2.0), (4.0, 4.0), (2.0, 2.0), (1.0, 1.0))
+
+
+def crosstab_population(rng: np.random.Generator, cv: float, clustered: bool) -> dict:
+    """:func:`population` for two questions: each person's cell of ``JOINT`` (row·K_COL + column),
+    cluster shares from a Dirichlet of total concentration 1/ICC − 1, sizes informative on row 0."""
+    concentration = 1 / ICC - 1
+    flat = JOINT.ravel()
+    shares = rng.dirichlet(flat * concentration, size=CLUSTERS)
+    cum = shares.cumsum(axis=1)
+    u = rng.random((CLUSTERS, CLUSTER_SIZE))
+    cells = (u[:, :, None] > cum[:, None, :]).sum(axis=2).clip(0, flat.size - 1)
+    e = rng.standard_normal((CLUSTERS, CLUSTER_SIZE))
+    informative = GAMMA * (cells // K_COL == 0)
+
+    def cv_squared(sigma):
+        v = np.exp(sigma * e + informative)
+        if clustered:
+            return float(np.mean((1 / v).sum(axis=1) * v.sum(axis=1))) / CLUSTER_SIZE**2
+        return float(np.mean(v) * np.mean(1 / v))
+
+    sigma = brentq(lambda s: cv_squared(s) - 1 - cv**2, 0.0, 5.0, xtol=1e-12)
+    joint = np.bincount(cells.ravel(), minlength=flat.size).reshape(JOINT.shape) / cells.size
+    return {"answers": cells, "v": np.exp(sigma * e + informative), "sigma": sigma, "clustered": clustered,
+            "truth": joint / joint.sum(axis=1, keepdims=True), "icc": population_icc(cells == K_COL - 1)}
+
+
+def randomize_k(answers: np.ndarray, k: int, epsilon, rng: np.random.Generator) -> np.ndarray:
+    """:func:`randomize` for a question of ``k`` options."""
+    mech = resolve(k, epsilon)
+    keep = rng.random(answers.size) < mech.p
+    other = (answers + rng.integers(1, k, size=answers.size)) % k
+    return np.where(keep, answers, other).astype(np.int64)
+
+
+def crosstab_cell(pop: dict, n: int, epsilons, reps: int, rng: np.random.Generator) -> dict:
+    """Coverage of the conditional shares' 95 % intervals (the module's notes, ``--crosstab``)."""
+    from scipy.stats import t as student_t
+
+    truth = pop["truth"]
+    held = np.zeros((reps, K_ROW, K_COL), dtype=bool)
+    held_t = np.zeros((reps, K_ROW, K_COL), dtype=bool)
+    width = []
+    for r in range(reps):
+        cells, weights, clusters = draw(pop, n, rng)
+        rows = randomize_k(cells // K_COL, K_ROW, epsilons[0], rng)
+        cols = randomize_k(cells % K_COL, K_COL, epsilons[1], rng)
+        design = survey_design(weights, clusters=clusters)
+        x = weighted_crosstab(rows, cols, *epsilons, design, k_row=K_ROW, k_col=K_COL, confidence=NOMINAL)
+        held[r] = (x.conditional_ci_low <= truth) & (truth <= x.conditional_ci_high)
+        half = student_t.ppf(0.5 + NOMINAL / 2, x.degrees_of_freedom) * x.conditional_std_error
+        low = np.clip(x.conditional_estimate - half, 0, 1)
+        high = np.clip(x.conditional_estimate + half, 0, 1)
+        held_t[r] = (low <= truth) & (truth <= high)  # NaN (an empty row) does not hold
+        width.append(x.conditional_ci_high[0, K_COL - 1] - x.conditional_ci_low[0, K_COL - 1])
+    coverage, coverage_t = held.mean(axis=0), held_t.mean(axis=0)
+    return {"coverage": float(coverage[0, K_COL - 1]), "min_coverage": float(coverage.min()),
+            "t_coverage": float(coverage_t[0, K_COL - 1]), "t_min_coverage": float(coverage_t.min()),
+            "width": float(np.mean(width))}
+
+
+def crosstab_main(args) -> int:
+    """The cross-tab's table (``--crosstab``)."""
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)
     floor = NOMINAL - 2 * mc_se
-    print(f"weighted k-ary RR (k = {K}), 95% Korn-Graubard intervals; {args.reps:,} replicates per cell, "
+    print(f"weighted cross-tab ({K_ROW} x {K_COL}), 95% intervals of the column's shares given the row; "
+          f"{args.reps:,} replicates per cell, Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; "
+          f"seed {args.seed}")
+    print(f"population {CLUSTERS * CLUSTER_SIZE:,} in {CLUSTERS:,} clusters of {CLUSTER_SIZE}; row 0 share "
+          f"{JOINT[0].sum():g}, column given row 0: {', '.join(f'{x:g}' for x in JOINT[0] / JOINT[0].sum())}; "
+          f"ICC {ICC:g}; informative sizes (gamma {GAMMA:g} on row 0); clustered samples: {PER_CLUSTER} per cluster")
+    print(f"{'design':<13} {'CV':>4} {'n':>5} {'eps row/col':>11}  {'cov(2|0)':>8} {'min cov':>7} {'below?':>6}  "
+          f"{'t cov(2|0)':>10} {'t min':>7} {'width(2|0)':>10}")
+    short, short_t = [], []
+    for clustered in (False, True):
+        for cv in CVS:
+            pop = crosstab_population(rng, cv, clustered)
+            for n in NS:
+                for epsilons in CROSSTAB_EPSILONS:
+                    c = crosstab_cell(pop, n, epsilons, args.reps, rng)
+                    below = c["min_coverage"] < floor
+                    label = "clustered" if clustered else "not clustered"
+                    eps = "/".join("direct" if e is None else f"{e:g}" for e in epsilons)
+                    print(f"{label:<13} {cv:>4g} {n:>5} {eps:>11}  {c['coverage']:>8.4f} {c['min_coverage']:>7.4f} "
+                          f"{'BELOW' if below else 'no':>6}  {c['t_coverage']:>10.4f} {c['t_min_coverage']:>7.4f} "
+                          f"{c['width']:>10.3f}", flush=True)
+                    if below:
+                        short.append(f"{label}, CV {cv:g}, n {n}, eps {eps}")
+                    if c["t_min_coverage"] < floor:
+                        short_t.append(f"{label}, CV {cv:g}, n {n}, eps {eps}")
+    print(f"\ncells below 0.95 - 2 MC s.e.: {len(short)}" + "".join(f"\n  {s}" for s in short))
+    print(f"with the t interval on the linearized ratio: {len(short_t)}" + "".join(f"\n  {s}" for s in short_t))
+    print("(cov(2|0): column option 2 given row 0, share 0.2; min cov: the smallest over the six conditional "
+          "shares; t: the t interval on the linearized ratio, for contrast; width(2|0): mean interval width)")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000, help="replicates per cell (default 2,000)")
+    parser.add_argument("--seed", type=int, default=20261124)
+    parser.add_argument("--crosstab", action="store_true",
+                        help="the cross-tab's conditional shares instead of one question's shares")
+    parser.add_argument("--cv", type=float, action="append", choices=CVS,
+                        help="only this coefficient of variation of the weights (repeatable; default all)")
+    parser.add_argument("--n", type=int, action="append", choices=NS, help="only this sample size (repeatable)")
+    args = parser.parse_args(argv)
+    if args.crosstab:
+        return crosstab_main(args)
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)
+    floor = NOMINAL - 2 * mc_se
+    print(f"weighted k-ary RR (k = {K}), 95% Korn-Graubard intervals on the weights' Satterthwaite degrees of "
+          f"freedom; {args.reps:,} replicates per cell, "
           f"Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; seed {args.seed}")
     print(f"population {CLUSTERS * CLUSTER_SIZE:,} in {CLUSTERS:,} clusters of {CLUSTER_SIZE}; shares "
           f"{', '.join(f'{m:g}' for m in MEANS)}; ICC {ICC:g}; informative sizes (gamma {GAMMA:g}); "
@@ -168,9 +298,9 @@ def main(argv=None) -> int:
           f"{'unweighted':>10}  {'Kish n':>7} {'width(0)':>8}")
     short = []
     for clustered in (False, True):
-        for cv in CVS:
+        for cv in args.cv or CVS:
             pop = population(rng, cv, clustered)
-            for n in NS:
+            for n in args.n or NS:
                 for epsilon in EPSILONS:
                     c = cell(pop, n, epsilon, args.reps, rng)
                     below = c["min_coverage"] < floor

@@ -23,11 +23,15 @@
 //
 // A question marked data-shuffle shows its options in a new random order (shuffle.js), drawn before
 // anything is wired, so the arrow keys follow the order shown; nothing about it is sent or stored.
+//
+// Display logic and pages: logic.js.  A question not asked (its condition false) has its fieldset
+// disabled: no report is drawn for it and nothing of it is sent.
 
 import { hasSecureRandom, randomize } from "./rr.js";
 import { PROBE_KEY, lastSentKey, message as pageMessage, reportKey, sentKey } from "./keys.js";
 import { shuffleOptions } from "./shuffle.js";
 import { initTyped, isAnswered, newPerson, readAnswer, reportFor } from "./types.js";
+import { initLogic, isAsked, revealPage } from "./logic.js";
 
 const form = document.getElementById("survey-form");
 const status = document.getElementById("js-status");
@@ -108,6 +112,7 @@ function prepareSubmission(slug) {
   const sent = {};
   const typed = [];
   for (const fieldset of form.querySelectorAll("fieldset.question")) {
+    if (!isAsked(fieldset)) continue; // display logic: not asked, nothing drawn or sent (logic.js)
     const required = fieldset.dataset.required === "true";
     if (fieldset.classList.contains("typed")) { // a card with its type's own module: types.js
       const answer = readAnswer(fieldset);
@@ -143,6 +148,7 @@ function prepareSubmission(slug) {
     if (!firstMissing) consent.focus();
   }
   if (firstMissing) {
+    revealPage(firstMissing);
     const first = firstMissing.querySelector("input:not([type=hidden]):not([hidden])");
     if (first) first.focus();
     return false;
@@ -220,9 +226,11 @@ function trackProgress() {
   const fieldsets = Array.from(form.querySelectorAll("fieldset.question"));
   const answeredHere = (f) => (f.classList.contains("typed") ? isAnswered(f) : Boolean(f.querySelector("input[type=radio]:checked")));
   const update = () => {
-    const answered = fieldsets.filter(answeredHere).length;
+    const asked = fieldsets.filter(isAsked);
+    const answered = asked.filter(answeredHere).length;
     bar.value = answered;
-    text.textContent = message("msgProgress", { answered, total: fieldsets.length });
+    bar.max = asked.length;
+    text.textContent = message("msgProgress", { answered, total: asked.length });
   };
   const place = () => {
     box.hidden = form.hidden || form.getBoundingClientRect().height <= window.innerHeight;
@@ -256,6 +264,7 @@ function init() {
     showStatus(`${message("msgFailed")} (${error.message})`);
     return;
   }
+  initLogic(form);
   form.querySelectorAll("fieldset.direct input[type=radio]").forEach((radio) => {
     radio.addEventListener("change", () => setError(radio.closest("fieldset"), ""));
   });

@@ -144,7 +144,8 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None):
         fail(str(exc))
 
 
-def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab=None, by_qid=None) -> None:
+def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab=None, by_qid=None,
+                       simultaneous=False) -> None:
     """``deniable estimate --weights COLUMN …``: design-based estimates of a responses file
     (:mod:`deniable.server.survey.sampling`); with ``--by`` each group's domain estimates, with
     ``--crosstab`` the joint and conditional shares."""
@@ -166,11 +167,12 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
                                                   confidence=confidence)
             render = (sampling.weighted_crosstab_json, sampling.weighted_crosstab_csv, sampling.weighted_crosstab_table)
         elif by_qid:
-            shown = sampling.weighted_subgroups(dataset, columns, survey.question(by_qid), confidence=confidence)
+            shown = sampling.weighted_subgroups(dataset, columns, survey.question(by_qid), confidence=confidence,
+                                                simultaneous=simultaneous)
             render = (sampling.weighted_subgroups_document, sampling.weighted_subgroups_csv,
                       sampling.weighted_subgroups_table)
         else:
-            shown = sampling.weighted_estimates(dataset, columns, confidence=confidence)
+            shown = sampling.weighted_estimates(dataset, columns, confidence=confidence, simultaneous=simultaneous)
             render = (sampling.weighted_document, sampling.weighted_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))
@@ -243,9 +245,9 @@ def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous
         return None
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    if simultaneous:
-        raise click.UsageError("--simultaneous does not take --weights yet: weighted intervals hold one option at "
-                               "a time")
+    if simultaneous and crosstab:
+        raise click.UsageError("--simultaneous does not go with --weights and --crosstab (yet): its weighted cells' "
+                               "intervals hold one at a time")
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise click.UsageError("--method does not go with --weights: weighted intervals are Korn and Graubard's, "
                                "at the design's effective sample size")
@@ -334,7 +336,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         raise click.UsageError("--trim goes with --rake MARGINS.json")
     columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
     if columns is not None:
-        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab, by_qid)
+        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab, by_qid, simultaneous)
         return
 
     if crosstab and by_qid:

@@ -29,6 +29,13 @@ from .audit_settings import Setting, browser_counts, python_counts
 from .common import database, db_option
 from .progress import progress
 
+
+def integrity(data: bytes) -> str:
+    """The file's subresource-integrity hash (the one ``deniable embed build`` printed for it)."""
+    from deniable.client.embed import integrity as sri
+
+    return sri(data)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
 
@@ -82,9 +89,18 @@ def outside_asyncio(work):
     return outcome["value"]
 
 
+def serve(path: Path):
+    """A Playwright route handler that answers with the file ``path`` as JavaScript."""
+    def handler(route):
+        route.fulfill(path=str(path), content_type="text/javascript")
+    return handler
+
+
 @contextmanager
-def browser_page(script: Path | None, chromium: str):
-    """A chromium page on the origin of a running deniable app (temporary database)."""
+def browser_page(script: Path | None, chromium: str, embed: Path | None = None):
+    """A chromium page on the origin of a running deniable app (temporary database): ``script`` served
+    as ``/static/rr.js``, or the built embed ``embed`` (an ES module exporting the samplers of both
+    ``rr.js`` and ``designs.js``) served as each of them."""
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
@@ -110,9 +126,11 @@ def browser_page(script: Path | None, chromium: str):
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 try:
                     page = browser.new_page()
-                    if script is not None:
-                        page.route("**/static/rr.js", lambda route: route.fulfill(
-                            path=str(script), content_type="text/javascript"))
+                    served = {"rr.js": script} if script is not None else {}
+                    if embed is not None:
+                        served = {"rr.js": embed, "designs.js": embed}
+                    for name, path in served.items():
+                        page.route(f"**/static/{name}", serve(path))
                     page.goto(f"http://127.0.0.1:{server.server_port}/auth/login")
                     yield page
                 except PlaywrightError as exc:
@@ -123,6 +141,22 @@ def browser_page(script: Path | None, chromium: str):
             server.shutdown()
             thread.join()
             server.server_close()
+
+
+def embed_module(path: Path) -> Path:
+    """The built embed's ES module: ``path`` itself, or the one ``deniable-embed-VERSION.mjs`` in the folder ``path``."""
+    from deniable.client.embed import NAME
+
+    if path.is_dir():
+        found = sorted(path.glob(f"{NAME}-*.mjs"))
+        if len(found) != 1:
+            what = "no" if not found else f"{len(found)} ({', '.join(f.name for f in found)}); give the file itself, or"
+            raise click.BadParameter(f"{path}: {what} {NAME}-VERSION.mjs (write it with `deniable embed build -o "
+                                     f"{path}`)", param_hint="--embed")
+        return found[0]
+    if not path.name.endswith(".mjs"):
+        raise click.BadParameter(f"{path}: not the embed's ES module ({NAME}-VERSION.mjs)", param_hint="--embed")
+    return path
 
 
 def stored_settings(db_path: str, types, not_audited: list | None = None) -> list[Setting]:
@@ -189,10 +223,13 @@ def echo_table(rows: list[dict], samples: int, confidence: float) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Audit this file served as /static/rr.js instead of the shipped one.")
+@click.option("--embed", type=click.Path(exists=True, path_type=Path), metavar="DIR",
+              help="Audit the built embed instead: the deniable-embed-VERSION.mjs that `deniable embed build` "
+                   "wrote to DIR (or that file itself), its samplers in place of /static/rr.js and designs.js.")
 @db_option(None, "Audit the mechanism of every protected question stored in this database "
                  "(read-only), instead of the default grid.")
 @click.option("--chromium", default=CHROMIUM, show_default=True, help="The chromium executable.")
-def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromium) -> None:
+def audit(types, ks, epsilons, samples, confidence, fmt, script, embed, db_path, chromium) -> None:
     """Check that the randomizers give no more than the declared ε.
 
     Runs the browser samplers (/static/rr.js in headless chromium) and their Python twins
@@ -201,17 +238,23 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
     realized ε, for every question type: single choice, numeric (grid randomized response and
     discrete Laplace), check all that apply and the list experiment (a plain one is shown not to
     be ε-LDP).  Exit status 1 if a lower bound exceeds the declared ε.  With --db the settings
-    are those of the questions stored in FILE, plus any --k/--epsilon grid asked for.
+    are those of the questions stored in FILE, plus any --k/--epsilon grid asked for.  With
+    --embed the browser side is the built embed file (deniable embed build), whose integrity
+    hash is printed with the results.
 
     \b
     Example:
         deniable audit --k 2 --k 5 --epsilon 1 --samples 1000000
         deniable audit --type laplace --type multi --epsilon 1
         deniable audit --db deniable.db
+        deniable audit --embed site/js --samples 100000
     """
     from deniable.client.mechanism import MechanismError
     from deniable.estimators.audit import epsilon_lower_bound  # scipy: only here
 
+    if script is not None and embed is not None:
+        raise click.BadParameter("give --script or --embed, not both", param_hint="--embed")
+    embed_file = embed_module(embed) if embed is not None else None
     types = types or audit_settings.kinds()
     not_audited: list[tuple[str, str]] = []
     configs: list[Setting] = stored_settings(db_path, types, not_audited) if db_path else []
@@ -227,7 +270,7 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
 
     def sample() -> list[dict]:
         rows = []
-        with browser_page(script, chromium) as page, progress(total, "sampling the randomizers", "draws") as bar:
+        with browser_page(script, chromium, embed_file) as page, progress(total, "sampling the randomizers", "draws") as bar:
             for setting in configs:
                 found = {
                     "browser": epsilon_lower_bound(setting.cells(browser_counts(page, setting, samples, bar.update)),
@@ -252,10 +295,14 @@ def audit(types, ks, epsilons, samples, confidence, fmt, script, db_path, chromi
         row["verdict"] = verdict(row)
     if fmt == "json":
         click.echo(json.dumps({"samples": samples, "confidence": confidence, "confidence_each": each,
-                               "script": str(script) if script else "/static/rr.js", "results": rows,
+                               "script": str(embed_file or script or "/static/rr.js"),
+                               **({"integrity": integrity(embed_file.read_bytes())} if embed_file else {}),
+                               "results": rows,
                                "not_audited": [{"question": qid, "reason": reason} for qid, reason in not_audited]},
                               indent=2))
     else:
+        if embed_file is not None:
+            click.echo(f"the built embed: {embed_file}  {integrity(embed_file.read_bytes())}")
         echo_table(rows, samples, confidence)
         for qid, reason in not_audited:
             click.echo(f"  not audited: {qid}: {reason}")

@@ -3,8 +3,9 @@
 ``build`` writes the built files (:mod:`deniable.client.embed`) to a folder and prints each one's
 subresource-integrity hash; ``design`` prints a survey definition's design document, the one the
 app publishes at ``GET /api/v1/surveys/SLUG``, for a page that passes it to the embed instead of
-fetching it; ``recipe`` prints the copy-paste snippets for Qualtrics, LimeSurvey or REDCap
-(:mod:`deniable.server.survey.recipes`).
+fetching it; ``recipe`` prints the copy-paste snippets for SurveyJS, oTree, Qualtrics, LimeSurvey or
+REDCap (:mod:`deniable.server.survey.recipes`; the dashboard's "Use in another survey tool" page shows
+the same texts).
 """
 
 from __future__ import annotations
@@ -78,16 +79,13 @@ def _load(survey_path):
 
 def _design_document(survey) -> dict:
     """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it."""
-    from deniable.server.survey.definition import design_fingerprint
-    from deniable.server.web.respondent.api import question_design
+    from deniable.server.survey.recipes import design_document
 
-    return {"slug": survey.slug, "title": survey.title, "description": survey.description,
-            "design_fingerprint": design_fingerprint(survey),
-            "questions": [question_design(q) for q in survey.questions]}
+    return design_document(survey)
 
 
 @embed.command("recipe")
-@click.argument("platform", type=click.Choice(("qualtrics", "limesurvey", "redcap")))
+@click.argument("platform", type=click.Choice(("surveyjs", "otree", "qualtrics", "limesurvey", "redcap")))
 @click.argument("survey_path", metavar="SURVEY.json")
 @click.option("--src", required=True, metavar="URL",
               help="Where the page loads the embed from: your deniable's address (it serves "
@@ -99,7 +97,8 @@ def recipe(platform, survey_path, src, qid) -> None:
     """Print the copy-paste snippet of each protected question for PLATFORM, and the codebook.
 
     Each snippet loads the embed's classic script by its integrity hash, mounts the question and
-    puts only the report (JSON: report, design, epsilon) into the platform's field: a Qualtrics
+    puts only the report (JSON: report, design, epsilon) into the platform's field: a SurveyJS
+    question of type "deniable", an oTree player field set from a hidden input, a Qualtrics
     embedded-data field, a hidden LimeSurvey short-text question, or a REDCap @HIDDEN text field,
     named in the output.  `deniable estimate SURVEY.json EXPORT.csv --from PLATFORM` reads the
     platform's CSV export.
@@ -110,15 +109,13 @@ def recipe(platform, survey_path, src, qid) -> None:
     """
     from deniable.client.embed import current, integrity
     from deniable.server.survey.platform_exports import PlatformExportError
+    from deniable.server.survey.recipes import embed_src
     from deniable.server.survey.recipes import recipe as make_recipe
 
     survey = _load(survey_path)
     built = current()
-    if not src.endswith(".js"):
-        src = f"{src.rstrip('/')}/embed/{built.version}/deniable-embed.js"
-    if not src.startswith(("https://", "http://", "/")):
-        fail(f"--src: {src!r} is not a URL the page can load the embed from")
     try:
+        src = embed_src(src, built.version)
         text = make_recipe(platform, survey, _design_document(survey), src=src, integrity=integrity(built.script),
                            version=built.version, qid=qid)
     except PlatformExportError as exc:

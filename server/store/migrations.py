@@ -560,3 +560,12 @@ def m15_researcher_invites(db: sqlite_utils.Database) -> None:
     their random hashes."""
     db.execute("CREATE TABLE researcher_invites (token_hash TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, "
                "is_admin INTEGER NOT NULL DEFAULT 0, created_on TEXT NOT NULL) WITHOUT ROWID")  # YYYY-MM-DD
+
+
+@migrations()
+def m16_survey_translations(db: sqlite_utils.Database) -> None:
+    """A survey's texts in other languages (issue 27): ``surveys.translations``, the definition's
+    ``translations`` as JSON (language → title, description, information and each question's texts),
+    NULL when there are none.  Words only: the design a report is made under is the original's, so no
+    trigger freezes them."""
+    db["surveys"].add_column("translations", str)

@@ -23,6 +23,7 @@ import sqlite_utils
 
 from deniable.client.mechanism import MechanismError, check_options
 from deniable.errors import FieldError
+from deniable.server.survey import logic
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import Survey
 
@@ -63,7 +64,8 @@ def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
     types' reports are checked by their type's ``check_report`` (a numeric
     report in its range, ticks as a list of 0/1, a list experiment's ``{"arm", "count"}``);
     required questions are present; no unknown question ids.  A missing optional question is not
-    answered.
+    answered.  A question whose ``show_if`` is false for the answers before it (:mod:`~deniable.server.survey.logic`)
+    is not asked: an answer to it is refused, and it is not required.
     """
     survey = stored.survey
     if not isinstance(reports, Mapping):
@@ -72,8 +74,14 @@ def validate_reports(stored: StoredSurvey, reports) -> dict[str, int]:
     for key in reports:
         if key not in known:
             raise ReportError(f"{key}: survey {survey.slug!r} has no question with this id", str(key))
-    clean = {}
+    clean, asked = {}, {}
     for q in survey.questions:
+        asked[q.id] = logic.is_shown(survey, q, asked, clean)
+        if not asked[q.id]:  # display logic: hidden, so not asked
+            if q.id in reports:
+                raise ReportError(f"{q.id}: this question is not asked of this respondent ({logic.asked_of(q)}"
+                                  "): send no answer for it", q.id)
+            continue
         if q.id not in reports:
             if q.required:
                 raise ReportError(f"{q.id}: an answer is required", q.id)

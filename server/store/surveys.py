@@ -19,7 +19,7 @@ import sqlite_utils
 
 from deniable.server.survey import questions
 from deniable.server.survey.questions import DEFAULT as DEFAULT_TYPE
-from deniable.server.survey.definition import DefinitionError, Question, Survey
+from deniable.server.survey.definition import Condition, DefinitionError, Question, Survey
 
 from deniable.errors import FieldError
 
@@ -64,6 +64,10 @@ def _spec(q: Question) -> str | None:
     spec = q.qtype.spec(q)
     if q.shuffle:
         spec = {**(spec or {}), "shuffle": True}
+    if q.show_if is not None:  # display logic and pages, kept beside shuffle (no column of their own)
+        spec = {**(spec or {}), "show_if": q.show_if.to_dict()}
+    if q.page_break:
+        spec = {**(spec or {}), "page_break": True}
     return None if spec is None else json.dumps(spec, ensure_ascii=False)
 
 
@@ -146,7 +150,8 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
 
 def _page_texts(survey: Survey) -> dict:
     return {"information": survey.information, "contact": survey.contact, "consent": int(survey.consent),
-            "language": survey.language}
+            "language": survey.language,
+            "translations": json.dumps(survey.translations, ensure_ascii=False) if survey.translations else None}
 
 
 def set_status(db: sqlite_utils.Database, slug: str, status: str) -> StoredSurvey:
@@ -208,9 +213,13 @@ def _question_from_row(q: dict) -> Question:
     kind = q.get("type") or DEFAULT_TYPE
     spec = json.loads(q["spec"]) if q.get("spec") else {}
     shuffle = bool(spec.pop("shuffle", False))  # the page's option order, beside the type's own fields
+    show_if = spec.pop("show_if", None)
+    page_break = bool(spec.pop("page_break", False))
     fields = questions.get(kind).from_spec(spec) if spec else {}
     return Question(id=q["qid"], text=q["text"], options=tuple(json.loads(q["options"])), epsilon=q["epsilon"],
-                    required=bool(q["required"]), type=kind, shuffle=shuffle, **fields)
+                    required=bool(q["required"]), type=kind, shuffle=shuffle, page_break=page_break,
+                    show_if=None if show_if is None else Condition(show_if["question"], tuple(show_if["in"])),
+                    **fields)
 
 
 def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
@@ -219,6 +228,7 @@ def _survey_from_rows(row: dict, questions: list[dict]) -> StoredSurvey:
         questions=tuple(_question_from_row(q) for q in questions),
         information=row.get("information") or "", contact=row.get("contact") or "",
         consent=bool(row.get("consent")), language=row.get("language"),
+        translations=json.loads(row["translations"]) if row.get("translations") else {},
     )
     return StoredSurvey(
         id=row["id"], survey=survey, status=row["status"], target_n=row["target_n"],

@@ -5,8 +5,9 @@ reads it) plus what the reports were made under: each question's ``randomization
 ``threshold``, declared and realized ε, ``p``, ``q``), the survey's ``design_fingerprint``
 (:func:`~.definition.design_fingerprint`) and, once the wording of a launched survey has been
 fixed, ``text_versions``: each wording, the day it took effect and how many responses were
-answered under it (the responses CSV says which, per row, in its ``text-version`` column); and
-``sampling``: the responses file's sampling design — which column holds the weights, the strata,
+answered under it (the responses CSV says which, per row, in its ``text-version`` column); the
+definition's ``translations`` (:mod:`.translations`: the texts respondents could read in other languages,
+not part of the fingerprint); and ``sampling``: the responses file's sampling design — which column holds the weights, the strata,
 the clusters, the finite-population correction — or, for a database's export (which has none),
 that estimates from it are unweighted (:func:`sampling_section`).
 :func:`~.definition.parse_definition` checks the randomization and the fingerprint on the way back
@@ -28,8 +29,10 @@ from __future__ import annotations
 
 import json
 
+from deniable.client.mechanism import Mechanism
 from deniable.errors import FieldError
 
+from . import logic
 from .definition import Survey, design_fingerprint
 
 DESIGN_PREFIX = "# deniable responses"
@@ -57,13 +60,26 @@ def question_randomization(question) -> dict:
             # a check-all question: the matrix is each tick's (answers ticked, not ticked; report 0 sent as a
             # tick), applied to every option on its own; ε is the sum over the ticks
             out.update(per_tick=True, tick_epsilon=design.epsilon if design.ldp else None)
+        if design.respondent_side:
+            # the respondent-side crosswise model: the matrix is at the private fact's stated prevalence; ε holds
+            # only against an observer who does not know the fact, as a range over its plausible prevalence,
+            # and realized_epsilon (what the survey's total counts) is the range's high end
+            params = dict(design.params)
+            out.update(side="respondent", fact=params["fact"], prevalence_range=[float(v) for v in params["prevalence_range"]],
+                       epsilon_range=list(design.epsilon_range), privacy=design.privacy)
         return out
     if not question.protected:
         return {"k": question.k, "threshold": None, "declared_epsilon": None, "realized_epsilon": None,
                 "p": 1.0, "q": 0.0}
     rr = getattr(mech, "rr", mech)  # a numeric grid's or a list's k-ary randomized response
-    return {"k": question.k, "threshold": mech.threshold, "declared_epsilon": question.epsilon,
-            "realized_epsilon": mech.epsilon, "p": getattr(rr, "p", None), "q": getattr(rr, "q", None)}
+    p, q = getattr(rr, "p", None), getattr(rr, "q", None)
+    out = {"k": question.k, "threshold": mech.threshold, "declared_epsilon": question.epsilon,
+           "realized_epsilon": mech.epsilon, "p": p, "q": q}
+    if isinstance(mech, Mechanism):  # a single choice's k-ary randomized response
+        # as a design's matrix too (p on the diagonal, q elsewhere), so one recipe reads every single
+        # choice's randomization (the README's R snippet)
+        out["matrix"] = [[p if r == t else q for t in range(mech.k)] for r in range(mech.k)]
+    return out
 
 
 SAMPLING_ROLES = {
@@ -104,6 +120,8 @@ def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampl
     data = survey.to_dict()
     for entry, question in zip(data["questions"], survey.questions):
         entry["randomization"] = question_randomization(question)
+        if question.show_if is not None:  # its answers come from a subgroup (display logic)
+            entry["asked_of"] = logic.asked_of(question)
     data["design_fingerprint"] = design_fingerprint(survey)
     if text_versions:
         data["text_versions"] = text_versions

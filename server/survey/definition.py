@@ -18,10 +18,15 @@ A question without ``epsilon`` (or with ``null``) is asked directly and is not p
 ``required`` defaults to true.  ``"shuffle": true`` on a question whose type allows it (a choice or a
 check-all question, :attr:`QuestionType.shuffles <.questions.base.QuestionType.shuffles>`) shows its
 options in a new random order to each respondent (drawn in the browser, sent and stored nowhere: the
-report is still the option's place in ``options``).  Optional keys for the respondents' page: ``information`` (what
+report is still the option's place in ``options``).  ``"show_if": {"question": QID, "in": [labels]}`` shows a
+question only to respondents whose answer to the earlier question QID, asked directly (a single choice, or
+a check-all question: "any of" the labels ticked), is one of the labels (display and skip logic,
+:mod:`.logic`); a hidden question is not asked, not sent and not required.  ``"page_break": true``
+starts a new page of the survey page at the question.  Optional keys for the respondents' page: ``information`` (what
 the study is, shown before the questions), ``contact`` (who to ask), ``consent`` (true:
-respondents tick "I agree to take part" before sending) and ``language`` (``en``, ``es`` or
-``fr``; default: the respondent's browser's).
+respondents tick "I agree to take part" before sending), ``language`` (``en``, ``es`` or
+``fr``; default: the respondent's browser's) and ``translations``: the texts in other languages
+(:mod:`.translations`).
 
 A codebook (:mod:`.codebook`) is a definition with what the export was made under: each
 question's ``randomization`` and the survey's ``design_fingerprint``; when present they are
@@ -38,7 +43,7 @@ import functools
 import hashlib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -60,10 +65,11 @@ MAX_LABEL = 200
 MAX_CONTACT = 500
 LANGUAGES = ("en", "es", "fr")
 SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "contact", "consent", "language",
+               "translations",  # the texts in other languages (.translations)
                # written into codebooks (.codebook) and checked on the way back in
                "design_fingerprint", "text_versions", "sampling"}
-CODEBOOK_KEYS = {"randomization"}  # a codebook's question: what its reports were made under
-QUESTION_KEYS = {"id", "text", "epsilon", "required", "shuffle"} | CODEBOOK_KEYS  # every type's; each type adds its own
+CODEBOOK_KEYS = {"randomization", "asked_of"}  # a codebook's question: what its reports were made under
+QUESTION_KEYS = {"id", "text", "epsilon", "required", "shuffle", "show_if", "page_break"} | CODEBOOK_KEYS  # every type's; each type adds its own
 # Names the survey page's form uses for itself; a question with such an id would shadow them.
 RESERVED_IDS = {"csrf_token", "invitation"}
 
@@ -104,6 +110,18 @@ def number(value: Decimal) -> int | float:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A question's ``show_if``: it is asked only of respondents whose direct answer to ``question`` is
+    one of ``options`` (labels; a check-all question: any of them ticked)."""
+
+    question: str
+    options: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {"question": self.question, "in": list(self.options)}
+
+
+@dataclass(frozen=True)
 class Question:
     """One question.  ``options`` are a choice's labels, a multi's options or a list's control items;
     what the other fields mean, and everything type-specific, is the question's type's
@@ -123,6 +141,8 @@ class Question:
     sensitive: str | None = None  # list
     design: str | None = None  # choice: a randomized-response design, as canonical JSON (its type reads it)
     shuffle: bool = False  # the options shown in a random order per respondent (the page only)
+    show_if: Condition | None = None  # asked only of respondents whose earlier direct answer fits
+    page_break: bool = False  # the survey page starts a new page at this question
 
     @property
     def qtype(self):
@@ -160,6 +180,10 @@ class Question:
             data["required"] = False
         if self.shuffle:
             data["shuffle"] = True
+        if self.show_if is not None:
+            data["show_if"] = self.show_if.to_dict()
+        if self.page_break:
+            data["page_break"] = True
         return data
 
 
@@ -173,6 +197,8 @@ class Survey:
     contact: str = ""  # who respondents can ask (shown on the survey and thank-you pages)
     consent: bool = False  # respondents tick "I agree to take part" before they can send
     language: str | None = None  # "en", "es" or "fr"; None: the respondent's browser's
+    # language → its texts (.translations.parse_translations): words only, never in the design fingerprint
+    translations: dict = field(default_factory=dict, hash=False)
 
     @property
     def total_epsilon(self) -> float:
@@ -198,6 +224,8 @@ class Survey:
             if getattr(self, key):
                 data[key] = getattr(self, key)
         data["questions"] = [q.to_dict() for q in self.questions]
+        if self.translations:
+            data["translations"] = json.loads(json.dumps(self.translations))  # a copy the caller may change
         return data
 
 
@@ -284,8 +312,13 @@ def parse_question(data, where: tuple = ()) -> Question:
     if not isinstance(required, bool):
         raise DefinitionError((*where, "required"), "must be true or false")
     shuffle = parse_shuffle(data.get("shuffle", False), qtype, qid, (*where, "shuffle"))
+    show_if = parse_show_if(data["show_if"], (*where, "show_if")) if "show_if" in data else None
+    page_break = data.get("page_break", False)
+    if not isinstance(page_break, bool):
+        raise DefinitionError((*where, "page_break"), f"question {qid!r}: must be true or false, got {page_break!r}"[:160])
     fields = qtype.parse(data, where, data.get("epsilon"))
-    question = Question(id=qid, text=text, required=required, type=name, shuffle=shuffle, **fields)
+    question = Question(id=qid, text=text, required=required, type=name, shuffle=shuffle, show_if=show_if,
+                        page_break=page_break, **fields)
     if "randomization" in data:
         check_randomization(question, data["randomization"], (*where, "randomization"))
     return question
@@ -299,6 +332,62 @@ def parse_shuffle(value, qtype, qid: str, path: tuple) -> bool:
         raise DefinitionError(path, f"question {qid!r}: a {qtype.label} question has no options to shuffle "
                               "(only single-choice and check-all questions do)")
     return value
+
+
+def parse_show_if(value, path: tuple) -> Condition:
+    """A question's ``show_if`` as written: ``{"question": QID, "in": [labels]}`` (what QID may be is
+    checked against the other questions by :func:`check_conditions`)."""
+    if not isinstance(value, dict):
+        raise DefinitionError(path, 'must be an object {"question": "<an earlier question\'s id>", "in": [<its '
+                              'option labels>]}')
+    _unknown_keys(value, {"question", "in"}, path)
+    source = value.get("question")
+    if not isinstance(source, str) or not source:
+        raise DefinitionError((*path, "question"), "must name an earlier question by its id")
+    labels = value.get("in")
+    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+        raise DefinitionError((*path, "in"), "must be a non-empty list of the earlier question's option labels")
+    if len(set(labels)) != len(labels):
+        raise DefinitionError((*path, "in"), "names an option more than once")
+    return Condition(source, tuple(labels))
+
+
+def check_conditions(questions) -> None:
+    """Refuse a ``show_if`` that is not on an earlier question asked directly, or names options it lacks.
+
+    A condition on a randomized (protected) answer would reveal it: whether the question is shown
+    depends on the true answer, and so, through what is sent for it, would the report.  Conditions
+    point back only, so they cannot form a cycle.  A ``page_break`` on the first question is refused
+    (there is no page before it).
+    """
+    where_of = {q.id: i for i, q in enumerate(questions)}
+    if questions and questions[0].page_break:
+        raise DefinitionError(("questions", 0, "page_break"), "the first question already starts the first page")
+    for i, q in enumerate(questions):
+        if q.show_if is None:
+            continue
+        path = ("questions", i, "show_if")
+        source_at = where_of.get(q.show_if.question)
+        if source_at is None:
+            raise DefinitionError((*path, "question"), f"question {q.id!r}: there is no question "
+                                  f"{q.show_if.question[:64]!r}")
+        if source_at >= i:
+            raise DefinitionError((*path, "question"), f"question {q.id!r}: can depend only on an earlier question, "
+                                  f"and {q.show_if.question!r} comes {'at' if source_at == i else 'after'} it")
+        source = questions[source_at]
+        if source.protected or source.design is not None:
+            raise DefinitionError((*path, "question"), f"question {q.id!r}: {source.id!r} is protected: showing a "
+                                  "question only after some of its answers would reveal the protected answer "
+                                  "(whether the next question appears depends on it); condition on a question "
+                                  "asked directly")
+        why = source.qtype.condition
+        if why is not None:
+            raise DefinitionError((*path, "question"), f"question {q.id!r}: {source.id!r} is a {source.qtype.label} "
+                                  f"question: {why}")
+        for j, label in enumerate(q.show_if.options):
+            if label not in source.options:
+                raise DefinitionError((*path, "in", j), f"question {q.id!r}: {label[:64]!r} is not an option of "
+                                      f"{source.id!r} ({', '.join(source.options)})"[:300])
 
 
 def check_randomization(question: Question, stated, path: tuple) -> None:
@@ -342,6 +431,7 @@ def parse_definition(data) -> Survey:
         raise DefinitionError(("questions",), f"at most {MAX_QUESTIONS} questions, got {len(questions)}")
     parsed = tuple(parse_question(q, ("questions", i)) for i, q in enumerate(questions))
     check_unique_ids(parsed)
+    check_conditions(parsed)
     information = text_field(data.get("information", ""), ("information",), max_len=10 * MAX_TEXT, allow_empty=True)
     contact = text_field(data.get("contact", ""), ("contact",), max_len=MAX_CONTACT, allow_empty=True)
     consent = data.get("consent", False)
@@ -356,6 +446,10 @@ def parse_definition(data) -> Survey:
                               "no information: add an \"information\" text")
     survey = Survey(slug=slug, title=title, description=description, questions=parsed,
                     information=information, contact=contact, consent=consent, language=language)
+    if data.get("translations") is not None:
+        from .translations import parse_translations  # it builds on this module's parsers
+
+        survey = replace(survey, translations=parse_translations(data["translations"], survey))
     if "design_fingerprint" in data and data["design_fingerprint"] != design_fingerprint(survey):
         raise DefinitionError(("design_fingerprint",), f"the codebook says {data['design_fingerprint']!r}, but "
                               f"its questions give {design_fingerprint(survey)!r}: was the codebook edited?")

@@ -20,6 +20,7 @@ import numpy as np
 
 from deniable import estimators
 
+from . import logic
 from .definition import Question, Survey
 from .questions.base import headline, json_number, pct
 from .spreadsheet import SafeWriter
@@ -56,8 +57,13 @@ def question_json(question: Question, result) -> dict:
 
     For a choice, :meth:`deniable.estimators.EstimateResult.as_dict` with the question's id, text
     and option labels; ε is ``null`` for a question asked directly, and an empty note is ``null``.
+    A question with a ``show_if`` adds ``asked_of`` (:func:`.logic.asked_of`): its estimates are of the
+    respondents who reached it.
     """
-    return question.qtype.record(question, result)
+    record = question.qtype.record(question, result)
+    if question.show_if is not None:  # a subgroup: only the respondents who reached the question
+        record["asked_of"] = logic.asked_of(question)
+    return record
 
 
 def to_json(results) -> dict:
@@ -129,7 +135,10 @@ def grid(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[
 
 
 def question_table(question: Question, result) -> str:
-    lines = [f"{question.id}: {question.text}", *question.qtype.table(question, result, grid)]
+    lines = [f"{question.id}: {question.text}"]
+    if question.show_if is not None:  # its estimates are of a subgroup
+        lines.append(f"  {logic.asked_of(question)}: its estimates are of them only")
+    lines += question.qtype.table(question, result, grid)
     if result.note:
         lines.append(f"  note: {result.note}")
     return "\n".join(lines)

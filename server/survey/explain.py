@@ -318,3 +318,37 @@ def design_coin(design, labels, *, gettext=_same, locale: str = "en") -> str:
             "yes": labels[0], "no": labels[1]}
     return _("Your device sends one of the answers at random, with chances that depend on your true answer "
              "(at least %(kept)s to send your own).") % {"kept": pc(min(m[t, t] for t in range(design.k)))}
+
+
+def respondent_crosswise(design, *, gettext=_same, locale: str = "en") -> dict:
+    """The sentences of the respondent-side crosswise model (:func:`deniable.client.designs.crosswise_respondent`):
+    the device sends only "same" or "different", which the respondent chose.  Against someone who does not
+    know the respondent's answer to the private fact the report is ε-LDP with ε between the ends of
+    :attr:`~deniable.client.designs.Design.epsilon_range`, so the two-answer bound ``e^ε/(1 + e^ε)``
+    (:func:`two_way_bound`) lies between those of the two ends; against someone who knows it, the report
+    is the answer (not ε-LDP).  ``epsilon`` is the high end, which the survey's total counts."""
+    _ = gettext
+    low, high = design.epsilon_range
+    sure_low, sure_high = percent(two_way_bound(low), locale, gettext=_), percent(two_way_bound(high), locale, gettext=_)
+
+    def number(x):
+        return format_decimal(round(x, 2), "0.00", locale=locale)
+
+    return {
+        "epsilon": high, "epsilon_range": [low, high], "odds_bound": math.exp(high),
+        "posterior_bound": two_way_bound(high),
+        "short": _("Your device never sees your answer: you only say whether your answers to two questions are "
+                   "the same or different."),
+        "coin": _("Your device sends only what you choose, “same” or “different”, never your answer to either "
+                  "question."),
+        "posterior": _("Whoever sees what was sent but does not know your answer to the second question, and could "
+                       "only guess your answer before (50/50), can be between %(low)s and %(high)s sure of it."
+                       ) % {"low": sure_low, "high": sure_high},
+        "odds": _("Someone who knows your answer to the second question can tell your answer: against them it is "
+                  "not protected (ε between %(low)s and %(high)s holds only against everyone else)."
+                  ) % {"low": number(low), "high": number(high)},
+        "summary": f"Protected against an observer who does not know the private fact (ε between {low:.2f} and "
+                   f"{high:.2f}); not ε-LDP against one who knows it.",
+        "warning": exposure_warning(high),
+        "sent": _("“same” or “different”, as you chose"),
+    }

@@ -119,5 +119,6 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
     if epsilon is not None:
         info = explain(epsilon, k)
         out.update(epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
-                   threshold=mech.threshold, coin=info["coin"], posterior=info["posterior"], warning=info["warning"])
+                   threshold=mech.threshold, coin=info["coin"], posterior=info["posterior"], warning=info["warning"],
+                   short=info["short"], odds=info["odds"])
     return out

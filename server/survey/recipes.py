@@ -1,4 +1,8 @@
-"""Copy-paste recipes for Qualtrics, LimeSurvey and REDCap: what ``deniable embed recipe`` prints.
+"""Copy-paste recipes for SurveyJS, oTree, Qualtrics, LimeSurvey and REDCap: what ``deniable embed recipe``
+prints and the dashboard's "Use in another survey tool" page shows; and the design document they embed.
+
+SurveyJS and oTree get one recipe for the page (``_surveyjs_page``, ``_otree_page``: the
+script that loads the embed and mounts every question, the survey's elements or the app's fields).
 
 One template per platform (``client/static/embed/recipes/``) holds the snippet the platform takes —
 Qualtrics question JavaScript, the text of a LimeSurvey "Text display" question, the label of a REDCap
@@ -18,17 +22,55 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 
 from deniable.client.embed import STATIC
 
-from .definition import Survey
+from .definition import Survey, design_fingerprint
 from .platform_exports import PLATFORMS, PlatformExportError, columns
+from .questions.base import NotAvailable
 
 TEMPLATES = Path(STATIC) / "embed" / "recipes"
 FILES = {"qualtrics": "qualtrics.js", "limesurvey": "limesurvey.html", "redcap": "redcap.html"}
 _ESCAPED = "{}[]<>&"
 _MARK = "\x00"  # json.dumps writes it as \\u0000: a marker no string of the document can contain
+
+
+def question_design(q) -> dict:
+    """A question as the API publishes it: what a client needs to randomize and report.
+
+    ``id``, ``text``, ``required``, ``protected`` and what its type publishes
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.api_design`: a choice ``options``, ``k``
+    and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``, ``realized_epsilon``; the other types
+    add ``type`` and their mechanism's integers).  A type that publishes no design says why in
+    ``not_available`` instead of failing.
+    """
+    item = {"id": q.id, "text": q.text, "required": q.required, "protected": q.protected}
+    try:
+        item.update(q.qtype.api_design(q))
+    except NotAvailable as exc:
+        item.update(type=q.qtype.name, not_available=str(exc))
+    return item
+
+
+def design_document(survey: Survey) -> dict:
+    """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it (bar its ``status``):
+    what the embed mounts a question from (``deniable embed design``, the builder's panel)."""
+    return {"slug": survey.slug, "title": survey.title, "description": survey.description,
+            "design_fingerprint": design_fingerprint(survey),
+            "questions": [question_design(q) for q in survey.questions]}
+
+
+def embed_src(src: str, version: str) -> str:
+    """Where a page loads the embed's classic script: ``src`` itself when it names a ``.js`` file, else a
+    deniable's address, which serves it at ``/embed/VERSION/deniable-embed.js``; refused (naming ``--src``)
+    when a page could not load it from there."""
+    if not src.endswith(".js"):
+        src = f"{src.rstrip('/')}/embed/{version}/deniable-embed.js"
+    if not src.startswith(("https://", "http://", "/")):
+        raise PlatformExportError(f"--src: {src!r} is not a URL the page can load the embed from", "src")
+    return src
 
 
 def design_json(design: dict) -> str:
@@ -86,36 +128,107 @@ def snippet(platform: str, design: dict, qid: str, *, src: str, integrity: str, 
     return text
 
 
-def _reports(question) -> str:
-    """What a report of ``question`` means, in words: its JSON, option by option."""
+def _reports(question, q: dict) -> str:
+    """What a report of ``question`` (``q``: its design document entry) means, in words."""
+    sample = question.qtype.report_of(question, 0)
+    if isinstance(sample, dict):  # a list experiment: the arm and the count
+        return (f'{{"arm": 0|1, "count": c}}: arm 1 was shown the sensitive item as well as the '
+                f"{len(q['items'])} others; c is the (randomized) count of items that apply")
+    if "steps" in q:  # a number: steps from its minimum
+        step = Decimal(str(q["step"]))
+        if q["mechanism"] == "laplace":
+            return (f"r, from {-q['tail']} to {q['steps'] + q['tail']} (discrete Laplace noise added): "
+                    f"{q['min']} + r × {step}")
+        if q["mechanism"] == "grid":
+            spacing = step * (q["steps"] // q["grid"])
+            return f"j, a grid point from 0 to {q['grid']}: {q['min']} + j × {spacing.normalize():f}"
+        return f"r, from 0 to {q['steps']} (as given): {q['min']} + r × {step}"
     options = question.options
-    if isinstance(question.qtype.report_of(question, 0), list):  # one 0/1 per option (check all that apply)
+    if isinstance(sample, list):  # one 0/1 per option (check all that apply)
         return "one 0/1 per option: [" + ", ".join(options) + "]"
     return ", ".join(f"{j} = {label}" for j, label in enumerate(options))
 
 
+RECIPE_PLATFORMS = ("surveyjs", "otree", *PLATFORMS)  # what ``deniable embed recipe`` and the builder's panel offer
+
+
+def _surveyjs_page(design: dict, chosen: list[dict], src: str, integrity: str) -> list[str]:
+    """The SurveyJS page: the embed by its hash, the question type registered, one element per question."""
+    return [("==== the page: after SurveyJS's own scripts (survey-core and survey-js-ui of one version; tested "
+             "with 2.5.38), load the embed by its hash and register the question type once"),
+            f'<script src="{src}" integrity="{integrity}" crossorigin="anonymous"></script>',
+            "<script>",
+            f"  var design = {design_json(design)};",
+            "  DeniableEmbed.registerSurveyJS(Survey, { design: design });",
+            "</script>", "",
+            "==== the survey's JSON: one element per protected question (its value in survey.data is only the report)",
+            *(f'{{ "type": "deniable", "name": "{q["id"]}", "titleLocation": "hidden" }}' for q in chosen), ""]
+
+
+def _otree_page(design: dict, chosen: list[dict], src: str, integrity: str) -> list[str]:
+    """The oTree app: a player field per question, its page's inputs and the page's script (examples/otree/)."""
+    ids = ", ".join(f'"{q["id"]}"' for q in chosen)
+    return ["==== __init__.py: a text field per protected question in class Player, listed in the page's form_fields",
+            *(f"    {q['id']} = models.StringField(blank={not q['required']})" for q in chosen), "",
+            "==== the page's template: for each question, the embed's card and the one named input, hidden",
+            *(line for q in chosen for line in (f'<div id="deniable-{q["id"]}"></div>',
+                                                f'<input type="hidden" name="{q["id"]}" id="id_{q["id"]}">',
+                                                f"{{{{ formfield_errors '{q['id']}' }}}}")),
+            "", "==== the page's template, below the questions: the embed by its hash, mounted once per participant",
+            f'<script src="{src}" integrity="{integrity}" crossorigin="anonymous"></script>',
+            "<script>",
+            f"  const design = {design_json(design)};",
+            "  const suffix = \":\" + js_vars.participant;  // js_vars: {participant: player.participant.code}",
+            "  const storage = { getItem: (key) => localStorage.getItem(key + suffix),",
+            "                    setItem: (key, value) => localStorage.setItem(key + suffix, value) };",
+            f"  const handles = [{ids}].map((qid) => [qid, DeniableEmbed.mount(",
+            "    document.getElementById(\"deniable-\" + qid), { design, question: qid, storage })]);",
+            "  document.addEventListener(\"submit\", (event) => {  // before oTree's own handler",
+            "    if (event.target.id !== \"form\") return;",
+            "    let complete = true;",
+            "    for (const [qid, handle] of handles) {",
+            "      try {",
+            "        const result = handle.commit();",
+            "        document.getElementById(\"id_\" + qid).value = result === null ? \"\" : JSON.stringify(result);",
+            "      } catch (error) { complete = false; }  // the card says what is missing",
+            "    }",
+            "    if (!complete) { event.preventDefault(); event.stopImmediatePropagation(); }",
+            "  }, true);",
+            "</script>", ""]
+
+
+PAGE_RECIPES = {"surveyjs": _surveyjs_page, "otree": _otree_page}
+WHERE = {"surveyjs": "the question's value in survey.data (its name)", "otree": "the player field"}
+ESTIMATE = {"surveyjs": "RESULTS.json --from surveyjs", "otree": "all_apps_wide.csv --from otree"}
+
+
 def recipe(platform: str, survey: Survey, design: dict, *, src: str, integrity: str, version: str,
            qid: str | None = None) -> str:
-    """Everything ``deniable embed recipe`` prints: each question's snippet, then the codebook."""
-    named = columns(platform, survey)
+    """Everything ``deniable embed recipe`` prints: each question's snippet (SurveyJS, oTree: the page's), then the codebook."""
+    if platform not in RECIPE_PLATFORMS:
+        raise PlatformExportError(f"unknown platform {platform!r}: one of {', '.join(RECIPE_PLATFORMS)}", "platform")
+    named = {q.id: q.id for q in survey.questions} if platform in PAGE_RECIPES else columns(platform, survey)
     chosen = embeddable(design, qid)
     if not chosen:
         raise PlatformExportError(f"survey {design['slug']!r} has no question the embed can mount yet", "question")
     out = [f"==== deniable embed recipe {platform}: survey {design['slug']}, design {design['design_fingerprint']}",
            f"==== the embed: {src}",
            f"==== integrity: {integrity}", ""]
-    for q in chosen:
+    if platform in PAGE_RECIPES:
+        out += PAGE_RECIPES[platform](design, chosen, src, integrity)
+    for q in chosen if platform not in PAGE_RECIPES else ():
         out += [f"==== question {q['id']}: its report lands in the column {named[q['id']]}",
                 snippet(platform, design, q["id"], src=src, integrity=integrity, version=version,
                         column=named[q["id"]]).rstrip("\n"), ""]
-    out.append("==== codebook: each cell holds the JSON {\"report\": …, \"design\": \"sha256:…\", \"epsilon\": …}")
+    where = WHERE.get(platform, "each cell")
+    out.append(f"==== codebook: {where} holds the JSON {{\"report\": …, \"design\": \"sha256:…\", \"epsilon\": …}}")
     for q in chosen:
         epsilon = q.get("realized_epsilon")
         strength = "ε not defined (not ε-LDP)" if epsilon is None else f"ε = {epsilon:.4g}"
-        out.append(f"{named[q['id']]}: question {q['id']} ({strength}); report {_reports(survey.question(q['id']))}")
+        out.append(f"{named[q['id']]}: question {q['id']} ({strength}); report {_reports(survey.question(q['id']), q)}")
     others = [q["id"] for q in design["questions"] if q not in chosen]
     if others and qid is None:
         out.append(f"not here (asked directly: use the platform's own question; or not embeddable yet): "
                    f"{', '.join(others)}")
-    out.append(f"estimate: deniable estimate SURVEY.json EXPORT.csv --from {platform}")
+    out.append(f"estimate: deniable estimate SURVEY.json {ESTIMATE.get(platform, f'EXPORT.csv --from {platform}')}")
     return "\n".join(out) + "\n"

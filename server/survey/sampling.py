@@ -42,7 +42,8 @@ from deniable.client.mechanism import resolve
 from deniable.estimators.validate import check_confidence
 from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, WeightedCrosstabResult,
                                          WeightedDifference, WeightedResult, domain_degrees_of_freedom,
-                                         linearized_variance, rake, raked_estimate, raked_mean, survey_design,
+                                         linearized_variance, rake, raked_crosstab, raked_estimate, raked_mean,
+                                         survey_design,
                                          weighted_crosstab, weighted_difference, weighted_estimate)
 
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
@@ -136,9 +137,28 @@ class Weighted:
     questions: list  # of (Question, n answered, WeightedResult | None)
 
 
-def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, confidence: float, subset=None):
+SIMULTANEOUS = " (simultaneous: Bonferroni over the {k} options, each at {level:.4%})"
+
+
+def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, confidence: float, subset=None,
+                       simultaneous: bool = False):
     """``(n answered, result)`` of one question (result None: nobody answered), over a subpopulation
-    ``subset`` when given (a domain, :func:`weighted_subgroups`)."""
+    ``subset`` when given (a domain, :func:`weighted_subgroups`).
+
+    ``simultaneous``: the intervals of a single-choice or check-all question's k options hold all
+    at once — Bonferroni: each option's interval (Korn and Graubard's, at the design's degrees of
+    freedom) at the level 1 − α/k, so that all k hold together with probability at least 1 − α;
+    one number (a mean, a list experiment's prevalence) keeps its interval."""
+    if simultaneous:
+        k = q.qtype.n_cells(q) if q.qtype.categorical else \
+            (q.qtype.tick_columns(q)[0].shape[1] if q.qtype.tick_columns(q) is not None else 1)
+        if k > 1:
+            level = 1 - (1 - check_confidence(confidence)) / k
+            n, result = _question_estimate(q, reports, design, level, subset)
+            if result is not None:
+                result = dataclasses.replace(result, confidence=confidence, simultaneous=True,
+                                             method=result.method + SIMULTANEOUS.format(k=k, level=level))
+            return n, result
     answered = reports != NOT_ANSWERED
     if subset is not None:
         answered = answered & subset
@@ -182,14 +202,18 @@ def _ticks_estimate(q: Question, ticks, codes: np.ndarray, design: SurveyDesign,
         ci_high=column("ci_high"))
 
 
-def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: float = 0.95) -> Weighted:
-    """Every question's design-based estimates (module notes); DesignError for a question it cannot estimate."""
+def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: float = 0.95,
+                       simultaneous: bool = False) -> Weighted:
+    """Every question's design-based estimates (module notes); DesignError for a question it cannot
+    estimate.  ``simultaneous``: each question's options' intervals hold together (Bonferroni,
+    :func:`_question_estimate`)."""
     survey = dataset.survey
     check_weighted(survey)
     design = design_of(dataset, columns)
     out = []
     for q in survey.questions:
-        n, result = _question_estimate(q, np.asarray(dataset.columns[q.id], dtype=np.int64), design, confidence)
+        n, result = _question_estimate(q, np.asarray(dataset.columns[q.id], dtype=np.int64), design, confidence,
+                                       simultaneous=simultaneous)
         out.append((q, n, result))
     return Weighted(survey=survey, columns=columns, design=design, questions=out)
 
@@ -208,7 +232,7 @@ class WeightedSubgroups:
 
 
 def weighted_subgroups(dataset: Dataset, columns: DesignColumns, by: Question, *,
-                       confidence: float = 0.95) -> WeightedSubgroups:
+                       confidence: float = 0.95, simultaneous: bool = False) -> WeightedSubgroups:
     """Domain estimates of every question but ``by`` (a question asked directly, checked by
     :func:`.analysis.check_by`) within each of its groups.
 
@@ -231,7 +255,8 @@ def weighted_subgroups(dataset: Dataset, columns: DesignColumns, by: Question, *
         reports = np.asarray(dataset.columns[q.id], dtype=np.int64)
         rows = []
         for g, label in [*enumerate(by.options), (NOT_ANSWERED, "not answered")]:
-            n, result = _question_estimate(q, reports, design, confidence, subset=groups == g)
+            n, result = _question_estimate(q, reports, design, confidence, subset=groups == g,
+                                           simultaneous=simultaneous)
             rows.append((label, g == NOT_ANSWERED, n, result))
         out.append((q, rows))
     return WeightedSubgroups(weighted=Weighted(survey=survey, columns=columns, design=design, questions=[]), by=by,
@@ -326,9 +351,19 @@ def weighted_crosstab_json(ct: WeightedCrosstab) -> dict:
     """The cross-tab document: per cell (row option × column option) the weighted report share, the
     joint estimate with its standard error and interval, and the column's share given the row."""
     r = ct.result
+    return {"row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
+            "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
+            "n": r.n, "weighted": True, "design": design_json(ct.weighted),
+            "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
+            "confidence": json_number(r.confidence), "method": r.method, "cells": crosstab_cells(ct.row, ct.col, r)}
+
+
+def crosstab_cells(row: Question, col: Question, r: WeightedCrosstabResult) -> list[dict]:
+    """Per cell (row option × column option) the weighted report share, the joint estimate with its
+    standard error and interval, and the column's share given the row with its own."""
     cells = []
-    for i, row_label in enumerate(ct.row.options):
-        for j, col_label in enumerate(ct.col.options):
+    for i, row_label in enumerate(row.options):
+        for j, col_label in enumerate(col.options):
             cells.append({"row_label": row_label, "col_label": col_label,
                           "report_share": json_number(r.report_share[i, j]),
                           "estimate": json_number(r.joint_estimate[i, j]),
@@ -338,11 +373,7 @@ def weighted_crosstab_json(ct: WeightedCrosstab) -> dict:
                           "conditional_std_error": json_number(r.conditional_std_error[i, j]),
                           "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
                           "conditional_ci_high": json_number(r.conditional_ci_high[i, j])})
-    return {"row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
-            "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
-            "n": r.n, "weighted": True, "design": design_json(ct.weighted),
-            "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
-            "confidence": json_number(r.confidence), "method": r.method, "cells": cells}
+    return cells
 
 
 def weighted_crosstab_table(ct: WeightedCrosstab, grid) -> str:
@@ -413,7 +444,8 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
     return {**head, "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
             "epsilon": json_number(r.epsilon) if q.protected else None,
             "declared_epsilon": q.epsilon if q.protected else None, "p": json_number(r.p), "q": json_number(r.q),
-            "method": r.method, "confidence": json_number(r.confidence), "options": options}
+            "method": r.method, "confidence": json_number(r.confidence), "simultaneous": r.simultaneous,
+            "options": options}
 
 
 def weighted_document(w: Weighted) -> dict:
@@ -661,28 +693,9 @@ def _mean_result(mean: float, variance: float, n: int, effective_n: float, confi
                         method="t interval on n − 1 degrees of freedom (raking: calibration variance)")
 
 
-def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
-                    confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
-                    base_column: str | None = None) -> Raked:
-    """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
-    estimate every single-choice question and numeric mean under the raked weights, with R's
-    calibration variance (:func:`deniable.estimators.weights.raked_estimate`), beside the same
-    estimator with equal weights.
-
-    ``base``: the sample's design (``--rake`` with ``--weights COLUMN``, one row per respondent):
-    raking starts from its sampling weights instead of equal ones, the variance keeps its strata
-    and clusters, and the estimates beside are the base weights' own, unraked (R: ``rake()`` of the
-    weighted ``svydesign``, beside ``svymean`` of the design itself).  ``base_column`` names the column.
-
-    The dataset may be answer patterns with their counts (a database's aggregates, a file read
-    by :func:`.files.read_patterns`): a respondent's raked weight depends only on its answers to
-    the raking questions, so a pattern's respondents share one weight.  ``survey``: the whole
-    survey, when the dataset holds only some of its questions (a database's patterns).  A
-    DesignError names the margin's field for a respondent who did not answer a raking question,
-    an option with a positive share that nobody chose (an empty cell) or one chosen with a share
-    of 0, and names ``margins`` (or ``trim``) for raking that does not converge."""
-    confidence = check_confidence(confidence)
-    survey = survey or dataset.survey
+def _rake_dataset(dataset: Dataset, margins: dict, trim, survey: Survey, base: SurveyDesign | None = None):
+    """Rake the dataset's rows to ``margins`` (:func:`raked_estimates`' checks, naming the margin's
+    field): ``(counts, n, variables, start, result, untrimmed)``."""
     rows = dataset.n_rows
     counts = np.ones(rows) if dataset.weights is None else np.asarray(dataset.weights, dtype=float)
     n = int(round(float(counts.sum())))
@@ -713,6 +726,32 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
     start = np.ones(rows) if base is None else base.weights
     result = rake(start, variables, margins, counts=counts, bounds=trim)
     untrimmed = rake(start, variables, margins, counts=counts) if trim is not None else None
+    return counts, n, variables, start, result, untrimmed
+
+
+def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
+                    confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
+                    base_column: str | None = None) -> Raked:
+    """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
+    estimate every single-choice question and numeric mean under the raked weights, with R's
+    calibration variance (:func:`deniable.estimators.weights.raked_estimate`), beside the same
+    estimator with equal weights.
+
+    ``base``: the sample's design (``--rake`` with ``--weights COLUMN``, one row per respondent):
+    raking starts from its sampling weights instead of equal ones, the variance keeps its strata
+    and clusters, and the estimates beside are the base weights' own, unraked (R: ``rake()`` of the
+    weighted ``svydesign``, beside ``svymean`` of the design itself).  ``base_column`` names the column.
+
+    The dataset may be answer patterns with their counts (a database's aggregates, a file read
+    by :func:`.files.read_patterns`): a respondent's raked weight depends only on its answers to
+    the raking questions, so a pattern's respondents share one weight.  ``survey``: the whole
+    survey, when the dataset holds only some of its questions (a database's patterns).  A
+    DesignError names the margin's field for a respondent who did not answer a raking question,
+    an option with a positive share that nobody chose (an empty cell) or one chosen with a share
+    of 0, and names ``margins`` (or ``trim``) for raking that does not converge."""
+    confidence = check_confidence(confidence)
+    survey = survey or dataset.survey
+    counts, n, variables, start, result, untrimmed = _rake_dataset(dataset, margins, trim, survey, base)
     w = np.asarray(result.weights)
     raking = list(variables.values())
     out, unweighted, skipped_questions = [], {}, []
@@ -755,6 +794,109 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
                 into[q.id] = estimate
     return Raked(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, questions=out,
                  unweighted=unweighted, skipped=skipped_questions, base=base_column if base is not None else None)
+
+
+def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndarray, raking: list, rows,
+                  n: int, confidence: float):
+    """``(n answered, result | None)`` of question ``q`` under raked weights ``w`` over the ``rows``
+    (a boolean mask: a domain; the others keep their place with weight 0, as R's ``subset`` of a
+    calibrated design): :func:`~deniable.estimators.weights.raked_estimate` for a single choice,
+    the weighted mean of a numeric question's unbiased scores with the same calibration variance."""
+    answered = (codes != NOT_ANSWERED) & rows
+    answered_n = int(round(float(counts[answered].sum())))
+    if answered_n == 0:
+        return 0, None
+    filled = np.where(answered, codes, 0)
+    if q.qtype.categorical:
+        return answered_n, raked_estimate(filled, q.epsilon, w, raking, k=q.qtype.n_cells(q), counts=counts,
+                                          domain=answered, confidence=confidence)
+    scores = np.where(answered, q.qtype.linear_scores(q, filled), 0.0)
+    mean, variance = raked_mean(scores, w, raking, counts=counts, domain=answered)
+    d = w * answered
+    return answered_n, _mean_result(mean, variance, n, float((counts @ d) ** 2 / (counts @ d**2)), confidence)
+
+
+def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
+    if q.id not in dataset.columns:
+        raise DesignError(f"{field}: question {q.id!r} is not in the answer patterns, so it has no raked estimate",
+                          field)
+    reason = unweighted_reason(q)
+    if reason is None and not q.qtype.categorical and (q.qtype.tick_columns(q) is not None
+                                                       or q.qtype.arm_scores(q) is not None):
+        reason = f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet"
+    if reason is not None:
+        raise DesignError(f"{field}: question {q.id!r} is {reason}", field)
+
+
+@dataclass(frozen=True)
+class RakedSubgroups:
+    """A question's raked estimates within each group of a question asked directly (:func:`raked_subgroups`)."""
+
+    margins: dict
+    raking: RakeResult
+    n: int
+    question: Question
+    by: Question
+    groups: list  # of (label, not answered, n answered, WeightedResult | WeightedMean | None)
+
+
+def raked_subgroups(dataset: Dataset, margins: dict[str, np.ndarray], question: Question, by: Question, *,
+                    trim: tuple | None = None, confidence: float = 0.95,
+                    survey: Survey | None = None) -> RakedSubgroups:
+    """``question``'s estimates within each option of ``by`` (asked directly), then among those who
+    skipped it, under the weights raked to ``margins`` (:func:`raked_estimates`' raking): each group
+    a domain of the raked sample — its respondents' raked weights, the others kept with weight 0 —
+    with the calibration variance and Korn and Graubard's interval on n − 1 degrees of freedom (R:
+    ``svyby(~z, ~by, rake(…), svymean)`` and ``svyciprop(method = "beta")``; a calibrated design
+    keeps its rows in a subset).  A DesignError names ``question`` (a type raked estimates do not
+    cover, or a question the answer patterns do not hold) or the margin's field."""
+    confidence = check_confidence(confidence)
+    survey = survey or dataset.survey
+    _raked_question_check(question, dataset, "question")
+    if by.id not in dataset.columns:
+        raise DesignError(f"by: question {by.id!r} is not in the answer patterns", "by")
+    counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey)
+    w, raking = np.asarray(result.weights), list(variables.values())
+    codes = np.asarray(dataset.columns[question.id], dtype=np.int64)
+    groups_of = np.asarray(dataset.columns[by.id], dtype=np.int64)
+    groups = []
+    for g, label in [*enumerate(by.options), (NOT_ANSWERED, "not answered")]:
+        answered_n, estimate = _raked_record(question, codes, counts, w, raking, groups_of == g, n, confidence)
+        groups.append((label, g == NOT_ANSWERED, answered_n, estimate))
+    return RakedSubgroups(margins=margins, raking=result, n=n, question=question, by=by, groups=groups)
+
+
+@dataclass(frozen=True)
+class RakedCrosstab:
+    """The cross-tab of two single-choice questions under raked weights (:func:`raked_crosstab_of`)."""
+
+    margins: dict
+    raking: RakeResult
+    n: int
+    row: Question
+    col: Question
+    result: WeightedCrosstabResult
+
+
+def raked_crosstab_of(dataset: Dataset, margins: dict[str, np.ndarray], row: Question, col: Question, *,
+                      trim: tuple | None = None, confidence: float = 0.95,
+                      survey: Survey | None = None) -> RakedCrosstab:
+    """The joint and conditional shares of two single-choice questions under the weights raked to
+    ``margins``: :func:`deniable.estimators.weights.raked_crosstab` on the answer patterns (the
+    Kronecker inverse on the raked shares of report pairs, the calibration variance)."""
+    confidence = check_confidence(confidence)
+    survey = survey or dataset.survey
+    for q, field in ((row, "row"), (col, "col")):
+        _raked_question_check(q, dataset, field)
+        if not q.qtype.categorical:
+            raise DesignError(f"{field}: question {q.id!r} is not a single-choice question", field)
+    counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey)
+    r1 = np.asarray(dataset.columns[row.id], dtype=np.int64)
+    r2 = np.asarray(dataset.columns[col.id], dtype=np.int64)
+    ct = raked_crosstab(np.where(r1 == NOT_ANSWERED, -1, r1), np.where(r2 == NOT_ANSWERED, -1, r2), row.epsilon,
+                        col.epsilon, np.asarray(result.weights), list(variables.values()), k_row=row.qtype.n_cells(row),
+                        k_col=col.qtype.n_cells(col), counts=counts, confidence=confidence)
+    return RakedCrosstab(margins=margins, raking=result, n=n, row=row, col=col, result=ct)
 
 
 def _shares(q: Question, values) -> dict:
@@ -856,7 +998,8 @@ def raked_csv(r: Raked) -> str:
     return out.getvalue()
 
 
-__all__ = ["Raked", "Weighted", "WeightedCrosstab", "WeightedSubgroups", "weighted_crosstab_csv",
+__all__ = ["Raked", "RakedCrosstab", "RakedSubgroups", "crosstab_cells", "raked_crosstab_of", "raked_subgroups",
+           "Weighted", "WeightedCrosstab", "WeightedSubgroups", "weighted_crosstab_csv",
            "weighted_crosstab_json", "weighted_crosstab_of", "weighted_crosstab_table", "weighted_subgroups",
            "weighted_subgroups_csv", "weighted_subgroups_document", "weighted_subgroups_table", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",
            "raked_document", "raked_estimates", "raking_json", "raking_text", "rakeable", "check_weighted", "design_json", "design_of", "design_text", "question_json",

@@ -26,7 +26,7 @@ import numpy as np
 
 from deniable.errors import FieldError
 
-from . import strict_json
+from . import logic, strict_json
 from .dataset import Dataset
 from .definition import Question, Survey
 
@@ -94,7 +94,7 @@ def simulate_dataset(survey: Survey, truth: dict, n: int, rng: np.random.Generat
     columns = {}
     for q in survey.questions:
         columns[q.id] = simulate_question(q, truth[q.id], n, rng)
-    return Dataset(survey, columns)
+    return Dataset(survey, logic.hide_not_asked(survey, columns))  # not asked: not answered
 
 
 def simulate_question(q: Question, truth, n: int, rng: np.random.Generator) -> np.ndarray:

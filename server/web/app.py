@@ -77,6 +77,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import connections, dashboard, embed, errors, i18n, public, ratelimit, security
     from .dashboard import analysis, auth, chart_files, colleagues, join, lifecycle, planner, publish, views, weighting
+    from .dashboard import embedding
     from .dashboard import api as results_api
     from .respondent import api, pages, submit_route
 
@@ -104,6 +105,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     researchers.register_blueprint(results_api.bp)  # /api/v1/surveys/<slug>/estimates
     researchers.register_blueprint(chart_files.bp)  # /dashboard/<slug>/…/chart….svg
     researchers.register_blueprint(colleagues.bp)  # /dashboard/colleagues/: admins only
+    researchers.register_blueprint(embedding.bp)  # /dashboard/<slug>/embed: use in another survey tool
     app.register_blueprint(researchers)
 
     errors.init_app(app)

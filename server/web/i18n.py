@@ -2,8 +2,11 @@
 
 The survey page, the thank-you page, the closed and error pages under ``/s/`` and the privacy
 sentences (:mod:`deniable.server.survey.explain`) are translated; the dashboard is in English.
-The language is the survey definition's ``language`` when it has one, else the best match of the
-browser's ``Accept-Language``, else English.  Catalogs live in ``server/translations``
+A survey with translations (:mod:`deniable.server.survey.translations`) is read in the language asked for
+with ``?lang=xx`` when it has that language, else in the best match of the browser's ``Accept-Language``
+among its languages, else in its own (:func:`choose_language`): the interface and the survey's texts
+speak the same language.  A survey without translations is read in its ``language`` when it has one,
+else in the browser's best match (its texts as written).  Catalogs live in ``server/translations``
 (``scripts/translations.sh`` extracts, updates and compiles them).
 """
 
@@ -16,6 +19,7 @@ from flask_babel import get_locale, gettext
 
 import deniable.server
 from deniable.server.survey.definition import LANGUAGES
+from deniable.server.survey.translations import languages
 
 from .extensions import babel
 
@@ -32,6 +36,22 @@ def select_locale() -> str:
     if language in LANGUAGES:
         return language
     return request.accept_languages.best_match(LANGUAGES) or "en"
+
+
+LANGUAGE_NAMES = {"en": "English", "es": "Español", "fr": "Français"}  # each in its own language: the switch
+
+
+def choose_language(survey) -> str | None:
+    """The language a respondent reads ``survey`` in on this request: ``?lang=`` among the survey's
+    languages, else the browser's best match among them, else the survey's own; None when the survey
+    has neither a language nor translations (the browser's language then, :func:`select_locale`)."""
+    offered = languages(survey)
+    if not offered:
+        return None
+    asked = request.args.get("lang")
+    if asked in offered:
+        return asked
+    return request.accept_languages.best_match(offered) or offered[0]
 
 
 def set_survey_language(language: str | None, *, preview: bool = False) -> None:

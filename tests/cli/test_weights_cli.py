@@ -81,7 +81,8 @@ def test_weighted_estimates_equal_r_survey(tmp_path, skipped):
             columns[f"r_{q.id}_{j}"] = report
             columns[f"z_{q.id}_{j}"] = (report - m.q) / (m.p - m.q)
             variables += [f"z_{q.id}_{j}", f"r_{q.id}_{j}"]
-    r = dict(zip(variables, svymean(tmp_path, columns, variables, weights="w", strata="s", cluster="c")))
+    r = dict(zip(variables, svymean(tmp_path, columns, variables, weights="w", strata="s", cluster="c",
+                                    kg_weights_df=True)))  # svyciprop's recipe on the weights' df
 
     assert ours["weighted"] is True
     w = rows["w"]
@@ -273,12 +274,36 @@ def test_bad_designs_fail_with_one_line_naming_the_column(tmp_path, make_args, e
 
 @pytest.mark.parametrize("args,expected", [
     (("--strata", "s"), "--strata goes with --weights"),
-    (("--weights", "w", "--simultaneous"), "--simultaneous does not take --weights yet"),
     (("--weights", "w", "--method", "wilson"), "--method does not go with --weights"),
 ])
 def test_options_that_do_not_go_with_weights_are_usage_errors(tmp_path, args, expected):
     result = run("estimate", SURVEY, _csv(tmp_path, GOOD_ROWS), *args)
     assert result.exit_code == 2 and expected in result.stderr, result.output
+
+
+def test_simultaneous_weighted_intervals_are_bonferroni_over_the_options(tmp_path):
+    """--simultaneous --weights: each option's Korn–Graubard interval at 1 − α/k (the estimator checked
+    against R's svyciprop at any level above), so the k intervals hold together; wider than one at a
+    time, the estimates and standard errors unchanged; with --by, in every group."""
+    from deniable.estimators.weights import survey_design, weighted_estimate
+
+    survey, rows = design_sample(23)
+    path = responses_csv(tmp_path / "responses.csv", survey, rows)
+    one = estimate_json(SURVEY, path, "--weights", "w", "--strata", "s", "--cluster", "c")
+    both = estimate_json(SURVEY, path, "--weights", "w", "--strata", "s", "--cluster", "c", "--simultaneous")
+    design = survey_design(rows["w"], strata=rows["s"], clusters=rows["c"])
+    for q, single, joint in zip(survey.questions, one["questions"], both["questions"]):
+        assert joint["simultaneous"] is True and single["simultaneous"] is False
+        assert "Bonferroni over the" in joint["method"] and joint["confidence"] == 0.95
+        direct = weighted_estimate(rows[q.id], q.epsilon, design, k=q.k, confidence=1 - 0.05 / q.k)
+        for i, (a, b) in enumerate(zip(single["options"], joint["options"])):
+            assert b["estimate"] == a["estimate"] and b["std_error"] == a["std_error"]
+            assert [b["ci_low"], b["ci_high"]] == pytest.approx([direct.ci_low[i], direct.ci_high[i]], abs=1e-12)
+            assert b["ci_high"] - b["ci_low"] > a["ci_high"] - a["ci_low"] or b["ci_high"] == 1 or b["ci_low"] == 0
+    by = estimate_json(SURVEY, path, "--weights", "w", "--strata", "s", "--cluster", "c", "--simultaneous",
+                       "--by", "year")
+    groups = [g for q in by["questions"] for g in q["groups"] if not g.get("empty")]
+    assert groups and all(g["simultaneous"] is True for g in groups)
 
 
 def _examples():
@@ -406,7 +431,8 @@ def test_raking_from_sampling_weights_equals_r_rake_of_the_weighted_design(tmp_p
     columns["kids"] = np.where(codes["kids"] >= 0, codes["kids"].astype(float), np.nan)
     variables.append("kids")
     totals = {qid: np.array(shares) * rows["w"].sum() for qid, shares in RAKED_MARGINS.items()}
-    values, r_weights = rake_design_svymean(tmp_path, columns, totals, variables, strata="s", cluster="c")
+    values, r_weights = rake_design_svymean(tmp_path, columns, totals, variables, strata="s", cluster="c",
+                                            kg_weights_df=True)
     r = dict(zip(variables, values))
 
     raking = ours["raking"]

@@ -18,7 +18,7 @@ import pytest
 
 from deniable.client.mechanism import resolve
 from deniable.server.survey.definition import load_definition
-from support.r_survey import svyby, svycontrast_arms, svymean, svyratio, write_csv
+from support.r_survey import _run, svyby, svycontrast_arms, svymean, svyratio, write_csv
 
 from .test_weights_cli import SURVEY, _csv, _json, design_sample, estimate_json, responses_csv, run
 
@@ -70,7 +70,7 @@ def test_weighted_subgroups_equal_r_svyby(tmp_path):
     rr = resolve(5, 2.0)  # age: grid randomized response over 0, 3, 6, 9, 12
     columns["age"] = (3.0 * codes["age"] - rr.q * 30) / (rr.p - rr.q)
     variables.append("age")
-    r = svyby(tmp_path, columns, variables, weights="w", strata="s", cluster="c")
+    r = svyby(tmp_path, columns, variables, weights="w", strata="s", cluster="c", kg_weights_df=True)
 
     assert ours["weighted"] is True and ours["by"] == "year"
     assert [q["id"] for q in ours["questions"]] == ["drugs", "cheated", "age"]
@@ -118,29 +118,83 @@ def _cell_columns(survey, rows, row_id, col_id):
     return row, col, columns
 
 
+# The conditional share's interval with a randomized row, written in R from R's numbers: Fieller's
+# interval for svymean(~z_ab + z_a)'s ratio with its vcov and qt(0.975, degf(design)) ([0, 1] when
+# the denominator's quadratic coefficient is not positive), joined with Korn and Graubard's recipe
+# (svyciprop's "beta") from svyratio's variance, at the ratio's effective sample size and on the
+# column's report scale q2 + (p2 - q2)R (mapped back), each when it lies in (0, 1).  Arguments: the
+# CSV, the column's p2 and q2, then NUM:DEN pairs; one line per number: the two ends per pair.
+CONDITIONAL_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+des <- svydesign(ids = ~c, strata = ~s, weights = ~w, nest = TRUE, data = d)
+tq <- qt(0.975, degf(des))
+p2 <- as.numeric(args[2]); q2 <- as.numeric(args[3])
+out <- c()
+for (pair in args[-(1:3)]) {
+  parts <- strsplit(pair, ":")[[1]]
+  m <- svymean(as.formula(paste0("~", parts[1], " + ", parts[2])), des, na.rm = TRUE)
+  N <- coef(m)[[1]]; D <- coef(m)[[2]]; V <- vcov(m)
+  a <- D^2 - tq^2 * V[2, 2]; b <- N * D - tq^2 * V[1, 2]; cc <- N^2 - tq^2 * V[1, 1]
+  ends <- if (a > 0) (b + c(-1, 1) * sqrt(max(b^2 - a * cc, 0))) / a else c(0, 1)
+  r <- svyratio(as.formula(paste0("~", parts[1])), as.formula(paste0("~", parts[2])), des, na.rm = TRUE)
+  R <- coef(r)[[1]]; v <- vcov(r)[[1]]
+  n <- sum(!is.na(d[[parts[1]]]))
+  for (scale in list(c(0, 1), c(q2, p2 - q2))) {
+    s <- scale[1] + scale[2] * R
+    if (s > 0 && s < 1) {
+      neff <- s * (1 - s) / (v * scale[2]^2) * (qt(0.025, n - 1) / qt(0.025, degf(des)))^2
+      x <- neff * s
+      kg <- (c(qbeta(0.025, x, neff - x + 1), qbeta(0.975, x + 1, neff - x)) - scale[1]) / scale[2]
+      ends <- c(min(ends[1], kg[1]), max(ends[2], kg[2]))
+    }
+  }
+  out <- c(out, ends)
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+
 @pytest.mark.slow  # R itself
 @pytest.mark.parametrize("pair", [("drugs", "cheated"), ("year", "drugs")], ids=["both randomized", "one direct"])
 def test_weighted_crosstab_equals_r_survey(tmp_path, pair):
     """Joint cells: R's svymean of the cell's debiased indicator and its t interval on the design's
-    degrees of freedom; conditional shares: R's svyratio; respondents who skipped one of the two
-    keep their place in the design with weight 0."""
+    degrees of freedom; conditional shares: R's svyratio (estimate, standard error), their interval
+    with a randomized row Fieller's for R's svymean of numerator and denominator joined with Korn and
+    Graubard's on the ratio's and the column's report scale, and with a row asked directly the --by
+    estimate of the row's group (Korn and Graubard's of the domain, mapped through the column's
+    mechanism); respondents who skipped one of the two keep their place with weight 0."""
     survey, rows = design_sample(17)
     rows["cheated"][np.random.default_rng(2).choice(len(rows["w"]), 8, replace=False)] = -1
     path = responses_csv(tmp_path / "responses.csv", survey, rows)
     ours = estimate_json(SURVEY, path, *DESIGN, "--crosstab", *pair)
     row, col, columns = _cell_columns(survey, rows, *pair)
     cells = [f"z_{a}_{b}" for a in range(row.k) for b in range(col.k)]
+    pairs = [(f"z_{a}_{b}", f"d_{a}") for a in range(row.k) for b in range(col.k)]
     joint = svymean(tmp_path, columns, cells, weights="w", strata="s", cluster="c")
-    ratio = svyratio(tmp_path, columns, [(f"z_{a}_{b}", f"d_{a}") for a in range(row.k) for b in range(col.k)],
-                     weights="w", strata="s", cluster="c")
+    ratio = svyratio(tmp_path, columns, pairs, weights="w", strata="s", cluster="c")
+    if row.protected:
+        mc = resolve(col.k, col.epsilon)
+        ends = np.array(_run(CONDITIONAL_SCRIPT, tmp_path, str(write_csv(tmp_path / "cond.csv", columns)),
+                             repr(mc.p), repr(mc.q), *(f"{a}:{b}" for a, b in pairs))).reshape(len(pairs), 2)
+    else:  # the --by estimates of the row's groups (themselves checked against R's svyby above)
+        groups = {g["group"]: g for g in estimate_json(SURVEY, path, *DESIGN, "--by", row.id)["questions"]
+                  [[q.id for q in survey.questions if q.id != row.id].index(col.id)]["groups"]}
+        ends = np.array([(groups[row.options[a]]["options"][b]["ci_low"], groups[row.options[a]]["options"][b]["ci_high"])
+                         for a in range(row.k) for b in range(col.k)])
     assert ours["weighted"] is True and ours["n"] == int(((rows[pair[0]] >= 0) & (rows[pair[1]] >= 0)).sum())
     assert len(ours["cells"]) == len(cells)
-    for cell, (mean, se, low, high), (cond, cond_se, cond_low, cond_high) in zip(ours["cells"], joint, ratio):
+    for cell, (mean, se, low, high), (cond, cond_se, _, _), (cond_low, cond_high) in zip(ours["cells"], joint,
+                                                                                           ratio, ends):
         assert [cell["estimate"], cell["std_error"], cell["ci_low"], cell["ci_high"]] == pytest.approx(
             [mean, se, *np.clip([low, high], 0, 1)], abs=1e-8), cell
         assert [cell["conditional_estimate"], cell["conditional_std_error"], cell["conditional_ci_low"],
                 cell["conditional_ci_high"]] == pytest.approx(
             [cond, cond_se, *np.clip([cond_low, cond_high], 0, 1)], abs=1e-8), cell
+    # the intervals are not the t interval on the linearized ratio that the cross-tab gave before
+    assert any(abs(cell["conditional_ci_high"] - min(1.0, t_high)) > 1e-4
+               for cell, (_, _, _, t_high) in zip(ours["cells"], ratio))
 
 
 @pytest.mark.slow  # R itself
@@ -218,7 +272,7 @@ NUMERIC = {"slug": "n", "title": "N", "questions": [
     (("--by", "nope"), "--by: unknown question id 'nope'"),
     (("--crosstab", "drugs", "drugs"), "--crosstab: give two different questions"),
     (("--crosstab", "drugs", "cheated", "--by", "year"), "use --crosstab or --by, not both"),
-    (("--by", "year", "--simultaneous"), "--simultaneous does not take --weights yet"),
+    (("--crosstab", "drugs", "cheated", "--simultaneous"), "--simultaneous does not go with --weights and --crosstab"),
 ])
 def test_what_weighted_subgroups_and_crosstabs_refuse_is_one_usage_line(tmp_path, args, expected):
     result = run("estimate", SURVEY, _csv(tmp_path, GOOD_ROWS), *DESIGN, *args)
@@ -285,7 +339,8 @@ def test_weighted_check_all_ticks_equal_r_survey(tmp_path):
             columns[f"r_{qid}_{j}"] = tick
             columns[f"z_{qid}_{j}"] = (tick - bits[qid].q) / (bits[qid].p - bits[qid].q)
             variables += [f"z_{qid}_{j}", f"r_{qid}_{j}"]
-    r = dict(zip(variables, svymean(tmp_path, columns, variables, weights="w", strata="s", cluster="c")))
+    r = dict(zip(variables, svymean(tmp_path, columns, variables, weights="w", strata="s", cluster="c",
+                                    kg_weights_df=True)))
     for qid, k in (("sites", 3), ("owns", 2)):
         m = bits[qid]
         record = ours[qid]

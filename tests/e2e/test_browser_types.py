@@ -123,7 +123,7 @@ def test_bad_numbers_are_refused_on_the_page(page, live_server, open_habits, db_
     page.click("#submit-answers")
     message = page.locator("#hours-error")
     message.wait_for(state="visible")
-    assert "from 0 to 20 in steps of 0.5" in message.inner_text()
+    assert "a multiple of 0.5 from 0 to 20" in message.inner_text()  # the rule: range and step
     assert posted(requests) == [] and stored_reports(db_path) == []
     assert page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('deniable:report'))") == []
 

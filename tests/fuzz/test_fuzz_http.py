@@ -752,6 +752,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.analysis.regression", "GET", "/dashboard/<slug>/regression"),
     ("dashboard.analysis.monitoring", "GET", "/dashboard/<slug>/monitoring"),
     ("dashboard.weighting.weighting", "GET", "/dashboard/<slug>/weighting"),
+    ("dashboard.embedding.embed", "GET", "/dashboard/<slug>/embed"),
     ("dashboard.chart_files.results_chart", "GET", "/dashboard/<slug>/results/chart/q0.svg"),
     ("dashboard.chart_files.crosstab_chart", "GET", "/dashboard/<slug>/crosstab/chart/joint.svg"),
     ("dashboard.chart_files.subgroups_chart", "GET", "/dashboard/<slug>/subgroups/chart.svg"),

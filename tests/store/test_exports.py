@@ -49,7 +49,8 @@ def test_the_codebook_states_each_mechanism_and_the_fingerprint(db, answered, tm
     drug = codebook["questions"][0]["randomization"]
     mech = answered.survey.questions[0].mechanism
     assert drug == {"k": 2, "threshold": mech.threshold, "declared_epsilon": answered.survey.questions[0].epsilon,
-                    "realized_epsilon": mech.epsilon, "p": mech.p, "q": mech.q}
+                    "realized_epsilon": mech.epsilon, "p": mech.p, "q": mech.q,
+                    "matrix": [[mech.p, mech.q], [mech.q, mech.p]]}  # the README's R snippet reads it
     assert codebook["questions"][2]["randomization"]["declared_epsilon"] is None  # asked directly
     assert codebook["design_fingerprint"] == design_fingerprint(answered.survey)
     assert "text_versions" not in codebook  # the wording never changed

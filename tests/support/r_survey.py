@@ -62,6 +62,48 @@ cat(sprintf("%.15g", unlist(out)), sep = "\n")
 """
 
 
+# deniable's Korn–Graubard interval (estimators/weights.py): svyciprop(method = "beta")'s recipe —
+# survey:::svyciprop's own lines — on the smaller of degf(design) and the weights' Satterthwaite
+# degrees of freedom ν = (Σ_c a_c T_c²)²/Σ_c a_c² T_c⁴, computed here from R's design object:
+# T_c each cluster's total weight (weights(design), 0 outside a domain; rows whose variable is NA
+# left out as svymean's na.rm leaves them out), a_c = (1 − f_h) n_h/(n_h − 1) with n_h the design's
+# clusters in c's stratum (fpc$sampsize) and f_h = n_h/N_h (fpc$popsize, when given).
+KG_WEIGHTS_DF = r"""
+kg_ci <- function(f, design, level = 0.95, ...) {
+  m <- svymean(f, design, ...)
+  keep <- !is.na(design$variables[[all.vars(f)[1]]])
+  w <- ifelse(keep, weights(design), 0)
+  psu <- paste(design$strata[, 1], design$cluster[, 1], sep = "\r")
+  n_h <- design$fpc$sampsize[, 1]
+  a <- n_h / (n_h - 1)
+  if (!is.null(design$fpc$popsize)) a <- a * (1 - n_h / design$fpc$popsize[, 1])
+  total <- tapply(w, psu, sum)
+  s <- tapply(a, psu, function(x) x[1])[names(total)] * total^2
+  df <- min(degf(design), sum(s)^2 / sum(s^2))
+  rval <- coef(m)[1]
+  n.eff <- coef(m) * (1 - coef(m)) / vcov(m)
+  alpha <- 1 - level
+  n.eff <- n.eff * (qt(alpha / 2, nrow(design) - 1) / qt(alpha / 2, df))^2
+  c(qbeta(alpha / 2, n.eff * rval, n.eff * (1 - rval) + 1), qbeta(1 - alpha / 2, n.eff * rval + 1, n.eff * (1 - rval)))
+}
+"""
+
+
+def weights_df(script_text: str) -> str:
+    """``script_text`` with each ``svyciprop(method = "beta")`` replaced by :data:`KG_WEIGHTS_DF`'s
+    ``kg_ci`` (deniable's interval on the weights' degrees of freedom); svyby's by a ``kg_ci`` of each
+    group's ``subset`` (the rows svyby's own subsetting keeps)."""
+    replaced = script_text.replace('attr(svyciprop(f, des, method = "beta", level = 0.95, na.rm = TRUE), "ci")',
+                                   "kg_ci(f, des, na.rm = TRUE)") \
+        .replace('ci <- svyciprop(f, des, method = "beta", level = 0.95)\n  out[[j + 1]] <- c(coef(m)[[1]], SE(m)[[1]], '
+                 'attr(ci, "ci")[[1]], attr(ci, "ci")[[2]])',
+                 'ci <- kg_ci(f, des)\n  out[[j + 1]] <- c(coef(m)[[1]], SE(m)[[1]], ci[[1]], ci[[2]])') \
+        .replace('  if (binary) ci <- svyby(f, ~g, des, svyciprop, method = "beta", vartype = "ci", na.rm = TRUE)\n', "") \
+        .replace('ends <- c(ci[level, "ci_l"], ci[level, "ci_u"])', "ends <- kg_ci(f, subset(des, g == level), na.rm = TRUE)")
+    assert "svyciprop" not in replaced and "kg_ci" in replaced
+    return replaced.replace("suppressMessages(library(survey))\n", "suppressMessages(library(survey))\n" + KG_WEIGHTS_DF, 1)
+
+
 def rscript() -> str:
     found = shutil.which("Rscript")
     assert found, "R is not installed: bash scripts/test.sh installs r-base-core and r-cran-survey"
@@ -93,11 +135,12 @@ def write_csv(path: Path, columns: dict) -> Path:
 
 
 def svymean(tmp_path: Path, columns: dict, variables: list[str], *, weights: str, strata: str = "",
-            cluster: str = "") -> np.ndarray:
+            cluster: str = "", kg_weights_df: bool = False) -> np.ndarray:
     """R's ``svymean`` of each of ``variables`` with its interval (``svyciprop(method = "beta")`` for a
     0/1 column, else ``confint(df = degf(design))``): rows (mean, SE, ci_low, ci_high)."""
     path = write_csv(tmp_path / "design.csv", columns)
-    values = _run(SVYMEAN_SCRIPT, tmp_path, str(path), cluster, strata, weights, *variables)
+    script = weights_df(SVYMEAN_SCRIPT) if kg_weights_df else SVYMEAN_SCRIPT
+    values = _run(script, tmp_path, str(path), cluster, strata, weights, *variables)
     return np.array(values).reshape(len(variables), 4)
 
 
@@ -115,10 +158,11 @@ def sample(seed: int, n_strata: int = 3):
     return stratum, cluster, w, y, big_n
 
 
-def r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc: bool) -> np.ndarray:
+def r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc: bool, kg_weights_df: bool = False) -> np.ndarray:
     """R's numbers for :func:`sample`'s three options: rows (mean, SE, ci_low, ci_high)."""
     path = write_csv(tmp_path / "d.csv", {"stratum": stratum, "cluster": cluster, "w": w, "y": y, "N": big_n})
-    return np.array(_run(R_SCRIPT, tmp_path, str(path), "fpc" if fpc else "none")).reshape(3, 4)
+    script = weights_df(R_SCRIPT) if kg_weights_df else R_SCRIPT
+    return np.array(_run(script, tmp_path, str(path), "fpc" if fpc else "none")).reshape(3, 4)
 
 
 # svyglm(y ~ x1 + x2, family = quasibinomial()) under the design, its IRLS run to 1e-14 (glm stops at
@@ -243,12 +287,12 @@ cat(sprintf("%.15g", out), sep = "\n")
 
 
 def svyby(tmp_path: Path, columns: dict, variables: list[str], *, weights: str, strata: str,
-          cluster: str) -> dict:
+          cluster: str, kg_weights_df: bool = False) -> dict:
     """R's domain estimates by the column ``g`` (text labels): ``{(variable, group label): (mean, SE,
     ci_low, ci_high)}`` (:data:`SVYBY_SCRIPT`)."""
     path = write_csv(tmp_path / "domains.csv", columns)
     script = tmp_path / "by.R"
-    script.write_text(SVYBY_SCRIPT)
+    script.write_text(weights_df(SVYBY_SCRIPT) if kg_weights_df else SVYBY_SCRIPT)
     done = subprocess.run([rscript(), str(script), str(path), cluster, strata, weights, *variables],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -301,7 +345,7 @@ RAKE_DESIGN_SCRIPT = RAKE_SCRIPT.replace(
 
 
 def rake_design_svymean(tmp_path: Path, columns: dict, margins: dict, variables: list[str], *, strata: str,
-                        cluster: str) -> tuple[np.ndarray, np.ndarray]:
+                        cluster: str, kg_weights_df: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`rake_svymean` of a design with sampling weights ``w``, strata and clusters."""
     assert RAKE_DESIGN_SCRIPT.count("args[-(1:4)]") == 1 and "args[3]" in RAKE_DESIGN_SCRIPT
     path = write_csv(tmp_path / "rake.csv", columns)
@@ -313,5 +357,6 @@ def rake_design_svymean(tmp_path: Path, columns: dict, margins: dict, variables:
                 rows["level"].append(level)
                 rows["freq"].append(float(total))
     margins_path = write_csv(tmp_path / "margins.csv", rows)
-    values = np.array(_run(RAKE_DESIGN_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata, *variables))
+    script = weights_df(RAKE_DESIGN_SCRIPT) if kg_weights_df else RAKE_DESIGN_SCRIPT
+    values = np.array(_run(script, tmp_path, str(path), str(margins_path), cluster, strata, *variables))
     return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]

@@ -217,13 +217,13 @@ def test_the_recipe_prints_each_protected_question_s_snippet_pinned_by_its_hash(
     assert f"==== integrity: {integrity(built.script)}" in result.output
     design = json.loads(CliRunner().invoke(cli, ["embed", "design", str(tmp_path / "tricky.json")]).output)
     shown = re.findall(r"^ *var design = (.*);$", result.output, re.M)
-    assert [json.loads(text) for text in shown] == [design, design]  # the same document, for drugs and did
-    for qid in ("drugs", "did"):
+    assert [json.loads(text) for text in shown] == [design] * 3  # the same document, for drugs, did and age
+    for qid in ("drugs", "did", "age"):
         column = column_name(platform, qid)
         assert f"==== question {qid}: its report lands in the column {column}" in result.output
         assert f'question: "{qid}"' in result.output and column in result.output
-    assert "question age" not in result.output and "question year" not in result.output
-    assert "not here (asked directly: use the platform's own question; or not embeddable yet): age, year" \
+    assert "question year" not in result.output
+    assert "not here (asked directly: use the platform's own question; or not embeddable yet): year" \
         in result.output
     assert f"{column_name(platform, 'did')}: question did (ε = 2); report one 0/1 per option: [A, B]" in result.output
     assert f"{column_name(platform, 'drugs')}: question drugs (ε = 1); report 0 = Yes [a], 1 = No {{b}}" \
@@ -231,7 +231,7 @@ def test_the_recipe_prints_each_protected_question_s_snippet_pinned_by_its_hash(
     assert f"deniable estimate SURVEY.json EXPORT.csv --from {platform}" in result.output
     if platform != "qualtrics":  # the HTML snippets load the embed themselves
         assert result.output.count(f'<script src="{src}" integrity="{integrity(built.script)}" '
-                                   'crossorigin="anonymous"></script>') == 2
+                                   'crossorigin="anonymous"></script>') == 3
     else:  # Qualtrics: once, in the survey's header, as the snippet's comment says
         assert f'<script src="{src}" integrity="{integrity(built.script)}" crossorigin="anonymous"></script>' \
             in result.output
@@ -242,7 +242,7 @@ def test_the_limesurvey_snippet_gives_the_expression_manager_only_its_own_expres
     """LimeSurvey runs ``{…}`` with no white space after the brace as an expression (ExpressionScript)."""
     snippets = recipe(tmp_path, "limesurvey").output.split("==== codebook")[0]  # what is pasted
     expressions = re.findall(r"\{(?=\S)[^}]*\}", snippets)
-    assert expressions == ["{dndrugs.sgqa}", "{dndid.sgqa}"]
+    assert expressions == ["{dndrugs.sgqa}", "{dndid.sgqa}", "{dnage.sgqa}"]
 
 
 def test_the_redcap_snippet_pipes_nothing(tmp_path):
@@ -261,7 +261,6 @@ def test_design_json_is_the_same_json_with_nothing_for_a_host_to_interpret():
 
 @pytest.mark.parametrize("extra, message", [
     (["--question", "nope"], "--question: survey 'tricky' has no question 'nope'"),
-    (["--question", "age"], "--question: age: the embed cannot mount a numeric question yet"),
 ])
 def test_a_recipe_for_a_question_it_cannot_embed_is_one_line(tmp_path, extra, message):
     result = recipe(tmp_path, "qualtrics", *extra)

@@ -62,3 +62,22 @@ def test_the_weighted_intervals_cover_in_a_clustered_cell_with_cv_1_5(script):
     assert 0.95 - 4 * result["mc_se"] <= result["min_coverage"] <= result["coverage"]
     assert result["unweighted"] < 0.5
     assert 250 < result["kish"] < 450  # n/(1 + CV²) = 1000/3.25 ≈ 308
+
+
+def test_the_crosstab_population_has_the_joint_shares_and_its_intervals_cover(script):
+    """The cross-tab's simulation (--crosstab): the population's conditional shares are JOINT's, its
+    row 0 is under-sampled; in a small cell (n = 200, CV 0.5, both questions at ε = 2: a rare
+    conditional share of 0.2 given a row of 0.25) the conditional intervals cover, 300 replicates
+    (≥ 0.95 − 4 MC s.e.), where the t interval on the linearized ratio fell short."""
+    rng = np.random.default_rng(12)
+    pop = script.crosstab_population(rng, 0.5, False)
+    expected = script.JOINT / script.JOINT.sum(axis=1, keepdims=True)
+    assert pop["truth"] == pytest.approx(expected, abs=0.02)
+    cells, weights, _ = script.draw(pop, 100_000, np.random.default_rng(13))
+    assert np.mean(cells // script.K_COL == 0) < script.JOINT[0].sum() - 0.03  # informative: row 0 under-sampled
+    assert weights @ (cells // script.K_COL == 0) / weights.sum() == pytest.approx(script.JOINT[0].sum(), abs=0.01)
+    result = script.crosstab_cell(pop, 200, (2.0, 2.0), 300, rng)
+    floor = 0.95 - 4 * np.sqrt(0.95 * 0.05 / 300)
+    assert result["min_coverage"] >= floor
+    assert result["coverage"] >= result["min_coverage"]
+    assert result["min_coverage"] > result["t_min_coverage"] + 0.02  # the t interval on the ratio fell short here

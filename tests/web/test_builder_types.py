@@ -178,7 +178,7 @@ def test_plan_json_refuses_bad_typed_parameters_naming_them(auth_client, query, 
 
 @pytest.mark.parametrize("language, texts", [
     ("es", ["Tu respuesta, de 0 a 40:", "Tu respuesta, de 0 a 20 en pasos de 0.5:", "Marca todas las que correspondan",
-            "¿Cuántas de estas afirmaciones se aplican a ti?", "Indica un número de {min} a {max}.",
+            "¿Cuántas de estas afirmaciones se aplican a ti?", "Indica un número entero de {min} a {max}.",
             "ninguna marcada", "{count} (de los {shown} elementos mostrados)"]),
     ("fr", ["Votre réponse, de 0 à 40 :", "Cochez toutes celles qui vous concernent", "aucune cochée",
             "Veuillez indiquer un nombre de {min} à {max} par pas de {step}.", "Combien de ces affirmations"]),

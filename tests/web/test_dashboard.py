@@ -50,6 +50,7 @@ URLS = [
     ("GET", "/dashboard/habits/regression"),
     ("GET", "/dashboard/habits/monitoring"),
     ("GET", "/dashboard/habits/weighting"),
+    ("GET", "/dashboard/habits/embed"),
     ("POST", "/dashboard/habits/weighting"),
     ("GET", "/dashboard/habits/publish"),
     ("POST", "/dashboard/habits/publish/budget"),

@@ -20,12 +20,16 @@ import { reportKey } from "../keys.js";
 
 // Each question type's embed module (embed/types/*.js, like the survey page's types/*.js) registers
 // how its question is answered, randomized and reported:
-//   input               "radio" (one option) or "checkbox" (a tick per option)
+//   input               "radio" (one option) or "checkbox" (a tick per option): drawn here from q.options
+//   view(q, where)      instead of `input`: the type draws its own inputs (a number box, a list's items
+//                       and counts).  `where` is {id, slug, storage, element}; returns {node, read},
+//                       read() giving {answered: false}, {answered: true, value} or {error: "…"}
 //   fitsUntyped(q)      optional: whether it mounts a question the design document gives no `type`
 //   randomized(q)       whether its report is randomized (else sent as given: asked directly)
-//   draw(q, value)      the randomized report, as the survey page's hidden field writes it (memoized)
-//   direct(q, value)    the report of a question asked directly, in the same form
-//   valid(q, text)      whether a memoized report is one this question could have made
+//   context(q, where)   optional: what a report depends on beside the answer (a list's arm)
+//   draw(q, value, ctx) the randomized report, as the survey page's hidden field writes it (memoized)
+//   direct(q, value, ctx) the report of a question asked directly, in the same form
+//   valid(q, text, ctx) whether a memoized report is one this question could have made
 //   json(q, text)       the report as the JSON API takes it (what the host receives)
 const registry = new Map();
 
@@ -76,51 +80,43 @@ function noteOf(q, rules) {
 export function mount(host, { design, question, onReport = () => {}, note = null, storage = globalThis.localStorage }) {
   const q = findQuestion(design, question);
   const rules = behaviourOf(q);
-  const ticks = rules.input === "checkbox";
   const fieldset = element("fieldset", { class: "deniable-question", "data-deniable-qid": q.id });
   fieldset.append(element("legend", {}, q.text));
-  const noteId = `deniable-${design.slug}-${q.id}-note`;
+  const id = `deniable-${design.slug}-${q.id}`;
+  const noteId = `${id}-note`;
   fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules)));
-  const group = element("div", { role: ticks ? "group" : "radiogroup", "aria-describedby": noteId });
-  const inputs = q.options.map((label, j) => {
-    const id = `deniable-${design.slug}-${q.id}-${j}`;
-    const input = element("input", { type: rules.input, id, "data-option": String(j) }); // no name: never sent
-    const row = element("div", { class: "deniable-option" });
-    row.append(input, element("label", { for: id }, label));
-    group.append(row);
-    return input;
-  });
-  if (rules.input === "radio") { // unnamed radios form no group by themselves
-    inputs.forEach((input) => input.addEventListener("change", () => {
-      if (input.checked) inputs.forEach((other) => { if (other !== input) other.checked = false; });
-    }));
-  }
+  const where = { id, slug: design.slug, storage, element };
+  const view = rules.view ? rules.view(q, where) : optionsView(q, rules.input, id);
+  view.node.setAttribute("aria-describedby", noteId);
   const problem = element("p", { class: "deniable-error", role: "alert", hidden: "" });
-  fieldset.append(group, problem);
+  fieldset.append(view.node, problem);
   host.replaceChildren(fieldset);
   const key = reportKey(design.slug, q.id);
-
-  const answer = () => {
-    if (ticks) return inputs.map((input) => (input.checked ? 1 : 0));
-    const checked = inputs.findIndex((input) => input.checked);
-    return checked < 0 ? null : checked;
+  const ctx = rules.context ? rules.context(q, where) : null; // drawn on mounting (a list's arm)
+  const say = (text) => {
+    problem.textContent = text;
+    problem.hidden = false;
   };
-  const answered = () => ticks || answer() !== null; // nothing ticked is an answer: none apply
+  const answered = () => view.read().answered === true;
 
   function commit() {
     const randomized = rules.randomized(q);
     let text = randomized ? storage.getItem(key) : null;
-    if (text === null || !rules.valid(q, text)) {
-      if (!answered()) {
+    if (text === null || !rules.valid(q, text, ctx)) {
+      const read = view.read();
+      if (read.error) {
+        say(read.error);
+        throw new Error(`deniable: question ${q.id}: ${read.error}`);
+      }
+      if (!read.answered) {
         if (q.required) {
-          problem.textContent = "Please answer this question.";
-          problem.hidden = false;
+          say("Please answer this question.");
           throw new Error(`deniable: question ${q.id} is required`);
         }
         return null;
       }
       if (randomized && !hasSecureRandom()) throw new Error("crypto.getRandomValues is not available: refusing to randomize");
-      text = randomized ? rules.draw(q, answer()) : rules.direct(q, answer());
+      text = randomized ? rules.draw(q, read.value, ctx) : rules.direct(q, read.value, ctx);
       if (randomized) storage.setItem(key, text);
     }
     problem.hidden = true;
@@ -131,6 +127,34 @@ export function mount(host, { design, question, onReport = () => {}, note = null
   }
 
   return { answered, commit, unmount: () => host.replaceChildren(), question: q };
+}
+
+// The inputs of a question answered by its options: a radio button per option ("radio") or a tick
+// box per option ("checkbox", where nothing ticked is an answer: none apply).  No input has a name.
+function optionsView(q, input, id) {
+  const ticks = input === "checkbox";
+  const node = element("div", { role: ticks ? "group" : "radiogroup" });
+  const inputs = q.options.map((label, j) => {
+    const option = element("input", { type: input, id: `${id}-${j}`, "data-option": String(j) }); // no name: never sent
+    const row = element("div", { class: "deniable-option" });
+    row.append(option, element("label", { for: `${id}-${j}` }, label));
+    node.append(row);
+    return option;
+  });
+  if (!ticks) oneOf(inputs); // unnamed radios form no group by themselves
+  const read = () => {
+    if (ticks) return { answered: true, value: inputs.map((box) => (box.checked ? 1 : 0)) };
+    const checked = inputs.findIndex((box) => box.checked);
+    return checked < 0 ? { answered: false } : { answered: true, value: checked };
+  };
+  return { node, read };
+}
+
+// Unnamed radio buttons, made to behave as one group: checking one unchecks the others.
+export function oneOf(inputs) {
+  inputs.forEach((input) => input.addEventListener("change", () => {
+    if (input.checked) inputs.forEach((other) => { if (other !== input) other.checked = false; });
+  }));
 }
 
 // SurveyJS: a question type "deniable" (survey-core and survey-js-ui, 2.x), registered with the

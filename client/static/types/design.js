@@ -1,7 +1,9 @@
 // A single choice randomized by a design (server/survey/questions/choice.py, DesignedChoice): radio
 // buttons, and at submit one draw of the design (designs.js) from the integer weights the page
 // carries, one column per true answer (data-column-T: cumulative weights, space-separated integers).
-// Every design randomizes (even one that is not ε-LDP): data-threshold is 0, never 2^32.
+// Every design the device draws randomizes (even one that is not ε-LDP): data-threshold is 0.  The
+// respondent-side crosswise model (cards/crosswise.html) is randomized by the respondent, who chooses
+// "same" or "different": data-threshold is 2^32, so types.js sends that choice as is (`direct`).
 
 import { sampleDesign } from "../designs.js";
 import { int, registerType } from "../types.js";

@@ -42,19 +42,24 @@ export function answerIndex(fieldset, text) {
 
 const input = (fieldset) => fieldset.querySelector("input[data-value]");
 
+// The message that names the question's real rule, range and step (data-rule: numeric.number_rule
+// in Python decides it): "a whole number from 0 to 30", "a multiple of 0.5 from 0 to 30", or "a
+// number from 0.25 to 10.25 in steps of 0.5".
+const RULE_MESSAGES = { whole: "msgNumberWhole", multiple: "msgNumberMultiple", steps: "msgNumberRangeStep" };
+
+function ruleMessage(fieldset, box) {
+  const name = RULE_MESSAGES[fieldset.dataset.rule] || "msgNumberRangeStep";
+  return message(fieldset, name, { min: box.min, max: box.max, step: box.step });
+}
+
 registerType("numeric", {
   read(fieldset) {
     const box = input(fieldset);
     if (box.value.trim() === "") {
-      return box.validity && box.validity.badInput ? { error: message(fieldset, "msgNumber") } : { answered: false };
+      return box.validity && box.validity.badInput ? { error: ruleMessage(fieldset, box) } : { answered: false };
     }
     const index = answerIndex(fieldset, box.value);
-    if (index === null) {
-      const values = { min: box.min, max: box.max, step: box.step };
-      // the real rule: whole numbers (step 1 from a whole minimum), or the range and its step
-      const whole = box.step === "1" && Number.isInteger(Number(box.min));
-      return { error: message(fieldset, whole ? "msgNumberWhole" : "msgNumberRangeStep", values) };
-    }
+    if (index === null) return { error: ruleMessage(fieldset, box) };
     return { answered: true, value: index };
   },
   // Counted once a number is typed (a number out of range is said at submit).

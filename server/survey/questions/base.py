@@ -109,6 +109,8 @@ class QuestionType:
                     would drop what its form cannot show)
     ``shuffles``    whether a question may say ``"shuffle": true``: its options shown in a random
                     order per respondent (the survey page's browser code draws it; nothing is sent)
+    ``condition``   None when a direct question of this type can decide whether a later one is
+                    shown (``show_if``, :meth:`answer_in`), else why not
     """
 
     name: str = ""
@@ -120,6 +122,13 @@ class QuestionType:
     categorical: bool = False
     builder_refusal: str | None = None
     shuffles: bool = False
+    condition: str | None = ("only a single-choice or check-all question asked directly can decide whether a "
+                             "later question is shown")
+
+    def answer_in(self, q: Question, code: int, options: frozenset[int]) -> bool:
+        """Whether a direct answer's ``code`` is one of ``options`` (option indices): a later question's
+        ``show_if`` (only for a type whose :attr:`condition` is None)."""
+        raise NotAvailable(self.condition)
 
     # ------------------------------------------------------------ definition
 

@@ -22,7 +22,7 @@ import re
 import numpy as np
 
 from deniable.client import designs
-from deniable.client.mechanism import MAX_EPSILON, check_option, resolve
+from deniable.client.mechanism import MAX_EPSILON, TWO_32, check_option, resolve
 
 from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
 from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
@@ -35,10 +35,17 @@ RANDOMIZATIONS = {"rr": "k-ary randomized response at ε",
                   "warner": "Warner's mirrored design (two options)",
                   "unrelated": "unrelated question with known prevalence (two options)",
                   "kuk": "Kuk's two decks (two options)",
-                  "crosswise": "crosswise model, randomized by the device (two options)"}
+                  "crosswise": "crosswise model, randomized by the device (two options)",
+                  "respondent_crosswise": ("crosswise model, combined by the respondent with a private fact "
+                                           "(two options)")}
 # A design parameter → the builder slot's field that holds it (a list parameter: one value per line).
 DESIGN_SLOTS = {"p": "design_p", "forced": "design_forced", "prevalence": "design_prevalence",
-                "theta_1": "design_theta_1", "theta_2": "design_theta_2"}
+                "theta_1": "design_theta_1", "theta_2": "design_theta_2", "fact": "design_fact",
+                "prevalence_range": "design_range"}
+LIST_PARAMETERS = {"forced": ("enter the forced shares p_i, one per option and line, such as 0.1",
+                              "a probability such as 0.1"),
+                   "prevalence_range": ("enter the lowest and the highest plausible prevalence of the private fact, "
+                                        "one per line, such as 0.22 and 0.28", "a probability such as 0.22")}
 
 
 def builder_design(raw: dict, where: tuple, protected: bool) -> dict | None:
@@ -50,22 +57,30 @@ def builder_design(raw: dict, where: tuple, protected: bool) -> dict | None:
         return None
     if name not in RANDOMIZATIONS:
         raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(RANDOMIZATIONS.values())}")
-    spec = {"name": name}
-    for key in designs.PARAMETERS[name]:
+    fixed, keys = designs.VARIANTS.get(name, ({"name": name}, designs.PARAMETERS.get(name, ())))
+    spec = dict(fixed)
+    for key in keys:
         path = (*where, "design", key)
-        if key == "forced":
-            shares = lines(raw.get(DESIGN_SLOTS[key]))
-            if not shares:
-                raise DefinitionError(path, "enter the forced shares p_i, one per option and line, such as 0.1")
-            spec[key] = [typed_number(v, (*path, i), "a probability such as 0.1") for i, v in enumerate(shares)]
+        if key == "fact":  # words, as typed
+            spec[key] = (raw.get(DESIGN_SLOTS[key]) or "").strip()
+            if not spec[key]:
+                raise DefinitionError(path, "enter the private fact's question, such as “Is your mother's birthday "
+                                            "in January, February or March?”")
+        elif key in LIST_PARAMETERS:
+            values = lines(raw.get(DESIGN_SLOTS[key]))
+            empty, what = LIST_PARAMETERS[key]
+            if not values:
+                raise DefinitionError(path, empty)
+            spec[key] = [typed_number(v, (*path, i), what) for i, v in enumerate(values)]
         else:
             spec[key] = typed_number(raw.get(DESIGN_SLOTS[key]), path, "a probability such as 0.25")
     return spec
 
 
 def _shown(value) -> str:
-    """A design parameter as the builder shows it, so that reading it back gives the same number."""
-    return str(value) if isinstance(value, int) else repr(float(value))
+    """A design parameter as the builder shows it, so that reading it back gives the same number (words as
+    they are)."""
+    return value if isinstance(value, str) else str(value) if isinstance(value, int) else repr(float(value))
 
 
 class Choice(QuestionType):
@@ -77,6 +92,7 @@ class Choice(QuestionType):
     regression = None
     categorical = True
     shuffles = True
+    condition = None
     code_dtype = np.int16
 
     def parse(self, data, where, epsilon):
@@ -112,6 +128,9 @@ class Choice(QuestionType):
 
     def check_report(self, q, value):
         return check_option(value, q.k)
+
+    def answer_in(self, q, code, options):
+        return int(code) in options
 
     def text_of(self, q, code):
         return q.options[int(code)]
@@ -360,7 +379,9 @@ NOT_YET = "not available yet for a question with a randomized-response design"
 
 def canonical(spec) -> str:
     """A design object as the question keeps it: JSON with ``name`` first, then its parameters as given."""
-    ordered = {"name": spec["name"], **{key: spec[key] for key in designs.PARAMETERS[spec["name"]] if key in spec}}
+    ordered = {"name": spec["name"], **{key: spec[key] for key in designs.keys_of(spec["name"]) if key in spec}}
+    if ordered.get("side") == "device":  # the default: the crosswise model randomized by the device
+        del ordered["side"]
     return json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -429,13 +450,13 @@ class DesignedChoice(Choice):
 
     def refuses_builder(self, q):
         """None for a design the builder shows whole (:data:`RANDOMIZATIONS`), else :attr:`builder_refusal`."""
-        return None if json.loads(q.design)["name"] in RANDOMIZATIONS else self.builder_refusal
+        return None if designs.variant_of(json.loads(q.design)) in RANDOMIZATIONS else self.builder_refusal
 
     def builder_entry(self, q):
         """The slot of a designed question: ``randomization`` names the design, its parameters in their
         fields exactly as stored (a float by its shortest repr, so a save stores the same JSON)."""
         spec = json.loads(q.design)
-        entry = {"options": "\n".join(q.options), "randomization": spec["name"], "protection": "protected",
+        entry = {"options": "\n".join(q.options), "randomization": designs.variant_of(spec), "protection": "protected",
                  "epsilon": "", **{slot: "" for slot in DESIGN_SLOTS.values()}}
         for key, slot in DESIGN_SLOTS.items():
             if key in spec:
@@ -476,7 +497,8 @@ class DesignedChoice(Choice):
         return {"id": q.id, "text": q.text, "n": result.n, "epsilon": json_number(result.epsilon) if d.ldp else None,
                 "declared_epsilon": None, "ldp": d.ldp, "design": d.name, "p": None, "q": None,
                 "method": result.method, "confidence": result.confidence, "simultaneous": False,
-                "note": result.note,
+                "note": result.note, "privacy": d.privacy,
+                **({"side": "respondent", "epsilon_range": list(d.epsilon_range)} if d.respondent_side else {}),
                 "options": [{"label": option, "noisy_count": int(result.counts[i]), "estimate": row["estimate"],
                              "consistent": row["consistent"], "std_error": json_number(result.std_error[i]),
                              "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
@@ -484,8 +506,8 @@ class DesignedChoice(Choice):
 
     def table(self, q, result, grid):
         d = design_of(q)
-        privacy = f"ε = {result.epsilon:.4f}" if d.ldp else "not ε-LDP"
-        head = f"  n = {int(result.n):,} · {d.name} design · {privacy}"
+        side = " (respondent-side)" if d.respondent_side else ""
+        head = f"  n = {int(result.n):,} · {d.name} design{side} · {d.privacy}"
         which = (f"  {100 * result.confidence:g}% intervals, method: {result.method}" if result.method
                  else "  no exact interval for this design with more than two options")
         rows = [[label, f"{int(result.counts[i]):,}", pct(result.estimate[i]), pct(result.consistent[i]),
@@ -538,10 +560,20 @@ class DesignedChoice(Choice):
         (:func:`..type_planning.design_plan`)."""
         from ..type_planning import design_plan
 
+        d = design_of(q)
+        name = designs.variant_of(json.loads(q.design))
         return {**design_plan(q, target_n, margin, confidence), "type": self.name, "template": self.plan_template,
-                "design_label": RANDOMIZATIONS.get(design_of(q).name, f"the {design_of(q).name} design").split(" (")[0]}
+                "design_label": RANDOMIZATIONS.get(name, f"the {d.name} design").split(" (")[0],
+                "privacy": d.privacy, "epsilon_range": list(d.epsilon_range) if d.respondent_side else None}
 
     def audit_sampler(self, q):
+        """The design's sampler; NotAvailable for the respondent-side crosswise model, which has no device
+        randomness to sample (the respondent combines the answer with a private fact)."""
+        d = design_of(q)
+        if d.respondent_side:
+            raise NotAvailable("the respondent-side crosswise design is not sampled by the device (the respondent "
+                               "combines the answer with a private fact, and the device sends that choice as is), "
+                               f"so deniable audit cannot check it: {d.privacy}")
         return DESIGN_AUDIT
 
     def covariate_values(self, q, codes):
@@ -553,7 +585,13 @@ class DesignedChoice(Choice):
         """The design's cumulative integer weights, one attribute per true answer (``data-column-T``: the
         report is the first r whose cumulative weight exceeds one uint32 draw); ``data-threshold`` 0 says
         "randomized, not by k-ary randomized response" to types.js (it is never 2^32 here)."""
-        columns = design_of(q).cumulative()
+        d = design_of(q)
+        if d.respondent_side:
+            # the respondent randomizes: the device sends "same" (0) or "different" (1) as chosen (data-threshold
+            # 2^32, as for a question asked directly); the card shows the private fact and the two choices
+            return {"attrs": {"data-type": "design", "data-k": q.k, "data-threshold": TWO_32, "data-crosswise": 1},
+                    "crosswise": {"fact": dict(d.params)["fact"]}}
+        columns = d.cumulative()
         attrs = {"data-type": "design", "data-k": q.k, "data-threshold": 0}
         attrs.update({f"data-column-{t}": " ".join(str(int(c)) for c in columns[t]) for t in range(q.k)})
         return {"attrs": attrs}
@@ -567,6 +605,11 @@ class DesignedChoice(Choice):
         from ..explain import bounds_sentences, design_coin
 
         d = design_of(q)
+        if d.respondent_side:
+            from ..explain import respondent_crosswise
+
+            return {**respondent_crosswise(d, gettext=gettext, locale=locale), "declared_epsilon": None,
+                    "protected": True, "design": d.name}
         coin = design_coin(d, q.options, gettext=gettext, locale=locale)
         if d.ldp:
             return {**bounds_sentences(d.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
@@ -585,7 +628,8 @@ class DesignedChoice(Choice):
         d = design_of(q)
         return {"options": list(q.options), "k": q.k, "design": json.loads(q.design),
                 "weights": [list(row) for row in d.weights], "realized_epsilon": d.epsilon if d.ldp else None,
-                "epsilon": d.epsilon if d.ldp else None, "ldp": d.ldp}
+                "epsilon": d.epsilon if d.ldp else None, "ldp": d.ldp,
+                **({"epsilon_range": list(d.epsilon_range)} if d.respondent_side else {})}
 
     def simulate(self, q, truth, n, rng):
         from deniable.client.randomizer import randomize_design

@@ -74,6 +74,7 @@ class Multi(QuestionType):
     name = "multi"
     label = "check all that apply"
     shuffles = True
+    condition = None  # a later question shown when any of some options is ticked
     keys = frozenset({"type", "options", "design"})
     needed = ("options",)
     crosstab = ("a cross-tab needs two single-choice questions; a check-all question shows its own "
@@ -120,6 +121,9 @@ class Multi(QuestionType):
 
     def check_report(self, q, value):
         return to_mask(check_ticks(value, q.k))
+
+    def answer_in(self, q, code, options):
+        return any((int(code) >> j) & 1 for j in options)
 
     def report_of(self, q, code):
         return from_mask(int(code), q.k)

@@ -419,7 +419,7 @@ class Numeric(QuestionType):
         mech = q.mechanism
         scale = max(_places(q.minimum), _places(q.step))
         unit = Decimal(10) ** scale
-        attrs = {"data-type": self.name, "data-m": q.steps, "data-scale": scale,
+        attrs = {"data-type": self.name, "data-m": q.steps, "data-scale": scale, "data-rule": number_rule(q),
                  "data-min-units": int(q.minimum * unit), "data-step-units": int(q.step * unit),
                  "data-mechanism": "laplace" if is_laplace(q) else ("grid" if q.protected else "direct")}
         if is_laplace(q):
@@ -496,8 +496,7 @@ class Numeric(QuestionType):
             index = answer_index(q, answer)
             if index is None:
                 raise TruthError(f"{where}: value {answer!r} is not an answer of the question "
-                                 f"({decimal_text(q.minimum)} to {decimal_text(q.maximum)} "
-                                 f"in steps of {decimal_text(q.step)})")
+                                 f"({rule_words(q)})")
             indices.append(index)
         return {"indices": np.asarray(indices, dtype=np.int64), "probabilities": probs}
 
@@ -614,6 +613,31 @@ class Numeric(QuestionType):
 def _places(value: Decimal) -> int:
     exponent = value.normalize().as_tuple().exponent if value != 0 else 0
     return max(0, -exponent)
+
+
+def number_rule(q: Question) -> str:
+    """Which rule a typed answer follows, so that an error names it: ``"whole"`` (step 1 from a whole
+    minimum), ``"multiple"`` (the minimum is a multiple of the step: every answer is one), or
+    ``"steps"`` (a number from min in steps of step).  The survey page's card carries it as
+    ``data-rule``; ``types/numeric.js`` picks the form's message of the same rule.
+
+    >>> from decimal import Decimal as D
+    >>> [number_rule(Question("x", "?", (), minimum=D(a), maximum=D(30), step=D(s)))
+    ...  for a, s in (("0", "1"), ("0", "0.5"), ("10", "5"), ("0.25", "0.5"), ("0.5", "1"))]
+    ['whole', 'multiple', 'multiple', 'steps', 'steps']
+    """
+    if q.step == 1 and q.minimum == q.minimum.to_integral_value():
+        return "whole"
+    ratio = q.minimum / q.step
+    return "multiple" if ratio == ratio.to_integral_value() else "steps"
+
+
+def rule_words(q: Question) -> str:
+    """The rule of :func:`number_rule` in words: ``'a whole number from 0 to 30'``."""
+    low, high, step = decimal_text(q.minimum), decimal_text(q.maximum), decimal_text(q.step)
+    return {"whole": f"a whole number from {low} to {high}",
+            "multiple": f"a multiple of {step} from {low} to {high}",
+            "steps": f"a number from {low} to {high} in steps of {step}"}[number_rule(q)]
 
 
 def answer_index(q: Question, answer) -> int | None:

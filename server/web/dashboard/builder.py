@@ -18,7 +18,7 @@ import math
 
 from flask import render_template
 
-from deniable.client.designs import PARAMETERS
+from deniable.client.designs import PARAMETERS, VARIANTS
 
 from deniable.server.survey import questions
 from deniable.server.survey.explain import ALMOST_CERTAIN, explain_total, percent, two_way_bound
@@ -62,7 +62,14 @@ def total_warning(epsilon_total: float, *, shown: str | None = None) -> str | No
 def design_params() -> dict[str, str]:
     """Per choice of the ``randomization`` field, its design's parameters (``"p forced"``; none for k-ary
     randomized response): builder.js reads the design's fields by these names (data-design-params)."""
-    return {name: " ".join(PARAMETERS.get(name, ())) for name in randomizations()}
+    return {name: " ".join(VARIANTS[name][1] if name in VARIANTS else PARAMETERS.get(name, ()))
+            for name in randomizations()}
+
+
+def design_specs() -> dict[str, dict]:
+    """Per choice of the ``randomization`` field that is a named variant of a design (the respondent-side
+    crosswise model), the design object's fixed keys (data-design-spec: builder.js starts from them)."""
+    return {name: VARIANTS[name][0] for name in randomizations() if name in VARIANTS}
 
 
 def _target_and_margin(form: DesignForm) -> tuple[int, float]:
@@ -105,7 +112,7 @@ def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: s
                            total_warning_template=total_warning(2 * ALMOST_CERTAIN_TOTAL, shown="{epsilon}"),
                            summary=error_summary(form), focus=focus, target=target, margin=margin,
                            language_names=LANGUAGE_NAMES, limits=LIMITS, kinds=kinds(), mechanisms=mechanisms(),
-                           randomizations=randomizations(), design_params=design_params(),
+                           randomizations=randomizations(), design_params=design_params(), design_specs=design_specs(),
                            types=questions.all_types(), types_by_name={t.name: t for t in questions.all_types()},
                            default_kind=questions.DEFAULT, stop_words=" ".join(sorted(STOP)),
                            keep_first=" ".join(sorted(KEEP_FIRST)), **extra), status

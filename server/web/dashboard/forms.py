@@ -62,8 +62,15 @@ class QuestionForm(Form):
     design_prevalence = StringField("Known prevalence")
     design_theta_1 = StringField("θ₁ (red share, first option's deck)")
     design_theta_2 = StringField("θ₂ (red share, second option's deck)")
+    design_fact = StringField("Private fact (a yes/no question only the respondent knows the answer to)")
+    design_range = TextAreaField("Plausible prevalence of the fact (lowest and highest)")
     required = BooleanField("Answer required", default=True)
     shuffle = BooleanField("Show the options in a random order")
+    # display logic (the definition's show_if) and pages (page_break); reach is not stored: the panel plans on it
+    show_if_question = StringField("Show this question only to respondents whose answer to")
+    show_if_options = TextAreaField("was one of")
+    reach = StringField("Share of respondents expected to reach it (%)", default="100")
+    page_break = BooleanField("Start a new page with this question")
 
     def is_blank(self) -> bool:
         return not any((field.data or "").strip() for field in (self.qid, self.text, self.options, self.items,
@@ -253,14 +260,16 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
             key = path[3] if len(path) > 3 else None
             slots_of = getattr(slot_type(entry), "design_slots", {})
             problem = _plain(error)
-            if len(path) > 4 and isinstance(path[4], int):
+            if len(path) > 4 and isinstance(path[4], int) and key == "forced":
                 problem = f"share {path[4] + 1} (option {path[4] + 1}): {problem}"
             entry[slots_of[key] if key in slots_of else "randomization"].errors.append(problem)
             return
+        if sub == "show_if" and len(path) > 3 and path[3] == "in":  # a condition's options, on their own field
+            sub = "show_if_options"
         target = entry[FIELDS[sub]] if sub in FIELDS else None
         problem = _plain(error, (entry.epsilon.data or "").strip())
-        if sub in ("options", "items") and len(path) > 3:
-            problem = f"{'option' if sub == 'options' else 'item'} {path[3] + 1}: {problem}"
+        if sub in ("options", "items", "show_if_options") and len(path) > 3 and isinstance(path[-1], int):
+            problem = f"{'item' if sub == 'items' else 'option'} {path[-1] + 1}: {problem}"
         (target or entry.text).errors.append(problem)
         return
     form.form_errors.append(_plain(error))
@@ -317,7 +326,10 @@ QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items"
                    "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε",
                    "randomization": "randomization", "design_p": "p", "design_forced": "forced shares p_i",
                    "design_prevalence": "known prevalence", "design_theta_1": "θ₁", "design_theta_2": "θ₂",
-                   "qid": "id", "required": "required", "shuffle": "random order"}
+                   "design_fact": "private fact", "design_range": "plausible prevalence",
+                   "qid": "id", "required": "required", "shuffle": "random order",
+                   "show_if_question": "shown only if", "show_if_options": "shown only if … was one of",
+                   "page_break": "new page"}
 WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid float value.": MARGIN_MESSAGE,
                  "This field is required.": "fill this in"}
 

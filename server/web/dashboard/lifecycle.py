@@ -16,7 +16,7 @@ from deniable.server.store.surveys import LifecycleError, delete_draft, duplicat
 from deniable.server.store.wording import WordingError, fix_wording, wording_changes, wording_history
 
 from ..connections import get_db, get_readonly_db
-from ..i18n import set_survey_language
+from ..i18n import choose_language, set_survey_language
 from ..respondent.forms import build_form
 from ..respondent.pages import render_survey
 from .auth import current_researcher
@@ -221,6 +221,6 @@ def _where(field: str, stored=None) -> str:
 def preview(slug: str):
     """The survey page as respondents see it (a draft too); nothing can be sent from it."""
     stored, _ = survey_for(slug)
-    set_survey_language(stored.survey.language, preview=True)
+    set_survey_language(choose_language(stored.survey), preview=True)  # ?lang= switches the preview's too
     return render_survey(stored, build_form(stored.survey), preview=True)
 

@@ -23,7 +23,8 @@ EPSILON_HINT = f"above 0 and at most {MAX_EPSILON:g}; smaller protects more"
 # A definition path's last key → the slot's field that holds it.
 FIELDS = {"id": "qid", "text": "text", "options": "options", "epsilon": "epsilon", "required": "required",
           "type": "kind", "min": "minimum", "max": "maximum", "step": "step", "mechanism": "mechanism",
-          "grid": "grid", "items": "items", "sensitive": "sensitive", "shuffle": "shuffle"}
+          "grid": "grid", "items": "items", "sensitive": "sensitive", "shuffle": "shuffle",
+          "show_if": "show_if_question", "show_if_options": "show_if_options", "page_break": "page_break"}
 
 __all__ = ["EPSILON_HINT", "FIELDS", "kinds", "mechanisms", "question_dict", "question_entry", "slot_question",
            "slot_type", "split_lines", "typed_number"]
@@ -58,6 +59,11 @@ def question_dict(sub, where: tuple) -> dict:
     data.update(qtype.builder_dict({name: sub[name].data for name in qtype.slot_fields}, where, protected))
     if sub.shuffle.data and qtype.shuffles:  # a box ticked under another type is not this one's
         data["shuffle"] = True
+    condition = (sub.show_if_question.data or "").strip()
+    if condition:  # display logic: the definition parser checks the question and the options
+        data["show_if"] = {"question": condition, "in": split_lines(sub.show_if_options.data or "")}
+    if sub.page_break.data:
+        data["page_break"] = True
     if protected and "design" not in data:  # a design's ε is its own, computed from its matrix
         raw = (sub.epsilon.data or "").strip()
         if not raw:
@@ -84,4 +90,6 @@ def question_entry(q: Question) -> dict:
     """A stored question as the data of one question slot."""
     return {"qid": q.id, "text": q.text, "kind": q.type, "protection": "protected" if q.protected else "direct",
             "epsilon": f"{q.epsilon:g}" if q.protected else "", "required": q.required, "shuffle": q.shuffle,
+            "show_if_question": q.show_if.question if q.show_if else "",
+            "show_if_options": "\n".join(q.show_if.options) if q.show_if else "", "page_break": q.page_break,
             **q.qtype.builder_entry(q)}

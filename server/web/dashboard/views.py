@@ -25,6 +25,7 @@ from deniable.server.survey.estimates import to_csv
 from deniable.server.survey import filenames
 from deniable.server.survey.analysis import marginal_estimates
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
+from deniable.server.survey.translations import carry_over
 
 from ..connections import get_db, get_readonly_db
 from ..security import public_url
@@ -37,6 +38,7 @@ from .lifecycle import render_launched, survey_page_extras
 from .permissions import survey_for
 from .results import ResultsForm, crosstab_view, question_results, respondents_from_counts, subgroup_view
 from .share import share_info
+from . import weighting as page_weights
 
 bp = Blueprint("views", __name__, url_prefix="/dashboard")
 
@@ -134,12 +136,16 @@ def edit(slug: str):
             return _question_action(form, stored, **extras)
         survey = validated_survey(form)
         if survey is not None:
+            # the form has no translations: keep the draft's that still fit (they are edited in the definition file)
+            survey, dropped = carry_over(survey, stored.survey.translations)
             try:
                 replace_design(get_db(), slug, survey, target_n=form.target_n.data)
             except LifecycleError as exc:
                 form.form_errors.append(str(exc))
                 return render_builder(form, stored, status=409, **extras)
             flash("Draft saved.", "info")
+            if dropped:
+                flash(f"Translations that no longer fit the questions were left out: {', '.join(dropped)}.", "info")
             return redirect(_edit_url(slug, form))
         return render_builder(form, stored, status=422, **extras)
     fill_from_survey(form, stored.survey, stored.target_n)
@@ -232,8 +238,14 @@ def results(slug: str):
                              fake=form.fake.data, monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
     names = {ext: filenames.estimates(slug, form.method.data, form.confidence_value, form.simultaneous.data, ext)
              for ext in ("json", "csv")}
+    weighting, status = page_weights.weighting_of(request.args, stored, "dashboard.views.results")
+    raked = None
+    if weighting and weighting.on and not weighting.error:
+        raked = page_weights.weighted_results(db, stored, weighting, form.confidence_value)
+        status = 400 if raked is None else status
     return render_template("dashboard/results.html", stored=stored, form=form, items=items, role=role,
-                           respondents=respondents, share=share_info(stored), estimate_names=names)
+                           respondents=respondents, share=share_info(stored), estimate_names=names,
+                           weighting=weighting, raked=raked), status
 
 
 @bp.route("/<slug>/crosstab")
@@ -241,7 +253,13 @@ def crosstab(slug: str):
     db = get_readonly_db()
     stored, role = survey_for(slug)
     view, status = crosstab_view(db, stored, request.args)
-    return render_template("dashboard/crosstab.html", stored=stored, view=view, role=role), status
+    weighting, weighting_status = page_weights.weighting_of(request.args, stored, "dashboard.views.crosstab")
+    if weighting and weighting.on and not weighting.error and view.get("q_row") and view.get("q_col"):
+        view["raked"] = page_weights.weighted_crosstab(db, stored, weighting, view["q_row"].id, view["q_col"].id,
+                                                       float(view["confidence"]))
+        weighting_status = 400 if view["raked"] is None else weighting_status
+    return render_template("dashboard/crosstab.html", stored=stored, view=view, role=role,
+                           weighting=weighting), max(status, weighting_status)
 
 
 @bp.route("/<slug>/subgroups")
@@ -249,7 +267,13 @@ def subgroups(slug: str):
     db = get_readonly_db()
     stored, role = survey_for(slug)
     view, status = subgroup_view(db, stored, request.args)
-    return render_template("dashboard/subgroups.html", stored=stored, view=view, role=role), status
+    weighting, weighting_status = page_weights.weighting_of(request.args, stored, "dashboard.views.subgroups")
+    if weighting and weighting.on and not weighting.error and view.get("q") and view.get("q_by"):
+        view["raked"] = page_weights.weighted_subgroups(db, stored, weighting, view["q"].id, view["q_by"].id,
+                                                        view["form"].confidence_value)
+        weighting_status = 400 if view["raked"] is None else weighting_status
+    return render_template("dashboard/subgroups.html", stored=stored, view=view, role=role,
+                           weighting=weighting), max(status, weighting_status)
 
 
 MIMETYPES = {"csv": "text/csv", "json": "application/json", "parquet": "application/vnd.apache.parquet",

@@ -12,11 +12,25 @@ never read) — what ``deniable estimate --db FILE SLUG --rake MARGINS.json`` pr
 (a share that is not a number, shares that do not add up to 1, an option with a share that nobody
 chose, bounds that cannot be kept) is a 400 with the error on its field; a researcher without a
 role on the survey gets a 404 (:func:`.permissions.survey_for`).
+
+**The other pages, weighted.**  The page that answers the POST links to the results, cross-tab
+and subgroups pages with the margins in their address (:func:`rake_query`: ``?rake=`` the JSON of
+``MARGINS.json``, ``&trim=LOW,HIGH``) — still nothing stored, no migration: a bookmark or a shared
+link shows the same weighted page.  Those pages read them (:func:`page_weighting`), show a
+"Weighted by raking to … / Unweighted" switch (``&weighted=0``: the unweighted page, the margins
+kept for the way back) with Kish's effective sample size, and the raked numbers:
+:func:`weighted_results` (``deniable estimate --rake``'s document), :func:`weighted_subgroups` and
+:func:`weighted_crosstab`.  Margins in an address that cannot be used are a 400 naming the field
+(``rake``, ``trim``, ``margins.QUESTION.OPTION``) above the unweighted numbers.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+import json
+import math
+from dataclasses import dataclass
+
+from flask import Blueprint, render_template, url_for
 from flask_wtf import FlaskForm
 from wtforms import FloatField, SelectField
 from wtforms.validators import NumberRange, Optional
@@ -24,6 +38,7 @@ from wtforms.validators import NumberRange, Optional
 from deniable.estimators.weights import DesignError
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.survey import sampling
+from deniable.server.survey.strict_json import loads
 
 from ..connections import get_readonly_db
 from .permissions import survey_for
@@ -84,7 +99,7 @@ def weighting(slug: str):
     stored, role = survey_for(slug)
     survey = stored.survey
     form = margins_form(survey)
-    view = {"error": None, "document": None, "estimates": []}
+    view = {"error": None, "document": None, "estimates": [], "query": None}
     status = 200
     if form.is_submitted():
         if not form.validate():
@@ -113,8 +128,142 @@ def weighting(slug: str):
             _place(form, exc)
             status = 400
         else:
+            view["query"] = rake_query(document, trim)  # the other pages, weighted by the same margins
             document = sampling.raked_document(raked)
             view["document"] = document
             view["estimates"] = [(survey.question(record["id"]), record) for record in document["questions"]
                                  if survey.question(record["id"]).protected and "options" in record]
     return render_template("dashboard/weighting.html", stored=stored, role=role, form=form, view=view), status
+
+
+# ---------------------------------------------------------------- the other pages, weighted
+
+RAKE_ARG_LIMIT = 20_000  # characters of the margins in a URL
+
+
+@dataclass
+class PageWeighting:
+    """The margins a results, cross-tab or subgroups page was asked to weight by (its URL's ``rake``,
+    ``trim`` and ``weighted``), and the switch between the weighted and the unweighted page."""
+
+    text: str  # the margins' JSON, as in the URL (MARGINS.json of ``deniable estimate --rake``)
+    margins: dict  # question id → population shares (parse_margins)
+    trim: tuple | None
+    trim_text: str | None
+    on: bool  # show the weighted numbers (False: the unweighted page, with the switch back)
+    weighted_url: str = ""
+    unweighted_url: str = ""
+    raking: dict | None = None  # sampling.raking_json of the raking, once done
+    error: str | None = None
+
+    @property
+    def hidden(self) -> dict:
+        """The arguments a GET form of the page repeats to stay weighted."""
+        return {"rake": self.text, **({"trim": self.trim_text} if self.trim_text else {}),
+                **({} if self.on else {"weighted": "0"})}
+
+
+def rake_query(document: dict, trim: tuple | None) -> dict:
+    """The URL arguments that weight a page by ``document`` (``{question: {option: share}}``)."""
+    query = {"rake": json.dumps(document, separators=(",", ":"), ensure_ascii=False)}
+    if trim is not None:
+        query["trim"] = f"{trim[0]:g},{trim[1]:g}"
+    return query
+
+
+def page_weighting(args, survey, endpoint: str, slug: str) -> PageWeighting | None:
+    """The page's weighting from its URL (None: no ``rake``); DesignError naming ``rake``, ``trim`` or
+    the margin's field (``margins.QUESTION.OPTION``) for margins the Weighting page would refuse."""
+    text = args.get("rake")
+    if text is None:
+        return None
+    if len(text) > RAKE_ARG_LIMIT:
+        raise DesignError(f"rake: the margins are longer than {RAKE_ARG_LIMIT:,} characters", "rake")
+    try:
+        document = loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise DesignError(f"rake: the margins are not valid JSON ({str(exc)[:120]})", "rake") from None
+    margins = sampling.parse_margins(document, survey)
+    trim, trim_text = None, args.get("trim") or None
+    if trim_text is not None:
+        try:
+            low, high = (float(x) for x in trim_text.split(","))
+        except ValueError:
+            raise DesignError("trim: give two numbers LOW,HIGH (such as 0.3,3)", "trim") from None
+        if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high):
+            raise DesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
+        trim = (low, high)
+    on = args.get("weighted", "1") != "0"
+    kept = {k: v for k, v in args.items()  # the page's other selectors (never url_for's own keywords)
+            if k not in ("rake", "trim", "weighted", "slug") and not k.startswith("_")}
+    weighting = PageWeighting(text=text, margins=margins, trim=trim, trim_text=trim_text, on=on)
+    base = {**kept, "rake": text, **({"trim": trim_text} if trim_text else {})}
+    weighting.weighted_url = url_for(endpoint, slug=slug, **base)
+    weighting.unweighted_url = url_for(endpoint, slug=slug, **base, weighted="0")
+    return weighting
+
+
+def weighting_of(args, stored, endpoint: str) -> tuple[PageWeighting | None, int]:
+    """:func:`page_weighting`, its error kept on it (status 400; the page then shows the unweighted numbers)."""
+    try:
+        return page_weighting(args, stored.survey, endpoint, stored.slug), 200
+    except DesignError as exc:
+        empty = PageWeighting(text=args.get("rake", "")[:RAKE_ARG_LIMIT], margins={}, trim=None, trim_text=None,
+                              on=False, error=str(exc))
+        return empty, 400
+
+
+def _patterns(db, stored):
+    return pattern_counts(db, stored).dataset()
+
+
+def weighted_results(db, stored, weighting: PageWeighting, confidence: float) -> dict | None:
+    """The results page's raked estimates (``deniable estimate --db FILE SLUG --rake MARGINS.json``'s
+    document, :func:`~deniable.server.survey.sampling.raked_document`), or None with the error on ``weighting``."""
+    try:
+        raked = sampling.raked_estimates(_patterns(db, stored), weighting.margins, trim=weighting.trim,
+                                         confidence=confidence, survey=stored.survey)
+    except DesignError as exc:
+        weighting.error = str(exc)
+        return None
+    document = sampling.raked_document(raked)
+    weighting.raking = document["raking"]
+    return document
+
+
+def weighted_subgroups(db, stored, weighting: PageWeighting, qid: str, by: str, confidence: float) -> dict | None:
+    """The subgroups page's raked domain estimates (:func:`~deniable.server.survey.sampling.raked_subgroups`):
+    per group its record (:func:`~deniable.server.survey.sampling.question_json`), or None with the error."""
+    survey = stored.survey
+    try:
+        sg = sampling.raked_subgroups(_patterns(db, stored), weighting.margins, survey.question(qid),
+                                      survey.question(by), trim=weighting.trim, confidence=confidence, survey=survey)
+    except DesignError as exc:
+        weighting.error = str(exc)
+        return None
+    weighting.raking = _raking_summary(sg.raking, sg.n)
+    return {"groups": [{"label": label, "not_answered": not_answered, "n": n,
+                        "record": sampling.question_json(sg.question, n, result) if result is not None else None}
+                       for label, not_answered, n, result in sg.groups]}
+
+
+def weighted_crosstab(db, stored, weighting: PageWeighting, row: str, col: str, confidence: float) -> dict | None:
+    """The cross-tab page's raked joint and conditional shares
+    (:func:`~deniable.server.survey.sampling.raked_crosstab_of`), or None with the error."""
+    survey = stored.survey
+    try:
+        ct = sampling.raked_crosstab_of(_patterns(db, stored), weighting.margins, survey.question(row),
+                                        survey.question(col), trim=weighting.trim, confidence=confidence,
+                                        survey=survey)
+    except DesignError as exc:
+        weighting.error = str(exc)
+        return None
+    weighting.raking = _raking_summary(ct.raking, ct.n)
+    r = ct.result
+    return {"n": r.n, "method": r.method, "confidence": r.confidence, "effective_n": r.effective_n,
+            "cells": sampling.crosstab_cells(ct.row, ct.col, r), "row": ct.row, "col": ct.col}
+
+
+def _raking_summary(result, n: int) -> dict:
+    return {"n": n, "weights": {"smallest": result.smallest, "largest": result.largest,
+                                "effective_n": result.effective_n}}

@@ -14,7 +14,7 @@ from flask import Blueprint, jsonify
 
 from deniable.server.store.surveys import get_launched_survey
 from deniable.server.survey.definition import design_fingerprint
-from deniable.server.survey.questions.base import NotAvailable
+from deniable.server.survey.recipes import question_design  # the design document's questions (also the embed's)
 
 from ..connections import get_db
 from ..errors import api_error as error
@@ -38,20 +38,3 @@ def survey(slug):
     questions = [question_design(q) for q in stored.survey.questions]
     return jsonify(slug=stored.slug, title=stored.survey.title, description=stored.survey.description,
                    status=stored.status, design_fingerprint=design_fingerprint(stored.survey), questions=questions)
-
-
-def question_design(q) -> dict:
-    """A question as the API publishes it: what a client needs to randomize and report.
-
-    ``id``, ``text``, ``required``, ``protected`` and what its type publishes
-    (:meth:`~deniable.server.survey.questions.base.QuestionType.api_design`: a choice ``options``, ``k``
-    and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``, ``realized_epsilon``; the other types
-    add ``type`` and their mechanism's integers).  A type that publishes no design says why in
-    ``not_available`` instead of failing.
-    """
-    item = {"id": q.id, "text": q.text, "required": q.required, "protected": q.protected}
-    try:
-        item.update(q.qtype.api_design(q))
-    except NotAvailable as exc:
-        item.update(type=q.qtype.name, not_available=str(exc))
-    return item

@@ -7,13 +7,18 @@ rejected submission re-renders the form with a message naming the question, stor
 closed survey answers every entry point (the page, the form's POST) with the same friendly page.  An
 invitation-only survey opened without a link, or with a link that is unknown or used, says so on
 arrival (403) instead of showing questions that could not be sent; the link is checked, not used up.
-Pages are in the survey's language, or the browser's (:mod:`..i18n`).
+Pages are in the survey's language, or the browser's (:mod:`..i18n`); a survey with translations is shown
+in the language chosen (``?lang=``, the browser's, its own): :func:`respondent_view` puts the translated
+texts and option labels in place of the originals before anything is rendered, and the page links each of
+its languages.  Only the words change: the form, the reports and their validation are the original's.
 """
 
 from __future__ import annotations
 
-from flask import (Blueprint, abort, current_app, redirect, render_template, request, send_from_directory, session,
-                   url_for)
+from dataclasses import replace
+
+from flask import (Blueprint, abort, current_app, g, redirect, render_template, request, send_from_directory,
+                   session, url_for)
 from flask_babel import gettext as _
 
 from deniable.server.store import invitations
@@ -21,9 +26,10 @@ from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import StoredSurvey, get_survey
 from deniable.server.survey.explain import explain_survey
+from deniable.server.survey.translations import languages, translated
 
 from ..connections import get_db
-from ..i18n import explain_options, set_survey_language
+from ..i18n import LANGUAGE_NAMES, choose_language, explain_options, set_survey_language
 from ..paths import STATIC
 from ..ratelimit import limited
 from .forms import build_form, form_reports, unknown_fields
@@ -39,13 +45,42 @@ def load_published(slug: str) -> StoredSurvey:
     stored = get_survey(get_db(), slug)
     if stored is None or stored.status == "draft":
         abort(404, _("There is no survey called %(slug)s.", slug=repr(slug)))
-    set_survey_language(stored.survey.language)
+    language = choose_language(stored.survey)
+    set_survey_language(language)
+    # asked for on this request (?lang=): the form's action and the thank-you page keep it (keep_language)
+    g.asked_language = language if language and request.args.get("lang") == language else None
     return stored
+
+
+@bp.url_defaults
+def keep_language(endpoint: str, values: dict) -> None:
+    """A language asked for with ``?lang=`` stays on the addresses this page builds (the form's action, the
+    redirect to the thank-you page)."""
+    if g.get("asked_language") and "lang" not in values:
+        values["lang"] = g.asked_language
+
+
+def respondent_view(stored: StoredSurvey) -> StoredSurvey:
+    """``stored`` as the respondent reads it on this request: its survey in the page's language
+    (:func:`~deniable.server.survey.translations.translated`; the design is the same)."""
+    return replace(stored, survey=translated(stored.survey, g.get("survey_language")))
+
+
+def language_links(survey, invitation: str | None) -> list[tuple[str, str, str]]:
+    """``(code, name, address)`` of each language the survey is written in, for the switch (none for one
+    language); an invitation link's token stays on the address."""
+    offered = languages(survey)
+    if len(offered) < 2:
+        return []
+    endpoint = "respond.survey" if request.endpoint == "respond.submit" else request.endpoint
+    extra = {"t": invitation} if invitation else {}
+    return [(code, LANGUAGE_NAMES[code], url_for(endpoint, **(request.view_args or {}), **extra, lang=code))
+            for code in offered]
 
 
 def render_closed(stored: StoredSurvey, status: int = 410):
     """The friendly page for a survey that no longer accepts answers (any entry point)."""
-    return render_template("closed.html", survey=stored.survey), status
+    return render_template("closed.html", survey=respondent_view(stored).survey), status
 
 
 def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
@@ -63,11 +98,13 @@ def render_survey(stored: StoredSurvey, form=None, *, error: str | None = None,
             gate = _("This invitation link is not valid for this survey, or it has been used already. Please "
                      "open the whole link from your invitation, or ask the researchers for a new one.")
         status = 403 if gate else status
+    links = language_links(stored.survey, invitation)
+    stored = respondent_view(stored)
     return render_template(
         "survey.html", stored=stored, survey=stored.survey, form=form or build_form(stored.survey),
         privacy=explain_survey(stored.survey, **explain_options()), error=error, error_field=error_field,
         invitation=invitation, preview=preview, typed=survey_page_data(stored.survey),
-        card_scripts=card_scripts(stored.survey), gate=gate,
+        card_scripts=card_scripts(stored.survey), gate=gate, languages=links,
     ), status
 
 
@@ -105,7 +142,7 @@ def submit(slug):
 
 @bp.get("/s/<slug>/thanks")
 def thanks(slug):
-    stored = load_published(slug)
+    stored = respondent_view(load_published(slug))
     session.pop("sent", None)  # what a session of an earlier version may still hold
     return render_template("thanks.html", survey=stored.survey, typed=survey_page_data(stored.survey),
                            privacy=explain_survey(stored.survey, **explain_options()))

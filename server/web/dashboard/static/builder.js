@@ -15,6 +15,9 @@
 //   a protected single choice's randomization: ε for k-ary randomized response, else the chosen
 //   design's parameters, whose realized ε and numbers the panel shows (designOf, from plan.json).
 // - Every length limit, and repeated options, are said under the field as one types.
+// - Display logic: a question's condition picker lists the earlier questions asked directly whose type
+//   can decide (refreshConditions); a question with a condition is planned on the share of the target
+//   expected to reach it (its "reach" field, not saved), and its panel says so.
 
 import { questionId as idFrom, slugify } from "./naming.js";
 import { bound, points } from "./percent.js";
@@ -118,7 +121,10 @@ function renderPlan(panel, plan, target, margin) {
       " of the time ", el("span", { class: "plan-detail" },
         `(k = ${plan.k}, realized ε = ${plan.epsilon.toFixed(4)}, p = ${plan.p.toFixed(4)}, q = ${plan.q.toFixed(4)})`)));
     if (plan.warning) body.append(el("p", { class: "plan-warning" }, el("strong", {}, "Warning:"), ` ${plan.warning}`));
-    body.append(el("p", { class: "explain" }, `Respondents read: “${plan.coin} ${plan.posterior}”`));
+    // what the survey page shows: the short sentence, the rest behind "What does this mean?" (_panels.html)
+    body.append(el("p", { class: "explain" }, `Respondents read: “${plan.short}”`),
+      el("details", { class: "explain-more" }, el("summary", {}, "and behind “What does this mean?”"),
+        el("p", {}, `“${plan.coin} ${plan.posterior} ${plan.odds}”`)));
   } else {
     body.append(el("p", { class: "plan-keep" }, "Asked directly: ", el("strong", {}, "not protected"),
       ", the answer is sent as given."));
@@ -272,10 +278,12 @@ function designOf(card) {
     const clean = text.trim().replace(",", ".");
     return clean !== "" && Number.isFinite(Number(clean)) ? Number(clean) : clean;
   };
-  const design = { name: chosen.value };
+  // a named variant of a design (the respondent-side crosswise model) starts from its fixed keys
+  const design = { name: chosen.value, ...JSON.parse(chosen.closest("label").dataset.designSpec || "{}") };
   for (const name of names) {
     const input = card.querySelector(`[data-design-param="${name}"]`);
     const text = input ? input.value : "";
+    if (input && input.dataset.designText) { design[name] = text.trim(); continue; } // words, not a number
     design[name] = input && input.dataset.designList
       ? text.split("\n").map((line) => line.trim()).filter(Boolean).map(number) : number(text);
   }
@@ -297,6 +305,48 @@ function missing(card, params) {
   return null;
 }
 
+// ---------------------------------------------------------------- display logic
+//
+// The picker lists the earlier questions asked directly whose type can decide (data-condition-kinds,
+// from the types); a chosen one that no longer qualifies stays listed, so that Save says why.
+function refreshConditions() {
+  const all = cards();
+  all.forEach((card, i) => {
+    const select = card.querySelector("select.q-show-if");
+    if (!select) return;
+    const deciding = new Set(select.dataset.conditionKinds.split(" "));
+    const current = select.value;
+    const choices = all.slice(0, i).filter((c) => isDirect(c) && deciding.has(kindOf(c)))
+      .map((c) => [c.querySelector("input[id$='-qid']").value.trim(), c.querySelector("textarea[id$='-text']").value.trim()])
+      .filter(([id]) => id);
+    if (current && !choices.some(([id]) => id === current)) choices.push([current, ""]);
+    const options = choices.map(([id, text]) => {
+      const option = el("option", { value: id }, text ? `${id}: ${text.length > 40 ? `${text.slice(0, 37)}...` : text}` : id);
+      option.selected = id === current;
+      return option;
+    });
+    select.replaceChildren(select.options[0], ...options);
+  });
+}
+
+// The share of the target expected to reach a question (1 without a condition, or when the field is not
+// a percent above 0 and at most 100).
+function reachOf(card) {
+  const select = card.querySelector("select.q-show-if");
+  if (!select || !select.value) return 1;
+  const share = Number(fieldValue(card, "reach")) / 100;
+  return share > 0 && share <= 1 ? share : 1;
+}
+
+function noteReach(panel, target, reach) {
+  if (reach === 1) return;
+  const needed = Number(panel.dataset.needed);
+  panel.querySelector(".plan-body").append(el("p", { class: "plan-reach" },
+    `Planned on the ${thousands(Math.max(1, Math.round(target * reach)))} respondents expected to reach this question `
+    + `(${Math.round(reach * 1000) / 10} % of ${thousands(target)}): its estimates are of them only.`
+    + (needed > 0 ? ` Respondents needed in all: about ${thousands(Math.ceil(needed / reach))}.` : "")));
+}
+
 async function refresh(card) {
   const panel = card.querySelector(".plan-panel");
   const kind = kindOf(card);
@@ -315,7 +365,9 @@ async function refresh(card) {
     updateTotal();
     return;
   }
-  const { target, margin } = planInputs();
+  const { target: all, margin } = planInputs();
+  const reach = reachOf(card);
+  const target = Math.max(1, Math.round(all * reach)); // the respondents expected to reach it
   params.set("target", String(target));
   params.set("margin", String(margin));
   params.set("chart", `live-region-${card.dataset.index}`);
@@ -323,7 +375,11 @@ async function refresh(card) {
   else if (!direct) params.set("epsilon", epsilonText);
   // a type with its own panel sends it rendered (html); the others' numbers are drawn here
   await fetchPlan(card, panel, params,
-    (plan) => (plan.html !== undefined ? renderTyped(panel, plan) : renderPlan(panel, plan, target, margin)));
+    (plan) => {
+      if (plan.html !== undefined) renderTyped(panel, plan);
+      else renderPlan(panel, plan, target, margin);
+      noteReach(panel, all, reach);
+    });
 }
 
 function wireCard(card) {
@@ -346,6 +402,10 @@ function init() {
   follow(document.getElementById("title"), document.getElementById("slug"), slugify);
   cards().forEach(wireCard);
   wireLimits();
+  refreshConditions();
+  form.addEventListener("input", refreshConditions);
+  form.addEventListener("change", refreshConditions);
+  cards().filter((card) => reachOf(card) !== 1).forEach(schedule); // the page's panels planned on the whole target
   for (const id of ["target_n", "margin"]) {
     const input = document.getElementById(id);
     if (input) input.addEventListener("input", () => cards().forEach(schedule));
