@@ -429,6 +429,23 @@ def per_option(design) -> list[tuple[float, float]]:
                            f"own answer than under any other, equally (the {design.name} design is not)") from None
 
 
+def design_explanation(design, coin: str, epsilon: float, *, gettext, locale) -> dict:
+    """What a designed question's respondent reads: the design's sentence ``coin`` with the bounds of
+    ``epsilon`` (the question's realized ε), or, for a design that is not ε-LDP, the sentence and "not
+    protected by ε" (like the plain list experiment); a single choice's and a check-all's alike."""
+    from ..explain import bounds_sentences
+
+    if design.ldp:
+        return {**bounds_sentences(epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
+                "coin": coin, "protected": True, "design": design.name}
+    _ = gettext
+    return {"epsilon": None, "coin": coin + " " + _("Something it may send happens only with one of the answers, "
+                                                      "so it can give that answer away."),
+            "posterior": "", "odds": "", "summary": f"Not ε-LDP (the {design.name} design has a zero cell).",
+            "protected": False, "warning": None, "design": design.name,
+            "note": _("Not protected by ε."), "sent": _("not protected by ε — randomized by the survey's design")}
+
+
 class DesignedChoice(Choice):
     """A single choice randomized by a design of :mod:`deniable.client.designs` instead of k-ary
     randomized response: the report of option i is stored as option i's code; ε is the design's
@@ -602,7 +619,7 @@ class DesignedChoice(Choice):
     def explanation(self, q, *, gettext, locale):
         """The design's sentence (:func:`..explain.design_coin`) with the bounds of its realized ε; for a
         design that is not ε-LDP, the sentence and "not protected by ε" (like the plain list experiment)."""
-        from ..explain import bounds_sentences, design_coin
+        from ..explain import design_coin
 
         d = design_of(q)
         if d.respondent_side:
@@ -611,15 +628,7 @@ class DesignedChoice(Choice):
             return {**respondent_crosswise(d, gettext=gettext, locale=locale), "declared_epsilon": None,
                     "protected": True, "design": d.name}
         coin = design_coin(d, q.options, gettext=gettext, locale=locale)
-        if d.ldp:
-            return {**bounds_sentences(d.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
-                    "coin": coin, "protected": True, "design": d.name}
-        _ = gettext
-        return {"epsilon": None, "coin": coin + " " + _("Something it may send happens only with one of the answers, "
-                                                          "so it can give that answer away."),
-                "posterior": "", "odds": "", "summary": f"Not ε-LDP (the {d.name} design has a zero cell).",
-                "protected": False, "warning": None, "design": d.name,
-                "note": _("Not protected by ε."), "sent": _("not protected by ε — randomized by the survey's design")}
+        return design_explanation(d, coin, d.epsilon, gettext=gettext, locale=locale)
 
     def api_design(self, q):
         """``options``, ``k``, the ``design`` (its name and parameters), its integer ``weights``

@@ -34,7 +34,7 @@ from deniable.client.multi import MAX_MULTI, check_ticks, direct_multi, from_mas
 
 from ..definition import DefinitionError, labels_field
 from .base import AuditSampler, NotAvailable, QuestionType, fmt, headline, json_number, lines, pct
-from .choice import DESIGN_SLOTS, RANDOMIZATIONS, _path as design_path, builder_design, canonical
+from .choice import DESIGN_SLOTS, RANDOMIZATIONS, _path as design_path, builder_design, canonical, design_explanation
 from .registry import register
 
 TICKS_RE = re.compile(r"[YN]{1,20}")
@@ -602,19 +602,9 @@ class DesignedMulti(Multi):
     def explanation(self, q, *, gettext, locale):
         """The bounds of the whole answer's realized ε (K times a tick's) and the design's sentence; for a
         design that is not ε-LDP, the sentence and "not protected by ε", as for a single choice."""
-        from ..explain import bounds_sentences
-
         d = tick_design_of(q)
-        coin = self.coin(q, gettext=gettext, locale=locale)
-        if d.ldp:
-            return {**bounds_sentences(q.mechanism.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
-                    "coin": coin, "protected": True, "design": d.name}
-        _ = gettext
-        return {"epsilon": None, "coin": coin + " " + _("Something it may send happens only with one of the answers, "
-                                                          "so it can give that answer away."),
-                "posterior": "", "odds": "", "summary": f"Not ε-LDP (the {d.name} design has a zero cell).",
-                "protected": False, "warning": None, "design": d.name,
-                "note": _("Not protected by ε."), "sent": _("not protected by ε — randomized by the survey's design")}
+        return design_explanation(d, self.coin(q, gettext=gettext, locale=locale), q.mechanism.epsilon,
+                                  gettext=gettext, locale=locale)
 
     def api_design(self, q):
         """``type``, ``options``, ``k``, the ``design`` object, each tick's integer ``tick_weights`` (reports ×
