@@ -221,7 +221,7 @@ KEY_CHARS = "".join(sorted("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 KEY_LENGTH = 16
 PREFIX = 5  # 30 bits: the cursor of a growth pass, stored above the design width (WIDTH_BITS)
 PREFIXES = 64 ** PREFIX
-STEP = 1000  # slots rewritten by one step of a growth pass: a few milliseconds under the write lock
+STEP = 250  # slots rewritten by one step of a growth pass: about a millisecond under the write lock (docs/benchmarks.md: 250 beat 1,000)
 
 
 def prefix_key(number: int) -> str:
