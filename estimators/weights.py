@@ -389,6 +389,97 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
         std_error=frozen(np.array(errors) / span), ci_low=frozen(to_pi(lows)), ci_high=frozen(to_pi(highs)))
 
 
+DESIGN_WALD = ("Wald t interval (linearization) on the weights' Satterthwaite degrees of freedom, clipped to "
+               "[0, 1]: no report of this design is affine in one share")
+
+
+def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidence: float = 0.95,
+                             subset=None) -> WeightedResult:
+    """Each answer's share from ``reports`` (report indices) made under a randomized-response
+    ``design`` (:class:`deniable.client.designs.Design`), under a survey design ``sample``.
+
+    With ``M`` the design's realized matrix (reports × answers) and ``λ̂_r = Σ w_i [R_i = r]/Σ w_i``
+    the weighted (Hájek) report shares, ``E λ̂ ≈ λ = M π``, so the estimate is
+    ``π̂ = M⁺ λ̂`` (:func:`deniable.estimators.designs.unbiased` with weighted shares; ``M⁺ M = I``).
+    It is linear in λ̂, so its linearized covariance is ``M⁺ Σ̂ M⁺ᵀ`` with Σ̂ the design-based
+    covariance of λ̂ (:func:`linearized_covariance` of the influence values
+    ``w_i ([R_i = r] − λ̂_r)/Σw``; Binder 1983).  Equivalently π̂_t is the weighted mean of the
+    *debiased indicator* ``z_it = M⁺[t, R_i]`` (``Σ_r M⁺[t, r] = 1`` as the columns of M sum to 1),
+    so R's ``svymean(~z_t, design)`` gives the same estimate and standard error.
+
+    Intervals:
+
+    * a binary design: report r (the one whose probability differs most between the answers) has
+      ``λ_r = b + (a − b) π₀`` (``a = M[r, 0]``, ``b = M[r, 1]``), the form of k-ary randomized
+      response with ``p = max(a, b)``, ``q = min(a, b)``; Korn and Graubard's interval for λ_r (at
+      the weights' Satterthwaite degrees of freedom, as :func:`weighted_estimate`) maps through
+      ``(x − q)/(p − q)`` to the answer whose probability it rises with, ``1 −`` it to the other;
+    * forced response: ``λ_t = p_t + p π_t`` for every answer t, so report t's interval maps
+      through ``p = p + p_t``, ``q = p_t``;
+    * other designs with more than two answers: no report is affine in one share, so the Wald
+      interval ``π̂_t ± t_{ν, 1−α/2} SE_t`` (ν: :func:`weights_degrees_of_freedom`), clipped to [0, 1]
+      and labelled so (:data:`DESIGN_WALD`).
+
+    ``p`` and ``q`` of the result are a binary design's (forced response: those of the largest
+    ``p_t``), NaN otherwise; ``subset`` is a domain as for :func:`weighted_estimate`."""
+    confidence = check_confidence(confidence)
+    m = np.asarray(design.matrix, dtype=float)
+    k_reports, k = m.shape
+    r = np.asarray(reports)
+    if r.shape != (sample.n,) or r.dtype.kind not in "iu":
+        raise DesignError(f"reports: one report index per respondent ({sample.n}) needed", "reports")
+    if r.min() < 0 or r.max() >= k_reports:
+        raise DesignError(f"reports: report indices must be 0..{k_reports - 1}", "reports")
+    n, df = sample.n, sample.degrees_of_freedom
+    if subset is not None:
+        subset = np.asarray(subset, dtype=bool)
+        if subset.shape != (sample.n,):
+            raise DesignError(f"subset: one flag per respondent ({sample.n}) needed", "subset")
+        n, df = int(subset.sum()), domain_degrees_of_freedom(sample, subset)
+        sample = replace(sample, weights=sample.weights * subset)
+        if not np.any(sample.weights > 0):
+            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
+    w = sample.weights
+    interval_df = weights_degrees_of_freedom(sample, subset)
+    y = (r[:, None] == np.arange(k_reports)).astype(float)
+    lam = w @ y / w.sum()
+    sigma = linearized_covariance(w[:, None] * (y - lam) / w.sum(), sample)
+    pinv = np.linalg.pinv(m)
+    estimate = pinv @ lam
+    std_error = np.sqrt(np.clip(np.diag(pinv @ sigma @ pinv.T), 0.0, None))
+    report_se = np.sqrt(np.clip(np.diag(sigma), 0.0, None))
+
+    def kg(row: int, hi: float, lo: float) -> tuple[float, float]:
+        low, high = korn_graubard(float(lam[row]), float(sigma[row, row]), n, interval_df, confidence)
+        return (float(np.clip((low - lo) / (hi - lo), 0, 1)), float(np.clip((high - lo) / (hi - lo), 0, 1)))
+
+    p_shown = q_shown = float("nan")
+    method = WeightedResult.method
+    if k == 2:
+        row = int(np.argmax(np.abs(m[:, 0] - m[:, 1])))
+        a, b = float(m[row, 0]), float(m[row, 1])
+        p_shown, q_shown = max(a, b), min(a, b)
+        lo, hi = kg(row, p_shown, q_shown)
+        first = (lo, hi) if a > b else (1 - hi, 1 - lo)  # the report rises with answer 0, or with answer 1
+        lows, highs = np.array([first[0], 1 - first[1]]), np.array([first[1], 1 - first[0]])
+    elif design.name == "forced":
+        params = dict(design.params)
+        truth, forced = float(params["p"]), [float(v) for v in params["forced"]]
+        q_shown = max(forced)
+        p_shown = truth + q_shown
+        ends = [kg(j, truth + forced[j], forced[j]) for j in range(k)]
+        lows, highs = np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+    else:
+        half = float(t.ppf(1 - (1 - confidence) / 2, interval_df)) * std_error
+        lows, highs = np.clip(estimate - half, 0.0, 1.0), np.clip(estimate + half, 0.0, 1.0)
+        method = DESIGN_WALD
+    return WeightedResult(
+        n=n, effective_n=sample.effective_n, degrees_of_freedom=df, k=k, epsilon=design.epsilon, p=p_shown,
+        q=q_shown, confidence=confidence, report_share=frozen(lam), report_std_error=frozen(report_se),
+        estimate=frozen(estimate), std_error=frozen(std_error), ci_low=frozen(lows), ci_high=frozen(highs),
+        method=method)
+
+
 @dataclass(frozen=True, eq=False)
 class WeightedDifference(Result):
     """The difference of two groups' weighted means (a list experiment's treatment − control)."""
@@ -965,5 +1056,5 @@ __all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult"
            "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "fieller", "korn_graubard",
            "linearized_covariance", "linearized_variance", "rake", "raked_crosstab", "raked_estimate", "raked_mean",
            "survey_design",
-           "WeightedDifference", "weighted_crosstab", "weighted_difference", "weighted_estimate",
-           "weights_degrees_of_freedom"]
+           "WeightedDifference", "weighted_crosstab", "weighted_design_estimate", "weighted_difference",
+           "weighted_estimate", "weights_degrees_of_freedom", "DESIGN_WALD"]

@@ -13,6 +13,10 @@ linearization with the strata and clusters, and Korn–Graubard intervals at the
 sample size with its degrees of freedom.  A question some respondents did not answer is a domain:
 the respondents who did not answer it keep their place in the design with weight 0 (as R's
 ``subset()`` of a design does), so the strata and clusters still say how the sample was drawn.
+A single choice with a randomized-response design (forced response, Warner, …) gets
+:func:`deniable.estimators.weights.weighted_design_estimate`: the design's ``M⁺`` applied to the
+weighted report shares, Korn–Graubard intervals mapped through the design where one report is
+affine in one share (binary designs, forced response), else a clipped Wald t interval.
 A type whose headline is a mean of per-respondent unbiased scores (a numeric question's mean:
 :meth:`~.questions.base.QuestionType.linear_scores`) gets the weighted mean of its scores — a linear
 statistic, so the same linearization gives its variance — and the t interval with the design's
@@ -44,7 +48,8 @@ from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, 
                                          WeightedDifference, WeightedResult, domain_degrees_of_freedom,
                                          linearized_variance, rake, raked_crosstab, raked_estimate, raked_mean,
                                          survey_design,
-                                         weighted_crosstab, weighted_difference, weighted_estimate)
+                                         weighted_crosstab, weighted_design_estimate, weighted_difference,
+                                         weighted_estimate)
 
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Question, Survey
@@ -65,10 +70,18 @@ def unweighted_reason(q: Question) -> str | None:
             return None
         return (f"a {q.qtype.label} question: weighted estimates cover single-choice, numeric, check-all and list "
                 "questions so far (the design-based variance of its estimator is not implemented yet)")
-    if q.qtype.mechanism(q) != resolve(q.qtype.n_cells(q), q.epsilon):
-        return ("its randomization is not k-ary randomized response: weighted estimates cover single-choice "
-                "questions with an ε (or asked directly) so far")
+    mech = q.qtype.mechanism(q)
+    if getattr(mech, "design", None) is not None:  # a randomized-response design: M⁺ of the weighted shares
+        return None
+    if mech != resolve(q.qtype.n_cells(q), q.epsilon):
+        return ("its randomization is neither k-ary randomized response nor a randomized-response design: weighted "
+                "estimates cover single-choice questions with an ε, a design, or asked directly")
     return None
+
+
+def _designed(q: Question) -> bool:
+    """Whether ``q`` is a single choice randomized by a randomized-response design (not k-ary RR)."""
+    return q.qtype.categorical and getattr(q.qtype.mechanism(q), "design", None) is not None
 
 
 def check_weighted(survey: Survey) -> None:
@@ -166,6 +179,10 @@ def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, c
     if n == 0:
         return 0, None
     domain = design if answered.all() else dataclasses.replace(design, weights=design.weights * answered)
+    design_of_q = getattr(q.qtype.mechanism(q), "design", None) if q.qtype.categorical else None
+    if design_of_q is not None:
+        return n, weighted_design_estimate(np.where(answered, reports, 0), design_of_q, domain,
+                                           confidence=confidence, subset=subset)
     if q.qtype.categorical:
         return n, weighted_estimate(np.where(answered, reports, 0), q.epsilon, domain, k=q.qtype.n_cells(q),
                                     confidence=confidence, subset=subset)
@@ -336,6 +353,9 @@ def weighted_crosstab_of(dataset: Dataset, columns: DesignColumns, row: Question
     for q in (row, col):
         if not q.qtype.categorical:
             raise DesignError(f"--crosstab: question {q.id!r} is not a single-choice question", "crosstab")
+        if getattr(q.qtype.mechanism(q), "design", None) is not None:
+            raise DesignError(f"--crosstab: question {q.id!r} has a randomized-response design: its weighted "
+                              "cross-tab is not available", "crosstab")
     design = design_of(dataset, columns)
     rows = np.asarray(dataset.columns[row.id], dtype=np.int64)
     cols = np.asarray(dataset.columns[col.id], dtype=np.int64)
@@ -441,9 +461,13 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
                 "estimate": json_number(r.estimate[i]), "std_error": json_number(r.std_error[i]),
                 "ci_low": json_number(r.ci_low[i]), "ci_high": json_number(r.ci_high[i])}
                for i, label in enumerate(q.options)]
+    designed = getattr(q.qtype.mechanism(q), "design", None)
+    if designed is not None:  # a randomized-response design: named, its realized ε only (none declared)
+        head = {**head, "design": designed.name}
     return {**head, "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
             "epsilon": json_number(r.epsilon) if q.protected else None,
-            "declared_epsilon": q.epsilon if q.protected else None, "p": json_number(r.p), "q": json_number(r.q),
+            "declared_epsilon": q.epsilon if q.protected and designed is None else None,
+            "p": json_number(r.p), "q": json_number(r.q),
             "method": r.method, "confidence": json_number(r.confidence), "simultaneous": r.simultaneous,
             "options": options}
 
@@ -496,6 +520,9 @@ def weighted_table(w: Weighted, grid) -> str:
             continue
         privacy = (f"ε = {r.epsilon:.4f} (declared {q.epsilon:g}) · p = {r.p:.4f}, q = {r.q:.4f}" if q.protected
                    else "asked directly (not randomized)")
+        designed = getattr(q.qtype.mechanism(q), "design", None)
+        if designed is not None:  # a randomized-response design: its name and realized ε (none: not ε-LDP)
+            privacy = f"{designed.name} design · " + (f"ε = {r.epsilon:.4f}" if designed.ldp else "not ε-LDP")
         rows = [[label, pct(r.report_share[i]), pct(r.estimate[i]), pct(r.std_error[i]),
                  f"[{pct(r.ci_low[i])}, {pct(r.ci_high[i])}]"] for i, label in enumerate(q.options)]
         lines += [f"  n = {n:,} · weighted · {privacy}",
@@ -554,6 +581,9 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     formula = parse_formula(text, survey)
     outcome = formula.outcome
     reason = unweighted_reason(outcome)
+    if reason is None and getattr(outcome.qtype.mechanism(outcome), "design", None) is not None:
+        reason = ("a single choice with a randomized-response design: its weighted regression (the design's "
+                  "matrix in the pseudo-likelihood) is not available yet")
     if reason is not None or not outcome.qtype.categorical:
         raise FormulaError(f"--weights: the outcome {outcome.id!r} is {reason or 'not a single-choice question'}")
     patterns = from_dataset(Dataset(survey, dict(dataset.columns)))
@@ -760,7 +790,8 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
             skipped_questions.append((q, "not in the answer patterns (estimate it from the responses file)"))
             continue
         reason = unweighted_reason(q)
-        if reason is None and (q.qtype.tick_columns(q) is not None or q.qtype.arm_scores(q) is not None):
+        if reason is None and (q.qtype.tick_columns(q) is not None or q.qtype.arm_scores(q) is not None
+                               or _designed(q)):
             reason = (f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet "
                       "(it takes --weights COLUMN)")
         if reason is not None:
@@ -821,8 +852,8 @@ def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
         raise DesignError(f"{field}: question {q.id!r} is not in the answer patterns, so it has no raked estimate",
                           field)
     reason = unweighted_reason(q)
-    if reason is None and not q.qtype.categorical and (q.qtype.tick_columns(q) is not None
-                                                       or q.qtype.arm_scores(q) is not None):
+    if reason is None and (_designed(q) or not q.qtype.categorical and (q.qtype.tick_columns(q) is not None
+                                                                        or q.qtype.arm_scores(q) is not None)):
         reason = f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet"
     if reason is not None:
         raise DesignError(f"{field}: question {q.id!r} is {reason}", field)
