@@ -32,14 +32,35 @@ from . import charts
 CONFIDENCES = ["0.90", "0.95", "0.99"]
 
 
+METHOD_LABELS = {  # each interval method in plain words; its technical name stays the value (and in the API)
+    "exact": "Exact, never too short (the default)",
+    "likelihood": "Likelihood ratio",
+    "wilson": "Wilson score",
+    "clopper-pearson": "Clopper–Pearson, never too short, wider",
+    "wald": "Normal approximation (Wald), can be too short",
+}
+METHOD_NOTES = {  # what the page's "What are these methods?" says of each
+    "exact": "Feldman–Cousins intervals, inverted from the exact binomial distribution of the reports: they "
+             "cover the true share at least as often as the confidence level says, for every share and every n.",
+    "likelihood": "Profile likelihood-ratio intervals: close to the level on average, sometimes a little short.",
+    "wilson": "Wilson score intervals on the randomized reports, mapped to the true share: close to the level on "
+              "average.",
+    "clopper-pearson": "Clopper–Pearson intervals on the randomized reports, mapped to the true share: exact and "
+                       "conservative, wider than Feldman–Cousins.",
+    "wald": "Estimate ± z standard errors: short, and too short for small n or shares near 0 or 1.",
+}
+
+
 class ResultsForm(Form):
     """The GET selectors of the results page and the API (no CSRF: reads only)."""
 
-    method = SelectField("Interval method", choices=lambda: list(estimators.METHODS), default="exact")
+    method = SelectField("Interval method", choices=lambda: [(m, METHOD_LABELS[m]) for m in estimators.METHODS],
+                         default="exact")
+    method_notes = METHOD_NOTES  # the page's "What are these interval methods?" (dashboard/_methods.html)
     confidence = SelectField("Confidence", choices=CONFIDENCES, default="0.95")
     simultaneous = BooleanField("Simultaneous (all options of a question at once, Bonferroni)")
     monitoring = BooleanField("Monitoring (intervals valid however often you look: confidence sequences)")
-    fake = BoundedIntegerField("Fake respondents m", default=10,
+    fake = BoundedIntegerField("Fake respondents to allow for", default=10,
                         validators=[Optional(), NumberRange(min=0, max=10**9)])
 
     @property
