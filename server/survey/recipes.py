@@ -43,14 +43,19 @@ def question_design(q) -> dict:
     ``id``, ``text``, ``required``, ``protected`` and what its type publishes
     (:meth:`~deniable.server.survey.questions.base.QuestionType.api_design`: a choice ``options``, ``k``
     and, when protected, ``epsilon``, ``threshold``, ``p``, ``q``, ``realized_epsilon``; the other types
-    add ``type`` and their mechanism's integers).  A type that publishes no design says why in
-    ``not_available`` instead of failing.
+    add ``type`` and their mechanism's integers), and ``show_if`` / ``page_break`` when the question has
+    them (display logic: the server refuses an answer to a question the respondent was not asked).  A
+    type that publishes no design says why in ``not_available`` instead of failing.
     """
     item = {"id": q.id, "text": q.text, "required": q.required, "protected": q.protected}
     try:
         item.update(q.qtype.api_design(q))
     except NotAvailable as exc:
         item.update(type=q.qtype.name, not_available=str(exc))
+    if q.show_if is not None:  # asked only of some respondents: a client must not send it to the others
+        item["show_if"] = {"question": q.show_if.question, "in": list(q.show_if.options)}
+    if q.page_break:
+        item["page_break"] = True
     return item
 
 

@@ -145,3 +145,12 @@ def test_a_question_asked_of_some_respondents_is_labelled_a_subgroup_everywhere(
     assert f"many: How many a day?\n  {words}: its estimates are of them only" in table.output
     as_json = runner.invoke(cli, ["estimate", "--db", db_path, "logic", "--format", "json"])
     assert {q["id"]: q.get("asked_of") for q in json.loads(as_json.output)["questions"]}["many"] == words
+
+
+def test_the_api_publishes_each_condition_and_page_break(client, logic_survey):
+    """A client of the JSON API (the embed, deniable.client.submit) learns which questions are asked of whom."""
+    questions = {q["id"]: q for q in client.get("/api/v1/surveys/logic").get_json()["questions"]}
+    assert questions["many"]["show_if"] == {"question": "smoke", "in": ["Yes", "Sometimes"]}
+    assert questions["pipe"]["show_if"] == {"question": "kinds", "in": ["Pipe"]}
+    assert questions["kinds"]["page_break"] is True and questions["end"]["page_break"] is True
+    assert "show_if" not in questions["smoke"] and "page_break" not in questions["smoke"]
