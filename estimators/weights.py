@@ -315,6 +315,23 @@ class WeightedResult(Result):
     simultaneous: bool = False  # Bonferroni: each option's interval at 1 − α/k (sampling.weighted_estimates)
 
 
+def _domain(design: SurveyDesign, subset) -> tuple[SurveyDesign, int, int, float]:
+    """``(design, n, df, interval_df)`` for the whole sample (``subset`` None) or a domain of it: the
+    design with the weights of everyone outside the domain set to 0 (domain estimation keeps their
+    clusters and strata), the domain's respondents, its design degrees of freedom, and the degrees of
+    freedom its intervals use (:func:`weights_degrees_of_freedom`: ≤ df, fewer when the weights are unequal)."""
+    n, df = design.n, design.degrees_of_freedom
+    if subset is not None:
+        subset = np.asarray(subset, dtype=bool)
+        if subset.shape != (design.n,):
+            raise DesignError(f"subset: one flag per respondent ({design.n}) needed", "subset")
+        n, df = int(subset.sum()), domain_degrees_of_freedom(design, subset)
+        design = replace(design, weights=design.weights * subset)
+        if not np.any(design.weights > 0):
+            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
+    return design, n, df, weights_degrees_of_freedom(design, subset)
+
+
 def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None = None,
                       confidence: float = 0.95, subset=None) -> WeightedResult:
     """Estimate each option's share from randomized ``reports`` (option indices) under a survey design.
@@ -355,17 +372,8 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     if r.min() < 0 or r.max() >= k:
         raise DesignError(f"reports: option indices must be 0..{k - 1}", "reports")
     mech = resolve(k, epsilon)
-    n, df = design.n, design.degrees_of_freedom
-    if subset is not None:
-        subset = np.asarray(subset, dtype=bool)
-        if subset.shape != (design.n,):
-            raise DesignError(f"subset: one flag per respondent ({design.n}) needed", "subset")
-        n, df = int(subset.sum()), domain_degrees_of_freedom(design, subset)
-        design = replace(design, weights=design.weights * subset)
-        if not np.any(design.weights > 0):
-            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
+    design, n, df, interval_df = _domain(design, subset)
     w = design.weights
-    interval_df = weights_degrees_of_freedom(design, subset)  # ≤ df: fewer when the weights are unequal
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         y = (r == j).astype(float)
@@ -430,17 +438,8 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
         raise DesignError(f"reports: one report index per respondent ({sample.n}) needed", "reports")
     if r.min() < 0 or r.max() >= k_reports:
         raise DesignError(f"reports: report indices must be 0..{k_reports - 1}", "reports")
-    n, df = sample.n, sample.degrees_of_freedom
-    if subset is not None:
-        subset = np.asarray(subset, dtype=bool)
-        if subset.shape != (sample.n,):
-            raise DesignError(f"subset: one flag per respondent ({sample.n}) needed", "subset")
-        n, df = int(subset.sum()), domain_degrees_of_freedom(sample, subset)
-        sample = replace(sample, weights=sample.weights * subset)
-        if not np.any(sample.weights > 0):
-            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
+    sample, n, df, interval_df = _domain(sample, subset)
     w = sample.weights
-    interval_df = weights_degrees_of_freedom(sample, subset)
     y = (r[:, None] == np.arange(k_reports)).astype(float)
     lam = w @ y / w.sum()
     sigma = linearized_covariance(w[:, None] * (y - lam) / w.sum(), sample)
