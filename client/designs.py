@@ -396,6 +396,9 @@ SIDES = ("device", "respondent")
 RESPONDENT_KEYS = ("fact", "prevalence_range")
 # Named variants of a design, as the builder offers them: the variant's fixed keys and the parameters it edits.
 VARIANTS = {"respondent_crosswise": ({"name": "crosswise", "side": "respondent"}, ("prevalence", *RESPONDENT_KEYS))}
+# The designs (by the name the builder offers them under) that a check-all question's ticks cannot use
+# (:func:`tick_design` refuses them): the respondent-side crosswise model would need a private fact per tick.
+NOT_ON_TICKS = frozenset({"respondent_crosswise"})
 
 
 def variant_of(spec: dict) -> str:
@@ -517,7 +520,7 @@ def tick_design(spec) -> Design:
     >>> tick_design({"name": "warner", "p": 0.75}).reports
     ('ticked', 'not ticked')
     """
-    if isinstance(spec, dict) and spec.get("name") == "crosswise" and spec.get("side") == "respondent":
+    if isinstance(spec, dict) and "name" in spec and variant_of(spec) in NOT_ON_TICKS:
         raise DesignError("side", "the respondent-side crosswise design is for a single-choice question: each tick "
                                   "would need its own private fact")
     return from_definition(spec, list(TICK_ANSWERS))

@@ -25,6 +25,12 @@ The answers, by question type:
   in the treatment arm — or, when the caller showed the list itself, ``{"arm": a, "count": c}`` with the
   arm from :func:`~deniable.client.listexp.assign_arms` and the count of the items shown.
 
+Display logic: a question with a ``show_if`` (published by the API) is asked only of respondents whose
+direct answer to an earlier question is one of some options (a check-all question: any of them ticked).
+As the server refuses an answer to a question the respondent was not asked, :func:`submit` refuses it
+first, naming the question, before anything is drawn or sent (:func:`asked`, the server's rule in
+``deniable.server.survey.logic``); a question not asked need not be answered, even when required.
+
 >>> submit("http://127.0.0.1:8000", "demo", {"drug_use": 1, "cheating": 0})   # doctest: +SKIP
 'k3bq0Vw2mXJ9R1tA'
 """
@@ -209,13 +215,76 @@ def published_mechanism(q: dict):
     return q["k"], epsilon
 
 
+def fetch_design(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict:
+    """The survey's published design document (``GET /api/v1/surveys/<slug>``)."""
+    url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}"
+    return _request(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
+
+
 def fetch_mechanisms(base_url: str, slug: str, *, timeout: float = TIMEOUT) -> dict[str, tuple]:
     """Return ``{qid: (k, mechanism)}`` from the survey's published design (:func:`published_mechanism`:
     for a single choice ``(k, epsilon)``, ε None = asked directly, or ``(k, Design)`` for a design,
     sampled from its integer weights)."""
-    url = f"{base_url.rstrip('/')}/api/v1/surveys/{slug}"
-    design = _request(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
+    design = fetch_design(base_url, slug, timeout=timeout)
     return {q["id"]: published_mechanism(q) for q in design["questions"]}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A question's published ``show_if``: asked only when the direct answer to ``question`` is one of
+    ``options`` (labels; ``indices`` their places among that question's options)."""
+
+    question: str
+    options: tuple[str, ...]
+    indices: frozenset[int]
+
+    def words(self) -> str:
+        """Who is asked, in the server's words (``logic.asked_of``)."""
+        labels = " or ".join(f"“{label}”" for label in self.options)
+        return f"asked of respondents who answered {self.question} = {labels}"
+
+
+def published_conditions(design: dict) -> dict[str, Condition]:
+    """``{qid: Condition}`` of the questions of a published design that have a ``show_if``, in the survey's
+    order (a condition names an earlier question)."""
+    options = {q["id"]: q.get("options", []) for q in design["questions"]}
+    out = {}
+    for q in design["questions"]:
+        if "show_if" in q:
+            source, labels = q["show_if"]["question"], tuple(q["show_if"]["in"])
+            out[q["id"]] = Condition(source, labels, frozenset(options[source].index(label) for label in labels))
+    return out
+
+
+def asked(answers: dict, mechanisms: dict[str, tuple], conditions: dict[str, Condition]) -> dict[str, bool]:
+    """Whether each question with a condition is asked, given the caller's ``answers``: the server's rule
+    (``deniable.server.survey.logic.is_shown``) — hidden when the question it depends on was not answered
+    or was itself hidden; a condition's question is asked directly, so its answer is what is sent.  A bad
+    answer to that question is a ValueError naming it (as :func:`make_reports` would say)."""
+    out: dict[str, bool] = {}
+    for qid, condition in conditions.items():
+        source = condition.question
+        if not out.get(source, True) or answers.get(source) is None:
+            out[qid] = False
+            continue
+        k, mech = mechanisms[source]
+        try:
+            if isinstance(mech, CheckAll):  # any of the options ticked
+                ticks = check_ticks(answers[source], mech.k)
+                out[qid] = any(ticks[j] for j in condition.indices)
+            else:
+                out[qid] = check_option(answers[source], k) in condition.indices
+        except MechanismError as exc:
+            raise ValueError(f"{source}: answer {exc}") from None
+    return out
+
+
+def check_asked(answers: dict, mechanisms: dict[str, tuple], conditions: dict[str, Condition]) -> None:
+    """Refuse, as the server would, an answer to a question this respondent is not asked (ValueError naming it)."""
+    for qid, shown in asked(answers, mechanisms, conditions).items():
+        if not shown and qid in answers:
+            raise ValueError(f"{qid}: this question is not asked of this respondent "
+                             f"({conditions[qid].words()}): send no answer for it")
 
 
 def published_design(q: dict) -> Design:
@@ -229,8 +298,15 @@ def published_design(q: dict) -> Design:
     return Design(name=spec["name"], params=(), weights=weights, reports=tuple(q["options"]))
 
 
-def make_reports(answers: dict, mechanisms: dict[str, tuple]) -> dict:
-    """Randomize each protected answer once (OS CSPRNG); direct answers are passed through."""
+def make_reports(answers: dict, mechanisms: dict[str, tuple], conditions: dict[str, Condition] | None = None) -> dict:
+    """Randomize each protected answer once (OS CSPRNG); direct answers are passed through.  With the survey's
+    ``conditions`` (:func:`published_conditions`), an answer to a question not asked is refused first
+    (:func:`check_asked`), before anything is drawn."""
+    if conditions:
+        unknown = next((qid for qid in answers if qid not in mechanisms), None)
+        if unknown is not None:
+            raise ValueError(f"{unknown}: not a question of this survey")
+        check_asked(answers, mechanisms, conditions)
     reports = {}
     for qid, value in answers.items():
         if qid not in mechanisms:
@@ -266,13 +342,17 @@ def post_reports(base_url: str, slug: str, reports: dict, *, timeout: float = TI
 
 
 def submit(base_url: str, slug: str, answers: dict, mechanisms: dict[str, tuple] | None = None, *,
-           timeout: float = TIMEOUT) -> str:
+           conditions: dict[str, Condition] | None = None, timeout: float = TIMEOUT) -> str:
     """Randomize ``answers`` ``{qid: answer}`` (the module says each type's answer) and submit them;
     return the response id.
 
     ``mechanisms`` ``{qid: (k, mechanism)}`` must be the survey's own; by default it is fetched
-    from ``/api/v1/surveys/<slug>`` (:func:`fetch_mechanisms`).
+    from ``/api/v1/surveys/<slug>`` (:func:`fetch_mechanisms`), with the questions' display logic
+    (:func:`published_conditions`): an answer to a question this respondent is not asked is a ValueError
+    naming it, and nothing is sent.  Given ``mechanisms``, pass ``conditions`` for the same check.
     """
     if mechanisms is None:
-        mechanisms = fetch_mechanisms(base_url, slug, timeout=timeout)
-    return post_reports(base_url, slug, make_reports(answers, mechanisms), timeout=timeout)
+        design = fetch_design(base_url, slug, timeout=timeout)
+        mechanisms = {q["id"]: published_mechanism(q) for q in design["questions"]}
+        conditions = published_conditions(design)
+    return post_reports(base_url, slug, make_reports(answers, mechanisms, conditions), timeout=timeout)

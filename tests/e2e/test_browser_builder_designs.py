@@ -97,3 +97,33 @@ def test_the_live_panel_shows_each_designs_epsilon_and_precision(builder, live_s
     assert json.loads(question.design) == {"name": "warner", "p": 0.75}
     assert page.locator("#questions-0-randomization-2").is_checked()  # the saved draft opens with its design
     panel_says(page, 0, f"ε = {math.log(3):.4f}")
+
+
+def test_each_type_offers_only_the_designs_it_can_use(builder, live_server, app):
+    """A check-all question is not offered the respondent-side crosswise model (a tick would need its own private
+    fact), a single choice is; switching a question to check-all while that design is chosen falls back to
+    randomized response at ε, so the saved draft holds what was shown."""
+    page = builder
+    page.goto(f"{live_server}/dashboard/new")
+    page.fill("#title", "Offered designs")
+    page.fill("#questions-0-text", "Which of these have you used?")
+    page.fill("#questions-0-qid", "used")
+    page.fill("#questions-0-options", "Cannabis\nCocaine")
+    respondent_side = page.locator("label:has(#questions-0-randomization-6)")
+    device_side = page.locator("label:has(#questions-0-randomization-5)")
+    assert respondent_side.is_visible() and device_side.is_visible()  # a single choice: both crosswise models
+    page.check("#questions-0-randomization-6")
+    page.check("#questions-0-kind-2")  # check all that apply
+    assert not respondent_side.is_visible() and device_side.is_visible()
+    assert page.locator("#questions-0-randomization-0").is_checked()
+    assert page.locator("#questions-0-epsilon").is_visible()
+    page.check("#questions-0-kind-0")  # back to a single choice: offered again
+    assert respondent_side.is_visible()
+    page.check("#questions-0-kind-2")
+    page.fill("#questions-0-epsilon", "2")
+    with page.expect_navigation():
+        page.click("#save")
+    assert page.url.endswith("/dashboard/offered-designs/edit")
+    question = get_survey(open_db(app), "offered-designs").survey.questions[0]
+    assert (question.qtype.name, question.design, question.epsilon) == ("multi", None, 2.0)
+    assert not respondent_side.is_visible() and page.locator("#questions-0-randomization-0").is_checked()

@@ -104,7 +104,7 @@ def test_the_printed_surveyjs_recipe_runs_numeric_and_list_questions(page, live_
         page.fill("#deniable-habits-hours-value", "3.25")  # not a step of 0.5
         page.locator("input[type=button][value='Next'], button:has-text('Next')").first.click()
         alert = page.locator("[data-deniable-qid=hours] .deniable-error")
-        assert alert.inner_text() == "Please give a number from 0 to 20 in steps of 0.5."
+        assert alert.inner_text() == "Please give a multiple of 0.5 from 0 to 20."  # the survey page's words
         assert page.evaluate("() => localStorage.getItem('deniable:report:habits:hours')") is None
         page.fill("#deniable-habits-hours-value", "3.5")
         page.locator("input[type=button][value='Next'], button:has-text('Next')").first.click()

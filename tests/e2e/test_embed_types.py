@@ -19,7 +19,8 @@ import pytest
 from click.testing import CliRunner
 from deniable.client.embed import current
 from deniable.server.cli import cli
-from deniable.server.survey.definition import load_definition
+from deniable.server.survey.definition import load_definition, parse_definition
+from deniable.server.survey.questions.numeric import rule_words
 from deniable.server.survey.platform_exports import read_qualtrics
 from deniable.server.survey.recipes import design_document
 from deniable.server.survey.surveyjs import read_surveyjs
@@ -146,7 +147,7 @@ def test_numeric_and_list_questions_hand_the_host_only_reports(embed_page, tmp_p
           const names = Array.from(document.querySelectorAll('[id^=host-] input'), (i) => i.name);
           return {refused, said, storedAfterRefusal, count, arm, shown, first, again, names};
         }""", {"version": version, "design": design})
-    assert "hours" in out["refused"] and out["said"] == "Please give a number from 0 to 20 in steps of 0.5."
+    assert "hours" in out["refused"] and out["said"] == "Please give a multiple of 0.5 from 0 to 20."
     assert out["storedAfterRefusal"] is None
     arm = int(out["arm"])
     assert out["count"] == 4 + arm  # 0..3, and 4 in the treatment arm
@@ -183,3 +184,37 @@ def test_numeric_and_list_questions_hand_the_host_only_reports(embed_page, tmp_p
         writer.writerow(['{"ImportId":"_recordId"}', *(f'{{"ImportId":"{c}"}}' for c in columns)])
         writer.writerow(["R_1", *(json.dumps(first[qid]) for qid in first)])
     assert read_qualtrics(export, survey).columns["shoplifting"][0] == dataset.columns["shoplifting"][0]
+
+
+# (min, max, step, a number off the question's answers): each of the survey page's three rules
+RULES = [(0, 30, 1, "2.5"), (0, 30, 0.5, "0.3"), (10, 50, 5, "12"), (0.25, 10.25, 0.5, "0.5"), (0.5, 10.5, 1, "1"),
+         (-2, 2, 0.5, "0.1"), (0, 0.003, 0.001, "0.0015"), (1, 3, 2, "2")]
+
+
+def test_a_number_off_the_answers_is_refused_in_the_survey_pages_words(embed_page):
+    """The embed names the same rule as the survey page (numeric.rule_words, behind the page's data-rule
+    messages): "a multiple of 0.5 from 0 to 30", not "in steps of 0.5", whenever every answer is a multiple."""
+    page, version = embed_page
+    survey = parse_definition({"slug": "rules", "title": "Rules", "questions": [
+        {"id": f"n{i}", "text": "How many?", "type": "numeric", "min": low, "max": high, "step": step}
+        for i, (low, high, step, _) in enumerate(RULES)]})
+    said = page.evaluate(
+        """async ({version, design, typed}) => {
+          const m = await import(`/embed/${version}/deniable-embed.mjs`);
+          const said = [];
+          for (const [i, text] of typed.entries()) {
+            const host = document.createElement('div');
+            document.body.append(host);
+            const handle = m.mount(host, {design, question: `n${i}`, storage: {getItem: () => null, setItem() {}}});
+            host.querySelector('input').value = text;
+            try { handle.commit(); said.push('taken'); } catch (error) {
+              said.push(host.querySelector('[role=alert]').textContent);
+            }
+            host.remove();
+          }
+          return said;
+        }""", {"version": version, "design": design_document(survey), "typed": [typed for *_, typed in RULES]})
+    expected = [f"Please give {rule_words(q)}." for q in survey.questions]
+    assert said == expected
+    assert [w.split()[3] for w in said] == ["whole", "multiple", "multiple", "number", "number", "multiple", "multiple",
+                                            "number"]

@@ -120,3 +120,33 @@ def test_plan_json_plans_each_tick_by_its_binary_design(auth_client, design):
     bad = auth_client.get("/dashboard/plan.json", query_string={
         "type": "multi", "k": 4, "design": json.dumps({"name": "warner", "p": 0.5})})
     assert bad.status_code == 400 and bad.get_json()["field"] == "design.p"
+
+
+def test_the_respondent_side_crosswise_design_is_not_offered_on_the_ticks_and_refused_if_posted(auth_client, db_path):
+    """The builder offers a check-all question only the designs a tick can use: the respondent-side crosswise
+    model's choice is marked for single choice only (types.css hides it), and posted anyway it is a 422 on
+    the Randomization field, nothing stored."""
+    page = html.unescape(auth_client.get("/dashboard/new").get_data(as_text=True))
+    classes = dict((value, cls) for cls, value in re.findall(
+        r'<label class="([^"]*)"[^>]*><input (?:checked )?class="q-randomization" id="questions-0-randomization-\d" '
+        r'name="questions-0-randomization" type="radio" value="(\w+)"', page))
+    assert set(classes) == {"rr", "forced", "warner", "unrelated", "kuk", "crosswise", "respondent_crosswise"}, page
+    assert "only-choice" in classes["respondent_crosswise"] and "only-multi" not in classes["respondent_crosswise"]
+    assert all("only-choice" in cls and "only-multi" in cls for value, cls in classes.items()
+               if value != "respondent_crosswise")
+    css = auth_client.get("/dashboard/types.css").get_data(as_text=True)
+    assert '.q-kind[value="multi"]:checked) .only:not(.only-multi)' in css
+    posted = {**USED, "randomization": "respondent_crosswise", "design_prevalence": "0.25",
+              "design_fact": "Is your mother's birthday in January, February or March?", "design_range": "0.23\n0.27"}
+    token = csrf_token(auth_client, "/dashboard/new")
+    response = auth_client.post("/dashboard/new", data=builder_data(token, [posted]))
+    page = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 422
+    errors = re.search(r'<ul class="errors" id="questions-0-randomization-errors">(.*?)</ul>', page, re.S)
+    assert errors and "choose one of" in errors.group(1) and "crosswise model, randomized by the device" in errors.group(1)
+    assert "combined by the respondent" not in errors.group(1)
+    db = connect(db_path)
+    try:
+        assert db.execute("SELECT count(*) FROM surveys WHERE slug = 'ticks'").fetchone()[0] == 0
+    finally:
+        db.close()

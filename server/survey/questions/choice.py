@@ -48,15 +48,16 @@ LIST_PARAMETERS = {"forced": ("enter the forced shares p_i, one per option and l
                                         "one per line, such as 0.22 and 0.28", "a probability such as 0.22")}
 
 
-def builder_design(raw: dict, where: tuple, protected: bool) -> dict | None:
+def builder_design(raw: dict, where: tuple, protected: bool, choices: dict = RANDOMIZATIONS) -> dict | None:
     """The definition's ``"design"`` object of a builder slot whose ``randomization`` names a design (None
     for randomized response at ε, or a question asked directly): numbers read as the builder reads them
-    (``0,75`` is 0.75), a list one per line; DefinitionError at the parameter's path."""
+    (``0,75`` is 0.75), a list one per line; DefinitionError at the parameter's path, and at the design's
+    name for one that is not among the type's ``choices``."""
     name = raw.get("randomization") or "rr"
     if not protected or name == "rr":
         return None
-    if name not in RANDOMIZATIONS:
-        raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(RANDOMIZATIONS.values())}")
+    if name not in choices:
+        raise DefinitionError((*where, "design", "name"), f"choose one of: {', '.join(choices.values())}")
     fixed, keys = designs.VARIANTS.get(name, ({"name": name}, designs.PARAMETERS.get(name, ())))
     spec = dict(fixed)
     for key in keys:

@@ -374,13 +374,14 @@ class Multi(QuestionType):
                     "on its own at ε ÷ the number of options.")
 
     # the builder's Randomization: randomized response at ε/K per tick, or a binary design on each tick
-    randomization_choices = RANDOMIZATIONS
+    # (not those a tick cannot use: the builder offers a check-all question only these)
+    randomization_choices = {name: words for name, words in RANDOMIZATIONS.items() if name not in designs.NOT_ON_TICKS}
     design_slots = DESIGN_SLOTS
     slot_fields = ("options", "randomization", *DESIGN_SLOTS.values())
 
     def builder_dict(self, raw, where, protected):
         data = {"type": self.name, "options": lines(raw.get("options"))}
-        design = builder_design(raw, where, protected)
+        design = builder_design(raw, where, protected, self.randomization_choices)
         return data if design is None else {**data, "design": design}
 
     def builder_entry(self, q):

@@ -39,6 +39,18 @@ export function numericIndex(q, text) {
   return index > BigInt(q.steps) ? null : Number(index);
 }
 
+// The rule a typed answer follows, in the survey page's words (numeric.number_rule and rule_words in
+// Python, the page's data-rule messages): "a whole number from 0 to 30" (step 1 from a whole minimum),
+// "a multiple of 0.5 from 0 to 30" (the minimum is a multiple of the step), or "a number from 0.25 to
+// 10.25 in steps of 0.5".
+export function ruleWords(q) {
+  const [low, high, step] = [plain(q.min), plain(q.max), plain(q.step)];
+  if (step === "1" && places(low) === 0) return `a whole number from ${low} to ${high}`;
+  const scale = Math.max(places(low), places(step));
+  return units(low, scale) % units(step, scale) === 0n ? `a multiple of ${step} from ${low} to ${high}`
+    : `a number from ${low} to ${high} in steps of ${step}`;
+}
+
 const laplace = (q) => q.mechanism === "laplace";
 const report = /^-?[0-9]{1,9}$/;
 
@@ -52,7 +64,7 @@ registerEmbedType("numeric", {
     const read = () => {
       if (box.value.trim() === "") return { answered: false };
       const index = numericIndex(q, box.value);
-      return index === null ? { error: `Please give a number ${range}.` } : { answered: true, value: index };
+      return index === null ? { error: `Please give ${ruleWords(q)}.` } : { answered: true, value: index };
     };
     return { node, read };
   },

@@ -382,6 +382,16 @@ async function refresh(card) {
     });
 }
 
+// A design the newly chosen type does not offer (its label hidden by types.css: no .only-<type>) gives way to
+// randomized response at ε, so that no hidden choice is saved.
+function keepOfferedDesign(card) {
+  const kind = kindOf(card);
+  const chosen = card.querySelector("input.q-randomization:checked");
+  const rr = card.querySelector('input.q-randomization[value="rr"]');
+  if (!chosen || !rr || !card.querySelector(`.design-fields.only-${kind}`)) return;
+  if (!chosen.closest("label").classList.contains(`only-${kind}`)) rr.checked = true;
+}
+
 function wireCard(card) {
   const text = card.querySelector("textarea[id$='-text']");
   const qid = card.querySelector("input[id$='-qid']");
@@ -392,6 +402,7 @@ function wireCard(card) {
   for (const radio of card.querySelectorAll("input[type=radio]")) {
     radio.addEventListener("change", () => {
       card.classList.toggle("is-direct", isDirect(card));
+      if (radio.classList.contains("q-kind")) keepOfferedDesign(card);
       schedule(card);
     });
   }
