@@ -32,7 +32,7 @@ import weakref
 import numpy as np
 import sqlite_utils
 
-from deniable.server.survey.dataset import NOT_ANSWERED
+from deniable.server.survey.dataset import NOT_ANSWERED, Dataset
 from deniable.server.survey.definition import Question, Survey
 from deniable.server.survey.patterns import Patterns
 
@@ -264,3 +264,114 @@ def daily_codes(db: sqlite_utils.Database, stored: StoredSurvey, q: Question) ->
             code = mapping[report] = q.qtype.check_report(q, json.loads(report)) if structured else report - offset
         codes[i] = code
     return days, codes
+
+
+# ---------------------------------------------------------------- raking cells (m17)
+# The answer patterns leave out discrete Laplace questions and check-all questions of more than 7
+# options, so a view weighted by raking (which weights on the single choices asked directly) could
+# not read their answers beside the raking questions'.  ``raking_cells`` keeps, per raking cell (a
+# response's codes of :func:`raking_questions`), the statistics of each such question that its
+# weighted estimates need (its type's ``raking_stats``), kept like ``cell_counts``: every code of a
+# new raking cell made at once and the question's rows written again in key order, then counts
+# overwritten in place.
+
+RAKING_UPDATE = (f"UPDATE raking_cells SET count = count + :n, pad = {slots.padding('count + :n')} "
+                 "WHERE survey_id = :survey AND qid = :qid AND cell = :cell AND stat = :stat AND code = :code")
+
+
+def raking_questions(survey: Survey) -> tuple[Question, ...]:
+    """The questions raking may weight on: the single choices asked directly (all in the answer patterns)."""
+    return tuple(q for q in pattern_questions(survey) if q.qtype.categorical and not q.protected)
+
+
+def outside_patterns(survey: Survey) -> tuple[Question, ...]:
+    """The questions ``raking_cells`` keeps: those the answer patterns leave out, when anything can weight."""
+    if not raking_questions(survey):
+        return ()
+    return tuple(q for q in survey.questions if not q.qtype.in_patterns(q))
+
+
+def raking_cell(survey: Survey, reports: dict) -> str:
+    """A response's raking cell: its codes of :func:`raking_questions`, joined by commas (−1: not answered)."""
+    return ",".join(str(reports.get(q.id, NOT_ANSWERED)) for q in raking_questions(survey))
+
+
+def add_raking_cells(db: sqlite_utils.Database, survey_id: int, q: Question, cells: list[tuple[str, dict]]) -> None:
+    """Add ``q``'s statistics of each ``(raking cell, stats)`` to ``raking_cells``; inside the insert's
+    transaction.  A raking cell seen for the first time gets a row for every code it can count in (at
+    zero), and the question's rows are written again in key order (as :func:`add_cells`)."""
+    conn, wanted = db.conn, q.qtype.raking_stats
+    new = []
+    for cell, stats in cells:
+        for stat, code, count in cell_rows(q, stats):
+            if stat in wanted and not conn.execute(RAKING_UPDATE, {"n": count, "survey": survey_id, "qid": q.id,
+                                                                   "cell": cell, "stat": stat, "code": code}).rowcount:
+                new.append((cell, stat, code, count))
+    if new:
+        counted = {row[:3] for row in new}
+        every = [(stat, code) for stat, code in all_cells(q) if stat in wanted]
+        new += [(cell, stat, code, 0) for cell in {row[0] for row in new} for stat, code in every
+                if (cell, stat, code) not in counted]
+        _insert_in_key_order(conn, "raking_cells", "survey_id = ? AND qid = ?", [survey_id, q.id],
+                             "cell, stat, code", new)
+
+
+def raking_cells(db: sqlite_utils.Database, survey_id: int) -> dict[str, dict[str, dict[str, list]]]:
+    """``{qid: {raking cell: {stat: [(code, count), ...]}}}`` of the counts above zero."""
+    out: dict = {}
+    for qid, cell, stat, code, count in db.execute(
+            "SELECT qid, cell, stat, code, count FROM raking_cells WHERE survey_id = ? AND count > 0", [survey_id]):
+        out.setdefault(qid, {}).setdefault(cell, {}).setdefault(stat, []).append((code, count))
+    return out
+
+
+def raking_datasets(survey: Survey, patterns: Dataset, found: dict) -> dict[str, list[Dataset]]:
+    """Per question of :func:`outside_patterns`, datasets of the raking questions and that question,
+    one row per (raking cell, code) weighted by its count — respondents who did not answer it are
+    the rest of their raking cell's respondents in the answer ``patterns`` — from :func:`raking_cells`.
+
+    A raked estimate depends on a respondent only through its raking cell and its own answer, so it
+    comes out of these as it would from one row per respondent.  A check-all question's list has one
+    dataset per option, its column holding that option's tick alone (the code ``2**j``, or 0): the
+    cells keep each option's ticks, and its raked estimate of option j reads only option j's tick.
+    """
+    raking = raking_questions(survey)
+    ids = [q.id for q in raking]
+    if not ids:
+        return {}
+    stacked = np.stack([np.asarray(patterns.columns[qid], dtype=np.int64) for qid in ids], axis=1)
+    weights = np.ones(stacked.shape[0], dtype=np.int64) if patterns.weights is None else patterns.weights
+    totals: dict[str, int] = {}
+    for row, count in zip(map(tuple, stacked.tolist()), weights.tolist()):
+        key = ",".join(map(str, row))
+        totals[key] = totals.get(key, 0) + int(count)
+    out = {}
+    for q in outside_patterns(survey):
+        cells = found.get(q.id, {})
+        if "cell" in q.qtype.raking_stats:
+            rows = [(key, code, count) for key, stats in cells.items() for code, count in stats.get("cell", [])]
+            out[q.id] = [_raking_dataset(survey, raking, q, totals, rows)]
+        else:  # a check-all question: each option's ticks, of the respondents who answered it
+            answered = {key: sum(c for _, c in stats.get("ticked", [])) for key, stats in cells.items()}
+            out[q.id] = []
+            for j in range(q.k):
+                rows = []
+                for key, stats in cells.items():
+                    ticks = dict(stats.get("tick", [])).get(j, 0)
+                    rows += [(key, 1 << j, ticks), (key, 0, answered[key] - ticks)]
+                out[q.id].append(_raking_dataset(survey, raking, q, totals, rows))
+    return out
+
+
+def _raking_dataset(survey: Survey, raking: tuple[Question, ...], q: Question, totals: dict[str, int],
+                    rows: list[tuple[str, int, int]]) -> Dataset:
+    answered: dict[str, int] = {}
+    for key, _, count in rows:
+        answered[key] = answered.get(key, 0) + count
+    rows = [row for row in rows if row[2]] + [(key, NOT_ANSWERED, total - answered.get(key, 0))
+                                              for key, total in totals.items() if total > answered.get(key, 0)]
+    codes = np.array([[int(c) for c in key.split(",")] for key, _, _ in rows], dtype=np.int64).reshape(len(rows),
+                                                                                                      len(raking))
+    columns = {r.id: codes[:, i] for i, r in enumerate(raking)}
+    columns[q.id] = np.array([code for _, code, _ in rows], dtype=np.int64)
+    return Dataset(survey.only([*columns]), columns, np.array([count for _, _, count in rows], dtype=np.int64))

@@ -569,3 +569,20 @@ def m16_survey_translations(db: sqlite_utils.Database) -> None:
     NULL when there are none.  Words only: the design a report is made under is the original's, so no
     trigger freezes them."""
     db["surveys"].add_column("translations", str)
+
+
+@migrations()
+def m17_raking_cells(db: sqlite_utils.Database) -> None:
+    """Weighting reads aggregates, never rows (issue 26).  The answer patterns leave out discrete
+    Laplace questions and check-all questions of more than 7 options; ``raking_cells`` holds their
+    statistics within each **raking cell** — a response's answers to the single-choice questions
+    asked directly, the only ones raking may weight on — as ``cell_counts`` holds them overall:
+    per (question, cell, statistic, code) a count beside its ``pad``, overwritten in place.  ``cell``
+    is the codes of those answers joined by commas (−1: not answered).  Surveys that have responses
+    today get ``raking_cells_due`` = 1: their rows are made from the responses, once, when a view
+    first needs them (:func:`deniable.server.store.responses.raking_cells_of`)."""
+    db.execute("CREATE TABLE raking_cells (survey_id INTEGER NOT NULL REFERENCES surveys(id), qid TEXT NOT NULL, "
+               "cell TEXT NOT NULL, stat TEXT NOT NULL, code INTEGER NOT NULL, count INTEGER NOT NULL, "
+               "pad BLOB NOT NULL, PRIMARY KEY (survey_id, qid, cell, stat, code)) WITHOUT ROWID")
+    db["surveys"].add_column("raking_cells_due", int, not_null_default=0)
+    db.execute("UPDATE surveys SET raking_cells_due = 1")

@@ -129,6 +129,39 @@ def add_statistics(db: sqlite_utils.Database, stored: StoredSurvey, day: str, co
             )
         elif (column >= 0).any():
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, column))
+    add_raking_statistics(db, stored, columns)
+
+
+def add_raking_statistics(db: sqlite_utils.Database, stored: StoredSurvey, columns: dict[str, np.ndarray]) -> None:
+    """Add the reports' statistics per raking cell (:func:`.aggregates.add_raking_cells`); inside the
+    insert's transaction."""
+    survey = stored.survey
+    questions = aggregates.outside_patterns(survey)
+    if not questions:
+        return
+    raking = np.stack([np.asarray(columns[q.id], dtype=np.int64) for q in aggregates.raking_questions(survey)], axis=1)
+    cells, inverse = np.unique(raking, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    keys = [",".join(map(str, row)) for row in cells.tolist()]
+    for q in questions:
+        column = np.asarray(columns[q.id], dtype=np.int64)
+        found = [(keys[i], q.qtype.column_stats(q, column[(inverse == i) & (column >= 0)]))
+                 for i in np.unique(inverse[column >= 0])]
+        aggregates.add_raking_cells(db, stored.id, q, found)
+
+
+def raking_cells_of(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
+    """The survey's :func:`.aggregates.raking_cells`.  A survey that had responses before they were
+    kept (m17, ``raking_cells_due``) gets them first, from one pass over its responses, once."""
+    due = "SELECT raking_cells_due FROM surveys WHERE id = ?"
+    if db.execute(due, [stored.id]).fetchone()[0]:
+        with write_transaction(db):
+            if db.execute(due, [stored.id]).fetchone()[0]:
+                db.execute("DELETE FROM raking_cells WHERE survey_id = ?", [stored.id])
+                if aggregates.outside_patterns(stored.survey):
+                    add_raking_statistics(db, stored, load_db_dataset(db, stored.slug).columns)
+                db.execute("UPDATE surveys SET raking_cells_due = 0 WHERE id = ?", [stored.id])
+    return aggregates.raking_cells(db, stored.id)
 
 
 COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count + 1')} "
@@ -165,6 +198,12 @@ def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dic
         q = questions[qid]
         if not q.qtype.categorical:
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, np.array([code])))
+    outside = aggregates.outside_patterns(stored.survey)
+    if outside:
+        cell = aggregates.raking_cell(stored.survey, clean)
+        for q in outside:
+            if q.id in clean:
+                aggregates.add_raking_cells(db, stored.id, q, [(cell, q.qtype.column_stats(q, np.array([clean[q.id]])))])
     return response_id, bool(row[1])
 
 

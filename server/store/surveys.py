@@ -140,6 +140,7 @@ def replace_design(db: sqlite_utils.Database, slug: str, survey: Survey, *,
         db["surveys"].update(survey_id, changes)
         db.execute("DELETE FROM counts WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM cell_counts WHERE survey_id = ?", [survey_id])
+        db.execute("DELETE FROM raking_cells WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM answer_patterns WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM pattern_buckets WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
@@ -177,8 +178,8 @@ def delete_draft(db: sqlite_utils.Database, slug: str) -> None:
         if status != "draft":
             raise LifecycleError(f"survey {slug!r} is {status}: only a draft can be deleted "
                                  "(a launched survey keeps its responses)")
-        for table in ("counts", "cell_counts", "answer_patterns", "pattern_buckets", "release_budgets", "questions",
-                      "survey_shares", "invitations", "wording_versions", "response_slots", "response_slot_sizes"):
+        for table in ("counts", "cell_counts", "raking_cells", "answer_patterns", "pattern_buckets", "release_budgets",
+                      "questions", "survey_shares", "invitations", "wording_versions", "response_slots", "response_slot_sizes"):
             db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey_id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey_id])
 

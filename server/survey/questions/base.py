@@ -111,6 +111,8 @@ class QuestionType:
                     order per respondent (the survey page's browser code draws it; nothing is sent)
     ``condition``   None when a direct question of this type can decide whether a later one is
                     shown (``show_if``, :meth:`answer_in`), else why not
+    ``raking_stats`` the statistics of :meth:`cell_rows` that the store keeps per raking cell for
+                    a question the answer patterns leave out (what its weighted estimates need)
     """
 
     name: str = ""
@@ -122,6 +124,7 @@ class QuestionType:
     categorical: bool = False
     builder_refusal: str | None = None
     shuffles: bool = False
+    raking_stats: tuple[str, ...] = ("cell",)
     condition: str | None = ("only a single-choice or check-all question asked directly can decide whether a "
                              "later question is shown")
 

@@ -119,6 +119,8 @@ class Multi(QuestionType):
     def in_patterns(self, q):
         return q.k <= PATTERN_MULTI_MAX
 
+    raking_stats = ("tick", "ticked")  # each option's ticks, and how many answered (the sum over ticked)
+
     def check_report(self, q, value):
         return to_mask(check_ticks(value, q.k))
 
