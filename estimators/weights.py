@@ -443,6 +443,16 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
     y = (r[:, None] == np.arange(k_reports)).astype(float)
     lam = w @ y / w.sum()
     sigma = linearized_covariance(w[:, None] * (y - lam) / w.sum(), sample)
+    return _design_result(design, lam, sigma, n, df, interval_df, sample.effective_n, confidence)
+
+
+def _design_result(design, lam: np.ndarray, sigma: np.ndarray, n: int, df: int, interval_df: float,
+                   effective_n: float, confidence: float) -> WeightedResult:
+    """:func:`weighted_design_estimate`'s estimate ``M⁺ λ̂``, covariance ``M⁺ Σ̂ M⁺ᵀ`` and intervals from
+    the report shares ``lam`` and their covariance ``sigma`` (design-based, or calibrated:
+    :func:`raked_design_estimate`), Korn and Graubard's at ``n`` on ``interval_df`` degrees of freedom."""
+    m = np.asarray(design.matrix, dtype=float)
+    k = m.shape[1]
     pinv = np.linalg.pinv(m)
     estimate = pinv @ lam
     std_error = np.sqrt(np.clip(np.diag(pinv @ sigma @ pinv.T), 0.0, None))
@@ -473,7 +483,7 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
         lows, highs = np.clip(estimate - half, 0.0, 1.0), np.clip(estimate + half, 0.0, 1.0)
         method = DESIGN_WALD
     return WeightedResult(
-        n=n, effective_n=sample.effective_n, degrees_of_freedom=df, k=k, epsilon=design.epsilon, p=p_shown,
+        n=n, effective_n=effective_n, degrees_of_freedom=df, k=k, epsilon=design.epsilon, p=p_shown,
         q=q_shown, confidence=confidence, report_share=frozen(lam), report_std_error=frozen(report_se),
         estimate=frozen(estimate), std_error=frozen(std_error), ci_low=frozen(lows), ci_high=frozen(highs),
         method=method)
@@ -574,10 +584,42 @@ class WeightedCrosstabResult(Result):
     conditional_ci_low: np.ndarray
     conditional_ci_high: np.ndarray
     method: str
+    simultaneous: bool = False  # Bonferroni over the cells (sampling.weighted_crosstab_of)
+
+
+AFFINE_TOLERANCE = 1.5 / 2**32  # a realized design's column is within one unit of 2^32 of its probabilities
+
+
+def _channel(k: int, epsilon, matrix, field: str) -> tuple[np.ndarray, list, bool]:
+    """One question's side of a cross-tab: ``(M⁻¹, affine, direct)`` — the inverse of its
+    misclassification matrix (answers × reports; k-ary randomized response's is
+    :func:`debiasing_matrix`), per option j the ``(p_j, q_j)`` with which report j is affine in that
+    option's share alone, ``λ_j = q_j + (p_j − q_j) π_j`` (report j has one probability ``q_j`` under
+    every other answer: k-ary randomized response, forced response, every binary design), or None,
+    and whether the question is asked directly (M = I).  DesignError names ``field`` for a matrix
+    that is not a square, invertible matrix of probabilities whose columns add up to 1."""
+    if matrix is None:
+        mech = resolve(k, epsilon)
+        return debiasing_matrix(k, epsilon), [(mech.p, mech.q)] * k, mech.q == 0
+    if epsilon is not None:
+        raise DesignError(f"{field}: give the epsilon None with a matrix (the design's ε is its own)", field)
+    m = np.asarray(matrix, dtype=float)
+    if m.shape != (k, k) or not np.all(np.isfinite(m)) or np.any(m < 0) or np.any(np.abs(m.sum(axis=0) - 1) > 1e-9):
+        raise DesignError(f"{field}: a {k} × {k} matrix of probabilities (reports × answers) whose columns add up "
+                          "to 1 needed", field)
+    if np.linalg.matrix_rank(m) < k:
+        raise DesignError(f"{field}: the matrix is singular (two answers have the same report distribution)", field)
+    affine = []
+    for j in range(k):
+        others = np.delete(m[j], j)
+        flat = others.max() - others.min() <= AFFINE_TOLERANCE and abs(m[j, j] - others.mean()) > AFFINE_TOLERANCE
+        affine.append((float(m[j, j]), float(others.mean())) if flat else None)
+    return np.linalg.inv(m), affine, bool(np.array_equal(m, np.eye(k)))
 
 
 def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design: SurveyDesign, *, k_row: int,
-                      k_col: int, confidence: float = 0.95) -> WeightedCrosstabResult:
+                      k_col: int, confidence: float = 0.95, row_matrix=None,
+                      col_matrix=None) -> WeightedCrosstabResult:
     """The joint distribution of two randomized questions under a survey design.
 
     Parameters
@@ -587,17 +629,23 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
         respondent keeps its place in the design with weight 0: the estimate is of those who
         answered both, a domain).
     row_epsilon, col_epsilon : float or None
-        Each question's declared ε (None: asked directly).
+        Each question's declared ε (None: asked directly, or randomized by a design's matrix).
     design : SurveyDesign
     k_row, k_col : int
     confidence : float, default 0.95
+    row_matrix, col_matrix : array (k × k), optional
+        A question randomized by a randomized-response design (forced response, Warner, Kuk, a
+        custom matrix, …): its realized misclassification matrix ``M[r, t] = P(report r | answer t)``
+        (:attr:`deniable.client.designs.Design.matrix`; report r stored as option r), in place of
+        k-ary randomized response at ε (that question's ε must then be None).
 
     Notes
     -----
     The two questions are randomized independently, so the channel of a report pair is the
     Kronecker product ``M₁ ⊗ M₂`` and its inverse ``M₁⁻¹ ⊗ M₂⁻¹``.  The joint share of the true
     answers (a, b) is therefore ``π̂_ab = Σ_cd A_ac B_bd λ̂_cd`` with ``λ̂_cd`` the weighted (Hájek)
-    share of report pairs (c, d) and ``A = M₁⁻¹``, ``B = M₂⁻¹`` (:func:`debiasing_matrix`) —
+    share of report pairs (c, d) and ``A = M₁⁻¹``, ``B = M₂⁻¹`` (:func:`debiasing_matrix` for k-ary
+    randomized response, the inverse of the design's matrix for a design: any invertible M) —
     the weighted mean of each respondent's debiased indicator ``z_i = A[a, r₁ᵢ] · B[b, r₂ᵢ]``.  Its
     variance is the linearized variance of that mean (module notes; R: ``svymean(~z)``).  The
     conditional share of b given a is the ratio ``π̂_ab / π̂_a·`` with ``π̂_a· = Σ_b π̂_ab``, its
@@ -617,7 +665,11 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
       of freedom :func:`weighted_estimate` gives a subset (:func:`weights_degrees_of_freedom`),
       mapped through the column's mechanism: the ``--by`` estimate of the same group, interval
       included (R: ``svyby(~[r₂ = b], ~r₁, design, svyciprop, method = "beta")`` at those degrees
-      of freedom);
+      of freedom).  A column randomized by a design maps report b's interval through
+      ``λ_b = q_b + (p_b − q_b) π_b`` where report b has one probability ``q_b`` under every other
+      answer (binary designs, forced response; the ends swap when ``p_b < q_b``), and otherwise
+      gets the clipped t interval ``π̂ ± t_ν · se`` on the domain's degrees of freedom — as
+      :func:`weighted_design_estimate` with that ``subset`` does;
     * with the row question randomized, the row's share is itself a debiased estimate, and a
       ratio's distribution is skewed two ways: by its uncertain denominator, which Fieller's
       interval for the ratio of the two debiased weighted shares takes into account
@@ -628,7 +680,8 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
       ratio's linearized variance ``Var(R̂)``), twice: at the ratio's own effective sample size
       ``R̂(1 − R̂)/Var(R̂)``, and on the column question's report scale ``λ = q₂ + (p₂ − q₂)R̂``
       (variance ``(p₂ − q₂)² Var(R̂)``, mapped back: the domain's interval above, with the row's
-      randomization in the variance), each when its share lies in (0, 1).  The interval is the
+      randomization in the variance; for a designed column, report b's ``(p_b, q_b)`` when it has
+      them), each when its share lies in (0, 1).  The interval is the
       union of the three (from the lowest lower end to the highest upper end): conservative where
       any one approximation fails (the simulation: every cell at or above nominal − 2 MC SE,
       wider than the t interval at small samples).
@@ -649,21 +702,25 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
         return int(members.sum()), weights_degrees_of_freedom(design, members)  # group's interval takes
 
     return _crosstab(r1, r2, both, design.weights * both, np.ones(design.n), _variance_of_totals(design),
-                     design.n, df, domain, row_epsilon, col_epsilon, k_row, k_col, confidence)
+                     design.n, df, domain, row_epsilon, col_epsilon, k_row, k_col, confidence,
+                     row_matrix=row_matrix, col_matrix=col_matrix)
 
 
 def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_epsilon, col_epsilon,
-              k_row: int, k_col: int, confidence: float) -> WeightedCrosstabResult:
+              k_row: int, k_col: int, confidence: float, *, row_matrix=None,
+              col_matrix=None) -> WeightedCrosstabResult:
     """:func:`weighted_crosstab`'s estimates (its notes) from the rows' reports ``r1``, ``r2``, the
     mask ``both``, the weights ``w`` (0 outside ``both``), the respondents ``c`` each row stands for,
     the variance of a linear statistic's influence values ``variance_of`` (per respondent), the
     respondents ``n_all`` and degrees of freedom ``df`` for Korn and Graubard's interval, and
     ``domain(mask) → (n, df)`` of a row asked directly: one computation for a sampling design and
-    for raked weights (:func:`raked_crosstab`)."""
+    for raked weights (:func:`raked_crosstab`); ``row_matrix``, ``col_matrix``: a design's matrix
+    (:func:`_channel`)."""
     a, b = np.where(both, r1, 0), np.where(both, r2, 0)
     cw = c * w
-    inv_a, inv_b = debiasing_matrix(k_row, row_epsilon), debiasing_matrix(k_col, col_epsilon)
-    direct = resolve(k_row, row_epsilon).q == 0 and resolve(k_col, col_epsilon).q == 0
+    inv_a, _, row_direct = _channel(k_row, row_epsilon, row_matrix, "row_matrix")
+    inv_b, col_affine, col_direct = _channel(k_col, col_epsilon, col_matrix, "col_matrix")
+    direct = row_direct and col_direct
     t_half = float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else math.nan
     total = float(cw.sum())
     shape = (k_row, k_col)
@@ -686,9 +743,7 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
                     joint[i, j] + t_half * joint_se[i, j]
     cond, cond_se = np.full(shape, math.nan), np.full(shape, math.nan)
     cond_low, cond_high = np.zeros(shape), np.ones(shape)
-    row_direct = resolve(k_row, row_epsilon).q == 0
     n_both = int(round(float(c @ both)))
-    col_mech = resolve(k_col, col_epsilon)
     for i in range(k_row):
         row_total = joint[i].sum()
         if row_total <= 0:
@@ -705,21 +760,28 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
             # the ratio's influence values; their weighted mean is 0 (R: svyratio)
             variance = variance_of(w * (zij - cond[i, j] * z_row) / (row_total * total))
             cond_se[i, j] = math.sqrt(variance)
-            if row_direct:
+            if row_direct and col_affine[j] is None:  # no report affine in this share: the domain's t interval
+                half = float(t.ppf(0.5 + confidence / 2, df_i)) * cond_se[i, j] if df_i > 0 else math.inf
+                cond_low[i, j], cond_high[i, j] = cond[i, j] - half, cond[i, j] + half
+            elif row_direct:
+                p_j, q_j = col_affine[j]
                 lam = float(cw @ (members & (b == j)) / (cw @ members))  # the domain's report share of j
-                low, high = korn_graubard(lam, variance * (col_mech.p - col_mech.q) ** 2, n_i, df_i, confidence)
-                cond_low[i, j], cond_high[i, j] = ((low - col_mech.q) / (col_mech.p - col_mech.q),
-                                                   (high - col_mech.q) / (col_mech.p - col_mech.q))
+                low, high = korn_graubard(lam, variance * (p_j - q_j) ** 2, n_i, df_i, confidence)
+                cond_low[i, j], cond_high[i, j] = sorted(((low - q_j) / (p_j - q_j), (high - q_j) / (p_j - q_j)))
             else:
                 v_joint = joint_se[i, j] ** 2
                 v_both = (variance_of(w * (zij - joint[i, j]) / total + u_row) - v_joint - v_row) / 2
                 low, high = fieller(joint[i, j], row_total, v_joint, v_both, v_row, t_half)
                 if variance > 0 and df > 0:  # and a small share's skew, on the ratio's scale and the reports'
-                    for floor, span in ((0.0, 1.0), (col_mech.q, col_mech.p - col_mech.q)):
+                    scales = [(0.0, 1.0)]
+                    if col_affine[j] is not None:
+                        scales.append((col_affine[j][1], col_affine[j][0] - col_affine[j][1]))
+                    for floor, span in scales:
                         scaled = floor + span * cond[i, j]
                         if 0 < scaled < 1:
                             kg_low, kg_high = korn_graubard(scaled, variance * span**2, n_both, df, confidence)
-                            low, high = min(low, (kg_low - floor) / span), max(high, (kg_high - floor) / span)
+                            ends = ((kg_low - floor) / span, (kg_high - floor) / span)
+                            low, high = min(low, *ends), max(high, *ends)
                 cond_low[i, j], cond_high[i, j] = low, high
     return WeightedCrosstabResult(
         n=n_both, effective_n=float(total**2 / (c @ w**2)), degrees_of_freedom=df, confidence=confidence,
@@ -730,11 +792,14 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
         method=(("Korn-Graubard beta interval (joint)" if direct else
                  "t interval on the design's degrees of freedom (joint, linearization)") + "; "
                 + ("Korn-Graubard beta interval of the row's domain (conditional)" if row_direct else
-                   "the union of Fieller's and Korn-Graubard's intervals for the ratio (conditional)")))
+                   "the union of Fieller's and Korn-Graubard's intervals for the ratio (conditional)")
+                + ("; a t interval on the domain's degrees of freedom where no report of the column is affine in "
+                   "its share" if row_direct and None in col_affine else "")))
 
 
 def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, variables=(), *, k_row: int,
-                   k_col: int, counts=None, confidence: float = 0.95) -> WeightedCrosstabResult:
+                   k_col: int, counts=None, confidence: float = 0.95, row_matrix=None,
+                   col_matrix=None) -> WeightedCrosstabResult:
     """:func:`weighted_crosstab` under raked ``weights`` (:func:`rake`): the same estimates and
     intervals, each variance the calibration variance of :func:`raked_mean` (the influence values
     less their projection on the raking ``variables``, respondents sampled with replacement: R's
@@ -742,7 +807,9 @@ def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, 
     Graubard's intervals on n − 1 degrees of freedom with n the respondents — and a row asked
     directly, a domain of the calibrated design, with the same n and degrees of freedom (R keeps a
     calibrated design's rows in a subset), as :func:`raked_estimate` with a ``domain`` has them.
-    ``counts``: the respondents each row (answer pattern) stands for; reports −1: not answered."""
+    ``counts``: the respondents each row (answer pattern) stands for; reports −1: not answered.
+    ``row_matrix``, ``col_matrix``: a question randomized by a randomized-response design (its
+    epsilon None), as :func:`weighted_crosstab` takes them."""
     confidence = check_confidence(confidence)
     w = np.asarray(weights, dtype=float)
     c = _frequencies(counts, w.size)
@@ -762,7 +829,8 @@ def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, 
 
     n_all = int(round(n))
     return _crosstab(r1, r2, both, w * both, c, variance_of, n_all, n_all - 1, lambda members: (n_all, n_all - 1),
-                     row_epsilon, col_epsilon, k_row, k_col, confidence)
+                     row_epsilon, col_epsilon, k_row, k_col, confidence, row_matrix=row_matrix,
+                     col_matrix=col_matrix)
 
 
 def fieller(numerator: float, denominator: float, v_num: float, v_both: float, v_den: float,
@@ -1051,9 +1119,141 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
         method="Korn-Graubard beta interval at the effective sample size (raking: calibration variance)")
 
 
+
+def raked_covariance(values, weights, variables=(), *, counts=None, domains=None,
+                     design: SurveyDesign | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted means of the P columns of ``values`` (n × P), each over its own domain, and their
+    covariance under raking to ``variables``: :func:`raked_mean` of several statistics at once.
+
+    ``domains``: n × P booleans (or one column for every statistic; default everyone), the rows each
+    mean is over — the others keep their place with weight 0, as in R's ``subset`` of a calibrated
+    design.  Mean p's influence values ``x_ip = w_i d_ip (y_ip − ȳ_p)/Σ_i w_i d_ip`` are calibrated
+    column by column (:func:`calibration_residuals`, linear in x), and with n respondents
+
+        Cov(ȳ_p, ȳ_q) = n/(n − 1) Σ_i c_i (x_ip − x̄_p)(x_iq − x̄_q)
+
+    (with ``design``: the stratified, clustered formula, :func:`linearized_covariance`).  Its diagonal
+    is :func:`raked_mean`'s variance; the variance of a contrast ``aᵀȳ`` is ``aᵀ Cov a``, the variance of
+    the contrast's own influence values ``Σ_p a_p x_ip`` — a calibration estimator is asymptotically the
+    regression estimator on the calibration variables (Deville & Särndal 1992), linear in the
+    influence values, so the residual-based linearization of a contrast is the contrast of the
+    residuals (R: ``svycontrast`` of ``svyby(…, covmat = TRUE)`` on a ``rake()``d design)."""
+    y = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    c = _frequencies(counts, w.size)
+    if y.ndim != 2 or y.shape[0] != w.size:
+        raise DesignError(f"values: one row per respondent ({w.size}) needed", "values")
+    d = np.ones_like(y) if domains is None else np.broadcast_to(
+        np.asarray(domains, dtype=float).reshape(w.size, -1), y.shape)
+    wd = w[:, None] * d
+    totals = c @ wd
+    if np.any(totals <= 0):
+        raise DesignError("domains: a domain has no respondent with a positive weight", "domains")
+    means = (c @ (wd * y)) / totals
+    x = wd * (y - means) / totals
+    if len(variables):
+        x = np.column_stack([calibration_residuals(x[:, p], w, list(variables), c) for p in range(y.shape[1])])
+    if design is not None:
+        if counts is not None and np.any(c != 1):
+            raise DesignError("counts: a design's rows are respondents (no counts)", "counts")
+        return means, linearized_covariance(x, design)
+    n = float(c.sum())
+    sums = c @ x
+    return means, n / (n - 1) * ((x * c[:, None]).T @ x - np.outer(sums, sums) / n)
+
+
+RAKED_DESIGN_METHOD = "Korn-Graubard beta interval at the effective sample size (raking: calibration variance)"
+RAKED_DESIGN_WALD = ("Wald t interval (raking: calibration variance), clipped to [0, 1]: no report of this design "
+                     "is affine in one share")
+
+
+def raked_design_estimate(reports, design, weights, variables=(), *, counts=None, domain=None,
+                          confidence: float = 0.95, sample: SurveyDesign | None = None) -> WeightedResult:
+    """:func:`weighted_design_estimate` under raked ``weights`` (:func:`rake`): ``π̂ = M⁺ λ̂`` of the raked
+    report shares, its covariance ``M⁺ Σ̂ M⁺ᵀ`` with Σ̂ the calibration covariance of the report shares
+    (:func:`raked_covariance`).  π̂_t is the raked mean of the debiased indicator ``z_it = M⁺[t, R_i]``
+    (row t of the design's inverse, indexed by the report), so R's ``svymean(~z_t, rake(…))`` gives the
+    same estimate and standard error.  Intervals as :func:`weighted_design_estimate`'s (Korn and
+    Graubard's mapped through the design where one report is affine in one share, else a clipped t
+    interval), at n respondents on n − 1 degrees of freedom — or, raking from a sampling design
+    ``sample``, the smaller of its degrees of freedom and the raked weights' Satterthwaite ones, as
+    :func:`raked_estimate` has them.  ``counts``, ``domain``: as :func:`raked_estimate`'s."""
+    confidence = check_confidence(confidence)
+    m = np.asarray(design.matrix, dtype=float)
+    k_reports = m.shape[0]
+    r = np.asarray(reports)
+    w = np.asarray(weights, dtype=float)
+    if r.shape != w.shape or r.dtype.kind not in "iu" or r.min(initial=0) < 0 or r.max(initial=0) >= k_reports:
+        raise DesignError(f"reports: one report index 0..{k_reports - 1} per row ({w.size}) needed", "reports")
+    c = _frequencies(counts, w.size)
+    n = int(round(float(c.sum())))
+    y = (r[:, None] == np.arange(k_reports)).astype(float)
+    lam, sigma = raked_covariance(y, w, variables, counts=None if sample is not None else c, domains=domain,
+                                  design=sample)
+    d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
+    df = interval_df = n - 1 if sample is None else sample.degrees_of_freedom
+    if sample is not None:
+        interval_df = weights_degrees_of_freedom(replace(sample, weights=w * d))
+    kish = float((c @ (w * d)) ** 2 / (c @ (w * d) ** 2))
+    result = _design_result(design, lam, sigma, n, df, interval_df, kish, confidence)
+    return replace(result, method=RAKED_DESIGN_WALD if result.method == DESIGN_WALD else RAKED_DESIGN_METHOD)
+
+
+def raked_difference(values, groups, weights, variables=(), *, counts=None, confidence: float = 0.95,
+                     design: SurveyDesign | None = None) -> WeightedDifference:
+    """:func:`weighted_difference` under raked ``weights``: ``ȳ₁ − ȳ₀``, the difference of two domain
+    means (a list experiment's treatment and control arms), with the calibration variance.
+
+    Notes
+    -----
+    With ``d_g`` the rows of group g and ``W_g = Σ c w d_g``, each arm's mean has the influence values
+    ``x_gi = w_i d_gi (y_i − ȳ_g)/W_g``; raking replaces them by their residuals on the raking
+    variables, ``e_g`` (:func:`calibration_residuals`; Deville & Särndal 1992's residual-based
+    linearization of a calibration estimator), so
+
+        Var(ȳ₁ − ȳ₀) = V(e₁) + V(e₀) − 2 C(e₁, e₀),
+
+    V and C the with-replacement (co)variance ``n/(n − 1) Σ c (e − ē)(e − ē)ᵀ`` over all n respondents
+    (:func:`raked_covariance`; with ``design``, the stratified, clustered one).  The arms are random
+    halves of the same respondents and the raking moves both, so the covariance is not 0: it is what
+    R's ``svycontrast(svyby(~y, ~arm, rake(…), svymean, covmat = TRUE), c(-1, 1))`` keeps.  The
+    interval is ``estimate ± t · se`` on n − 1 degrees of freedom (R's ``degf`` of a raked
+    ``svydesign(ids = ~1)``; raking from a sampling ``design``: its degrees of freedom).
+    ``groups``: 0, 1, or −1 for a row in neither (not answered, or outside a domain)."""
+    confidence = check_confidence(confidence)
+    y = np.asarray(values, dtype=float)
+    g = np.asarray(groups)
+    w = np.asarray(weights, dtype=float)
+    if y.shape != w.shape or g.shape != w.shape:
+        raise DesignError(f"values: one value and one group per row ({w.size}) needed", "values")
+    c = _frequencies(counts, w.size)
+    arms = np.column_stack([g == 0, g == 1])
+    for arm in (0, 1):
+        if not np.any(arms[:, arm] & (w * c > 0)):
+            raise DesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
+    means, cov = raked_covariance(np.column_stack([y, y]), w, variables, counts=None if design is not None else c,
+                                  domains=arms, design=design)
+    n = int(round(float(c.sum())))
+    df = n - 1 if design is None else design.degrees_of_freedom
+    se = math.sqrt(max(float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]), 0.0))
+    estimate = float(means[1] - means[0])
+    half = float(t.ppf(0.5 + confidence / 2, df)) * se if df > 0 else math.nan
+    both = w * (g >= 0)
+    sizes = tuple(int(round(float(c @ arms[:, arm]))) for arm in (0, 1))
+    return WeightedDifference(
+        n=sum(sizes), n_groups=sizes, effective_n=float((c @ both) ** 2 / (c @ both**2)), degrees_of_freedom=df,
+        confidence=confidence, means=frozen(means), mean_std_errors=frozen(np.sqrt(np.clip(np.diag(cov), 0, None))),
+        estimate=estimate, std_error=se, ci_low=estimate - half, ci_high=estimate + half,
+        method="difference of the arms' raked means, t interval on n − 1 degrees of freedom (raking: calibration "
+               "variance)" if design is None else
+               "difference of the arms' raked means, t interval on the design's degrees of freedom (raking: "
+               "calibration variance)")
+
+
 __all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
            "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "fieller", "korn_graubard",
-           "linearized_covariance", "linearized_variance", "rake", "raked_crosstab", "raked_estimate", "raked_mean",
+           "linearized_covariance", "linearized_variance", "rake", "raked_covariance", "raked_crosstab",
+           "raked_design_estimate", "raked_difference", "raked_estimate", "raked_mean",
            "survey_design",
            "WeightedDifference", "weighted_crosstab", "weighted_design_estimate", "weighted_difference",
            "weighted_estimate", "weights_degrees_of_freedom", "DESIGN_WALD"]

@@ -46,6 +46,19 @@ the conditional share of column option 2 given row 0 (0.2 of 0.25: the rare cell
 smallest over the six conditional shares::
 
     python scripts/weights_coverage.py --crosstab              # 2,000 replicates per cell
+
+**Questions randomized by a design** (``--designed``): the same populations, clusters and weights,
+each respondent's answer randomized through a design's realized matrix (each report drawn from
+its answer's column of ``M``): a single choice's shares by
+:func:`deniable.estimators.weights.weighted_design_estimate` — forced response on three answers
+(Korn–Graubard through each report's affine map), Warner's design on answer 0 against the other
+two (a binary design; a check-all question's tick is estimated the same way), a custom matrix
+whose reports each mix several shares (the clipped t interval) — and the cross-tab's conditional
+shares by :func:`deniable.estimators.weights.weighted_crosstab` with the two matrices (a Warner
+row and a forced-response column; a row asked directly and the custom column).  Coverage of
+option 0 (or of column 2 given row 0) and the smallest over the options (conditional shares)::
+
+    python scripts/weights_coverage.py --designed              # 2,000 replicates per cell
 """
 
 from __future__ import annotations
@@ -61,8 +74,10 @@ from scipy.optimize import brentq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from deniable.client import designs  # noqa: E402
 from deniable.client.mechanism import resolve  # noqa: E402
-from deniable.estimators.weights import survey_design, weighted_crosstab, weighted_estimate  # noqa: E402
+from deniable.estimators.weights import (survey_design, weighted_crosstab, weighted_design_estimate,  # noqa: E402
+                                         weighted_estimate)
 
 K = 3
 MEANS = np.array([0.2, 0.5, 0.3])
@@ -272,18 +287,94 @@ def crosstab_main(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- questions randomized by a design
+
+FORCED = designs.forced(0.6, [0.2, 0.1, 0.1], ["a", "b", "c"])
+WARNER = designs.warner(0.75, ["0", "other"])
+MIXED = designs.custom([[0.6, 0.3, 0.2], [0.2, 0.5, 0.2], [0.2, 0.2, 0.6]], ["a", "b", "c"])  # no report affine in one share
+DESIGNED_NS = (200, 1000)
+
+
+def through(matrix: np.ndarray, answers: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each answer's report drawn from its column of the design's matrix."""
+    cumulative = np.cumsum(matrix, axis=0)[:, answers].T
+    return np.minimum((rng.random(answers.size)[:, None] > cumulative).sum(axis=1), matrix.shape[0] - 1)
+
+
+def designed_cell(pop: dict, n: int, which: str, reps: int, rng: np.random.Generator) -> dict:
+    """Coverage of a designed question's 95 % intervals (the module's notes, ``--designed``)."""
+    held = []
+    for _ in range(reps):
+        answers, weights, clusters = draw(pop, n, rng)
+        sample = survey_design(weights, clusters=clusters)
+        if which.startswith("crosstab"):
+            row_design = WARNER if which == "crosstab warner x forced" else None
+            col_design = FORCED if row_design is not None else MIXED
+            rows, cols = answers // K_COL, answers % K_COL
+            r1 = rows if row_design is None else through(row_design.matrix, rows, rng)
+            x = weighted_crosstab(r1, through(col_design.matrix, cols, rng), None, None, sample, k_row=K_ROW,
+                                  k_col=K_COL, confidence=NOMINAL,
+                                  row_matrix=None if row_design is None else row_design.matrix,
+                                  col_matrix=col_design.matrix)
+            truth = pop["truth"]
+            held.append(((x.conditional_ci_low <= truth) & (truth <= x.conditional_ci_high)).ravel())
+            continue
+        design = {"forced": FORCED, "warner": WARNER, "custom": MIXED}[which]
+        truth = pop["truth"] if design.k == K else np.array([pop["truth"][0], 1 - pop["truth"][0]])
+        answers = answers if design.k == K else (answers != 0).astype(np.int64)
+        result = weighted_design_estimate(through(design.matrix, answers, rng), design, sample, confidence=NOMINAL)
+        held.append((np.asarray(result.ci_low) <= truth) & (truth <= np.asarray(result.ci_high)))
+    coverage = np.mean(held, axis=0)
+    first = K_COL - 1 if which.startswith("crosstab") else 0  # column 2 given row 0, or option 0
+    return {"coverage": float(coverage[first]), "min_coverage": float(coverage.min())}
+
+
+def designed_main(args) -> int:
+    """The designed questions' table (``--designed``)."""
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)
+    floor = NOMINAL - 2 * mc_se
+    print(f"weighted estimates of questions randomized by a design, 95% intervals; {args.reps:,} replicates per cell, "
+          f"Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; seed {args.seed}")
+    print(f"{'design':<13} {'CV':>4} {'n':>5}  {'question':<26} {'cov':>7} {'min cov':>7} {'below?':>6}")
+    short = []
+    for clustered in (False, True):
+        for cv in args.cv or CVS:
+            pops = {"one": population(rng, cv, clustered), "two": crosstab_population(rng, cv, clustered)}
+            for n in args.n or DESIGNED_NS:
+                for which in ("forced", "warner", "custom", "crosstab warner x forced", "crosstab direct x custom"):
+                    pop = pops["two" if which.startswith("crosstab") else "one"]
+                    c = designed_cell(pop, n, which, args.reps, rng)
+                    below = c["min_coverage"] < floor
+                    label = "clustered" if clustered else "not clustered"
+                    print(f"{label:<13} {cv:>4g} {n:>5}  {which:<26} {c['coverage']:>7.4f} {c['min_coverage']:>7.4f} "
+                          f"{'BELOW' if below else 'no':>6}", flush=True)
+                    if below:
+                        short.append(f"{label}, CV {cv:g}, n {n}, {which}")
+    print(f"\ncells below 0.95 - 2 MC s.e.: {len(short)}" + "".join(f"\n  {s}" for s in short))
+    print("(cov: option 0 (share 0.2; warner: answer 0 against the others), or column 2 given row 0 (0.2) for a "
+          "cross-tab; min cov: the smallest over the options, or over the six conditional shares)")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000, help="replicates per cell (default 2,000)")
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--crosstab", action="store_true",
                         help="the cross-tab's conditional shares instead of one question's shares")
+    parser.add_argument("--designed", action="store_true",
+                        help="questions randomized by a randomized-response design (shares and a cross-tab)")
     parser.add_argument("--cv", type=float, action="append", choices=CVS,
                         help="only this coefficient of variation of the weights (repeatable; default all)")
     parser.add_argument("--n", type=int, action="append", choices=NS, help="only this sample size (repeatable)")
     args = parser.parse_args(argv)
     if args.crosstab:
         return crosstab_main(args)
+    if args.designed:
+        return designed_main(args)
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)

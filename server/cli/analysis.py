@@ -117,10 +117,11 @@ def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source:
         fail(str(exc))
 
 
-def _read_weighted(inputs, db_path, counts_path, columns, check=None):
+def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=None):
     """``(survey, dataset)``: a responses file read with its design columns (``--weights COLUMN``, and
     ``--strata``, ``--cluster``, ``--fpc``); one ``Error:`` line for a database or counts (no
-    respondents' weights there) and for a bad file.  ``check(survey)`` runs before the file is read."""
+    respondents' weights there) and for a bad file.  ``check(survey)`` runs before the file is read.
+    ``source``: another tool's export (``--from``), its reader taking the host's columns of the design."""
     if db_path is not None:
         fail("--weights: a database has no weight column; export the responses (deniable export), add the "
              "weights (and strata, clusters) as columns, and give the file with --weights COLUMN")
@@ -137,6 +138,17 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None):
     try:
         if check is not None:
             check(survey)
+        if source is not None:  # the reader keeps the design's columns of the responses it keeps
+            import importlib
+
+            from deniable.errors import FieldError
+
+            module, function, _ = FROM_READERS[source]
+            try:
+                read = getattr(importlib.import_module(f"deniable.server.survey.{module}"), function)
+                return survey, read(inputs[1], survey, design=columns)
+            except FieldError as exc:
+                fail(str(exc))
         if not files.is_parquet(inputs[1]):
             check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
         return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
@@ -145,7 +157,7 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None):
 
 
 def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab=None, by_qid=None,
-                       simultaneous=False) -> None:
+                       simultaneous=False, source=None) -> None:
     """``deniable estimate --weights COLUMN …``: design-based estimates of a responses file
     (:mod:`deniable.server.survey.sampling`); with ``--by`` each group's domain estimates, with
     ``--crosstab`` the joint and conditional shares."""
@@ -160,11 +172,11 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
             raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
         sampling.check_weighted(survey)
 
-    survey, dataset = _read_weighted(inputs, db_path, counts_path, columns, check)
+    survey, dataset = _read_weighted(inputs, db_path, counts_path, columns, check, source)
     try:
         if crosstab:
             shown = sampling.weighted_crosstab_of(dataset, columns, *(survey.question(q) for q in crosstab),
-                                                  confidence=confidence)
+                                                  confidence=confidence, simultaneous=simultaneous)
             render = (sampling.weighted_crosstab_json, sampling.weighted_crosstab_csv, sampling.weighted_crosstab_table)
         elif by_qid:
             shown = sampling.weighted_subgroups(dataset, columns, survey.question(by_qid), confidence=confidence,
@@ -203,35 +215,62 @@ def _trim_bounds(text: str | None):
     return low, high
 
 
-def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt, columns=None) -> None:
+def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt, columns=None, crosstab=None,
+                    by_qid=None, simultaneous=False, source=None) -> None:
     """``deniable estimate --rake MARGINS.json``: raked, design-based estimates from the answer
-    patterns of a responses file, counts or a database (:func:`deniable.server.survey.sampling.raked_estimates`);
-    with ``--weights COLUMN`` (``columns``), raking starts from the responses file's sampling weights."""
+    patterns of a responses file, counts, a database or another tool's export (``source``):
+    :func:`deniable.server.survey.sampling.raked_estimates`, with ``--by`` each group's domain
+    estimates (:func:`~deniable.server.survey.sampling.raked_by`), with ``--crosstab`` the joint and
+    conditional shares (:func:`~deniable.server.survey.sampling.raked_crosstab_of`) — what the
+    dashboard's weighted pages show.  With ``--weights COLUMN`` (``columns``), raking starts from the
+    responses file's sampling weights."""
     from deniable.estimators.weights import DesignError
-    from deniable.server.survey import sampling
+    from deniable.server.survey import analysis, sampling
     from deniable.server.survey.estimates import grid
+
+    def check(survey):
+        try:
+            _check_analysis(analysis, survey, crosstab, by_qid)
+        except analysis.AnalysisError as exc:
+            raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
 
     base = None
     if columns is None:
-        dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path)
+        dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid),
+                                                    source=source)
+        check(survey)
     else:  # raking starts from the file's sampling weights
-        survey, dataset = _read_weighted(inputs, db_path, counts_path, columns)
+        survey, dataset = _read_weighted(inputs, db_path, counts_path, columns, check, source)
     try:
         margins = sampling.load_margins(margins_path, survey)
         if columns is not None:
             base = sampling.design_of(dataset, columns)
-        raked = sampling.raked_estimates(dataset, margins, trim=trim, confidence=confidence, survey=survey,
-                                         base=base, base_column=None if columns is None else columns.weights)
+        common = {"trim": trim, "confidence": confidence, "survey": survey}
+        if crosstab:
+            shown = sampling.raked_crosstab_of(dataset, margins, *(survey.question(q) for q in crosstab),
+                                               simultaneous=simultaneous, **common)
+            render = (sampling.raked_crosstab_json, sampling.raked_crosstab_csv, sampling.raked_crosstab_table)
+        else:
+            base_column = None if columns is None else columns.weights
+            if by_qid:
+                shown = sampling.raked_by(dataset, margins, survey.question(by_qid), base=base, base_column=base_column,
+                                          simultaneous=simultaneous, **common)
+                render = (sampling.raked_by_document, sampling.raked_by_csv, sampling.raked_by_table)
+            else:
+                shown = sampling.raked_estimates(dataset, margins, base=base, base_column=base_column,
+                                                 simultaneous=simultaneous, **common)
+                render = (sampling.raked_document, sampling.raked_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))
+    as_json, as_csv, as_table = render
     if fmt == "json":
-        echo_json(sampling.raked_document(raked))
+        echo_json(as_json(shown))
     elif fmt == "csv":
-        click.echo(sampling.raked_csv(raked), nl=False)
+        click.echo(as_csv(shown), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {plural(raked.n, 'response')}")
-        click.echo(sampling.raking_text(raked, grid))
-        click.echo(sampling.weighted_table(raked, grid), nl=False)
+        click.echo(f"{survey.title} ({survey.slug}): {plural(shown.n, 'response')}")
+        click.echo(sampling.raking_text(shown, grid))
+        click.echo(as_table(shown, grid), nl=False)
 
 
 def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous):
@@ -245,9 +284,6 @@ def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous
         return None
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    if simultaneous and crosstab:
-        raise click.UsageError("--simultaneous does not go with --weights and --crosstab (yet): its weighted cells' "
-                               "intervals hold one at a time")
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise click.UsageError("--method does not go with --weights: weighted intervals are Korn and Graubard's, "
                                "at the design's effective sample size")
@@ -306,7 +342,8 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     population shares of questions asked directly, and the estimates are weighted; the output
     shows the achieved margins, the weights' range and the Kish effective sample size.
     --trim LOW,HIGH bounds the weights.  With --weights too, raking starts from the file's
-    sampling weights.
+    sampling weights.  --rake goes with --by, --crosstab, --simultaneous and --from, as the
+    dashboard's weighted pages do.
 
     \b
     Example:
@@ -316,33 +353,36 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         deniable estimate --db deniable.db student-life --by year
         deniable estimate examples/survey.json responses.csv --weights w --strata region --cluster school
         deniable estimate --db deniable.db student-life --rake margins.json --trim 0.3,3
+        deniable estimate examples/survey.json responses.csv --rake margins.json --by year
         deniable estimate examples/survey.json surveyjs-results.json --from surveyjs
         deniable estimate examples/otree/survey.json all_apps_wide.csv --from otree
     """
     from deniable.server.survey import analysis, estimates
 
-    if source is not None and (margins_path is not None or weights is not None):
-        raise click.UsageError(f"--from {source} does not go with --rake or --weights (yet)")
+    if source is not None and (db_path is not None or counts_path is not None):
+        raise click.UsageError(f"--from {source} reads a results file: it does not go with --db or --counts")
     if margins_path is not None:
-        for name, given in (("--crosstab", crosstab), ("--by", by_qid), ("--simultaneous", simultaneous)):
-            if given:
-                raise click.UsageError(f"{name} does not go with --rake (yet): raked estimates are marginal ones")
+        if crosstab and by_qid:
+            raise click.UsageError("use --crosstab or --by, not both")
         if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--method does not go with --rake: raked intervals are Korn and Graubard's")
-        columns = _check_weights(weights, strata, cluster, fpc, None, None, False)  # raking from sampling weights
-        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt, columns)
+        if crosstab and weights is not None:
+            raise click.UsageError("--crosstab does not go with --rake and --weights (yet): the raked cross-tab's "
+                                   "variance takes no strata or clusters")
+        columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
+        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt, columns,
+                        crosstab, by_qid, simultaneous, source)
         return
     if trim is not None:
         raise click.UsageError("--trim goes with --rake MARGINS.json")
     columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
     if columns is not None:
-        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab, by_qid, simultaneous)
+        _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab, by_qid, simultaneous,
+                           source)
         return
 
     if crosstab and by_qid:
         raise click.UsageError("use --crosstab or --by, not both")
-    if source is not None and (db_path is not None or counts_path is not None):
-        raise click.UsageError(f"--from {source} reads a results file: it does not go with --db or --counts")
     dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid),
                                                         source=source)
     try:

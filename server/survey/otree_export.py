@@ -63,8 +63,10 @@ def _columns(path: Path, header: list[str], survey: Survey) -> dict[str, int]:
     return {qid: index[names[0]] for qid, names in found.items()}
 
 
-def read_otree(path, survey: Survey) -> Dataset:
-    """The reports of an oTree CSV export (wide, or one app's) as a :class:`Dataset`."""
+def read_otree(path, survey: Survey, design=None) -> Dataset:
+    """The reports of an oTree CSV export (wide, or one app's) as a :class:`Dataset`; ``design`` (a
+    :class:`.dataset.DesignColumns`): columns of the export holding the sampling weights (strata,
+    clusters), by their names in the header."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -84,6 +86,7 @@ def read_otree(path, survey: Survey) -> Dataset:
     fingerprint = design_fingerprint(survey)
     kept: dict[str, list] = {q.id: [] for q in survey.questions}
     seen: dict[str, int] = {}
+    lines: list[tuple[int, list[str]]] = []  # the rows kept, for the design's columns
     for line, cells in enumerate(rows, 2):
         if len(cells) != len(header):
             raise OTreeExportError(f"{path}: line {line}: {len(cells)} cells, but the header has {len(header)}",
@@ -96,9 +99,17 @@ def read_otree(path, survey: Survey) -> Dataset:
                 raise OTreeExportError(f"{path}: line {line}: participant {code!r} is on line {seen[code]} too: "
                                        f"one row per participant", "results")
             seen[code] = line
+        lines.append((line, cells))
         for q in survey.questions:
             kept[q.id].append(_report(path, line, q, cells[columns[q.id]], fingerprint))
-    return Dataset(survey, {q.id: np.array(kept[q.id], dtype=q.qtype.code_dtype) for q in survey.questions})
+    values = None
+    if design is not None:
+        from .responses_csv import design_cells  # pyarrow: only for a design
+
+        values = design_cells(path, design, header, [cells for _, cells in lines],
+                              lambda row: f"{path}: line {lines[row][0]}")
+    return Dataset(survey, {q.id: np.array(kept[q.id], dtype=q.qtype.code_dtype) for q in survey.questions},
+                   design=values)
 
 
 def _report(path: Path, line: int, q, cell: str, fingerprint: str):

@@ -111,9 +111,11 @@ def _find(path: Path, header: list[str], wanted: dict[str, str], hint: str) -> d
 
 
 def _dataset(path: Path, survey: Survey, header: list[str], rows: list[list[str]], first_row: int,
-             wanted: dict[str, str], hint: str, row_id) -> Dataset:
+             wanted: dict[str, str], hint: str, row_id, design=None) -> Dataset:
     """The reports in ``rows`` (the file's records after its headers; ``first_row`` is the first's
-    number in the file) as a :class:`Dataset`; ``row_id(cells)`` says which response a row is."""
+    number in the file) as a :class:`Dataset`; ``row_id(cells)`` says which response a row is.
+    ``design`` (a :class:`.dataset.DesignColumns`): the host's columns of sampling weights (strata,
+    clusters) of the responses kept, in :attr:`.dataset.Dataset.design`."""
     places = _find(path, header, wanted, hint)
     fingerprint = design_fingerprint(survey)
     kept: list[tuple[int, list[str]]] = []
@@ -133,7 +135,13 @@ def _dataset(path: Path, survey: Survey, header: list[str], rows: list[list[str]
             if cell:
                 where = f"{path}: row {number} ({row_id(cells)}), column {wanted[qid]!r}"
                 data[qid][index] = _code(by_id[qid], cell, fingerprint, where, wanted[qid])
-    return Dataset(survey, data)
+    if design is None:
+        return Dataset(survey, data)
+    from .responses_csv import design_cells  # pyarrow: only for a design
+
+    return Dataset(survey, data, design=design_cells(
+        path, design, header, [cells for _, cells in kept],
+        lambda row: f"{path}: row {kept[row][0]} ({row_id(kept[row][1])})"))
 
 
 def _code(q, cell: str, fingerprint: str, where: str, column: str) -> int:
@@ -151,7 +159,7 @@ def _cell(header: list[str], name: str):
     return lambda cells: "?" if place is None else cells[place]
 
 
-def read_qualtrics(path, survey: Survey) -> Dataset:
+def read_qualtrics(path, survey: Survey, design=None) -> Dataset:
     """The reports of a Qualtrics CSV export (three header rows) as a :class:`Dataset`.
 
     Each report column is the embedded-data field ``deniable_QID``, found by its name in the first
@@ -168,10 +176,10 @@ def read_qualtrics(path, survey: Survey) -> Dataset:
     response = _cell(header, "ResponseId")
     return _dataset(path, survey, header, table[3:], 4, columns("qualtrics", survey),
                     "add the embedded data field in the survey flow (docs/embedding.md, Qualtrics)",
-                    lambda cells: f"ResponseId {response(cells)}")
+                    lambda cells: f"ResponseId {response(cells)}", design)
 
 
-def read_limesurvey(path, survey: Survey) -> Dataset:
+def read_limesurvey(path, survey: Survey, design=None) -> Dataset:
     """The reports of a LimeSurvey response export (CSV, headings "Question code") as a :class:`Dataset`.
 
     Each report column is the hidden short-text question ``dnQID``; ``id`` is the response's id.
@@ -185,10 +193,10 @@ def read_limesurvey(path, survey: Survey) -> Dataset:
     response = _cell(header, "id")
     return _dataset(path, survey, header, table[1:], 2, columns("limesurvey", survey),
                     "export with the headings 'Question code' (docs/embedding.md, LimeSurvey)",
-                    lambda cells: f"id {response(cells)}")
+                    lambda cells: f"id {response(cells)}", design)
 
 
-def read_redcap(path, survey: Survey) -> Dataset:
+def read_redcap(path, survey: Survey, design=None) -> Dataset:
     """The reports of a REDCap raw CSV export (field names as headers) as a :class:`Dataset`.
 
     Each report column is the ``@HIDDEN`` text field ``deniable_qid``; the first column is the
@@ -213,7 +221,7 @@ def read_redcap(path, survey: Survey) -> Dataset:
         return said
 
     return _dataset(path, survey, header, table[1:], 2, columns("redcap", survey),
-                    "export raw data with field names as headers (docs/embedding.md, REDCap)", row_id)
+                    "export raw data with field names as headers (docs/embedding.md, REDCap)", row_id, design)
 
 
 READERS = {"qualtrics": read_qualtrics, "limesurvey": read_limesurvey, "redcap": read_redcap}

@@ -316,6 +316,23 @@ def design_values(path, role: str, name: str, column, where: Callable[[int], str
     return column.to_numpy(zero_copy_only=False).astype(str)
 
 
+def design_cells(path, design: DesignColumns | None, header: list[str], rows: list[list[str]],
+                 where: Callable[[int], str]) -> dict[str, np.ndarray] | None:
+    """The design columns (``--weights COLUMN`` …) of another tool's export read as text ``rows`` under
+    ``header`` (the rows kept as responses, in order): :func:`design_values` of each, by role (None
+    without a design).  A CSVError names a column the export does not have, or the first bad cell."""
+    if design is None:
+        return None
+    values = {}
+    for role, name in design.named().items():
+        if name not in header:
+            raise CSVError(f"{path}: no column {name!r} for the sampling design (the export's columns: "
+                           f"{', '.join(header[:12])}{', …' if len(header) > 12 else ''})")
+        at = header.index(name)
+        values[role] = design_values(path, role, name, pa.array([cells[at] for cells in rows], pa.string()), where)
+    return values
+
+
 def _number(text) -> float:
     try:
         return float(text)

@@ -22,14 +22,18 @@ A type whose headline is a mean of per-respondent unbiased scores (a numeric que
 statistic, so the same linearization gives its variance — and the t interval with the design's
 degrees of freedom (R: ``confint(svymean(~score, design), df = degf(design))``).  A check-all
 question's options are each a binary randomized response (:meth:`~.questions.base.QuestionType.tick_columns`):
-each option's share is a two-option question's weighted estimate.  A list experiment's prevalence
+each option's share is a two-option question's weighted estimate (with a binary design on each
+tick, that design's :func:`~deniable.estimators.weights.weighted_design_estimate` of the tick's two
+reports).  A list experiment's prevalence
 (:meth:`~.questions.base.QuestionType.arm_scores`) is the difference of the arms' weighted means
 (:func:`deniable.estimators.weights.weighted_difference`).  The other types are refused, naming the
 question (their weighted estimators are not written yet).
 
 Subgroups (:func:`weighted_subgroups`) are domain estimates, and cross-tabs
 (:func:`weighted_crosstab_of`) debias the weighted shares of report pairs with the Kronecker
-inverse of the two mechanisms; raking (:func:`raked_estimates`) may start from sampling weights.
+inverse of the two mechanisms (k-ary randomized response's or a design's matrix); a regression
+(:func:`fit_weighted_formula`) is fitted by pseudo-likelihood, a designed outcome's matrix in it;
+raking (:func:`raked_estimates`) may start from sampling weights.
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from deniable.client.mechanism import resolve
 from deniable.estimators.validate import check_confidence
 from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, WeightedCrosstabResult,
                                          WeightedDifference, WeightedResult, domain_degrees_of_freedom,
-                                         linearized_variance, rake, raked_crosstab, raked_estimate, raked_mean,
+                                         linearized_variance, rake, raked_crosstab, raked_design_estimate,
+                                         raked_difference, raked_estimate, raked_mean,
                                          survey_design,
                                          weighted_crosstab, weighted_design_estimate, weighted_difference,
                                          weighted_estimate)
@@ -66,7 +71,7 @@ def unweighted_reason(q: Question) -> str | None:
     """Why question ``q`` cannot be estimated with sampling weights yet (None: it can)."""
     if not q.qtype.categorical:
         if q.qtype.linear_scores(q, np.empty(0, dtype=np.int64)) is not None or q.qtype.tick_columns(q) is not None \
-                or q.qtype.arm_scores(q) is not None:
+                or q.qtype.arm_scores(q) is not None or _tick_design(q) is not None:
             return None
         return (f"a {q.qtype.label} question: weighted estimates cover single-choice, numeric, check-all and list "
                 "questions so far (the design-based variance of its estimator is not implemented yet)")
@@ -80,8 +85,17 @@ def unweighted_reason(q: Question) -> str | None:
 
 
 def _designed(q: Question) -> bool:
-    """Whether ``q`` is a single choice randomized by a randomized-response design (not k-ary RR)."""
-    return q.qtype.categorical and getattr(q.qtype.mechanism(q), "design", None) is not None
+    """Whether ``q`` is randomized by a randomized-response design (not k-ary RR): a single choice's,
+    or a check-all question's binary design on each tick."""
+    return (q.qtype.categorical and getattr(q.qtype.mechanism(q), "design", None) is not None) \
+        or _tick_design(q) is not None
+
+
+def _tick_design(q: Question):
+    """The binary design each tick of a check-all question ``q`` is randomized by, or None (another
+    mechanism: k-ary randomized response on each tick, or another type)."""
+    mech = q.mechanism
+    return mech.design if getattr(mech, "per_tick", False) else None
 
 
 def check_weighted(survey: Survey) -> None:
@@ -164,7 +178,8 @@ def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, c
     one number (a mean, a list experiment's prevalence) keeps its interval."""
     if simultaneous:
         k = q.qtype.n_cells(q) if q.qtype.categorical else \
-            (q.qtype.tick_columns(q)[0].shape[1] if q.qtype.tick_columns(q) is not None else 1)
+            (q.qtype.tick_columns(q)[0].shape[1] if q.qtype.tick_columns(q) is not None else
+             q.k if _tick_design(q) is not None else 1)
         if k > 1:
             level = 1 - (1 - check_confidence(confidence)) / k
             n, result = _question_estimate(q, reports, design, level, subset)
@@ -190,6 +205,8 @@ def _question_estimate(q: Question, reports: np.ndarray, design: SurveyDesign, c
     ticks = q.qtype.tick_columns(q)
     if ticks is not None:
         return n, _ticks_estimate(q, ticks, filled, domain, confidence, subset)
+    if _tick_design(q) is not None:
+        return n, _tick_design_estimate(q, filled, domain, confidence, subset)
     arms = q.qtype.arm_scores(q)
     if arms is not None:
         arm, score = arms
@@ -207,16 +224,35 @@ def _ticks_estimate(q: Question, ticks, codes: np.ndarray, design: SurveyDesign,
     bits, tick_epsilon = ticks
     per_option = [weighted_estimate(bits[codes, j], tick_epsilon, design, k=2, confidence=confidence, subset=subset)
                   for j in range(bits.shape[1])]
+    return _ticked(q, per_option)
+
+
+def _ticked(q: Question, per_option: list, ticked: int = 1) -> WeightedResult:
+    """One result of a check-all question from each option's two-option result (``ticked``: the
+    index of "ticked" in it)."""
     first = per_option[0]
 
     def column(name):
-        return np.array([getattr(r, name)[1] for r in per_option])
+        return np.array([getattr(r, name)[ticked] for r in per_option])
 
     return dataclasses.replace(
         first, k=len(per_option), epsilon=q.mechanism.epsilon if q.protected else first.epsilon,
         report_share=column("report_share"), report_std_error=column("report_std_error"),
         estimate=column("estimate"), std_error=column("std_error"), ci_low=column("ci_low"),
         ci_high=column("ci_high"))
+
+
+def _tick_design_estimate(q: Question, codes: np.ndarray, design: SurveyDesign, confidence: float,
+                          subset) -> WeightedResult:
+    """A check-all question whose ticks are each randomized by one binary design (answer 0
+    "ticked", its report 0 sent as a tick: bit j of the code): option j's share is answer 0's share
+    of :func:`weighted_design_estimate` on tick j's reports — the design's ``M⁻¹`` applied to the
+    weighted shares of the tick's two reports, the covariance ``M⁻¹ Σ̂ M⁻ᵀ``, and Korn and Graubard's
+    interval for the report share mapped through the design's affine map."""
+    tick = _tick_design(q)
+    per_option = [weighted_design_estimate(np.where((codes >> j) & 1 == 1, 0, 1), tick, design,
+                                           confidence=confidence, subset=subset) for j in range(q.k)]
+    return _ticked(q, per_option, ticked=0)
 
 
 def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: float = 0.95,
@@ -344,25 +380,39 @@ class WeightedCrosstab:
 
 
 def weighted_crosstab_of(dataset: Dataset, columns: DesignColumns, row: Question, col: Question, *,
-                         confidence: float = 0.95) -> WeightedCrosstab:
+                         confidence: float = 0.95, simultaneous: bool = False) -> WeightedCrosstab:
     """The cross-tab of two single-choice questions (checked by :func:`.analysis.check_crosstab`)
     under the dataset's design (:func:`deniable.estimators.weights.weighted_crosstab`: the joint
-    cells debiased with the Kronecker inverse on the weighted report shares)."""
+    cells debiased with the Kronecker inverse of the two mechanisms' matrices — k-ary randomized
+    response's, or a randomized-response design's — on the weighted report shares).
+
+    ``simultaneous``: Bonferroni over the k₁·k₂ cells — every interval (joint and conditional) at
+    the level ``1 − α/(k₁k₂)``, so that the joint intervals hold all at once with probability at
+    least 1 − α, and so do the conditional ones."""
     survey = dataset.survey
     check_weighted(survey)
     for q in (row, col):
         if not q.qtype.categorical:
             raise DesignError(f"--crosstab: question {q.id!r} is not a single-choice question", "crosstab")
-        if getattr(q.qtype.mechanism(q), "design", None) is not None:
-            raise DesignError(f"--crosstab: question {q.id!r} has a randomized-response design: its weighted "
-                              "cross-tab is not available", "crosstab")
+    confidence = check_confidence(confidence)
+    channels = {}
+    for q, side in ((row, "row"), (col, "col")):
+        realized = getattr(q.qtype.mechanism(q), "design", None)
+        channels[side] = (q.epsilon, None) if realized is None else (None, realized.matrix)
+    cells = row.qtype.n_cells(row) * col.qtype.n_cells(col)
+    level = 1 - (1 - confidence) / cells if simultaneous else confidence
     design = design_of(dataset, columns)
     rows = np.asarray(dataset.columns[row.id], dtype=np.int64)
     cols = np.asarray(dataset.columns[col.id], dtype=np.int64)
     if not np.any((rows != NOT_ANSWERED) & (cols != NOT_ANSWERED)):
         raise DesignError(f"--crosstab: no response answered both {row.id!r} and {col.id!r}", "crosstab")
-    result = weighted_crosstab(rows, cols, row.epsilon, col.epsilon, design, k_row=row.qtype.n_cells(row),
-                               k_col=col.qtype.n_cells(col), confidence=confidence)
+    result = weighted_crosstab(rows, cols, channels["row"][0], channels["col"][0], design,
+                               k_row=row.qtype.n_cells(row), k_col=col.qtype.n_cells(col), confidence=level,
+                               row_matrix=channels["row"][1], col_matrix=channels["col"][1])
+    if simultaneous:
+        result = dataclasses.replace(result, confidence=confidence, simultaneous=True,
+                                     method=result.method + f" (simultaneous: Bonferroni over the {cells} cells, "
+                                                            f"each at {level:.4%})")
     return WeightedCrosstab(weighted=Weighted(survey=survey, columns=columns, design=design, questions=[]),
                             row=row, col=col, result=result)
 
@@ -375,7 +425,8 @@ def weighted_crosstab_json(ct: WeightedCrosstab) -> dict:
             "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
             "n": r.n, "weighted": True, "design": design_json(ct.weighted),
             "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
-            "confidence": json_number(r.confidence), "method": r.method, "cells": crosstab_cells(ct.row, ct.col, r)}
+            "confidence": json_number(r.confidence), "simultaneous": r.simultaneous, "method": r.method,
+            "cells": crosstab_cells(ct.row, ct.col, r)}
 
 
 def crosstab_cells(row: Question, col: Question, r: WeightedCrosstabResult) -> list[dict]:
@@ -571,7 +622,12 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     The formula's design matrix is built from the answer patterns as for any regression, then
     given back to each respondent (the row of its pattern); a respondent who did not answer the
     outcome or a covariate keeps its place in the design with weight 0 (a domain, as for the
-    estimates).  The outcome must be a question :func:`unweighted_reason` accepts as categorical."""
+    estimates).  The outcome must be a question :func:`unweighted_reason` accepts as categorical.
+    An outcome randomized by a randomized-response design has the design's misclassification
+    matrix in the pseudo-likelihood, ``P(report r | x) = Σ_t M[r, t] π_t(x)``, as the unweighted
+    fit has it (:func:`.regression.fit_formula`): the weighted score equations
+    ``Σ_i w_i ∂ℓ_i/∂θ = 0`` and the sandwich with the strata and clusters are the same
+    (:func:`deniable.estimators.regress` with ``design=`` and ``matrix=``)."""
     from deniable import estimators
 
     from .patterns import collapse, from_dataset
@@ -581,9 +637,6 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     formula = parse_formula(text, survey)
     outcome = formula.outcome
     reason = unweighted_reason(outcome)
-    if reason is None and getattr(outcome.qtype.mechanism(outcome), "design", None) is not None:
-        reason = ("a single choice with a randomized-response design: its weighted regression (the design's "
-                  "matrix in the pseudo-likelihood) is not available yet")
     if reason is not None or not outcome.qtype.categorical:
         raise FormulaError(f"--weights: the outcome {outcome.id!r} is {reason or 'not a single-choice question'}")
     patterns = from_dataset(Dataset(survey, dict(dataset.columns)))
@@ -601,10 +654,17 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     full = design_of(dataset, columns)
     sample = dataclasses.replace(full, weights=full.weights * complete)
     at = np.where(complete, row_of, 0)
+    channel = {"epsilon": outcome.epsilon}
+    realized = getattr(outcome.qtype.mechanism(outcome), "design", None)
+    if realized is not None:  # a randomized-response design: its matrix in the pseudo-likelihood
+        privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
+        channel = {"epsilon": None, "matrix": realized.matrix,
+                   "matrix_label": f"{realized.name} design (its misclassification matrix in the pseudo-likelihood) "
+                                   f"· {privacy}"}
     result = estimators.regress(
-        built.reports[at], built.covariates[at], outcome.epsilon, k=outcome.k, design=sample, names=built.names,
+        built.reports[at], built.covariates[at], k=outcome.k, design=sample, names=built.names,
         terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
-        options=outcome.options, confidence=confidence, profile=False)
+        options=outcome.options, confidence=confidence, profile=False, **channel)
     return formula, built, result
 
 
@@ -620,8 +680,9 @@ def _margin_error(message: str, *path: str) -> DesignError:
 
 
 def rakeable(q: Question) -> bool:
-    """Whether question ``q`` may weight: a single-choice question asked directly (never a protected one)."""
-    return q.qtype.categorical and not q.protected and unweighted_reason(q) is None
+    """Whether question ``q`` may weight: a single-choice question asked directly (never a protected one,
+    nor one randomized by a design that is not ε-LDP, whose ε is None but whose answers are randomized)."""
+    return q.qtype.categorical and not q.protected and not _designed(q) and unweighted_reason(q) is None
 
 
 def _option_index(q: Question, key: str) -> int | None:
@@ -761,11 +822,12 @@ def _rake_dataset(dataset: Dataset, margins: dict, trim, survey: Survey, base: S
 
 def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
                     confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
-                    base_column: str | None = None) -> Raked:
+                    base_column: str | None = None, simultaneous: bool = False) -> Raked:
     """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
-    estimate every single-choice question and numeric mean under the raked weights, with R's
-    calibration variance (:func:`deniable.estimators.weights.raked_estimate`), beside the same
-    estimator with equal weights.
+    estimate every question of a type weighting estimates (single choice, with ε or a design;
+    check-all; list experiment; numeric mean: :func:`_raked_record`) under the raked weights, with
+    R's calibration variance, beside the same estimator with equal weights.  ``simultaneous``:
+    Bonferroni over each question's options.
 
     ``base``: the sample's design (``--rake`` with ``--weights COLUMN``, one row per respondent):
     raking starts from its sampling weights instead of equal ones, the variance keeps its strata
@@ -785,76 +847,96 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
     w = np.asarray(result.weights)
     raking = list(variables.values())
     out, unweighted, skipped_questions = [], {}, []
+    everyone = np.ones(dataset.n_rows, dtype=bool)
     for q in survey.questions:
         if q.id not in dataset.columns:
             skipped_questions.append((q, "not in the answer patterns (estimate it from the responses file)"))
             continue
         reason = unweighted_reason(q)
-        if reason is None and (q.qtype.tick_columns(q) is not None or q.qtype.arm_scores(q) is not None
-                               or _designed(q)):
-            reason = (f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet "
-                      "(it takes --weights COLUMN)")
         if reason is not None:
             skipped_questions.append((q, reason))
             continue
         codes = np.asarray(dataset.columns[q.id], dtype=np.int64)
-        answered = codes != NOT_ANSWERED
-        answered_n = int(round(float(counts[answered].sum())))
-        if answered_n == 0:
-            out.append((q, 0, None))
-            continue
-        filled = np.where(answered, codes, 0)
-        if q.qtype.categorical:
-            k = q.qtype.n_cells(q)
-            out.append((q, answered_n, raked_estimate(filled, q.epsilon, w, raking, k=k, counts=counts,
-                                                      domain=answered, confidence=confidence, design=base)))
-            unweighted[q.id] = raked_estimate(filled, q.epsilon, start, (), k=k, counts=counts,
-                                              domain=answered, confidence=confidence, design=base)
-            continue
-        scores = np.where(answered, q.qtype.linear_scores(q, filled), 0.0)
-        for weights, variables_, into in ((w, raking, None), (start, (), unweighted)):
-            mean, variance = raked_mean(scores, weights, variables_, counts=None if base else counts,
-                                        domain=answered, design=base)
-            d = weights * answered
-            kish = float((counts @ d) ** 2 / (counts @ d**2))
-            estimate = _mean_result(mean, variance, n, kish, confidence,
-                                    None if base is None else base.degrees_of_freedom)
-            if into is None:
-                out.append((q, answered_n, estimate))
-            else:
-                into[q.id] = estimate
+        answered_n, estimate = _raked_record(q, codes, counts, w, raking, everyone, n, confidence, base, simultaneous)
+        out.append((q, answered_n, estimate))
+        if estimate is not None:  # the same estimator with the starting weights, unraked
+            unweighted[q.id] = _raked_record(q, codes, counts, start, [], everyone, n, confidence, base,
+                                             simultaneous)[1]
     return Raked(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, questions=out,
                  unweighted=unweighted, skipped=skipped_questions, base=base_column if base is not None else None)
 
 
 def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndarray, raking: list, rows,
-                  n: int, confidence: float):
+                  n: int, confidence: float, base: SurveyDesign | None = None, simultaneous: bool = False):
     """``(n answered, result | None)`` of question ``q`` under raked weights ``w`` over the ``rows``
     (a boolean mask: a domain; the others keep their place with weight 0, as R's ``subset`` of a
-    calibrated design): :func:`~deniable.estimators.weights.raked_estimate` for a single choice,
-    the weighted mean of a numeric question's unbiased scores with the same calibration variance."""
+    calibrated design), each estimate linear in per-respondent scores, with the calibration variance
+    (:mod:`deniable.estimators.weights`: the influence values' residuals on the raking variables):
+
+    * a single choice: :func:`~deniable.estimators.weights.raked_estimate` (k-ary randomized
+      response), or with a randomized-response design
+      :func:`~deniable.estimators.weights.raked_design_estimate` (the score of answer t is row t of
+      the design's ``M⁻¹`` indexed by the report);
+    * a check-all question: each tick a two-option question of its own (the binary mechanism's
+      inverse per tick, or its binary design's);
+    * a list experiment: :func:`~deniable.estimators.weights.raked_difference`, the treatment arm's
+      raked mean score less the control arm's, with their covariance;
+    * a numeric question: the raked mean of its unbiased scores.
+
+    ``base``: raking started from these sampling weights (their strata and clusters in the variance);
+    ``simultaneous``: Bonferroni over the options (as :func:`_question_estimate`)."""
+    if simultaneous:
+        ticks = None if q.qtype.categorical else q.qtype.tick_columns(q)
+        k = q.qtype.n_cells(q) if q.qtype.categorical else ticks[0].shape[1] if ticks is not None else \
+            q.k if _tick_design(q) is not None else 1
+        if k > 1:
+            level = 1 - (1 - check_confidence(confidence)) / k
+            answered_n, result = _raked_record(q, codes, counts, w, raking, rows, n, level, base)
+            if result is not None:
+                result = dataclasses.replace(result, confidence=confidence, simultaneous=True,
+                                             method=result.method + SIMULTANEOUS.format(k=k, level=level))
+            return answered_n, result
     answered = (codes != NOT_ANSWERED) & rows
     answered_n = int(round(float(counts[answered].sum())))
     if answered_n == 0:
         return 0, None
     filled = np.where(answered, codes, 0)
+    common = {"counts": counts, "domain": answered, "confidence": confidence}
     if q.qtype.categorical:
-        return answered_n, raked_estimate(filled, q.epsilon, w, raking, k=q.qtype.n_cells(q), counts=counts,
-                                          domain=answered, confidence=confidence)
+        realized = getattr(q.qtype.mechanism(q), "design", None)
+        if realized is not None:
+            return answered_n, raked_design_estimate(filled, realized, w, raking, sample=base, **common)
+        return answered_n, raked_estimate(filled, q.epsilon, w, raking, k=q.qtype.n_cells(q), design=base, **common)
+    ticks = q.qtype.tick_columns(q)
+    if ticks is not None:
+        bits, tick_epsilon = ticks
+        return answered_n, _ticked(q, [raked_estimate(bits[filled, j], tick_epsilon, w, raking, k=2, design=base,
+                                                      **common) for j in range(bits.shape[1])])
+    tick = _tick_design(q)
+    if tick is not None:  # each tick randomized by one binary design: answer 0 "ticked", its report 0 sent as a tick
+        return answered_n, _ticked(q, [raked_design_estimate(np.where((filled >> j) & 1 == 1, 0, 1), tick, w,
+                                                             raking, sample=base, **common)
+                                       for j in range(q.k)], ticked=0)
+    arms = q.qtype.arm_scores(q)
+    if arms is not None:
+        arm, score = arms
+        return answered_n, raked_difference(score[filled], np.where(answered, arm[filled], -1), w, raking,
+                                            counts=counts, confidence=confidence, design=base)
     scores = np.where(answered, q.qtype.linear_scores(q, filled), 0.0)
-    mean, variance = raked_mean(scores, w, raking, counts=counts, domain=answered)
+    mean, variance = raked_mean(scores, w, raking, counts=None if base is not None else counts, domain=answered,
+                                design=base)
     d = w * answered
-    return answered_n, _mean_result(mean, variance, n, float((counts @ d) ** 2 / (counts @ d**2)), confidence)
+    return answered_n, _mean_result(mean, variance, n, float((counts @ d) ** 2 / (counts @ d**2)), confidence,
+                                    None if base is None else base.degrees_of_freedom)
 
 
 def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
+    """Refuse, naming ``field``, a question the answer patterns do not hold or whose type has no
+    weighted estimator (:func:`unweighted_reason`); every type weighting estimates is raked too."""
     if q.id not in dataset.columns:
         raise DesignError(f"{field}: question {q.id!r} is not in the answer patterns, so it has no raked estimate",
                           field)
     reason = unweighted_reason(q)
-    if reason is None and (_designed(q) or not q.qtype.categorical and (q.qtype.tick_columns(q) is not None
-                                                                        or q.qtype.arm_scores(q) is not None)):
-        reason = f"a {q.qtype.label} question: its estimates under raked weights are not implemented yet"
     if reason is not None:
         raise DesignError(f"{field}: question {q.id!r} is {reason}", field)
 
@@ -873,28 +955,84 @@ class RakedSubgroups:
 
 def raked_subgroups(dataset: Dataset, margins: dict[str, np.ndarray], question: Question, by: Question, *,
                     trim: tuple | None = None, confidence: float = 0.95,
-                    survey: Survey | None = None) -> RakedSubgroups:
+                    survey: Survey | None = None, base: SurveyDesign | None = None,
+                    simultaneous: bool = False) -> RakedSubgroups:
     """``question``'s estimates within each option of ``by`` (asked directly), then among those who
     skipped it, under the weights raked to ``margins`` (:func:`raked_estimates`' raking): each group
     a domain of the raked sample — its respondents' raked weights, the others kept with weight 0 —
     with the calibration variance and Korn and Graubard's interval on n − 1 degrees of freedom (R:
     ``svyby(~z, ~by, rake(…), svymean)`` and ``svyciprop(method = "beta")``; a calibrated design
     keeps its rows in a subset).  A DesignError names ``question`` (a type raked estimates do not
-    cover, or a question the answer patterns do not hold) or the margin's field."""
+    cover, or a question the answer patterns do not hold) or the margin's field.  ``base`` and
+    ``simultaneous``: as :func:`raked_estimates`'."""
     confidence = check_confidence(confidence)
     survey = survey or dataset.survey
     _raked_question_check(question, dataset, "question")
     if by.id not in dataset.columns:
         raise DesignError(f"by: question {by.id!r} is not in the answer patterns", "by")
-    counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey)
-    w, raking = np.asarray(result.weights), list(variables.values())
-    codes = np.asarray(dataset.columns[question.id], dtype=np.int64)
+    counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey, base)
+    groups = _raked_groups(dataset, question, by, counts, np.asarray(result.weights), list(variables.values()), n,
+                           confidence, base, simultaneous)
+    return RakedSubgroups(margins=margins, raking=result, n=n, question=question, by=by, groups=groups)
+
+
+def _raked_groups(dataset: Dataset, q: Question, by: Question, counts, w, raking, n, confidence, base,
+                  simultaneous) -> list:
+    """``q``'s raked records within each option of ``by``, then among those who skipped ``by``."""
+    codes = np.asarray(dataset.columns[q.id], dtype=np.int64)
     groups_of = np.asarray(dataset.columns[by.id], dtype=np.int64)
     groups = []
     for g, label in [*enumerate(by.options), (NOT_ANSWERED, "not answered")]:
-        answered_n, estimate = _raked_record(question, codes, counts, w, raking, groups_of == g, n, confidence)
+        answered_n, estimate = _raked_record(q, codes, counts, w, raking, groups_of == g, n, confidence, base,
+                                             simultaneous)
         groups.append((label, g == NOT_ANSWERED, answered_n, estimate))
-    return RakedSubgroups(margins=margins, raking=result, n=n, question=question, by=by, groups=groups)
+    return groups
+
+
+@dataclass(frozen=True)
+class RakedBy:
+    """``deniable estimate --rake MARGINS.json --by QUESTION``: every other question's raked estimates
+    within each group of ``by`` (:func:`raked_by`); ``raking``, ``untrimmed``, ``skipped`` and
+    ``base`` as a :class:`Raked`'s, so :func:`raking_json` and :func:`raking_text` say what raking did."""
+
+    survey: Survey
+    margins: dict
+    raking: RakeResult
+    untrimmed: RakeResult | None
+    n: int
+    by: Question
+    questions: list  # of (Question, [(label, not answered, n answered, result | None)])
+    skipped: list  # of (Question, why it has no raked estimate)
+    base: str | None = None
+
+
+def raked_by(dataset: Dataset, margins: dict[str, np.ndarray], by: Question, *, trim: tuple | None = None,
+             confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
+             base_column: str | None = None, simultaneous: bool = False) -> RakedBy:
+    """Every question but ``by`` (asked directly: :func:`.analysis.check_by`) within each of its groups,
+    under one raking to ``margins``: :func:`raked_subgroups` of each question (the same records, each
+    group a domain of the raked sample), raking once.  A question the raked path cannot estimate (a
+    type without a weighted estimator, a question the answer patterns do not hold) is ``skipped``
+    with the reason, as :func:`raked_estimates` skips it."""
+    confidence = check_confidence(confidence)
+    survey = survey or dataset.survey
+    if by.id not in dataset.columns:
+        raise DesignError(f"by: question {by.id!r} is not in the answer patterns", "by")
+    counts, n, variables, _, result, untrimmed = _rake_dataset(dataset, margins, trim, survey, base)
+    w, raking = np.asarray(result.weights), list(variables.values())
+    out, skipped = [], []
+    for q in survey.questions:
+        if q.id == by.id:
+            continue
+        if q.id not in dataset.columns:
+            skipped.append((q, "not in the answer patterns (estimate it from the responses file)"))
+            continue
+        if (reason := unweighted_reason(q)) is not None:
+            skipped.append((q, reason))
+            continue
+        out.append((q, _raked_groups(dataset, q, by, counts, w, raking, n, confidence, base, simultaneous)))
+    return RakedBy(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, by=by, questions=out,
+                   skipped=skipped, base=base_column if base is not None else None)
 
 
 @dataclass(frozen=True)
@@ -907,27 +1045,46 @@ class RakedCrosstab:
     row: Question
     col: Question
     result: WeightedCrosstabResult
+    survey: Survey | None = None  # with untrimmed, skipped and base: what raking_json and raking_text read
+    untrimmed: RakeResult | None = None
+    skipped: tuple = ()
+    base: str | None = None
 
 
 def raked_crosstab_of(dataset: Dataset, margins: dict[str, np.ndarray], row: Question, col: Question, *,
                       trim: tuple | None = None, confidence: float = 0.95,
-                      survey: Survey | None = None) -> RakedCrosstab:
+                      survey: Survey | None = None, simultaneous: bool = False) -> RakedCrosstab:
     """The joint and conditional shares of two single-choice questions under the weights raked to
     ``margins``: :func:`deniable.estimators.weights.raked_crosstab` on the answer patterns (the
-    Kronecker inverse on the raked shares of report pairs, the calibration variance)."""
+    Kronecker inverse of the two mechanisms' matrices — k-ary randomized response's, or a
+    randomized-response design's — on the raked shares of report pairs, the calibration variance).
+    ``simultaneous``: Bonferroni over the k₁·k₂ cells, as :func:`weighted_crosstab_of`."""
     confidence = check_confidence(confidence)
     survey = survey or dataset.survey
+    channels = {}
     for q, field in ((row, "row"), (col, "col")):
         _raked_question_check(q, dataset, field)
         if not q.qtype.categorical:
             raise DesignError(f"{field}: question {q.id!r} is not a single-choice question", field)
-    counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey)
+        realized = getattr(q.qtype.mechanism(q), "design", None)
+        channels[field] = {"epsilon": q.epsilon, "matrix": None} if realized is None else \
+            {"epsilon": None, "matrix": realized.matrix}
+    cells = row.qtype.n_cells(row) * col.qtype.n_cells(col)
+    level = 1 - (1 - confidence) / cells if simultaneous else confidence
+    counts, n, variables, _, result, untrimmed = _rake_dataset(dataset, margins, trim, survey)
     r1 = np.asarray(dataset.columns[row.id], dtype=np.int64)
     r2 = np.asarray(dataset.columns[col.id], dtype=np.int64)
-    ct = raked_crosstab(np.where(r1 == NOT_ANSWERED, -1, r1), np.where(r2 == NOT_ANSWERED, -1, r2), row.epsilon,
-                        col.epsilon, np.asarray(result.weights), list(variables.values()), k_row=row.qtype.n_cells(row),
-                        k_col=col.qtype.n_cells(col), counts=counts, confidence=confidence)
-    return RakedCrosstab(margins=margins, raking=result, n=n, row=row, col=col, result=ct)
+    ct = raked_crosstab(np.where(r1 == NOT_ANSWERED, -1, r1), np.where(r2 == NOT_ANSWERED, -1, r2),
+                        channels["row"]["epsilon"], channels["col"]["epsilon"], np.asarray(result.weights),
+                        list(variables.values()), k_row=row.qtype.n_cells(row), k_col=col.qtype.n_cells(col),
+                        counts=counts, confidence=level, row_matrix=channels["row"]["matrix"],
+                        col_matrix=channels["col"]["matrix"])
+    if simultaneous:
+        ct = dataclasses.replace(ct, confidence=confidence, simultaneous=True,
+                                 method=ct.method + f" (simultaneous: Bonferroni over the {cells} cells, "
+                                                    f"each at {level:.4%})")
+    return RakedCrosstab(margins=margins, raking=result, n=n, row=row, col=col, result=ct, survey=survey,
+                         untrimmed=untrimmed)
 
 
 def _shares(q: Question, values) -> dict:
@@ -962,6 +1119,10 @@ def raked_question_json(r: Raked, q: Question, n: int, result) -> dict:
     if base is None:
         return record
     key = "unweighted" if r.base is None else "unraked"
+    if isinstance(base, WeightedDifference):  # a list experiment: the prevalence, kept in [0, 1]
+        record[key] = {"estimate": json_number(base.estimate), "std_error": json_number(base.std_error),
+                       "ci_low": json_number(max(0.0, base.ci_low)), "ci_high": json_number(min(1.0, base.ci_high))}
+        return record
     if isinstance(base, WeightedMean):
         record[key] = {"estimate": json_number(base.estimate), "std_error": json_number(base.std_error),
                        "ci_low": json_number(base.ci_low), "ci_high": json_number(base.ci_high)}
@@ -1017,9 +1178,15 @@ def raked_csv(r: Raked) -> str:
     raked_to = " ".join(r.margins)
     for q, n, result in r.questions:
         record = raked_question_json(r, q, n, result)
-        entries = ([{**record["mean"], "option": "mean", "label": "mean", "unweighted": record.get(key)}]
-                   if "mean" in record else [{**o, "option": i, "unweighted": o.get(key)}
-                                             for i, o in enumerate(record["options"])])
+        if "prevalence" in record:  # a list experiment: the prevalence, then each arm's mean count
+            entries = [{**record["prevalence"], "option": "prevalence", "label": q.sensitive,
+                        "unweighted": record.get(key)},
+                       {**record["control"], "option": "control", "label": "control mean count"},
+                       {**record["treatment"], "option": "treatment", "label": "treatment mean count"}]
+        elif "mean" in record:
+            entries = [{**record["mean"], "option": "mean", "label": "mean", "unweighted": record.get(key)}]
+        else:
+            entries = [{**o, "option": i, "unweighted": o.get(key)} for i, o in enumerate(record["options"])]
         for entry in entries:
             base = entry.get("unweighted") or {}
             row = {**record, **entry, "question": q.id, "unweighted_estimate": base.get("estimate"),
@@ -1029,7 +1196,100 @@ def raked_csv(r: Raked) -> str:
     return out.getvalue()
 
 
-__all__ = ["Raked", "RakedCrosstab", "RakedSubgroups", "crosstab_cells", "raked_crosstab_of", "raked_subgroups",
+def raked_by_document(r: RakedBy) -> dict:
+    """``--rake … --by Q --format json``: the ``--weights … --by`` document's shape, what raking did
+    (:func:`raking_json`) in place of the design, and the questions raking skipped."""
+    def group(q, label, not_answered, n, result):
+        head = {"group": label, "not_answered": not_answered}
+        if result is None:
+            return {**head, "n": 0, "empty": True, "weighted": True, "raked": True}
+        return {**head, **question_json(q, n, result), "raked": True}
+
+    return {"survey": r.survey.slug, "by": r.by.id, "n_responses": r.n, "weighted": True, "raking": raking_json(r),
+            "questions": [{"id": q.id, "by": r.by.id, "groups": [group(q, *row) for row in rows]}
+                          for q, rows in r.questions],
+            "skipped": [{"id": q.id, "reason": why} for q, why in r.skipped]}
+
+
+def _one_group(r: RakedBy, q: Question, n: int, result) -> Raked:
+    return Raked(survey=r.survey, margins=r.margins, raking=r.raking, untrimmed=r.untrimmed, n=r.n,
+                 questions=[(q, n, result)], unweighted={}, skipped=[], base=r.base)
+
+
+def raked_by_table(r: RakedBy, grid) -> str:
+    """Per question, one block per group (as :func:`weighted_table`), the group named first."""
+    blocks = []
+    for q, rows in r.questions:
+        for label, not_answered, n, result in rows:
+            name = f"{r.by.id} {label}" if not_answered else f"{r.by.id}={label}"
+            first, _, rest = weighted_table(_one_group(r, q, n, result), grid).rstrip("\n").partition("\n")
+            blocks.append(f"{first} · {name}\n{rest}")
+    return "\n\n".join(blocks) + "\n"
+
+
+def raked_by_csv(r: RakedBy) -> str:
+    """:func:`raked_csv`'s columns (the unweighted ones empty) with ``by`` and ``group`` in front; an
+    empty group is one row with n = 0."""
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    header = raked_csv(_one_group(r, r.by, 0, None)).splitlines()[0]
+    out.write(f"by,group,{header}\n")
+    for q, rows in r.questions:
+        for label, _, n, result in rows:
+            lines = raked_csv(_one_group(r, q, n, result)).splitlines()[1:] if result is not None else []
+            if not lines:
+                names = header.split(",")
+                writer.writerow([r.by.id, label, *(q.id if c == "question" else 0 if c == "n" else "" for c in names)])
+            for line in lines:
+                out.write(f"{_csv_cell(r.by.id)},{_csv_cell(label)},{line}\n")
+    return out.getvalue()
+
+
+def raked_crosstab_json(ct: RakedCrosstab) -> dict:
+    """``--rake … --crosstab Q1 Q2 --format json``: the weighted cross-tab document (:func:`crosstab_cells`)
+    with what raking did (:func:`raking_json`) in place of the design."""
+    r = ct.result
+    return {"row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
+            "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
+            "n": r.n, "weighted": True, "raked": True, "raking": raking_json(ct),
+            "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
+            "confidence": json_number(r.confidence), "simultaneous": r.simultaneous, "method": r.method,
+            "cells": crosstab_cells(ct.row, ct.col, r)}
+
+
+def raked_crosstab_table(ct: RakedCrosstab, grid) -> str:
+    """The raked cross-tab for a terminal: per cell the raked report share, the joint estimate and the
+    column's share given the row, with their intervals."""
+    data = raked_crosstab_json(ct)
+    lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
+             f"  n = {data['n']:,} answered both · raked · {100 * ct.result.confidence:g}% intervals, method: "
+             f"{data['method']}"]
+    rows = [[f"{c['row_label']} · {c['col_label']}", pct(c["report_share"]), pct(c["estimate"]),
+             pct(c["std_error"]), f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(c["conditional_estimate"]),
+             "" if c["conditional_ci_low"] is None else
+             f"[{pct(c['conditional_ci_low'])}, {pct(c['conditional_ci_high'])}]"]
+            for c in data["cells"]]
+    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported (raked)", "joint", "std.err", "interval",
+               f"{ct.col.id} | {ct.row.id}", "interval"]
+    return "\n".join(lines + grid(headers, rows)) + "\n"
+
+
+def raked_crosstab_csv(ct: RakedCrosstab) -> str:
+    """One row per cell: the cross-tab's numbers and the raking questions (``raked_to``)."""
+    data = raked_crosstab_json(ct)
+    out = io.StringIO()
+    writer = SafeWriter(out, lineterminator="\n")
+    keys = list(data["cells"][0])
+    writer.writerow(["row", "col", "n", "effective_n", "degrees_of_freedom", "confidence", *keys, "raked_to"])
+    for cell in data["cells"]:
+        writer.writerow([ct.row.id, ct.col.id, data["n"], data["effective_n"], data["degrees_of_freedom"],
+                         data["confidence"], *("" if cell[k] is None else cell[k] for k in keys), " ".join(ct.margins)])
+    return out.getvalue()
+
+
+__all__ = ["Raked", "RakedBy", "RakedCrosstab", "RakedSubgroups", "crosstab_cells", "raked_by", "raked_by_csv",
+           "raked_by_document", "raked_by_table", "raked_crosstab_csv", "raked_crosstab_json", "raked_crosstab_table",
+           "raked_crosstab_of", "raked_subgroups",
            "Weighted", "WeightedCrosstab", "WeightedSubgroups", "weighted_crosstab_csv",
            "weighted_crosstab_json", "weighted_crosstab_of", "weighted_crosstab_table", "weighted_subgroups",
            "weighted_subgroups_csv", "weighted_subgroups_document", "weighted_subgroups_table", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",

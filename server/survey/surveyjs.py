@@ -31,8 +31,10 @@ class SurveyJSError(FieldError):
     """A SurveyJS results file cannot be read as reports; the message names the file, row and question."""
 
 
-def read_surveyjs(path, survey: Survey) -> Dataset:
-    """The reports of a SurveyJS results file (a JSON list of ``survey.data`` objects) as a :class:`Dataset`."""
+def read_surveyjs(path, survey: Survey, design=None) -> Dataset:
+    """The reports of a SurveyJS results file (a JSON list of ``survey.data`` objects) as a :class:`Dataset`;
+    ``design`` (a :class:`.dataset.DesignColumns`): keys of each object holding the respondent's sampling
+    weight (stratum, cluster), a number or its text."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -55,7 +57,17 @@ def read_surveyjs(path, survey: Survey) -> Dataset:
                 continue
             columns[q.id][row - 1] = embedded_report(q, value, fingerprint, f"{path}: row {row}, question {q.id!r}",
                                                      SurveyJSError, q.id)
-    return Dataset(survey, columns)
+    if design is None:
+        return Dataset(survey, columns)
+    from .responses_csv import design_cells  # pyarrow: only for a design
+
+    names = list(design.named().values())
+    for name in names:
+        if not any(name in entry for entry in data):
+            raise SurveyJSError(f"{path}: no result has the key {name!r} for the sampling design", name)
+    cells = [["" if entry.get(name) is None else str(entry.get(name)) for name in names] for entry in data]
+    return Dataset(survey, columns,
+                   design=design_cells(path, design, names, cells, lambda row: f"{path}: row {row + 1}"))
 
 
 def embedded_report(q, value, fingerprint: str, where: str, error: type[FieldError], field: str,

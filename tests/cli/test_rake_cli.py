@@ -241,10 +241,231 @@ def test_raking_that_cannot_converge_says_so(tmp_path):
     (("--rake", "m.json", "--trim", "2,1"), "--trim: give LOW,HIGH"),
     (("--rake", "m.json", "--trim", "x"), "--trim: give LOW,HIGH"),
     (("--rake", "m.json", "--strata", "s"), "--strata goes with --weights"),
-    (("--rake", "m.json", "--by", "age"), "--by does not go with --rake"),
+    (("--rake", "m.json", "--by", "drugs"), "--by: "),  # the one check of --by: a question asked directly
+    (("--rake", "m.json", "--by", "age", "--crosstab", "drugs", "cheat"), "use --crosstab or --by, not both"),
+    (("--rake", "m.json", "--weights", "w", "--crosstab", "drugs", "cheat"),
+     "--crosstab does not go with --rake and --weights"),
+    (("--rake", "m.json", "--from", "qualtrics", "--db", "x.db"), "--from qualtrics reads a results file"),
     (("--rake", "m.json", "--method", "wilson"), "--method does not go with --rake"),
 ])
 def test_options_that_do_not_go_with_rake_are_usage_errors(tmp_path, args, expected):
     definition, responses, _ = write_files(tmp_path, sample())
     result = run("estimate", definition, responses, *args)
     assert result.exit_code == 2 and expected in result.stderr, result.output
+
+
+# ---------------------------------------------------------------- raking everywhere: --by, --crosstab, --from
+
+TYPED = {"slug": "typed", "title": "Typed", "questions": [
+    {"id": "age", "text": "Age group", "options": ["18-29", "30-49", "50+"]},
+    {"id": "sex", "text": "Sex", "options": ["female", "male"]},
+    {"id": "year", "text": "Year?", "options": ["First", "Second"], "required": False},
+    {"id": "drugs", "text": "Used drugs?", "options": ["Yes", "No"], "epsilon": 1.0},
+    {"id": "forced", "text": "Cheated?", "options": ["never", "once", "often"], "required": False,
+     "design": {"name": "forced", "p": 0.6, "forced": [0.2, 0.1, 0.1]}},
+    {"id": "sites", "text": "Which sites?", "type": "multi", "options": ["A", "B", "C"], "epsilon": 2.0},
+    {"id": "shop", "text": "How many?", "type": "list", "items": ["I", "II", "III"], "sensitive": "S",
+     "epsilon": 1.0, "required": False}]}
+TYPED_MARGINS = {"age": {"18-29": 0.3, "30-49": 0.4, "50+": 0.3}, "sex": {"female": 0.52, "male": 0.48}}
+
+
+def typed_files(folder: Path, n: int = 300, seed: int = 21):
+    """The TYPED survey's definition, a responses CSV of n simulated reports, its margins, and the codes."""
+    s = parse_definition(TYPED)
+    rng = np.random.default_rng(seed)
+    codes = {"age": rng.choice(3, n, p=[0.55, 0.3, 0.15]), "sex": rng.choice(2, n, p=[0.65, 0.35])}
+    for q in s.questions[2:]:
+        codes[q.id] = rng.integers(0, q.qtype.n_cells(q), n)
+    for qid in ("year", "forced", "shop"):
+        codes[qid][rng.choice(n, 20, replace=False)] = -1
+    definition = folder / "typed.json"
+    definition.write_text(json.dumps(TYPED), encoding="utf-8")
+    responses = write_csv(folder / "typed.csv", {
+        q.id: ["" if c < 0 else q.qtype.text_of(q, int(c)) for c in codes[q.id]] for q in s.questions})
+    margins_path = folder / "typed-margins.json"
+    margins_path.write_text(json.dumps(TYPED_MARGINS), encoding="utf-8")
+    return s, definition, responses, margins_path, codes
+
+
+def _group_numbers(record):
+    """The numbers of one raked record, whichever its type."""
+    if "prevalence" in record:
+        return [record["prevalence"][k] for k in ("estimate", "std_error", "ci_low", "ci_high")]
+    return [o[k] for o in record["options"] for k in ("estimate", "std_error", "ci_low", "ci_high")]
+
+
+def test_rake_by_gives_the_raked_subgroups_of_every_question(tmp_path):
+    """``--rake … --by year``: every other question's records within each group are the raked subgroups
+    the dashboard shows (sampling.raked_subgroups, checked against R in tests/unit), each type's —
+    a designed single choice, a check-all question, a list experiment — in JSON, CSV and the table."""
+    from deniable.server.survey import sampling
+    from deniable.server.survey.dataset import Dataset
+
+    s, definition, responses, margins_path, codes = typed_files(tmp_path)
+    document = estimate_json(definition, responses, "--rake", margins_path, "--by", "year")
+    assert document["by"] == "year" and document["weighted"] is True and document["skipped"] == []
+    assert document["raking"]["achieved"]["age"] == pytest.approx(TYPED_MARGINS["age"], abs=1e-9)
+    assert [q["id"] for q in document["questions"]] == [q.id for q in s.questions if q.id != "year"]
+    dataset = Dataset(s, {qid: np.asarray(v) for qid, v in codes.items()})
+    margins = sampling.parse_margins(TYPED_MARGINS, s)
+    for record in document["questions"]:
+        expected = sampling.raked_subgroups(dataset, margins, s.question(record["id"]), s.question("year")).groups
+        assert [g["group"] for g in record["groups"]] == ["First", "Second", "not answered"]
+        for group, (label, _, n, result) in zip(record["groups"], expected):
+            assert group["n"] == n and group["raked"] is True, (record["id"], label)
+            want = _group_numbers(sampling.question_json(s.question(record["id"]), n, result))
+            assert _group_numbers(group) == pytest.approx(want, rel=1e-12, abs=1e-12), (record["id"], label)
+    shop = document["questions"][-1]["groups"][0]
+    assert shop["prevalence"]["estimate"] is not None and shop["n_treatment"] > 0
+    table = run("estimate", definition, responses, "--rake", margins_path, "--by", "year")
+    assert table.exit_code == 0, table.output
+    assert "raked to the margins of 'age', 'sex'" in table.stdout and "· year=First" in table.stdout
+    assert "weighted mean count: control" in table.stdout and "forced design" in table.stdout
+    lines = run("estimate", definition, responses, "--rake", margins_path, "--by", "year", "--format",
+                "csv").stdout.splitlines()
+    assert lines[0].startswith("by,group,question,option,label,n,")
+    assert any(line.startswith("year,First,shop,prevalence,S,") for line in lines)
+    assert any(line.startswith("year,Second,sites,2,C,") for line in lines)
+
+
+def test_rake_crosstab_of_a_designed_and_a_randomized_question(tmp_path):
+    """``--rake … --crosstab forced drugs``: the raked cross-tab the dashboard shows (the designs'
+    Kronecker inverse on raked shares: tests/unit/test_rake_types.py checks it against R), in JSON with
+    what raking did, in the table and in CSV."""
+    from deniable.server.survey import sampling
+    from deniable.server.survey.dataset import Dataset
+
+    s, definition, responses, margins_path, codes = typed_files(tmp_path)
+    document = estimate_json(definition, responses, "--rake", margins_path, "--crosstab", "forced", "drugs")
+    expected = sampling.raked_crosstab_of(Dataset(s, {k: np.asarray(v) for k, v in codes.items()}),
+                                          sampling.parse_margins(TYPED_MARGINS, s), s.question("forced"),
+                                          s.question("drugs"))
+    assert document["raked"] is True and document["n"] == int((codes["forced"] >= 0).sum())
+    assert document["raking"]["margins"]["sex"] == {"female": 0.52, "male": 0.48}
+    assert_close(document["cells"], json.loads(json.dumps(sampling.crosstab_cells(expected.row, expected.col,
+                                                                                   expected.result))))
+    table = run("estimate", definition, responses, "--rake", margins_path, "--crosstab", "forced", "drugs")
+    assert table.exit_code == 0 and "forced × drugs" in table.stdout and "reported (raked)" in table.stdout
+    csv_lines = run("estimate", definition, responses, "--rake", margins_path, "--crosstab", "forced", "drugs",
+                    "--format", "csv").stdout.splitlines()
+    assert len(csv_lines) == 1 + 3 * 2 and csv_lines[1].endswith(",age sex")
+
+
+def test_rake_simultaneous_intervals_are_bonferroni_over_the_options(tmp_path):
+    """``--rake … --simultaneous``: each option's interval at 1 − α/k, the estimates and standard errors
+    unchanged; the list experiment's one number keeps its interval."""
+    from deniable.server.survey import sampling
+    from deniable.server.survey.dataset import Dataset
+
+    s, definition, responses, margins_path, codes = typed_files(tmp_path)
+    one = {q["id"]: q for q in estimate_json(definition, responses, "--rake", margins_path)["questions"]}
+    both = {q["id"]: q for q in estimate_json(definition, responses, "--rake", margins_path,
+                                              "--simultaneous")["questions"]}
+    dataset = Dataset(s, {k: np.asarray(v) for k, v in codes.items()})
+    margins = sampling.parse_margins(TYPED_MARGINS, s)
+    for qid, k in (("drugs", 2), ("forced", 3), ("sites", 3)):
+        raked = sampling.raked_estimates(dataset, margins, confidence=1 - 0.05 / k)
+        at_level = {q.id: r for q, _, r in raked.questions}
+        assert both[qid]["simultaneous"] is True and "Bonferroni over the" in both[qid]["method"]
+        for i, (a, b) in enumerate(zip(one[qid]["options"], both[qid]["options"])):
+            assert b["estimate"] == a["estimate"] and b["std_error"] == a["std_error"]
+            assert [b["ci_low"], b["ci_high"]] == pytest.approx([at_level[qid].ci_low[i], at_level[qid].ci_high[i]],
+                                                                abs=1e-12)
+    assert both["shop"]["prevalence"] == one["shop"]["prevalence"]
+    by = estimate_json(definition, responses, "--rake", margins_path, "--simultaneous", "--by", "year")
+    assert all(g["simultaneous"] for q in by["questions"] if q["id"] != "shop"
+               for g in q["groups"] if not g.get("empty"))
+    ct = estimate_json(definition, responses, "--rake", margins_path, "--simultaneous", "--crosstab", "forced", "drugs")
+    assert ct["simultaneous"] is True and "Bonferroni over the 6 cells" in ct["method"]
+
+
+def test_rake_from_another_tools_export_gives_the_numbers_of_the_responses_file(tmp_path):
+    """``--from surveyjs --rake``: the embed's reports read from SurveyJS results rake as the same
+    reports in a responses file do."""
+    from deniable.server.survey.definition import design_fingerprint
+
+    s, definition, responses, margins_path, codes = typed_files(tmp_path, n=120)
+    fingerprint = design_fingerprint(s)
+    results = []
+    for i in range(len(codes["age"])):
+        entry = {}
+        for q in s.questions:
+            code = int(codes[q.id][i])
+            if code >= 0:  # what the embed hands the host: the type's report of the code
+                entry[q.id] = {"report": q.qtype.report_of(q, code), "design": fingerprint, "epsilon": q.epsilon}
+        results.append(entry)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results), encoding="utf-8")
+    from_tool = estimate_json(definition, path, "--from", "surveyjs", "--rake", margins_path)
+    from_file = estimate_json(definition, responses, "--rake", margins_path)
+    assert_close(from_tool, from_file)
+    # a sampling weight beside each respondent's reports (SurveyJS: a key; oTree: a column), from which
+    # raking starts, as from a responses file's weight column
+    w = np.random.default_rng(8).gamma(2.0, 1.0, len(results)).round(6)
+    path.write_text(json.dumps([{**entry, "w": float(x)} for entry, x in zip(results, w)]), encoding="utf-8")
+    import csv
+
+    otree = tmp_path / "otree.csv"
+    with open(otree, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["participant.code", "participant.w", *(f"player.{q.id}" for q in s.questions)])
+        for i, (entry, x) in enumerate(zip(results, w)):
+            writer.writerow([f"p{i}", repr(float(x)),
+                             *(json.dumps(entry[q.id]) if q.id in entry else "" for q in s.questions)])
+    weighted = write_csv(tmp_path / "weighted.csv", {
+        **{q.id: ["" if c < 0 else q.qtype.text_of(q, int(c)) for c in codes[q.id]] for q in s.questions}, "w": w})
+    from_file = estimate_json(definition, weighted, "--rake", margins_path, "--weights", "w")
+    assert_close(estimate_json(definition, path, "--from", "surveyjs", "--rake", margins_path, "--weights", "w"),
+                 from_file)
+    from_otree = estimate_json(definition, otree, "--from", "otree", "--rake", margins_path,
+                               "--weights", "participant.w")
+    assert from_otree["raking"]["base_weights"] == "participant.w"
+    from_file["raking"]["base_weights"] = "participant.w"
+    assert_close(from_otree, from_file)
+
+
+def _qualtrics(path: Path, s, codes, extra: dict) -> Path:
+    """A Qualtrics CSV export (three header rows) of the codes as the embed's reports in ``deniable_QID``
+    fields, with the host's ``extra`` columns (name → cells) before them."""
+    import csv
+
+    from deniable.server.survey.definition import design_fingerprint
+
+    fingerprint = design_fingerprint(s)
+    names = ["ResponseId", *extra, *(f"deniable_{q.id}" for q in s.questions)]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(names)
+        writer.writerow(names)
+        writer.writerow([json.dumps({"ImportId": name}) for name in names])
+        for i in range(len(codes["age"])):
+            reports = ["" if int(codes[q.id][i]) < 0 else json.dumps(
+                {"report": q.qtype.report_of(q, int(codes[q.id][i])), "design": fingerprint, "epsilon": q.epsilon})
+                for q in s.questions]
+            writer.writerow([f"R_{i}", *(cells[i] for cells in extra.values()), *reports])
+    return path
+
+
+def test_weights_and_rake_from_a_platform_export_give_the_numbers_of_the_responses_file(tmp_path):
+    """``--from qualtrics --weights w`` (and ``--rake`` from those weights): the host's weight column is
+    read beside the embed's reports, and the numbers are those of the same reports and weights in a
+    responses file; a bad weight cell is one ``Error:`` line naming the row and the column."""
+    s, definition, _, margins_path, codes = typed_files(tmp_path, n=150)
+    rng = np.random.default_rng(3)
+    w = rng.gamma(2.0, 1.0, len(codes["age"])).round(6)
+    weights = [repr(float(x)) for x in w]
+    export = _qualtrics(tmp_path / "qualtrics.csv", s, codes, {"w": weights})
+    responses = write_csv(tmp_path / "weighted.csv", {
+        **{q.id: ["" if c < 0 else q.qtype.text_of(q, int(c)) for c in codes[q.id]] for q in s.questions}, "w": w})
+    for extra in ((), ("--rake", margins_path), ("--by", "year")):
+        from_tool = estimate_json(definition, export, "--from", "qualtrics", "--weights", "w", *extra)
+        from_file = estimate_json(definition, responses, "--weights", "w", *extra)
+        assert_close(from_tool, from_file)
+    weights[7] = "-1"
+    bad = _qualtrics(tmp_path / "bad.csv", s, codes, {"w": weights})
+    result = run("estimate", definition, bad, "--from", "qualtrics", "--weights", "w")
+    assert result.exit_code == 1 and result.stdout == "", result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "row 11 (ResponseId R_7)" in errors[0] and "column 'w'" in errors[0], errors
+    result = run("estimate", definition, export, "--from", "qualtrics", "--weights", "weight")
+    assert result.exit_code == 1 and "no column 'weight' for the sampling design" in result.stderr, result.output

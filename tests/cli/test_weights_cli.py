@@ -231,12 +231,6 @@ BAD_DESIGNS = [
     ("fpc below the clusters", lambda d: [SURVEY, _csv(d, GOOD_ROWS.replace("\n", ",1\n"),
                                                        "drugs,cheated,year,w,s,c,N"), *DESIGN, "--fpc", "N"],
      ["column 'N' (fpc): must be one number per stratum, at least the clusters sampled in it"]),
-    ("check-all question with a design", lambda d: [_json(d, DESIGNED_MULTI), _csv(d, "Yes,A,1\n", "drugs,sites,w"),
-                                                    "--weights", "w"],
-     ["--weights: question 'sites' ", "the design-based variance of its estimator is not implemented yet"]),
-    ("cross-tab of a designed question", lambda d: [_json(d, FORCED), _csv(d, "Yes,Yes,1\n", "drugs,forced,w"),
-                                                    "--weights", "w", "--crosstab", "forced", "drugs"],
-     ["--crosstab: question 'forced' has a randomized-response design"]),
     ("database", lambda d: ["--db", d / "x.db", "student-life", "--weights", "w"],
      ["--weights: a database has no weight column"]),
     ("counts", lambda d: [SURVEY, "--counts", _csv(d, "Yes,3\n", "drugs,count"), "--weights", "w"],
@@ -449,16 +443,6 @@ def test_designed_questions_weighted_estimates_equal_r_survey(tmp_path):
         records["custom"]["method"]
 
 
-def test_weighted_regression_refuses_a_designed_outcome(tmp_path):
-    survey_path = _json(tmp_path, {**DESIGNED_SURVEY, "questions": [
-        DESIGNED_SURVEY["questions"][1], {"id": "year", "text": "Year?", "options": ["First", "Second"]}]})
-    path = write_csv(tmp_path / "r.csv", {"warner": ["Yes", "No", "No", "Yes"], "year": ["First", "Second"] * 2,
-                                          "w": [1.0, 2.0, 1.5, 3.0]})
-    result = run("regress", survey_path, path, "warner ~ year", "--weights", "w")
-    assert result.exit_code == 1, result.output
-    assert "Error:" in result.stderr and "'warner'" in result.stderr and "randomized-response design" in result.stderr
-
-
 RAKED_SURVEY = {"slug": "raked", "title": "Raked", "questions": [
     {"id": "age", "text": "Age?", "options": ["18-29", "30-49", "50+"]},
     {"id": "sex", "text": "Sex?", "options": ["female", "male"]},
@@ -553,7 +537,8 @@ def test_raking_from_sampling_weights_in_every_format_and_what_it_refuses(tmp_pa
     for args, expected, code in [
         (("--db", tmp_path / "x.db", "raked", "--rake", margins, "--weights", "w"),
          "Error: --weights: a database has no weight column", 1),
-        ((survey_path, path, "--rake", margins, "--weights", "w", "--by", "age"), "--by does not go with --rake", 2),
+        ((survey_path, path, "--rake", margins, "--weights", "w", "--crosstab", "drugs", "cheated"),
+         "--crosstab does not go with --rake and --weights", 2),
         ((survey_path, path, "--rake", margins, "--weights", "nope"), "no column 'nope' for the sampling design", 1),
         ((survey_path, path, "--rake", margins, "--cluster", "c"), "--cluster goes with --weights", 2),
     ]:
@@ -562,9 +547,9 @@ def test_raking_from_sampling_weights_in_every_format_and_what_it_refuses(tmp_pa
         assert result.stdout == ""
 
 
-def test_raking_leaves_a_designed_question_unweighted_and_says_so(tmp_path):
-    """Raked weights have no estimator for a designed question yet: it is named, not estimated as
-    k-ary randomized response."""
+def test_raking_estimates_a_designed_question_through_its_design(tmp_path):
+    """A designed question is raked through its design's inverse (tests/unit/test_rake_types.py checks
+    it against R), never as k-ary randomized response."""
     survey_path = _json(tmp_path, {**DESIGNED_SURVEY, "questions": [
         DESIGNED_SURVEY["questions"][1], {"id": "year", "text": "Year?", "options": ["First", "Second"]}]})
     path = write_csv(tmp_path / "r.csv", {"warner": ["Yes", "No", "No", "Yes"], "year": ["First", "Second"] * 2})
@@ -572,6 +557,5 @@ def test_raking_leaves_a_designed_question_unweighted_and_says_so(tmp_path):
     margins.write_text(json.dumps({"year": {"First": 0.4, "Second": 0.6}}), encoding="utf-8")
     result = run("estimate", survey_path, path, "--rake", margins)
     assert result.exit_code == 0, result.output
-    assert "not weighted: warner: a single choice with a randomized-response design question: its estimates under " \
-           "raked weights are not implemented yet" in result.stdout
-    assert "warner: Warner?" not in result.stdout
+    assert "not weighted" not in result.stdout and "warner: Warner?" in result.stdout
+    assert "warner design" in result.stdout and "raking: calibration variance" in result.stdout

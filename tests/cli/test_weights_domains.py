@@ -272,7 +272,6 @@ NUMERIC = {"slug": "n", "title": "N", "questions": [
     (("--by", "nope"), "--by: unknown question id 'nope'"),
     (("--crosstab", "drugs", "drugs"), "--crosstab: give two different questions"),
     (("--crosstab", "drugs", "cheated", "--by", "year"), "use --crosstab or --by, not both"),
-    (("--crosstab", "drugs", "cheated", "--simultaneous"), "--simultaneous does not go with --weights and --crosstab"),
 ])
 def test_what_weighted_subgroups_and_crosstabs_refuse_is_one_usage_line(tmp_path, args, expected):
     result = run("estimate", SURVEY, _csv(tmp_path, GOOD_ROWS), *DESIGN, *args)

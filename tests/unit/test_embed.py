@@ -233,4 +233,5 @@ def test_from_surveyjs_does_not_go_with_db_or_weights(tmp_path):
     result = CliRunner().invoke(cli, ["estimate", "--db", str(tmp_path / "x.db"), "s", "--from", "surveyjs"])
     assert result.exit_code == 2 and "--from surveyjs reads a results file" in result.output
     result = CliRunner().invoke(cli, ["estimate", "a.json", "b.json", "--from", "surveyjs", "--weights", "w"])
-    assert result.exit_code == 2 and "--from surveyjs does not go with --rake or --weights" in result.output
+    # --weights goes with --from now (the host's weight column: tests/cli/test_rake_cli.py): the files are read
+    assert result.exit_code == 1 and "Error: " in result.output and "a.json" in result.output

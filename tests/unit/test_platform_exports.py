@@ -169,7 +169,8 @@ def test_from_a_platform_does_not_go_with_counts_or_weights(tmp_path):
     result = CliRunner().invoke(cli, ["estimate", str(SURVEY), "--counts", "c.csv", "--from", "qualtrics"])
     assert result.exit_code == 2 and "--from qualtrics reads a results file" in result.output
     result = CliRunner().invoke(cli, ["estimate", "a.json", "b.csv", "--from", "redcap", "--weights", "w"])
-    assert result.exit_code == 2 and "--from redcap does not go with --rake or --weights" in result.output
+    # --weights goes with --from now (the host's weight column: tests/cli/test_rake_cli.py): the files are read
+    assert result.exit_code == 1 and "Error: " in result.output and "a.json" in result.output
 
 
 # ---------------------------------------------------------------- columns, and the recipes

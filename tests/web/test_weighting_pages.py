@@ -171,3 +171,33 @@ def test_odd_arguments_beside_the_margins_are_no_500(auth_client, panel):
         assert response.status_code == 200, extra
         page = html.unescape(response.get_data(as_text=True))
         assert 'href="http' not in page.split("weighting-switch")[1][:600], extra  # links stay relative
+
+
+def test_the_results_page_weighted_shows_every_raked_type(auth_client, app, tmp_path):
+    """A list experiment, a check-all question and a designed single choice are raked too: the results
+    page shows the numbers of ``deniable estimate --db … --rake`` for each (a list experiment: its
+    sensitive item's prevalence)."""
+    import numpy as np
+
+    definition = {**PANEL, "questions": [*PANEL["questions"],
+                  {"id": "shop", "text": "How many?", "type": "list", "items": ["I", "II"], "sensitive": "Stole",
+                   "epsilon": 1.0},
+                  {"id": "sites", "text": "Which sites?", "type": "multi", "options": ["A", "B"], "epsilon": 2.0},
+                  {"id": "warner", "text": "Lied?", "options": ["Yes", "No"], "design": {"name": "warner", "p": 0.75}}]}
+    make_survey(app, definition, status="open")
+    rng = np.random.default_rng(4)
+    data = columns()
+    n = len(data["age"])
+    store_reports(app, SLUG, {**data, "shop": rng.integers(0, 6, n), "sites": rng.integers(0, 4, n),
+                              "warner": rng.integers(0, 2, n)})
+    response = auth_client.get(f"/dashboard/{SLUG}/results?{rake_args()}")
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200, page
+    document = cli_json(app, tmp_path)
+    assert document["skipped"] == []
+    expected = [number for q in document["questions"] for number in
+                ([q["prevalence"]["estimate"]] if "prevalence" in q else [o["estimate"] for o in q["options"]])]
+    assert values(page, "estimate") == expected
+    tables = re.findall(r'<table class="estimates weighted" data-question="(\w+)"', page)
+    assert tables[-3:] == ["shop", "sites", "warner"]
+    assert "<th scope=\"row\">Stole</th>" in page
