@@ -3,6 +3,12 @@
     python scripts/bench_dashboard.py               # 1,000,000 responses
     python scripts/bench_dashboard.py --n 10000000 --repeat 5
     python scripts/bench_dashboard.py --n 1000000 --repeat 3 --json   # the figures as JSON
+    python scripts/bench_dashboard.py --types       # and a survey of a Laplace and a 9-option check-all question
+
+``--types`` adds a second survey of the same size whose protected questions the answer patterns
+leave out (a discrete Laplace number and a check-all question of 9 options, beside two questions
+asked directly), and times its results page raked to population margins: read from the raking
+cells, never the rows.
 
 Creates a database in a temporary folder with an open three-question survey, stores ``--n``
 randomized responses through ``deniable.server.store.responses.insert_many`` (counts and answer
@@ -22,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -44,7 +51,29 @@ DEFINITION = {
         {"id": "age", "text": "Age group", "options": ["<30", "30-49", "50+"]},
     ],
 }
+TYPES = {
+    "slug": "types", "title": "Benchmark, types outside the answer patterns", "description": "",
+    "questions": [
+        {"id": "hours", "text": "Hours?", "type": "numeric", "min": 0, "max": 20, "step": 0.5, "epsilon": 2.0,
+         "mechanism": "laplace"},
+        {"id": "used", "text": "Which?", "type": "multi", "options": [f"Thing {i}" for i in range(9)], "epsilon": 3.0},
+        {"id": "age", "text": "Age group", "options": ["<30", "30-49", "50+"]},
+        {"id": "sex", "text": "Sex", "options": ["Female", "Male"]},
+    ],
+}
+RAKE = "rake=" + quote(json.dumps({"age": {"<30": 0.3, "30-49": 0.4, "50+": 0.3}}))
 EMAIL, PASSWORD = "bench@example.org", "benchmark password"
+
+
+def random_codes(survey, n: int, rng) -> dict[str, np.ndarray]:
+    """Uniformly random possible reports of every question, as codes."""
+    columns = {}
+    for q in survey.questions:
+        codes = rng.integers(0, q.qtype.n_cells(q), size=n)
+        while (bad := q.qtype.invalid_codes(q, codes)).any():
+            codes[bad] = rng.integers(0, q.qtype.n_cells(q), size=int(bad.sum()))
+        columns[q.id] = codes
+    return columns
 
 
 def timed(client, url: str) -> tuple[float, int]:
@@ -64,6 +93,8 @@ def main() -> None:
                         help="skip the responses exports, the only pages that read every row (O(n))")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as one JSON object instead of the table")
+    parser.add_argument("--types", action="store_true",
+                        help="also a survey of a Laplace and a 9-option check-all question, raked (see above)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,6 +110,9 @@ def main() -> None:
         columns["age"] = rng.choice(3, args.n)
         start = time.perf_counter()
         insert_many(db, stored, columns)
+        if args.types:
+            types = insert_survey(db, parse_definition(TYPES), status="open", target_n=args.n, owner_id=owner)
+            insert_many(db, types, random_codes(types.survey, args.n, rng))
         load_s = time.perf_counter() - start
         db.conn.close()
 
@@ -108,6 +142,11 @@ def main() -> None:
             ("monitoring page", "/dashboard/bench/monitoring?question=cheat"),
             ("publish page", "/dashboard/bench/publish"),
             ("preview", "/dashboard/bench/preview"),
+            ("results raked to age margins", f"/dashboard/bench/results?{RAKE}"),
+            ("cross-tab drugs × cheat, raked", f"/dashboard/bench/crosstab?row=drugs&col=cheat&{RAKE}"),
+            ("subgroups cheat by age, raked", f"/dashboard/bench/subgroups?question=cheat&by=age&{RAKE}"),
+            *([("types: results", "/dashboard/types/results"),
+               ("types: results raked to age margins", f"/dashboard/types/results?{RAKE}")] if args.types else []),
             *([] if args.no_row_exports else [
                 ("responses export CSV (every row)", "/dashboard/bench/export/responses.csv"),
                 ("responses export Parquet (every row)", "/dashboard/bench/export/responses.parquet")]),

@@ -215,6 +215,15 @@ def _trim_bounds(text: str | None):
     return low, high
 
 
+def _raking_sources(db_path: str, slug: str, patterns) -> dict:
+    """What the questions the answer patterns leave out are raked from (their raking cells; read only)."""
+    from deniable.server.store.responses import raking_sources
+    from deniable.server.store.surveys import get_survey
+
+    with database(db_path, readonly=True) as db:
+        return raking_sources(db, get_survey(db, slug), patterns, read_only=True)
+
+
 def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt, columns=None, crosstab=None,
                     by_qid=None, simultaneous=False, source=None) -> None:
     """``deniable estimate --rake MARGINS.json``: raked, design-based estimates from the answer
@@ -234,11 +243,12 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
         except analysis.AnalysisError as exc:
             raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
 
-    base = None
-    if columns is None:
-        dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid),
-                                                    source=source)
+    base = outside = None
+    if columns is None:  # from a database, the answer patterns and the raking cells: no row scan
+        dataset, _stats, _n, survey = _load_dataset(inputs, db_path, counts_path, source=source)
         check(survey)
+        if db_path is not None:
+            outside = _raking_sources(db_path, inputs[0], dataset)
     else:  # raking starts from the file's sampling weights
         survey, dataset = _read_weighted(inputs, db_path, counts_path, columns, check, source)
     try:
@@ -254,11 +264,11 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
             base_column = None if columns is None else columns.weights
             if by_qid:
                 shown = sampling.raked_by(dataset, margins, survey.question(by_qid), base=base, base_column=base_column,
-                                          simultaneous=simultaneous, **common)
+                                          simultaneous=simultaneous, outside=outside, **common)
                 render = (sampling.raked_by_document, sampling.raked_by_csv, sampling.raked_by_table)
             else:
                 shown = sampling.raked_estimates(dataset, margins, base=base, base_column=base_column,
-                                                 simultaneous=simultaneous, **common)
+                                                 simultaneous=simultaneous, outside=outside, **common)
                 render = (sampling.raked_document, sampling.raked_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))

@@ -150,18 +150,41 @@ def add_raking_statistics(db: sqlite_utils.Database, stored: StoredSurvey, colum
         aggregates.add_raking_cells(db, stored.id, q, found)
 
 
-def raking_cells_of(db: sqlite_utils.Database, stored: StoredSurvey) -> dict:
+RAKING_CELLS_DUE = "SELECT raking_cells_due FROM surveys WHERE id = ?"
+
+
+def raking_cells_of(db: sqlite_utils.Database, stored: StoredSurvey,
+                    writer: Callable[[], sqlite_utils.Database] | None = None) -> dict:
     """The survey's :func:`.aggregates.raking_cells`.  A survey that had responses before they were
-    kept (m17, ``raking_cells_due``) gets them first, from one pass over its responses, once."""
-    due = "SELECT raking_cells_due FROM surveys WHERE id = ?"
-    if db.execute(due, [stored.id]).fetchone()[0]:
-        with write_transaction(db):
-            if db.execute(due, [stored.id]).fetchone()[0]:
-                db.execute("DELETE FROM raking_cells WHERE survey_id = ?", [stored.id])
+    kept (m17, ``raking_cells_due``) gets them first, from one pass over its responses, once, through
+    ``writer()`` (a write connection, when ``db`` is read-only) or ``db``."""
+    if db.execute(RAKING_CELLS_DUE, [stored.id]).fetchone()[0]:
+        write = db if writer is None else writer()
+        with write_transaction(write):
+            if write.execute(RAKING_CELLS_DUE, [stored.id]).fetchone()[0]:
+                write.execute("DELETE FROM raking_cells WHERE survey_id = ?", [stored.id])
                 if aggregates.outside_patterns(stored.survey):
-                    add_raking_statistics(db, stored, load_db_dataset(db, stored.slug).columns)
-                db.execute("UPDATE surveys SET raking_cells_due = 0 WHERE id = ?", [stored.id])
+                    add_raking_statistics(write, stored, load_db_dataset(write, stored.slug).columns)
+                write.execute("UPDATE surveys SET raking_cells_due = 0 WHERE id = ?", [stored.id])
     return aggregates.raking_cells(db, stored.id)
+
+
+def raking_sources(db: sqlite_utils.Database, stored: StoredSurvey, patterns: Dataset,
+                   writer: Callable[[], sqlite_utils.Database] | None = None,
+                   read_only: bool = False) -> dict[str, list[Dataset]]:
+    """Per question the answer ``patterns`` leave out, what its raked estimates read
+    (:func:`.aggregates.raking_datasets`, from the raking cells: no row scan).  ``read_only`` (the
+    command line, which never writes to the file it analyses): a survey whose cells are still due
+    is read from its rows instead, one dataset of every response per question, and nothing is written."""
+    questions = aggregates.outside_patterns(stored.survey)
+    if not questions:
+        return {}
+    if read_only and db.execute(RAKING_CELLS_DUE, [stored.id]).fetchone()[0]:
+        rows = load_db_dataset(db, stored.slug).columns
+        ids = [q.id for q in aggregates.raking_questions(stored.survey)]
+        return {q.id: [Dataset(stored.survey.only([*ids, q.id]), {qid: rows[qid] for qid in (*ids, q.id)})]
+                for q in questions}
+    return aggregates.raking_datasets(stored.survey, patterns, raking_cells_of(db, stored, writer))
 
 
 COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count + 1')} "

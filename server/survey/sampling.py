@@ -822,7 +822,8 @@ def _rake_dataset(dataset: Dataset, margins: dict, trim, survey: Survey, base: S
 
 def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: tuple | None = None,
                     confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
-                    base_column: str | None = None, simultaneous: bool = False) -> Raked:
+                    base_column: str | None = None, simultaneous: bool = False,
+                    outside: dict[str, list[Dataset]] | None = None) -> Raked:
     """Rake the respondents (equal starting weights) to ``margins`` (:func:`parse_margins`) and
     estimate every question of a type weighting estimates (single choice, with ε or a design;
     check-all; list experiment; numeric mean: :func:`_raked_record`) under the raked weights, with
@@ -837,7 +838,8 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
     The dataset may be answer patterns with their counts (a database's aggregates, a file read
     by :func:`.files.read_patterns`): a respondent's raked weight depends only on its answers to
     the raking questions, so a pattern's respondents share one weight.  ``survey``: the whole
-    survey, when the dataset holds only some of its questions (a database's patterns).  A
+    survey, when the dataset holds only some of its questions (a database's patterns); ``outside``:
+    the questions the answer patterns leave out, from their raking cells (:func:`_outside_records`).  A
     DesignError names the margin's field for a respondent who did not answer a raking question,
     an option with a positive share that nobody chose (an empty cell) or one chosen with a share
     of 0, and names ``margins`` (or ``trim``) for raking that does not converge."""
@@ -849,10 +851,17 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
     out, unweighted, skipped_questions = [], {}, []
     everyone = np.ones(dataset.n_rows, dtype=bool)
     for q in survey.questions:
+        reason = unweighted_reason(q)
+        if reason is None and q.id not in dataset.columns and base is None and q.id in (outside or {}):
+            (_, _, answered_n, estimate, unraked), = _outside_records(q, outside[q.id], margins, trim, survey,
+                                                                     confidence, simultaneous)
+            out.append((q, answered_n, estimate))
+            if estimate is not None:
+                unweighted[q.id] = unraked
+            continue
         if q.id not in dataset.columns:
             skipped_questions.append((q, "not in the answer patterns (estimate it from the responses file)"))
             continue
-        reason = unweighted_reason(q)
         if reason is not None:
             skipped_questions.append((q, reason))
             continue
@@ -867,7 +876,8 @@ def raked_estimates(dataset: Dataset, margins: dict[str, np.ndarray], *, trim: t
 
 
 def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndarray, raking: list, rows,
-                  n: int, confidence: float, base: SurveyDesign | None = None, simultaneous: bool = False):
+                  n: int, confidence: float, base: SurveyDesign | None = None, simultaneous: bool = False,
+                  option: int | None = None):
     """``(n answered, result | None)`` of question ``q`` under raked weights ``w`` over the ``rows``
     (a boolean mask: a domain; the others keep their place with weight 0, as R's ``subset`` of a
     calibrated design), each estimate linear in per-respondent scores, with the calibration variance
@@ -884,14 +894,15 @@ def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndar
     * a numeric question: the raked mean of its unbiased scores.
 
     ``base``: raking started from these sampling weights (their strata and clusters in the variance);
-    ``simultaneous``: Bonferroni over the options (as :func:`_question_estimate`)."""
+    ``simultaneous``: Bonferroni over the options (as :func:`_question_estimate`); ``option``: a
+    check-all question's one option (a result of that option alone)."""
     if simultaneous:
         ticks = None if q.qtype.categorical else q.qtype.tick_columns(q)
         k = q.qtype.n_cells(q) if q.qtype.categorical else ticks[0].shape[1] if ticks is not None else \
             q.k if _tick_design(q) is not None else 1
         if k > 1:
             level = 1 - (1 - check_confidence(confidence)) / k
-            answered_n, result = _raked_record(q, codes, counts, w, raking, rows, n, level, base)
+            answered_n, result = _raked_record(q, codes, counts, w, raking, rows, n, level, base, option=option)
             if result is not None:
                 result = dataclasses.replace(result, confidence=confidence, simultaneous=True,
                                              method=result.method + SIMULTANEOUS.format(k=k, level=level))
@@ -907,16 +918,17 @@ def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndar
         if realized is not None:
             return answered_n, raked_design_estimate(filled, realized, w, raking, sample=base, **common)
         return answered_n, raked_estimate(filled, q.epsilon, w, raking, k=q.qtype.n_cells(q), design=base, **common)
+    options = range(q.k) if option is None else [option]
     ticks = q.qtype.tick_columns(q)
     if ticks is not None:
         bits, tick_epsilon = ticks
         return answered_n, _ticked(q, [raked_estimate(bits[filled, j], tick_epsilon, w, raking, k=2, design=base,
-                                                      **common) for j in range(bits.shape[1])])
+                                                      **common) for j in options])
     tick = _tick_design(q)
     if tick is not None:  # each tick randomized by one binary design: answer 0 "ticked", its report 0 sent as a tick
         return answered_n, _ticked(q, [raked_design_estimate(np.where((filled >> j) & 1 == 1, 0, 1), tick, w,
                                                              raking, sample=base, **common)
-                                       for j in range(q.k)], ticked=0)
+                                       for j in options], ticked=0)
     arms = q.qtype.arm_scores(q)
     if arms is not None:
         arm, score = arms
@@ -928,6 +940,53 @@ def _raked_record(q: Question, codes: np.ndarray, counts: np.ndarray, w: np.ndar
     d = w * answered
     return answered_n, _mean_result(mean, variance, n, float((counts @ d) ** 2 / (counts @ d**2)), confidence,
                                     None if base is None else base.degrees_of_freedom)
+
+
+def _outside_records(q: Question, sources: list[Dataset], margins: dict, trim, survey: Survey, confidence: float,
+                     simultaneous: bool, by: Question | None = None) -> list[tuple]:
+    """The raked records of a question the answer patterns leave out, from ``sources``
+    (:func:`deniable.server.store.responses.raking_sources`: datasets of the raking questions and
+    ``q``, one row per raking cell and code with its count), for everyone or within each group of
+    ``by`` (asked directly, so in every source): ``[(label, not answered, n answered, raked, unraked)]``.
+
+    A respondent's raked weight depends only on its raking cell, and each source holds every
+    respondent's raking cell, so raking a source gives every respondent the weight raking the
+    answer patterns gives it; and each estimate is a sum over respondents of weight × score (the
+    calibration variance too, :func:`_raked_record`), so it comes out as from one row per
+    respondent.  A check-all question's sources are one per option (its column that option's tick
+    alone): option j's numbers come from the j-th."""
+    raked = []
+    for source in sources:
+        counts, n, variables, start, result, _ = _rake_dataset(source, margins, trim, survey)
+        raked.append((source, counts, n, list(variables.values()), np.asarray(result.weights), start))
+    selections = [(None, False, None)] if by is None else \
+        [(g, g == NOT_ANSWERED, label) for g, label in [*enumerate(by.options), (NOT_ANSWERED, "not answered")]]
+    out = []
+    for g, not_answered, label in selections:
+        records = []
+        for j, (source, counts, n, raking, w, start) in enumerate(raked):
+            codes = np.asarray(source.columns[q.id], dtype=np.int64)
+            rows = np.ones(codes.size, dtype=bool) if g is None else np.asarray(source.columns[by.id]) == g
+            option = j if len(raked) > 1 else None
+            answered_n, estimate = _raked_record(q, codes, counts, w, raking, rows, n, confidence, None, simultaneous,
+                                                 option)
+            unraked = None if estimate is None or by is not None else \
+                _raked_record(q, codes, counts, start, [], rows, n, confidence, None, simultaneous, option)[1]
+            records.append((answered_n, estimate, unraked))
+        answered_n, estimate, unraked = records[0]
+        if len(records) > 1 and estimate is not None:  # option j of the j-th source
+            estimate, unraked = (_option_by_option([r[i] for r in records]) for i in (1, 2))
+        out.append((label, not_answered, answered_n, estimate, unraked))
+    return out
+
+
+def _option_by_option(results: list):
+    """One check-all result of each option's result alone (None stays None)."""
+    if results[0] is None:
+        return None
+    names = ("report_share", "report_std_error", "estimate", "std_error", "ci_low", "ci_high")
+    return dataclasses.replace(results[0], k=len(results),
+                               **{name: np.concatenate([getattr(r, name) for r in results]) for name in names})
 
 
 def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
@@ -956,7 +1015,7 @@ class RakedSubgroups:
 def raked_subgroups(dataset: Dataset, margins: dict[str, np.ndarray], question: Question, by: Question, *,
                     trim: tuple | None = None, confidence: float = 0.95,
                     survey: Survey | None = None, base: SurveyDesign | None = None,
-                    simultaneous: bool = False) -> RakedSubgroups:
+                    simultaneous: bool = False, outside: dict[str, list[Dataset]] | None = None) -> RakedSubgroups:
     """``question``'s estimates within each option of ``by`` (asked directly), then among those who
     skipped it, under the weights raked to ``margins`` (:func:`raked_estimates`' raking): each group
     a domain of the raked sample — its respondents' raked weights, the others kept with weight 0 —
@@ -967,9 +1026,15 @@ def raked_subgroups(dataset: Dataset, margins: dict[str, np.ndarray], question: 
     ``simultaneous``: as :func:`raked_estimates`'."""
     confidence = check_confidence(confidence)
     survey = survey or dataset.survey
-    _raked_question_check(question, dataset, "question")
     if by.id not in dataset.columns:
         raise DesignError(f"by: question {by.id!r} is not in the answer patterns", "by")
+    if question.id not in dataset.columns and base is None and question.id in (outside or {}) \
+            and unweighted_reason(question) is None:  # from its raking cells (``outside``: :func:`raked_estimates`)
+        counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey, base)
+        groups = [record[:4] for record in _outside_records(question, outside[question.id], margins, trim, survey,
+                                                             confidence, simultaneous, by)]
+        return RakedSubgroups(margins=margins, raking=result, n=n, question=question, by=by, groups=groups)
+    _raked_question_check(question, dataset, "question")
     counts, n, variables, _, result, _ = _rake_dataset(dataset, margins, trim, survey, base)
     groups = _raked_groups(dataset, question, by, counts, np.asarray(result.weights), list(variables.values()), n,
                            confidence, base, simultaneous)
@@ -1008,7 +1073,8 @@ class RakedBy:
 
 def raked_by(dataset: Dataset, margins: dict[str, np.ndarray], by: Question, *, trim: tuple | None = None,
              confidence: float = 0.95, survey: Survey | None = None, base: SurveyDesign | None = None,
-             base_column: str | None = None, simultaneous: bool = False) -> RakedBy:
+             base_column: str | None = None, simultaneous: bool = False,
+             outside: dict[str, list[Dataset]] | None = None) -> RakedBy:
     """Every question but ``by`` (asked directly: :func:`.analysis.check_by`) within each of its groups,
     under one raking to ``margins``: :func:`raked_subgroups` of each question (the same records, each
     group a domain of the raked sample), raking once.  A question the raked path cannot estimate (a
@@ -1024,10 +1090,15 @@ def raked_by(dataset: Dataset, margins: dict[str, np.ndarray], by: Question, *, 
     for q in survey.questions:
         if q.id == by.id:
             continue
+        reason = unweighted_reason(q)
+        if reason is None and q.id not in dataset.columns and base is None and q.id in (outside or {}):
+            out.append((q, [record[:4] for record in _outside_records(q, outside[q.id], margins, trim, survey,
+                                                                      confidence, simultaneous, by)]))
+            continue
         if q.id not in dataset.columns:
             skipped.append((q, "not in the answer patterns (estimate it from the responses file)"))
             continue
-        if (reason := unweighted_reason(q)) is not None:
+        if reason is not None:
             skipped.append((q, reason))
             continue
         out.append((q, _raked_groups(dataset, q, by, counts, w, raking, n, confidence, base, simultaneous)))

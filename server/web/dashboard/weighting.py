@@ -37,10 +37,11 @@ from wtforms.validators import NumberRange, Optional
 
 from deniable.estimators.weights import DesignError
 from deniable.server.store.aggregates import pattern_counts
+from deniable.server.store.responses import raking_sources
 from deniable.server.survey import sampling
 from deniable.server.survey.strict_json import loads
 
-from ..connections import get_readonly_db
+from ..connections import get_db, get_readonly_db
 from .permissions import survey_for
 from .results import CONFIDENCES
 
@@ -217,12 +218,21 @@ def _patterns(db, stored):
     return pattern_counts(db, stored).dataset()
 
 
+def _with_outside(db, stored) -> tuple:
+    """The answer patterns, and what the questions they leave out are raked from: their raking cells
+    (:func:`~deniable.server.store.responses.raking_sources`; a survey from before those were kept
+    gets them once, through a write connection)."""
+    patterns = _patterns(db, stored)
+    return patterns, raking_sources(db, stored, patterns, writer=get_db)
+
+
 def weighted_results(db, stored, weighting: PageWeighting, confidence: float) -> dict | None:
     """The results page's raked estimates (``deniable estimate --db FILE SLUG --rake MARGINS.json``'s
     document, :func:`~deniable.server.survey.sampling.raked_document`), or None with the error on ``weighting``."""
     try:
-        raked = sampling.raked_estimates(_patterns(db, stored), weighting.margins, trim=weighting.trim,
-                                         confidence=confidence, survey=stored.survey)
+        patterns, outside = _with_outside(db, stored)
+        raked = sampling.raked_estimates(patterns, weighting.margins, trim=weighting.trim,
+                                         confidence=confidence, survey=stored.survey, outside=outside)
     except DesignError as exc:
         weighting.error = str(exc)
         return None
@@ -236,8 +246,9 @@ def weighted_subgroups(db, stored, weighting: PageWeighting, qid: str, by: str, 
     per group its record (:func:`~deniable.server.survey.sampling.question_json`), or None with the error."""
     survey = stored.survey
     try:
-        sg = sampling.raked_subgroups(_patterns(db, stored), weighting.margins, survey.question(qid),
-                                      survey.question(by), trim=weighting.trim, confidence=confidence, survey=survey)
+        patterns, outside = _with_outside(db, stored)
+        sg = sampling.raked_subgroups(patterns, weighting.margins, survey.question(qid), survey.question(by),
+                                      trim=weighting.trim, confidence=confidence, survey=survey, outside=outside)
     except DesignError as exc:
         weighting.error = str(exc)
         return None
