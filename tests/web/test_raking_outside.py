@@ -197,3 +197,22 @@ def test_a_database_from_before_the_raking_cells_gets_them_once(tmp_path):
         db.conn.close()
     same_document(sampling.raked_document(sampling.raked_estimates(
         patterns, sampling.parse_margins(margins, stored.survey), survey=stored.survey, outside=from_cells)), reference)
+
+
+def test_the_estimates_api_rakes_too(auth_client, panel, tmp_path):
+    """``/api/v1/surveys/SLUG/estimates?rake=MARGINS`` is ``deniable estimate --db --rake``'s JSON;
+    what raking cannot take is a JSON 400 naming the field, never a 500."""
+    path = panel.config["DATABASE"]
+    rake = quote(json.dumps(MARGINS))
+    for args, cli_args in (("", ()), ("&trim=0.2,5&confidence=0.90&simultaneous=y",
+                                      ("--trim", "0.2,5", "--confidence", "0.9", "--simultaneous"))):
+        response = auth_client.get(f"/api/v1/surveys/{SLUG}/estimates?rake={rake}{args}")
+        assert response.status_code == 200, response.get_data(as_text=True)
+        same_document(response.get_json(), cli_document(path, tmp_path, *cli_args))
+    bad = {"rake=%7Bnot": "rake", f"rake={quote(json.dumps({'sex': {'female': 0.6, 'male': 0.6}}))}": "sex",
+           f"rake={quote(json.dumps({'hours': {'0': 1}}))}": "hours", f"rake={rake}&trim=2,1": "trim",
+           f"rake={rake}&method=wilson": "method", f"rake={rake}&monitoring=y": "monitoring"}
+    for query, field in bad.items():
+        response = auth_client.get(f"/api/v1/surveys/{SLUG}/estimates?{query}")
+        assert response.status_code == 400, (query, response.get_data(as_text=True))
+        assert field in (response.get_json()["field"] or "") or field in response.get_json()["error"], query

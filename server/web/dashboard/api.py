@@ -1,5 +1,6 @@
 """``GET /api/v1/surveys/<slug>/estimates`` (login required: a JSON 401 without): the estimates of
-``deniable estimate``."""
+``deniable estimate``; with ``?rake=MARGINS`` (and ``&trim=LOW,HIGH``, the results page's weighting,
+:mod:`.weighting`) the raked ones of ``deniable estimate --db FILE SLUG --rake MARGINS.json``."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from deniable.server.store.surveys import survey_stats
 from deniable.server.survey.estimates import estimates_document
 from deniable.server.survey.analysis import marginal_estimates
 
+from deniable.estimators.weights import DesignError
+
 from ..connections import get_readonly_db
 from ..errors import api_error
 from .permissions import survey_for
 from .results import ResultsForm, respondents_from_counts
+from .weighting import page_weighting, weighted_results
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -34,6 +38,8 @@ def estimates(slug: str):
     if not form.validate():
         field, problems = next(iter(form.errors.items()))
         return api_error(400, f"{field}: {' '.join(problems)}", field)
+    if "rake" in request.args:
+        return _raked(db, stored, form)
     stats = survey_stats(db, stored)
     results = marginal_estimates(stored.survey, stats, method=form.method.data,
                                  confidence=form.confidence_value, simultaneous=form.simultaneous.data,
@@ -46,3 +52,21 @@ def estimates_json(stored, results, respondents: int) -> str:
     """The JSON of ``deniable estimate --format json``: the survey, its respondents, every question."""
     data = estimates_document(stored.slug, respondents, results)
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _raked(db, stored, form: ResultsForm):
+    """The raked estimates' document, or a 400 naming the field (a margin, ``rake``, ``trim``, or a
+    selector raking does not take: its intervals are Korn and Graubard's, and monitoring is unweighted)."""
+    for name, given in (("method", request.args.get("method", "exact") != "exact"), ("monitoring", form.monitoring.data)):
+        if given:
+            return api_error(400, f"{name}: does not go with rake (raked intervals are Korn and Graubard's; "
+                                  "monitoring is unweighted)", name)
+    try:
+        weighting = page_weighting(request.args, stored.survey, "dashboard.api.estimates", stored.slug)
+    except DesignError as exc:
+        return api_error(400, str(exc), exc.field)
+    document = weighted_results(db, stored, weighting, form.confidence_value, form.simultaneous.data)
+    if document is None:
+        return api_error(400, weighting.error, weighting.error_field)
+    return Response(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+                    mimetype="application/json")

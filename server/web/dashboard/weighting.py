@@ -156,6 +156,7 @@ class PageWeighting:
     unweighted_url: str = ""
     raking: dict | None = None  # sampling.raking_json of the raking, once done
     error: str | None = None
+    error_field: str | None = None  # what the error is about (the JSON API names it)
 
     @property
     def hidden(self) -> dict:
@@ -226,15 +227,15 @@ def _with_outside(db, stored) -> tuple:
     return patterns, raking_sources(db, stored, patterns, writer=get_db)
 
 
-def weighted_results(db, stored, weighting: PageWeighting, confidence: float) -> dict | None:
+def weighted_results(db, stored, weighting: PageWeighting, confidence: float, simultaneous: bool = False) -> dict | None:
     """The results page's raked estimates (``deniable estimate --db FILE SLUG --rake MARGINS.json``'s
     document, :func:`~deniable.server.survey.sampling.raked_document`), or None with the error on ``weighting``."""
     try:
         patterns, outside = _with_outside(db, stored)
-        raked = sampling.raked_estimates(patterns, weighting.margins, trim=weighting.trim,
-                                         confidence=confidence, survey=stored.survey, outside=outside)
+        raked = sampling.raked_estimates(patterns, weighting.margins, trim=weighting.trim, confidence=confidence,
+                                         survey=stored.survey, outside=outside, simultaneous=simultaneous)
     except DesignError as exc:
-        weighting.error = str(exc)
+        weighting.error, weighting.error_field = str(exc), exc.field
         return None
     document = sampling.raked_document(raked)
     weighting.raking = document["raking"]
@@ -250,7 +251,7 @@ def weighted_subgroups(db, stored, weighting: PageWeighting, qid: str, by: str, 
         sg = sampling.raked_subgroups(patterns, weighting.margins, survey.question(qid), survey.question(by),
                                       trim=weighting.trim, confidence=confidence, survey=survey, outside=outside)
     except DesignError as exc:
-        weighting.error = str(exc)
+        weighting.error, weighting.error_field = str(exc), exc.field
         return None
     weighting.raking = _raking_summary(sg.raking, sg.n)
     return {"groups": [{"label": label, "not_answered": not_answered, "n": n,
@@ -267,7 +268,7 @@ def weighted_crosstab(db, stored, weighting: PageWeighting, row: str, col: str, 
                                         survey.question(col), trim=weighting.trim, confidence=confidence,
                                         survey=survey)
     except DesignError as exc:
-        weighting.error = str(exc)
+        weighting.error, weighting.error_field = str(exc), exc.field
         return None
     weighting.raking = _raking_summary(ct.raking, ct.n)
     r = ct.result
