@@ -61,6 +61,16 @@ incomplete-beta evaluations of a planner belt fall from 28 to about 11 per count
 swap point itself as the one just after it less the joining count's density (Boost's binomial
 density, a third of an incomplete beta's cost).
 
+Several belts in one batch
+--------------------------
+:func:`upper_ends` takes one n per count as it takes one ``(q, p)`` per count, and a ``group``
+per count naming the batch it would have been searched in alone; :func:`fill_belts` fills
+several belts so.  A count's search reads only its own problem's numbers and its neighbours
+within its own run (runs break where the group or n changes), and the Illinois tolerance of the
+crossings is the largest bracket end of its own group, so every end is the one its belt alone
+gives, bit for bit; what the batch shares is the overhead of each round, which dominates the cost
+of a belt below n ≈ 10,000 (the planner's searches, :mod:`deniable.estimators.planning`).
+
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
 (returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).  When
@@ -122,6 +132,7 @@ def survival(y, n, lam):
     if inside.all():
         return betainc(y + 1.0, n - y, lam)
     out = np.where(y < 0, 1.0, 0.0)
+    n = np.broadcast_to(n, y.shape)[inside] if np.ndim(n) else n  # one n, or one per count
     out[inside] = betainc(y[inside] + 1.0, n - y[inside], lam[inside])
     return out
 
@@ -132,7 +143,7 @@ def _pmf(y, n, lam):
     kernel = _pmf_kernel()
     if kernel is None:  # pragma: no cover - every scipy this project supports has it
         return survival(y - 1, n, lam) - survival(y, n, lam)
-    return kernel(y, float(n), lam)
+    return kernel(y, np.asarray(n, dtype=float), lam)
 
 
 def interval_mass(lo, hi, n, lam):
@@ -145,27 +156,31 @@ def illinois(f, left, right, f_left, f_right, tolerance, iterations=100):
 
     Returns the bracket ``(left, right)`` once narrower than ``tolerance`` (a number or one per
     bracket; the sign condition is kept throughout, so ``right`` is on the non-negative side).
-    Dowell & Jarratt (1971).
+    ``f(points, idx)`` is f at the points of the brackets ``idx`` (an index array): each round
+    evaluates the brackets still open, and only those.  Dowell & Jarratt (1971).
     """
     left, right = np.array(left, dtype=float), np.array(right, dtype=float)
     f_left, f_right = np.array(f_left, dtype=float), np.array(f_right, dtype=float)
     side = np.zeros(left.shape)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), left.shape)
+    live = np.flatnonzero((right - left) > tolerance)  # a bracket once closed stays closed
     for _ in range(iterations):
-        open_ = (right - left) > tolerance
-        if not open_.any():
+        if not live.size:
             break
+        low, high, f_low, f_high = left[live], right[live], f_left[live], f_right[live]
         with np.errstate(divide="ignore", invalid="ignore"):
-            mid = right - f_right * (right - left) / (f_right - f_left)
-        bad = ~np.isfinite(mid) | (mid <= left) | (mid >= right)
-        mid = np.where(bad, 0.5 * (left + right), mid)
-        f_mid = np.where(open_, f(mid, open_), 0.0)
-        up = open_ & (f_mid < 0)
-        down = open_ & ~(f_mid < 0)
-        f_right = np.where(up & (side == 1), f_right / 2, f_right)  # halve a stale end
-        f_left = np.where(down & (side == -1), f_left / 2, f_left)
-        left, f_left = np.where(up, mid, left), np.where(up, f_mid, f_left)
-        right, f_right = np.where(down, mid, right), np.where(down, f_mid, f_right)
-        side = np.where(up, 1, np.where(down, -1, side))
+            mid = high - f_high * (high - low) / (f_high - f_low)
+        bad = ~np.isfinite(mid) | (mid <= low) | (mid >= high)
+        mid = np.where(bad, 0.5 * (low + high), mid)
+        f_mid = f(mid, live)
+        up = f_mid < 0
+        last = side[live]
+        f_high = np.where(up & (last == 1), f_high / 2, f_high)  # halve a stale end
+        f_low = np.where(~up & (last == -1), f_low / 2, f_low)
+        left[live], f_left[live] = np.where(up, mid, low), np.where(up, f_mid, f_low)
+        right[live], f_right[live] = np.where(up, high, mid), np.where(up, f_high, f_mid)
+        side[live] = np.where(up, 1.0, -1.0)
+        live = live[(right[live] - left[live]) > tolerance[live]]
     return left, right
 
 
@@ -177,17 +192,18 @@ def _slope(y, n, lam, q, p):
 
 def above(x, n, lam, q, p):
     """Return ``(lo, hi)``: the counts ranked strictly above x at λ, for ``x ≤ nλ`` (empty if lo > hi)."""
+    n = np.broadcast_to(np.asarray(n, dtype=float), x.shape)  # one n, or one per count
     c = log_ratio(x, n, lam, q, p) + TIE
     hi = x.copy()
-    full = log_ratio(np.full(x.shape, float(n)), n, lam, q, p) > c
-    hi[full] = n
+    full = log_ratio(n, n, lam, q, p) > c
+    hi[full] = n[full]
     rest = np.flatnonzero(~full & (c < 0))
     if rest.size:
-        hi[rest] = _right_end(x[rest], n, lam[rest], q[rest], p[rest], c[rest])
+        hi[rest] = _right_end(x[rest], n[rest], lam[rest], q[rest], p[rest], c[rest])
     lo = x + 1.0
     near = np.flatnonzero((lo <= hi) & ~(log_ratio(lo, n, lam, q, p) > c))
     if near.size:  # only within ~TIE of λ̂(x): the counts just above x tie with it
-        lo[near] = _left_end(x[near], n, lam[near], q[near], p[near], c[near], hi[near])
+        lo[near] = _left_end(x[near], n[near], lam[near], q[near], p[near], c[near], hi[near])
     return lo, hi
 
 
@@ -196,15 +212,15 @@ def _right_end(x, n, lam, q, p, c):
     m = n * lam
     # Pinsker, n·KL ≥ 2n(y/n − λ)², puts this start right of the root; the normal approximation
     # with its skewness term (see _Search.guess), a little further out, usually does too
-    pinsker = np.minimum(float(n), m + np.sqrt(-c * n / 2.0))
+    pinsker = np.minimum(n, m + np.sqrt(-c * n / 2.0))
     guess = m + 1.02 * (np.sqrt(-2.0 * c * m * (1.0 - lam)) - (1 - 2 * lam) * c / 3) + 2.0
     ok = (guess <= n) & (log_ratio(guess, n, lam, q, p) <= c)
     y = np.where(ok, guess, pinsker)
     active = np.arange(y.size)
     for _ in range(100):  # log R is concave right of nλ: Newton from the right stays right
         ya = y[active]
-        f = log_ratio(ya, n, lam[active], q[active], p[active]) - c[active]
-        d = _slope(ya, n, lam[active], q[active], p[active])
+        f = log_ratio(ya, n[active], lam[active], q[active], p[active]) - c[active]
+        d = _slope(ya, n[active], lam[active], q[active], p[active])
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(d < 0, f / d, 0.0)
         step = np.where(np.isfinite(step), step, 0.0)
@@ -254,15 +270,20 @@ def swap_point(x, y, n, q, p):
         return expit(logit(ref) + shift)
 
 
-def upper_ends(x, n: int, q, p, confidence: float):
+def upper_ends(x, n, q, p, confidence: float, group=None):
     """Return ``(ends, at_p)``: the sup of the λ whose acceptance set holds each count x.
 
-    ``at_p`` marks counts accepted at λ = p, whose end is p exactly.  ``q`` and ``p`` may be
-    arrays (one problem per count), so a batch can mix a belt and its mirror.
+    ``at_p`` marks counts accepted at λ = p, whose end is p exactly.  ``n``, ``q`` and ``p`` may
+    be arrays (one problem per count), so a batch can mix a belt and its mirror, or several
+    belts; ``group`` (one integer per count) then says which counts would have been one batch
+    on their own: each count's end is the one its own batch gives, bit for bit (see
+    :func:`fill_belts`).
     """
     x = np.asarray(x, dtype=float)
+    n = np.broadcast_to(np.asarray(n, dtype=float), x.shape).copy()
     q = np.broadcast_to(np.asarray(q, dtype=float), x.shape).copy()
     p = np.broadcast_to(np.asarray(p, dtype=float), x.shape).copy()
+    group = np.zeros(x.shape, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
     ends = p.copy()
     # λ = 0 or 1 (a question asked directly) makes infinite log ratios on purpose: they are
     # compared, never returned, so the floating-point warnings they raise are noise here
@@ -271,11 +292,11 @@ def upper_ends(x, n: int, q, p, confidence: float):
         at_p = interval_mass(lo, hi, n, p) < confidence
         todo = np.flatnonzero(~at_p)
         if todo.size:
-            ends[todo] = _neighbour_search(x[todo], n, q[todo], p[todo], confidence)
+            ends[todo] = _neighbour_search(x[todo], n[todo], q[todo], p[todo], confidence, group[todo])
     return np.minimum(ends, p), at_p
 
 
-def _neighbour_search(x, n: int, q, p, confidence: float) -> np.ndarray:
+def _neighbour_search(x, n, q, p, confidence: float, group) -> np.ndarray:
     """Upper ends of counts rejected at p: every ``_STRIDE``-th count of a run from scratch, the
     others between the ends of their nearest computed neighbours, halving the gaps.
 
@@ -288,26 +309,27 @@ def _neighbour_search(x, n: int, q, p, confidence: float) -> np.ndarray:
     below the end of x′ (tried, not assumed).  Neither the certification of [B, C] nor the
     Chernoff point is needed then, and A and B start a few swaps apart.
     """
-    order = np.lexsort((x, p, q))
-    xs, qs, ps = x[order], q[order], p[order]
+    order = np.lexsort((x, p, q, n, group))
+    xs, ns, qs, ps, gs = x[order], n[order], q[order], p[order], group[order]
     m = xs.size
     where = np.arange(m)
     starts = np.ones(m, dtype=bool)
-    starts[1:] = (qs[1:] != qs[:-1]) | (ps[1:] != ps[:-1]) | (xs[1:] - xs[:-1] > _STRIDE)
+    starts[1:] = ((gs[1:] != gs[:-1]) | (ns[1:] != ns[:-1]) | (qs[1:] != qs[:-1]) | (ps[1:] != ps[:-1])
+                  | (xs[1:] - xs[:-1] > _STRIDE))
     ends_run = np.ones(m, dtype=bool)
     ends_run[:-1] = starts[1:]
     first_of_run = np.maximum.accumulate(np.where(starts, where, 0))
     done = starts | ends_run | ((where - first_of_run) % _STRIDE == 0)
     found = np.full(m, np.nan)
     scratch = np.flatnonzero(done)
-    found[scratch] = _Search(xs[scratch], n, qs[scratch], ps[scratch], confidence).run()
+    found[scratch] = _Search(xs[scratch], ns[scratch], qs[scratch], ps[scratch], confidence, gs[scratch]).run()
     while not done.all():
         before = np.maximum.accumulate(np.where(done, where, -1))
         after = np.minimum.accumulate(np.where(done, where, m)[::-1])[::-1]
         pick = np.flatnonzero(~done & (where == (before + after) // 2))
         low, high = found[before[pick]], found[after[pick]]
         share = (xs[pick] - xs[before[pick]]) / (xs[after[pick]] - xs[before[pick]])
-        found[pick] = _Search(xs[pick], n, qs[pick], ps[pick], confidence).run(
+        found[pick] = _Search(xs[pick], ns[pick], qs[pick], ps[pick], confidence, gs[pick]).run(
             low, high, low + share * (high - low))
         done[pick] = True
     ends = np.empty(m)
@@ -323,17 +345,20 @@ class _Search:
     found on the way becomes the new A, back to phase 0); phase 2 walks the swaps from B to A.
     """
 
-    def __init__(self, x, n, q, p, confidence):
-        self.x, self.n, self.q, self.p, self.cl = x, n, q, p, confidence
+    def __init__(self, x, n, q, p, confidence, group=None):
+        self.x, self.q, self.p, self.cl = x, q, p, confidence
+        self.n = np.broadcast_to(np.asarray(n, dtype=float), x.shape).copy()  # one per count
+        self.group = np.zeros(x.shape, dtype=np.int64) if group is None else group
         self.evaluations = 0
         self.last_swaps = np.full(x.shape, np.inf)
         self.scan_limit = _SCAN  # A and B this few swaps apart: walk the swaps (run raises it)
 
     def state(self, lam, idx):
         """The set above x at λ and its probability, for the counts ``idx``."""
-        lo, hi = above(self.x[idx], self.n, lam, self.q[idx], self.p[idx])
+        n = self.n[idx]
+        lo, hi = above(self.x[idx], n, lam, self.q[idx], self.p[idx])
         self.evaluations += 1
-        return lo, hi, interval_mass(lo, hi, self.n, lam)
+        return lo, hi, interval_mass(lo, hi, n, lam)
 
     def chernoff(self):
         """λ_C: ``(1 + e^TIE) R(x; λ) ≤ 1 − CL`` on [λ_C, p] (p when there is no such λ below p)."""
@@ -390,7 +415,7 @@ class _Search:
             # the sets above x at B and at A, but not their probabilities: x is rejected at B
             # (the theorem), and A's acceptance is checked only if the walk of the swaps down
             # from B reaches it (scan); NaN marks a probability not computed
-            both_lo, both_hi = above(np.concatenate([x, x]), n, np.concatenate([high, start]),
+            both_lo, both_hi = above(np.concatenate([x, x]), np.concatenate([n, n]), np.concatenate([high, start]),
                                      np.concatenate([self.q, self.q]), np.concatenate([self.p, self.p]))
             c = np.stack([high, both_lo[:size], both_hi[:size], np.full(size, np.nan)])
             tried = np.stack([start, both_lo[size:], both_hi[size:], np.full(size, np.nan)])
@@ -436,7 +461,7 @@ class _Search:
         ends = np.minimum(result + PAD, self.p)
         if redo.any():
             again = np.flatnonzero(redo)
-            ends[again] = _Search(x[again], n, self.q[again], self.p[again], cl).run()
+            ends[again] = _Search(x[again], n[again], self.q[again], self.p[again], cl, self.group[again]).run()
         return ends
 
     def guess(self, low, high):
@@ -451,18 +476,19 @@ class _Search:
         x, n, q, p, cl = self.x, self.n, self.q, self.p, self.cl
         top = n * p
 
-        def approx(lam):
-            sd = np.sqrt(np.maximum(n * lam * (1 - lam), 1e-300))
-            depth = np.maximum(-log_ratio(x, n, lam, q, p), 0.0)
-            u = n * lam + sd * np.sqrt(2 * depth) + (1 - 2 * lam) * depth / 3
+        def approx(lam, idx=slice(None)):
+            x_, n_, q_, p_, top_ = x[idx], n[idx], q[idx], p[idx], top[idx]
+            sd = np.sqrt(np.maximum(n_ * lam * (1 - lam), 1e-300))
+            depth = np.maximum(-log_ratio(x_, n_, lam, q_, p_), 0.0)
+            u = n_ * lam + sd * np.sqrt(2 * depth) + (1 - 2 * lam) * depth / 3
             with np.errstate(divide="ignore", invalid="ignore"):
-                line = top + (log_ratio(top, n, lam, q, p) + depth) / (logit(p) - logit(lam))
-            u = np.where((u > top) & np.isfinite(line), np.maximum(line, top), u)
-            return ndtr((u + 0.5 - n * lam) / sd) - ndtr((x + 0.5 - n * lam) / sd)
+                line = top_ + (log_ratio(top_, n_, lam, q_, p_) + depth) / (logit(p_) - logit(lam))
+            u = np.where((u > top_) & np.isfinite(line), np.maximum(line, top_), u)
+            return ndtr((u + 0.5 - n_ * lam) / sd) - ndtr((x_ + 0.5 - n_ * lam) / sd)
 
         f_low, f_high = approx(low) - cl, approx(high) - cl
         solvable = (f_low < 0) & (f_high >= 0)
-        inner, outer = illinois(lambda lam, _: approx(lam) - cl, np.where(solvable, low, 0.0),
+        inner, outer = illinois(lambda lam, idx: approx(lam, idx) - cl, np.where(solvable, low, 0.0),
                                 np.where(solvable, high, 0.0), np.where(solvable, f_low, -1.0),
                                 np.where(solvable, f_high, 1.0), 0.05 / n, iterations=30)
         return np.where(solvable, 0.5 * (inner + outer), np.nan)
@@ -476,7 +502,7 @@ class _Search:
 
     def swap_at(self, idx, a, b, position):
         """The swap point of the count ``position`` places into those joining between A and B."""
-        x, n, q, p = self.x[idx], self.n, self.q[idx], self.p[idx]
+        x, n, q, p = self.x[idx], self.n[idx], self.q[idx], self.p[idx]
         empty = a[1] > a[2]
         joined_low = np.where(empty, 0.0, a[1] - b[1])
         a_hi = np.where(empty, b[1] - 1, a[2])
@@ -497,7 +523,7 @@ class _Search:
             interp = lam_a + (cl - a[3, idx]) / (b[3, idx] - a[3, idx]) * width
         trust = first[idx] | (self.last_swaps[idx] >= 2 * swaps)
         centre = np.where(first[idx], guess[idx], interp)
-        spread = np.where(first[idx], 2.0 / n, width / 8)
+        spread = np.where(first[idx], 2.0 / n[idx], width / 8)
         first[idx] = False
         self.last_swaps[idx] = swaps
         inside = trust & np.isfinite(centre) & (centre > lam_a) & (centre < lam_b)
@@ -531,7 +557,7 @@ class _Search:
         count is a tie there).  Otherwise the step goes as far as predicted and is certified by
         fact 2 with the set at t; a failed step is halved next time.
         """
-        n, cl = self.n, self.cl
+        n, cl = self.n[idx], self.cl
         x, q, p = self.x[idx], self.q[idx], self.p[idx]
         lam, lo, hi, mass = t[:, idx]
         limit = c[0, idx]
@@ -539,7 +565,7 @@ class _Search:
         right = np.where(hi < n, swap_point(x, hi + 1, n, q, p), np.inf)
         left = np.where(lo > x + 1, swap_point(x, lo - 1, n, q, p), np.inf)
         s_next = np.maximum(np.minimum(right, left), lam)
-        predicted = self.predict(lam, lo, hi, mass, reach[idx])
+        predicted = self.predict(lam, lo, hi, mass, reach[idx], n)
         single = predicted <= s_next
         nxt = np.where(single, np.minimum(s_next, limit), predicted)
         self.evaluations += 1
@@ -553,12 +579,12 @@ class _Search:
             i1 = idx[one]
             joins_right = right[one] <= left[one]
             grown_lo = np.where(joins_right, lo[one], lo[one] - 1)
-            grown_hi = np.where(joins_right, np.minimum(hi[one] + 1, n), hi[one])
+            grown_hi = np.where(joins_right, np.minimum(hi[one] + 1, n[one]), hi[one])
             end_here = nxt[one] >= limit[one]  # reached C inside the piece
             grown_lo = np.where(end_here, lo[one], grown_lo)
             grown_hi = np.where(end_here, hi[one], grown_hi)
-            grown = np.where(joins_right, below_lo[one] - survival(grown_hi, n, nxt[one]),
-                             survival(grown_lo - 1, n, nxt[one]) - above_hi[one])
+            grown = np.where(joins_right, below_lo[one] - survival(grown_hi, n[one], nxt[one]),
+                             survival(grown_lo - 1, n[one], nxt[one]) - above_hi[one])
             grown = np.where(end_here, fixed[one], grown)
             ok = kept[one]
             t[:, i1[ok]] = np.stack([nxt[one], grown_lo, grown_hi, grown])[:, ok]
@@ -577,7 +603,7 @@ class _Search:
         if not many.size:
             return
         idx, nxt, kept, below_lo = idx[many], nxt[many], kept[many], below_lo[many]
-        lam, lo, hi = lam[many], lo[many], hi[many]
+        lam, lo, hi, n = lam[many], lo[many], hi[many], n[many]
         new_lo, new_hi = above(self.x[idx], n, nxt, self.q[idx], self.p[idx])
         moved = new_lo != lo  # the set above x nearly always starts at x + 1: S(lo − 1) is shared
         below_new = below_lo.copy()
@@ -600,23 +626,24 @@ class _Search:
         shrink = failed & ~same  # rejected at nxt but not certified in between: half the step next
         reach[idx[shrink]] = lam[shrink] + 0.5 * (nxt[shrink] - lam[shrink])
 
-    def predict(self, lam, lo, hi, mass, limit):
+    def predict(self, lam, lo, hi, mass, limit, n):
         """The farthest λ' ≤ limit where the normal approximation keeps ``P_λ'(lo..hi)`` above CL.
 
         The approximation ``Φ((hi + ½ − nλ')/σ') − Φ((lo − ½ − nλ')/σ')`` is anchored to the
-        exact mass at λ and asked to keep a quarter of the slack.
+        exact mass at λ and asked to keep a quarter of the slack (n: one per count).
         """
-        n, cl = self.n, self.cl
+        cl = self.cl
 
-        def approx(v):
-            sd = np.sqrt(np.maximum(n * v * (1 - v), 1e-300))
-            return ndtr((hi + 0.5 - n * v) / sd) - ndtr((lo - 0.5 - n * v) / sd)
+        def approx(v, idx=slice(None)):
+            n_ = n[idx]
+            sd = np.sqrt(np.maximum(n_ * v * (1 - v), 1e-300))
+            return ndtr((hi[idx] + 0.5 - n_ * v) / sd) - ndtr((lo[idx] - 0.5 - n_ * v) / sd)
 
         goal = approx(lam) - 0.75 * (mass - cl)
         f_limit = approx(limit) - goal
         far = f_limit >= 0
         # Illinois on −(approx − goal): negative at λ (above the goal), non-negative at the limit
-        inner, _ = illinois(lambda v, _: goal - approx(v), lam, np.where(far, lam, limit),
+        inner, _ = illinois(lambda v, idx: goal[idx] - approx(v, idx), lam, np.where(far, lam, limit),
                             np.full(lam.shape, -1e-300), np.where(far, 0.0, -f_limit),
                             0.02 * (limit - lam) + 1e-300, iterations=30)
         step = np.where(far, limit, inner)
@@ -625,7 +652,8 @@ class _Search:
 
     def scan(self, idx, a, b):
         """The last accepted λ in [A, B]: walk the swap points down from B (module notes)."""
-        x, n, q, p, cl = self.x[idx], self.n, self.q[idx], self.p[idx], self.cl
+        x, n, q, p, cl = self.x[idx], self.n[idx], self.q[idx], self.p[idx], self.cl
+        group = self.group[idx]
         size = idx.size
         lam_a, lam_b = a[0], b[0]
         empty = a[1] > a[2]
@@ -643,10 +671,10 @@ class _Search:
         valid = j < total[:, None]
         ys = np.where(valid, ys, x[:, None] + 1)
         # swap points from fact 1
-        swap = swap_point(x[:, None], ys, n, q[:, None], p[:, None])
+        swap = swap_point(x[:, None], ys, n[:, None], q[:, None], p[:, None])
         swap = np.where(valid, np.clip(swap, lam_a[:, None], lam_b[:, None]), -np.inf)
         # latest swap first; equal swaps: the outer count leaves first, so the set stays an interval
-        outer_first = -np.abs(ys - n * lam_b[:, None])
+        outer_first = -np.abs(ys - n[:, None] * lam_b[:, None])
         order = np.lexsort((outer_first, -swap), axis=-1)
         swap = np.take_along_axis(swap, order, axis=1)
         ys = np.take_along_axis(ys, order, axis=1)
@@ -667,7 +695,7 @@ class _Search:
                 continue
             s, y = swap[live, col], ys[live, col]
             self.evaluations += 1
-            below_lo, above_hi = survival(lo[live] - 1, n, s), survival(hi[live], n, s)
+            below_lo, above_hi = survival(lo[live] - 1, n[live], s), survival(hi[live], n[live], s)
             just_after = np.where(lo[live] <= hi[live], below_lo - above_hi, 0.0)
             rising = just_after < cl  # accepted just after s, rejected at the right end: a crossing
             hit = live[rising]
@@ -681,7 +709,7 @@ class _Search:
             lo[live] = np.where(at_hi, lo[live], lo[live] + 1)
             hi[live] = np.where(at_hi, hi[live] - 1, hi[live])
             # at s itself y is a tie, not above: the set loses y's probability
-            at_s = below_lo - above_hi - _pmf(y, n, s)
+            at_s = below_lo - above_hi - _pmf(y, n[live], s)
             accepted = (at_s < cl) | (lo[live] > hi[live])
             result[live[accepted]] = s[accepted]
             active[live[accepted]] = False
@@ -693,24 +721,29 @@ class _Search:
             unknown = where[at_a & np.isnan(a[3, where])]
             if unknown.size:
                 self.evaluations += 1
-                a[3, unknown] = interval_mass(a[1, unknown], a[2, unknown], n, lam_a[unknown])
+                a[3, unknown] = interval_mass(a[1, unknown], a[2, unknown], n[unknown], lam_a[unknown])
                 fine = ~(at_a & (a[3, where] >= cl))
                 where, lo, hi, left, right = where[fine], lo[fine], hi[fine], left[fine], right[fine]
-            result[where] = self.root(lo, hi, left, right)
+            result[where] = self.root(lo, hi, left, right, n[where], group[where])
         return result
 
-    def root(self, lo, hi, left, right):
-        """Where ``P_λ(lo ≤ Y ≤ hi)`` rises through CL in (left, right); the right bracket end."""
+    def root(self, lo, hi, left, right, n, group):
+        """Where ``P_λ(lo ≤ Y ≤ hi)`` rises through CL in (left, right); the right bracket end.
+
+        Solved to ``1e-15 + 1e-14·max(right)``, the max over the roots of the same ``group``
+        (the batch a count would have been searched in alone)."""
         if not lo.size:
             return right
-        n, cl = self.n, self.cl
+        cl = self.cl
 
         def f(lam, live):
             self.evaluations += 1
-            return interval_mass(lo, hi, n, lam) - cl
+            return interval_mass(lo[live], hi[live], n[live], lam) - cl
 
+        top = np.full(int(group.max()) + 1, -np.inf)
+        np.maximum.at(top, group, right)
         _, right = illinois(f, left, right, interval_mass(lo, hi, n, left) - cl,
-                            interval_mass(lo, hi, n, right) - cl, 1e-15 + 1e-14 * right.max())
+                            interval_mass(lo, hi, n, right) - cl, 1e-15 + 1e-14 * top[group])
         return right
 
 
@@ -749,19 +782,29 @@ class Belt:
 
     def _fill(self, high: np.ndarray, low: np.ndarray) -> None:
         """Compute the upper ends of ``high`` and the lower ends of ``low`` in one batch."""
+        xs, qs, ps, where = self._batch(high, low)
+        self._store(high, low, *upper_ends(xs, self.n, qs, ps, self.confidence), where)
+
+    def _batch(self, high: np.ndarray, low: np.ndarray):
+        """The counts whose upper ends give the upper ends of ``high`` and the lower ends of
+        ``low``, with their problems ``(q, p)``, and where each requested end is among them."""
         n, q, p = self.n, self.q, self.p
-        m = high.size
         if 1.0 - p == q and 1.0 - q == p:
             # a symmetric channel (yes/no, or asked directly) is its own mirror: the lower end of
             # x is the upper end of n − x in the same problem, so each count is searched once
             unique, where = np.unique(np.concatenate([high, n - low]), return_inverse=True)
-            found, at_found = upper_ends(unique.astype(float), n, q, p, self.confidence)
-            ends, at_top = found[where], at_found[where]
-        else:
-            xs = np.concatenate([high, n - low]).astype(float)
-            qs = np.concatenate([np.full(m, q), np.full(low.size, 1.0 - p)])
-            ps = np.concatenate([np.full(m, p), np.full(low.size, 1.0 - q)])
-            ends, at_top = upper_ends(xs, n, qs, ps, self.confidence)
+            return unique.astype(float), np.full(unique.size, q), np.full(unique.size, p), where
+        m = high.size
+        xs = np.concatenate([high, n - low]).astype(float)
+        qs = np.concatenate([np.full(m, q), np.full(low.size, 1.0 - p)])
+        ps = np.concatenate([np.full(m, p), np.full(low.size, 1.0 - q)])
+        return xs, qs, ps, None
+
+    def _store(self, high: np.ndarray, low: np.ndarray, found: np.ndarray, at_found: np.ndarray, where) -> None:
+        """Keep the ends :meth:`_batch`'s counts were found to have."""
+        q, p = self.q, self.p
+        m = high.size
+        ends, at_top = (found, at_found) if where is None else (found[where], at_found[where])
         upper = np.where(at_top[:m], p, np.clip(ends[:m], q, p))
         mirrored = ends[m:]
         # the mirrored count accepted at its boundary 1 − q: this end *is* q (π = 0 exactly)
@@ -793,6 +836,52 @@ class Belt:
     def interval(self, counts) -> tuple[np.ndarray, np.ndarray]:
         """Return the λ interval ``(low, high)`` of each count (computing missing endpoints)."""
         return self.ends(counts)
+
+
+def fill_belts(requests) -> None:
+    """Fill the missing ends of several belts' counts in one batch: ``requests`` is a list of
+    ``(belt, counts)``, the belts of one confidence level.
+
+    One batch of :func:`upper_ends` serves them all, each belt's counts marked as a group of
+    their own, so every end is the one ``belt.interval(counts)`` would have computed alone, bit
+    for bit: a count's search reads only its own problem's numbers, its neighbours within its
+    own belt, and the largest bracket among its own belt's roots.  What the batch saves is the
+    Python and numpy overhead of each round, which dominates below n ≈ 10,000.
+    """
+    merged: dict[int, tuple[Belt, list]] = {}
+    for b, counts in requests:  # a belt named twice: its counts together (one lock each)
+        merged.setdefault(id(b), (b, []))[1].append(np.asarray(counts, dtype=np.int64).ravel())
+    # locks taken in one order (by id), so that two batches sharing belts cannot deadlock
+    requests = [(b, np.concatenate(counts)) for _, (b, counts) in sorted(merged.items())]
+    if len({b.confidence for b, _ in requests}) > 1:
+        raise ValueError("fill_belts: the belts must share one confidence level")
+    locks = [b._lock for b, _ in requests]
+    for lock in locks:
+        lock.acquire()
+    try:
+        parts = []
+        for b, counts in requests:
+            high, low = b._missing("high", counts), b._missing("low", counts)
+            if high.size or low.size:
+                parts.append((b, high, low, *b._batch(high, low)))
+        if not parts:
+            return
+        if len(parts) == 1:
+            b, high, low, xs, qs, ps, where = parts[0]
+            b._store(high, low, *upper_ends(xs, b.n, qs, ps, b.confidence), where)
+            return
+        sizes = [part[3].size for part in parts]
+        found, at_found = upper_ends(
+            np.concatenate([part[3] for part in parts]), np.repeat([part[0].n for part in parts], sizes),
+            np.concatenate([part[4] for part in parts]), np.concatenate([part[5] for part in parts]),
+            parts[0][0].confidence, np.repeat(np.arange(len(parts)), sizes))
+        start = 0
+        for (b, high, low, _, _, _, where), k in zip(parts, sizes):
+            b._store(high, low, found[start:start + k], at_found[start:start + k], where)
+            start += k
+    finally:
+        for lock in reversed(locks):
+            lock.release()
 
 
 @functools.lru_cache(maxsize=128)

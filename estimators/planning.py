@@ -27,6 +27,20 @@ this machine, never shipped, and read back only by the same code that wrote it (
 needs no scipy at all).  Without a usable cache directory nothing is written and every number is
 computed.
 
+Several at once
+---------------
+Below n ≈ 10,000 a belt's cost is mostly Python and numpy overhead (each round of the search
+is a few dozen numpy calls on a few hundred counts), not incomplete-beta evaluations.  So
+:func:`plans` runs several searches side by side (``deniable plan``: every ε and the baseline;
+the builder's panel: a question's ε and its baseline, after :func:`worst_cases` at the target
+n): each search is a generator that asks for ``h(n)``; those it asks for that are neither in
+memory nor on disk are computed together, their belts filled in one batch
+(:func:`.exact.fill_belts`) and their golden-section searches stepped together, every point's
+densities in one call of the binomial kernel.  Every number is the one computed alone, bit for
+bit — it has to be: for a yes/no question w(π) = w(1 − π), so the grid's two mirror maxima
+differ in the last bits only, and a change of 1e-14 in the belt's ends can swap the reported
+worst π for its twin (``tests/unit/test_plan_batch.py`` compares bytes).
+
 References
 ----------
 .. [1] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis
@@ -48,6 +62,8 @@ import math
 import numbers
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,75 +164,271 @@ class _Sums:
         self.belt = Belt(n, q, p, confidence)
         self.first, self.width = 0, np.zeros(0)  # the widths of counts first, first + 1, …
 
+    def window(self, pi: np.ndarray) -> np.ndarray:
+        """The counts whose widths :meth:`half_widths` at ``pi`` sums (to fill the belt beforehand)."""
+        lo, hi = _window(self.n, self.q + (self.p - self.q) * pi, PLAN_WINDOW_SD)
+        return np.arange(int(lo.min()), int(hi.max()) + 1)
+
+    def _widths(self, first: int, last: int) -> None:
+        """Make sure the widths of the counts ``first..last`` are kept (the belt fills what it lacks)."""
+        if first < self.first or last >= self.first + self.width.size:  # else: a range already summed
+            p, q = self.p, self.q
+            low, high = self.belt.interval(np.arange(first, last + 1))
+            self.first, self.width = first, (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
+
     def half_widths(self, pi: np.ndarray) -> np.ndarray:
-        """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes)."""
+        """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes).
+
+        The densities of every π's window come from one call of the binomial kernel (each element
+        is its own: the same numbers as one call per π), then one dot product per π.
+        """
         n, p, q = self.n, self.p, self.q
         lam = q + (p - q) * pi
         lo, hi = _window(n, lam, PLAN_WINDOW_SD)
-        first, last = int(lo.min()), int(hi.max())
-        if first < self.first or last >= self.first + self.width.size:  # else: a range already summed
-            low, high = self.belt.interval(np.arange(first, last + 1))
-            self.first, self.width = first, (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
+        self._widths(int(lo.min()), int(hi.max()))
         left_out = _outside(n, lam, lo, hi)
         out = np.empty(pi.size)
         kernel = _pmf_kernel()
+        sizes = hi - lo + 1
+        if kernel is not None and lam.min() >= 0.0 and lam.max() <= 1.0:  # binom_pmf's own path, without its checks
+            starts = np.cumsum(sizes) - sizes
+            counts = np.arange(int(sizes.sum())) + np.repeat(lo - starts, sizes)
+            pmf = np.clip(kernel(counts, n, np.repeat(lam, sizes)), 0, 1)
+        else:
+            starts = None
         for i in range(pi.size):
             a, b = int(lo[i]), int(hi[i]) + 1
-            counts = np.arange(a, b)
-            if kernel is not None and 0.0 <= lam[i] <= 1.0:  # binom_pmf's own path for counts in 0..n, without its checks
-                pmf = np.clip(kernel(counts, n, lam[i]), 0, 1)
+            if starts is not None:
+                s = int(starts[i])
+                part = pmf[s:s + b - a]
             else:
-                pmf = binom_pmf(counts, n, lam[i])
-            out[i] = pmf @ self.width[a - self.first:b - self.first] + left_out[i]
+                part = binom_pmf(np.arange(a, b), n, lam[i])
+            out[i] = part @ self.width[a - self.first:b - self.first] + left_out[i]
         return out / 2
 
+    def half_width(self, pi: float) -> float:
+        """:meth:`half_widths` at one π, in scalar arithmetic (the same operations, the same number);
+        :func:`_half_width_many` computes it for several n at once."""
+        n, p, q = self.n, self.p, self.q
+        lam = q + (p - q) * pi
+        spread = PLAN_WINDOW_SD * math.sqrt(n * lam * (1 - lam)) + PLAN_WINDOW_SD
+        a = min(max(math.floor(n * lam - spread), 0), n)
+        last = min(max(math.ceil(n * lam + spread), 0), n)
+        self._widths(a, last)
+        kernel = _pmf_kernel()
+        if kernel is None or not 0.0 <= lam <= 1.0:
+            return float(self.half_widths(np.array([pi]))[0])
+        from .exact import survival
 
-def _golden_max(f, a: float, b: float, iterations: int = 24) -> tuple[float, float]:
-    """Maximize a scalar function on [a, b] by golden-section search; return (x, f(x))."""
+        tails = survival(np.array([a - 1.0, float(last)]), n, np.array([lam, lam]))
+        left_out = (1.0 - tails[0]) + tails[1]
+        pmf = np.clip(kernel(np.arange(a, last + 1), n, lam), 0, 1)
+        return float(pmf @ self.width[a - self.first:last + 1 - self.first] + left_out) / 2
+
+
+def _half_width_many(items) -> list[float]:
+    """:meth:`_Sums.half_width` for each ``(sums, π)``, the same numbers: the belts' missing ends
+    in one batch (:func:`.exact.fill_belts`), both tails of every window in one incomplete-beta
+    call and every window's densities in one call of the binomial kernel."""
+    from .exact import fill_belts, survival
+
+    kernel = _pmf_kernel()
+    todo, fills = [], {}
+    for sums, pi in items:
+        n, p, q = sums.n, sums.p, sums.q
+        lam = q + (p - q) * pi
+        if kernel is None or not 0.0 <= lam <= 1.0:
+            todo.append(None)
+            continue
+        spread = PLAN_WINDOW_SD * math.sqrt(n * lam * (1 - lam)) + PLAN_WINDOW_SD
+        a = min(max(math.floor(n * lam - spread), 0), n)
+        last = min(max(math.ceil(n * lam + spread), 0), n)
+        if a < sums.first or last >= sums.first + sums.width.size:
+            fills.setdefault(sums.belt.confidence, []).append((sums.belt, np.arange(a, last + 1)))
+        todo.append((lam, a, last))
+    for requests in fills.values():
+        fill_belts(requests)
+    batch = [(sums, *job) for (sums, _), job in zip(items, todo) if job is not None]
+    if batch:
+        for sums, _, a, last in batch:
+            sums._widths(a, last)
+        ns = np.array([sums.n for sums, *_ in batch])
+        lams = np.array([lam for _, lam, _, _ in batch])
+        ends = np.array([[a - 1.0, float(last)] for _, _, a, last in batch]).ravel()
+        tails = survival(ends, np.repeat(ns, 2), np.repeat(lams, 2)).reshape(-1, 2)
+        sizes = np.array([last + 1 - a for _, _, a, last in batch])
+        starts = np.cumsum(sizes) - sizes
+        firsts = np.array([a for _, _, a, _ in batch])
+        counts = np.arange(int(sizes.sum())) + np.repeat(firsts - starts, sizes)
+        pmf = np.clip(kernel(counts, np.repeat(ns, sizes), np.repeat(lams, sizes)), 0, 1)
+        values = iter([float(pmf[s:s + size] @ sums.width[a - sums.first:last + 1 - sums.first]
+                             + ((1.0 - tail[0]) + tail[1])) / 2
+                       for (sums, _, a, last), s, size, tail in zip(batch, starts.tolist(), sizes.tolist(), tails)])
+    return [next(values) if job is not None else sums.half_width(pi) for (sums, pi), job in zip(items, todo)]
+
+
+def _golden_steps(a: float, b: float, iterations: int = 24):
+    """Golden-section search for a maximum on [a, b] (Kiefer 1953) as a generator: it yields each
+    x, is sent f(x), and returns ``(x, f(x))`` at the better of the last two points."""
     ratio = (math.sqrt(5) - 1) / 2
     c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = f(c), f(d)
+    fc = yield c
+    fd = yield d
     for _ in range(iterations):
         if fc >= fd:
             b, d, fd = d, c, fc
             c = b - ratio * (b - a)
-            fc = f(c)
+            fc = yield c
         else:
             a, c, fc = c, d, fd
             d = a + ratio * (b - a)
-            fd = f(d)
+            fd = yield d
     return (c, fc) if fc >= fd else (d, fd)
 
 
-@functools.lru_cache(maxsize=4096)
-def _worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
-    """``(h(n), worst π)`` for the exact interval (see the module notes), from the disk cache if there."""
-    path = _cache_file("worst-case", (p, q, confidence), str(int(n)))
+def _golden_max_many(jobs) -> list[tuple[float, float]]:
+    """The golden-section maximum of :meth:`_Sums.half_width` on [a, b] for each ``(sums, a, b)``,
+    the searches side by side, each step's points evaluated together (:func:`_half_width_many`)."""
+    steps = [_golden_steps(a, b) for _, a, b in jobs]
+    points = [next(step) for step in steps]
+    out = [None] * len(jobs)
+    live = list(range(len(jobs)))
+    while live:
+        values = _half_width_many([(jobs[i][0], points[i]) for i in live])
+        still = []
+        for i, value in zip(live, values):
+            try:
+                points[i] = steps[i].send(value)
+                still.append(i)
+            except StopIteration as stop:
+                out[i] = stop.value
+        live = still
+    return out
+
+
+class _Memo:
+    """A function's results kept in memory, the least recently used dropped beyond ``maxsize``
+    (as :func:`functools.lru_cache`, with ``cache_clear``), which can also be looked into
+    (:meth:`get`) and filled (:meth:`put`) by the batches that compute several at once."""
+
+    def __init__(self, function, maxsize: int):
+        functools.update_wrapper(self, function)
+        self.function, self.maxsize = function, maxsize
+        self.data: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple):
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        return None
+
+    def put(self, key: tuple, value) -> None:
+        with self.lock:
+            self.data[key] = value
+            self.data.move_to_end(key)
+            while len(self.data) > self.maxsize:
+                self.data.popitem(last=False)
+
+    def __call__(self, *key):
+        found = self.get(key)
+        if found is None:
+            found = self.function(*key)
+            self.put(key, found)
+        return found
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+
+
+def _worst_case_file(n: int, p: float, q: float, confidence: float) -> Path | None:
+    return _cache_file("worst-case", (p, q, confidence), str(int(n)))
+
+
+def _read_worst_case(path: Path | None) -> tuple[float, float] | None:
     found = _cache_read(path)
     if found is not None and len(found) == 2 and all(_unit(v) for v in found):
         return found[0], found[1]
+    return None
+
+
+def _worst_case_uncached(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
+    """``(h(n), worst π)`` for the exact interval (see the module notes), from the disk cache if there."""
+    path = _worst_case_file(n, p, q, confidence)
+    found = _read_worst_case(path)
+    if found is not None:
+        return found
     value, pi = _compute_worst_case(n, p, q, confidence)
     _cache_write(path, [value, pi])
     return value, pi
 
 
+_worst_case = _Memo(_worst_case_uncached, 4096)
+
+
+def _worst_cases(keys) -> dict:
+    """``(h(n), worst π)`` for each ``(n, p, q, confidence)`` key: from memory, else from the disk
+    cache, else computed — all those missing in one batch (:func:`_compute_worst_cases`)."""
+    out, todo = {}, []
+    for key in dict.fromkeys(keys):
+        found = _worst_case.get(key)
+        if found is None:
+            found = _read_worst_case(_worst_case_file(*key))
+        if found is None:
+            todo.append(key)
+        else:
+            out[key] = found
+            _worst_case.put(key, found)
+    for key, value in zip(todo, _compute_worst_cases(todo)):
+        _cache_write(_worst_case_file(*key), list(value))
+        _worst_case.put(key, value)
+        out[key] = value
+    return out
+
+
 def _compute_worst_case(n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
-    sums = _Sums(n, p, q, confidence)
+    return _compute_worst_cases([(n, p, q, confidence)])[0]
+
+
+def _grid(n: int, p: float, q: float, confidence: float) -> np.ndarray:
+    """The π where h(n)'s maximum is looked for first (module notes)."""
     if n <= FULL_GRID_N:
-        grid = np.linspace(0.0, 1.0, 201)
-    else:
-        _, lam0 = model_half_width(n, p, q, z(confidence))
-        reach = 4 * math.sqrt(n * lam0 * (1 - lam0)) / (n * (p - q))  # four sd, in π units
-        centre = (lam0 - q) / (p - q)
-        grid = np.linspace(max(0.0, centre - reach), min(1.0, centre + reach), 41)
-    values = sums.half_widths(grid)
-    i = int(np.argmax(values))
-    step = grid[1] - grid[0]
-    a, b = max(0.0, grid[i] - step), min(1.0, grid[i] + step)
-    pi, value = _golden_max(lambda t: float(sums.half_widths(np.array([t]))[0]), a, b)
-    if value < values[i]:
-        pi, value = float(grid[i]), float(values[i])
-    return float(value), float(pi)
+        return np.linspace(0.0, 1.0, 201)
+    _, lam0 = model_half_width(n, p, q, z(confidence))
+    reach = 4 * math.sqrt(n * lam0 * (1 - lam0)) / (n * (p - q))  # four sd, in π units
+    centre = (lam0 - q) / (p - q)
+    return np.linspace(max(0.0, centre - reach), min(1.0, centre + reach), 41)
+
+
+def _compute_worst_cases(keys) -> list[tuple[float, float]]:
+    """``(h(n), worst π)`` for several ``(n, p, q, confidence)`` at once.
+
+    The belts of all of them are filled over their grids' windows in one batch
+    (:func:`.exact.fill_belts`: each end the one its own belt alone gives, bit for bit), then
+    each is summed and refined on its own, exactly as alone.
+    """
+    if not keys:
+        return []
+    from .exact import fill_belts
+
+    jobs = [(_Sums(n, p, q, confidence), _grid(n, p, q, confidence)) for n, p, q, confidence in keys]
+    for level in dict.fromkeys(key[3] for key in keys):
+        fill_belts([(sums.belt, sums.window(grid)) for (sums, grid), key in zip(jobs, keys) if key[3] == level])
+    best, brackets = [], []
+    for sums, grid in jobs:
+        values = sums.half_widths(grid)
+        i = int(np.argmax(values))
+        step = grid[1] - grid[0]
+        best.append((float(grid[i]), values[i]))
+        brackets.append((sums, max(0.0, grid[i] - step), min(1.0, grid[i] + step)))
+    out = []
+    for (pi, value), (at, top) in zip(_golden_max_many(brackets), best):
+        if value < top:
+            pi, value = at, float(top)
+        out.append((float(value), float(pi)))
+    return out
 
 
 # ---------------------------------------------------------------- the disk cache of h(n) and of plans
@@ -330,6 +542,19 @@ def worst_case(epsilon, k, n, *, confidence=0.95) -> WorstCase:
     return WorstCase(n=n, half_width=value, worst_pi=pi, confidence=confidence)
 
 
+def worst_cases(requests, *, confidence=0.95) -> list[WorstCase]:
+    """:func:`worst_case` for several ``(epsilon, k, n)`` at once: the same numbers, the belts
+    not yet known computed in one batch (:func:`.exact.fill_belts`)."""
+    confidence = check_confidence(confidence)
+    keys = []
+    for epsilon, k, n in requests:
+        mech = resolve(k, epsilon)
+        keys.append((_check_n(n), mech.p, mech.q, confidence))
+    values = _worst_cases(keys)
+    return [WorstCase(n=key[0], half_width=values[key][0], worst_pi=values[key][1], confidence=confidence)
+            for key in keys]
+
+
 def margin_of_error(epsilon, k, n, *, confidence=0.95) -> float:
     """Return the worst-case (over π) expected half-width of an option's exact interval at n.
 
@@ -372,17 +597,15 @@ def _model_sample_size(margin: float, p: float, q: float, z_: float) -> int:
     return high
 
 
-@functools.lru_cache(maxsize=1024)
-def _plan(k: int, p: float, q: float, margin: float, confidence: float) -> tuple[int, float, float, float]:
+def _search(p: float, q: float, margin: float, confidence: float):
+    """The search for n (see :func:`plan`), as a generator: it yields each n whose ``(h(n), worst
+    π)`` it needs, is sent them, and returns ``(n, h(n), worst π, h(n − 1))``.  Several searches
+    advance together (:func:`_run_searches`), their belts computed in one batch per step."""
     z_ = z(confidence)
-
-    def h(n: int) -> float:
-        return _worst_case(n, p, q, confidence)[0]
-
     # the model, corrected by the exact/model ratio at the last n, puts n within a few respondents
     n = _model_sample_size(margin, p, q, z_)
     for _ in range(8):
-        ratio = h(n) / model_half_width(n, p, q, z_)[0]
+        ratio = (yield n)[0] / model_half_width(n, p, q, z_)[0]
         guess = _model_sample_size(margin / ratio, p, q, z_)
         if abs(guess - n) <= 1:
             n = guess
@@ -391,21 +614,58 @@ def _plan(k: int, p: float, q: float, margin: float, confidence: float) -> tuple
     # a bracket: h(below) > margin ≥ h(above), then bisection to adjacent n
     above, below = n, n - 1
     step = max(1, n // 1000)
-    while h(above) > margin:
+    while (yield above)[0] > margin:
         below, above = above, min(MAX_N, above + step)
         step *= 2
     step = max(1, n // 1000)
-    while below >= 1 and h(below) <= margin:
+    while below >= 1 and (yield below)[0] <= margin:
         above, below = below, max(0, below - step)
         step *= 2
     while above - below > 1:
         mid = (above + below) // 2
-        if h(mid) <= margin:
+        if (yield mid)[0] <= margin:
             above = mid
         else:
             below = mid
-    value, pi = _worst_case(above, p, q, confidence)
-    return above, value, pi, (h(above - 1) if above > 1 else math.inf)
+    value, pi = yield above
+    return above, value, pi, ((yield above - 1)[0] if above > 1 else math.inf)
+
+
+def _run_searches(searches) -> list:
+    """Run several ``(generator, p, q, confidence)`` searches together: each is answered at once
+    from memory or disk while it can be, and the n they then all wait for are computed in one
+    batch (:func:`_worst_cases`).  Returns each search's result."""
+    results = [None] * len(searches)
+    waiting = {}  # search → the key it waits for
+    answer = {i: None for i in range(len(searches))}  # what to send next (None: start)
+    while answer:
+        for i, sent in answer.items():
+            generator, p, q, confidence = searches[i]
+            try:
+                n = generator.send(sent)
+                while True:  # answer from memory or disk without waiting for the others
+                    key = (n, p, q, confidence)
+                    known = _worst_case.get(key) or _read_worst_case(_worst_case_file(*key))
+                    if known is None:
+                        waiting[i] = key
+                        break
+                    _worst_case.put(key, known)
+                    n = generator.send(known)
+            except StopIteration as stop:
+                results[i] = stop.value
+        if not waiting:
+            break
+        values = _worst_cases(list(waiting.values()))
+        answer = {i: values[key] for i, key in waiting.items()}
+        waiting = {}
+    return results
+
+
+def _plan_uncached(k: int, p: float, q: float, margin: float, confidence: float) -> tuple[int, float, float, float]:
+    return _run_searches([(_search(p, q, margin, confidence), p, q, confidence)])[0]
+
+
+_plan = _Memo(_plan_uncached, 1024)
 
 
 def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
@@ -449,24 +709,59 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
     >>> r.n, r.half_width <= 0.05 < r.half_width_one_fewer, round(r.worst_pi, 2)
     (1819, True, 0.5)
     """
-    mech = resolve(k, epsilon)
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
-        raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
-    confidence = check_confidence(confidence)
-    margin = float(margin)
-    path = _cache_file("plan", (mech.p, mech.q, confidence), margin.hex())
+    return plans([(epsilon, k, margin)], confidence=confidence)[0]
+
+
+def _read_plan(path: Path | None, margin: float) -> tuple | None:
     found = _cache_read(path)
     if (found is not None and len(found) == 4 and isinstance(found[0], int) and 1 <= found[0] <= MAX_N
             and _unit(found[1]) and _unit(found[2]) and isinstance(found[3], float) and found[1] <= margin < found[3]):
+        return tuple(found)
+    return None
+
+
+def plans(requests, *, confidence=0.95) -> list[Plan]:
+    """:func:`plan` for several ``(epsilon, k, margin)`` at once: the same numbers.
+
+    The searches run side by side, and at each step the belts they all wait for are computed in
+    one batch (:func:`.exact.fill_belts`), which shares the Python and numpy overhead that
+    dominates a belt below n ≈ 10,000: ``deniable plan`` asks for every ε and the baseline
+    together, the builder's panel for a question's ε and its baseline.
+
+    Examples
+    --------
+    >>> [r.n for r in plans([(None, 2, 0.05), (1.0, 2, 0.05)])]
+    [392, 1819]
+    """
+    confidence = check_confidence(confidence)
+    asked, todo = [], {}
+    for epsilon, k, margin in requests:
+        mech = resolve(k, epsilon)
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
+            raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+        margin = float(margin)
+        path = _cache_file("plan", (mech.p, mech.q, confidence), margin.hex())
+        key = (mech.k, mech.p, mech.q, margin, confidence)
+        found = _read_plan(path, margin)
+        if found is None:
+            if model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0] > margin:
+                raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
+            if _plan.get(key) is None:
+                todo[key] = None
+        asked.append((mech, margin, path, key, found))
+    keys = list(todo)
+    done = _run_searches([(_search(p, q, margin, level), p, q, level) for _, p, q, margin, level in keys])
+    for key, result in zip(keys, done):
+        _plan.put(key, result)
+    out = []
+    for mech, margin, path, key, found in asked:
+        if found is None:
+            found = _plan(*key)
+            _cache_write(path, list(found))
         n, value, pi, before = found
-    else:
-        floor = model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0]
-        if floor > margin:
-            raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
-        n, value, pi, before = _plan(mech.k, mech.p, mech.q, margin, confidence)
-        _cache_write(path, [n, value, pi, before])
-    return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=mech.k,
-                epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence)
+        out.append(Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=mech.k,
+                        epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence))
+    return out
 
 
 def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95, k: int = 2,

@@ -16,6 +16,10 @@ it, the median CPU time (user + system) of the process, which a busy machine mov
 another revision's ``deniable`` package (e.g. ``git archive`` of it, laid out as the package
 map in ``pyproject.toml`` says), taking turns with this checkout run by run.
 
+**The computation alone.** A fresh process with an empty cache directory imports the planner
+(and scipy.special), then times (CPU) ``plan_rows(2, 0.03, [0.5, 1, 2, 4])``, what ``deniable plan --k 2 --margin 0.03``
+computes: the command's time less its imports.
+
 **The builder's panel.** A fresh process makes the app on a temporary database, logs in with the
 Flask test client, imports the planner as a server that has shown the builder page would have,
 and requests ``/dashboard/plan.json`` as a researcher typing would: each question once with an
@@ -139,6 +143,33 @@ def command_rows(runs: int, baseline: str | None) -> list[dict]:
     return rows
 
 
+COMPUTE_CODE = r"""
+import time
+import deniable.estimators.exact  # scipy.special: an import, not the computation
+from deniable.server.survey.planning import plan_rows
+start = time.process_time()
+plan_rows(2, 0.03, [0.5, 1.0, 2.0, 4.0])
+print(time.process_time() - start)
+"""
+
+
+def compute_rows(runs: int, baseline: str | None) -> list[dict]:
+    """CPU seconds of the computation of ``deniable plan --k 2 --margin 0.03`` alone (imports
+    excluded), each run a fresh process with an empty cache directory; the sides take turns."""
+    sides = {"": None, **({"baseline ": baseline} if baseline else {})}
+    times = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory() as scratch:
+        for _ in range(runs):
+            for side, path in sides.items():
+                env = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=scratch),
+                       **({"PYTHONPATH": path} if path else {})}
+                done = subprocess.run([PYTHON, "-c", COMPUTE_CODE], check=True, capture_output=True, text=True,
+                                      env=env, cwd=AWAY)
+                times[side].append(float(done.stdout.strip().splitlines()[-1]))
+    return [{"command": f"{side}plan_rows(2, 0.03, [0.5, 1, 2, 4]) in-process", "cpu": statistics.median(t)}
+            for side, t in times.items()]
+
+
 def panel(cache: str, repeat: int, pythonpath: str | None = None) -> list[list[list[float]]]:
     """Per query, ``repeat`` requests, each ``[wall ms, CPU ms]`` (the process is single-threaded)."""
     env = {**os.environ, "XDG_CACHE_HOME": cache, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
@@ -166,9 +197,10 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="DIR", help="also run each command with PYTHONPATH=DIR (another revision)")
     args = parser.parse_args()
     commands = command_rows(args.runs, args.baseline)
+    compute = compute_rows(args.runs, args.baseline)
     panels = panel_rows(args.baseline)
     if args.json:
-        print(json.dumps({"commands": commands, "panel": panels}))
+        print(json.dumps({"commands": commands, "compute": compute, "panel": panels}))
         return 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"deniable plan benchmark — {os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
@@ -178,6 +210,10 @@ def main() -> int:
     for r in commands:
         warm = "" if r["warm"] is None else f"{r['warm'][0]:6.2f} ({r['warm'][1]:.2f})"
         print(f"{r['command'].ljust(width)}  {r['cold'][0]:6.2f} ({r['cold'][1]:.2f})  {warm}")
+    print()
+    print("the computation alone (CPU s, imports excluded, median of fresh processes with an empty cache)")
+    for r in compute:
+        print(f"{r['command'].ljust(width)}  {r['cpu']:6.2f}")
     print()
     print("builder panel, GET /dashboard/plan.json?… (ms per request; first: computed, with its CPU ms; again: "
           "same process; new process: from the disk cache)")

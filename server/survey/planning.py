@@ -13,7 +13,7 @@ import math
 from deniable import estimators
 from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
-from deniable.estimators.planning import model_half_width, worst_case
+from deniable.estimators.planning import model_half_width, plans, worst_case, worst_cases
 
 from .estimates import grid
 from .explain import explain
@@ -25,11 +25,12 @@ def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> l
     Each row also says what that n delivers: the exact interval's worst-case expected half-width
     and the true proportion π where that worst case is (:func:`deniable.estimators.plan`).
     """
-    baseline = estimators.plan(None, k, margin, confidence=confidence)
+    # every ε and the baseline searched side by side, their belts computed together (the same numbers)
+    baseline, *needs = plans([(None, k, margin)] + [(epsilon, k, margin) for epsilon in epsilons],
+                             confidence=confidence)
     rows = []
-    for epsilon in epsilons:
+    for epsilon, needed in zip(epsilons, needs):
         mech = mechanism(k, epsilon)
-        needed = estimators.plan(epsilon, k, margin, confidence=confidence)
         rows.append({
             "declared_epsilon": mech.declared_epsilon, "epsilon": mech.epsilon, "p": mech.p, "q": mech.q,
             "n": needed.n, "half_width": needed.half_width, "worst_pi": needed.worst_pi,
@@ -99,6 +100,11 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
     z_ = z(confidence)
     out = {"k": k, "target_n": target_n, "margin": margin, "confidence": confidence,
            "protected": epsilon is not None}
+    # the exact numbers below, computed first side by side (their belts in one batch each step)
+    if target_n <= LIVE_N:
+        worst_cases([(epsilon, k, target_n), (None, k, target_n)], confidence=confidence)
+    plans([(e, k, margin) for e, m in ((epsilon, mech), (None, baseline))
+           if (z_ / (2 * margin * (m.p - m.q))) ** 2 <= LIVE_N], confidence=confidence)
     for prefix, m in (("", mech), ("baseline_", baseline)):
         if target_n <= LIVE_N:
             worst = worst_case(epsilon if m is mech else None, k, target_n, confidence=confidence)

@@ -1,0 +1,166 @@
+"""Several plans, worst cases and belts computed side by side give each one's numbers bit for bit.
+
+``deniable plan`` asks for every ε and the baseline at once, the builder's panel for a question's ε
+and its baseline: their searches run together and each step's belts are filled in one batch
+(``deniable.estimators.exact.fill_belts``), which shares the Python and numpy overhead of every
+round of the search.  The answers must not move at all: a yes/no question's worst π has a mirror
+twin 1 − π with the same half-width to the last bit or two, so any difference in an end could
+swap the reported π for its twin.  So every comparison below is exact (bytes, or ``==``), against
+the same numbers computed one at a time.  Every test points the cache directory at its own
+``tmp_path``, so each number is computed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deniable.client.mechanism import resolve
+from deniable.estimators import exact, planning
+from deniable.estimators.exact import Belt, fill_belts
+
+GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "data" / "plan_golden.json").read_text())
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty cache directory and empty in-memory caches: every number below is computed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    planning._worst_case.cache_clear()
+    planning._plan.cache_clear()
+    yield tmp_path
+    planning._worst_case.cache_clear()
+    planning._plan.cache_clear()
+
+
+def _clear():
+    planning._worst_case.cache_clear()
+    planning._plan.cache_clear()
+
+
+def _belts():
+    """Belts of every kind: yes/no (its own mirror), k = 3 and 5, asked directly, a design's
+    report (p + q ≠ 1), tiny n, and n above the dense limit (ends kept in dicts)."""
+    out = []
+    for epsilon, k, n in [(None, 2, 150), (1.0, 2, 1085), (0.5, 2, 5015), (2.0, 3, 1862), (1.0, 5, 700),
+                          (0.5, 3, 40), (1.0, 2, 1086)]:
+        m = resolve(k, epsilon)
+        sd = np.sqrt(n / 4)
+        out.append((n, m.q, m.p, np.arange(max(0, int(n / 2 - 6 * sd)), min(n, int(n / 2 + 6 * sd)) + 1)))
+    out.append((120, 0.1, 0.6, np.arange(121)))
+    out.append((21_000, resolve(2, 1.0).q, resolve(2, 1.0).p, np.arange(10_400, 10_560)))
+    return out
+
+
+def test_belts_filled_together_have_each_belts_own_ends_bit_for_bit():
+    cases = _belts()
+    alone = [Belt(n, q, p, 0.95).interval(counts) for n, q, p, counts in cases]
+    belts = [Belt(n, q, p, 0.95) for n, q, p, _ in cases]
+    fill_belts([(b, counts) for b, (_, _, _, counts) in zip(belts, cases)])
+    for b, (n, q, p, counts), (low, high) in zip(belts, cases, alone):
+        got_low, got_high = b.interval(counts)
+        assert got_low.tobytes() == low.tobytes() and got_high.tobytes() == high.tobytes(), (n, q, p)
+
+
+def test_a_batch_costs_the_rounds_of_one_belt(monkeypatch):
+    """Work, not time: a batch of belts runs as many rounds of the search (``_Search.run`` calls)
+    as its slowest belt, not the sum of every belt's."""
+    runs = []
+    original = exact._Search.run
+
+    def counted(self, *args, **kwargs):
+        runs.append(self.x.size)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(exact._Search, "run", counted)
+    cases = _belts()[:5]
+    alone = []
+    for n, q, p, counts in cases:
+        runs.clear()
+        Belt(n, q, p, 0.95).interval(counts)
+        alone.append(len(runs))
+    runs.clear()
+    fill_belts([(Belt(n, q, p, 0.95), counts) for n, q, p, counts in cases])
+    assert len(runs) <= max(alone) + 2 < sum(alone)
+
+
+def test_a_belt_named_twice_and_mixed_levels():
+    m = resolve(2, 1.0)
+    b = Belt(300, m.q, m.p, 0.95)
+    fill_belts([(b, np.arange(100, 150)), (b, np.arange(140, 200))])  # one lock, taken once
+    low, high = b.interval(np.arange(100, 200))
+    alone = Belt(300, m.q, m.p, 0.95).interval(np.arange(100, 200))
+    assert low.tobytes() == alone[0].tobytes() and high.tobytes() == alone[1].tobytes()
+    with pytest.raises(ValueError, match="one confidence level"):
+        fill_belts([(Belt(300, m.q, m.p, 0.95), [1]), (Belt(300, m.q, m.p, 0.9), [1])])
+
+
+def test_half_widths_side_by_side_are_each_ones_own(fresh):
+    """The golden-section points of several n evaluated in one batch, one of them off the grid's
+    windows (its belt grows): each value is :meth:`_Sums.half_width`'s, to the last bit."""
+    specs = [(1.0, 2, 1085, 0.5), (None, 2, 400, 0.3), (2.0, 3, 900, 0.62), (0.5, 2, 6000, 0.02)]
+    one = [planning._Sums(n, resolve(k, e).p, resolve(k, e).q, 0.95) for e, k, n, _ in specs]
+    many = [planning._Sums(n, resolve(k, e).p, resolve(k, e).q, 0.95) for e, k, n, _ in specs]
+    for sums in one + many:
+        sums.half_widths(np.linspace(0.45, 0.55, 5))
+    expected = [sums.half_width(pi) for sums, (*_, pi) in zip(one, specs)]
+    got = planning._half_width_many([(sums, pi) for sums, (*_, pi) in zip(many, specs)])
+    assert got == expected
+
+
+def test_plans_together_are_plans_one_by_one(fresh):
+    asked = [(None, 2, 0.05), (1.0, 2, 0.05), (2.0, 2, 0.1), (1.0, 3, 0.1), (2.0, 5, 0.1)]
+    together = planning.plans(asked)
+    _clear()
+    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
+        entry.unlink()
+    one_by_one = [planning.plan(*request) for request in asked]
+    assert together == one_by_one
+    golden = {(c["epsilon"], c["k"], c["margin"]): c["n"] for c in GOLDEN["plans"] if c["confidence"] == 0.95}
+    assert [r.n for r in together] == [golden[request] for request in asked]
+
+
+def test_worst_cases_together_are_worst_cases_one_by_one(fresh):
+    asked = [(1.0, 2, 1000), (None, 2, 1000), (2.0, 3, 250), (1.0, 2, 1000)]
+    together = planning.worst_cases(asked)
+    _clear()
+    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
+        entry.unlink()
+    assert together == [planning.worst_case(*request) for request in asked]
+
+
+def test_plans_read_back_from_memory_and_disk(fresh):
+    first = planning.plans([(1.0, 2, 0.1), (None, 2, 0.1)])
+    assert planning.plans([(None, 2, 0.1), (1.0, 2, 0.1)]) == first[::-1]  # from memory
+    _clear()
+    assert planning.plans([(1.0, 2, 0.1)]) == first[:1]  # from disk
+    with pytest.raises(ValueError, match="margin"):
+        planning.plans([(1.0, 2, 0.1), (1.0, 2, 0.7)])
+
+
+def test_searches_side_by_side_share_their_steps(fresh, monkeypatch):
+    """Work, not time: three searches run together fill their belts in as many batches as the
+    longest search takes steps, not in one batch per step of each."""
+    batches = []
+    original = exact.fill_belts
+
+    def counted(requests):
+        batches.append(len(requests))
+        return original(requests)
+
+    monkeypatch.setattr(exact, "fill_belts", counted)
+    asked = [(None, 2, 0.1), (1.0, 2, 0.1), (2.0, 3, 0.1)]
+    alone = []
+    for request in asked:
+        batches.clear()
+        planning.plans([request])
+        alone.append(len(batches))
+    _clear()
+    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
+        entry.unlink()
+    batches.clear()
+    planning.plans(asked)
+    assert len(batches) <= max(alone) < sum(alone) and max(batches) == len(asked)
