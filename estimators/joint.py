@@ -73,10 +73,18 @@ lowering the likelihood) and finished by equality-constrained Newton steps on th
 an active-set check of the Karush–Kuhn–Tucker conditions: ``(P1ᵀ(C/Λ)P2)_ab / n`` equals 1 where
 ``Π_ab > 0`` and is at most 1 where ``Π_ab = 0``, to 1e-9.  If that is not reached the result
 says so (``converged`` False, and ``note``).
+
+Many 2 × 2 tables at once (the pairs of a check-all question's options, which share n and the
+mechanism) are fitted together by :func:`fit_joints`: the mechanism's inverse applied to the report
+shares where that is a distribution (then it is the MLE, proved there), otherwise the best of the
+stationary points of the simplex's four facets and the maxima of its six edges, each a closed form
+or a one-dimensional root found for every table at once, checked against the same KKT conditions;
+:func:`crosstabs` gives each table's :func:`crosstab` from it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -229,15 +237,215 @@ def fit_joint(joint_counts: np.ndarray, p_row: np.ndarray, p_col: np.ndarray) ->
     return pi, bool(gap < KKT_TOLERANCE), steps
 
 
+# ---------------------------------------------------------------------------- many 2 × 2 tables at once
+
+
+SIMPLEX_EDGES = tuple((a, b) for a in range(4) for b in range(a + 1, 4))  # the simplex's 6 edges
+
+
+def _log_likelihoods(lam, counts):
+    """``Σ_x c_x log λ_x`` over the last axis; −inf where a counted report has ``λ_x ≤ 0`` or λ is NaN."""
+    counted = counts > 0
+    safe = np.where(counted & (lam > 0), lam, 1.0)
+    out = np.where(counted, counts * np.log(safe), 0.0).sum(axis=-1)
+    bad = (counted & ~(lam > 0)).any(axis=-1)
+    return np.where(bad, -np.inf, out)
+
+
+def _decreasing_root(function, low, high, start, rounds=80):
+    """Roots of decreasing functions, one per element, by Newton's method kept inside a bracket
+    (bisection when a step would leave it).  ``function(x)`` returns ``(value, derivative)``."""
+    x = start.copy()
+    for _ in range(rounds):
+        value, slope = function(x)
+        low, high = np.where(value > 0, x, low), np.where(value > 0, high, x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = x - value / slope
+        step = np.where((newton > low) & (newton < high), newton, 0.5 * (low + high))
+        step = np.where(value == 0, x, step)
+        done = np.abs(step - x) <= 4e-16 * np.maximum(np.abs(x), 1.0)
+        x = step
+        if done.all():
+            break
+    return x
+
+
+def _edge_maxima(counts, design):
+    """The maximum of ``Σ c_x log λ_x`` on each edge ``(1 − t) e_a + t e_b`` of the simplex: (m, 6, 4).
+
+    Along an edge the log-likelihood is concave in t, so its slope is decreasing: the maximum is at
+    t = 0 when the slope there is ≤ 0, at t = 1 when it is ≥ 0 there, and at the slope's root
+    otherwise.
+    """
+    starts = design[:, [a for a, _ in SIMPLEX_EDGES]].T  # (6, 4): λ at each edge's first vertex
+    deltas = design[:, [b for _, b in SIMPLEX_EDGES]].T - starts
+    c = counts[:, None, :]
+    counted = c > 0
+
+    def slope(t):
+        lam = starts + t[..., None] * deltas
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(counted, c / np.where(counted, lam, 1.0), 0.0)
+            value = np.nan_to_num((ratio * deltas).sum(axis=-1), nan=0.0)
+            curvature = -(ratio * ratio / np.where(counted, c, 1.0) * deltas * deltas).sum(axis=-1)
+        return value, curvature
+
+    shape = (counts.shape[0], len(SIMPLEX_EDGES))
+    at_start, at_end = slope(np.zeros(shape))[0] <= 0, slope(np.ones(shape))[0] >= 0
+    t = _decreasing_root(slope, np.zeros(shape), np.ones(shape), np.full(shape, 0.5))
+    t = np.where(at_start, 0.0, np.where(at_end, 1.0, np.clip(t, 0.0, 1.0)))
+    points = np.zeros((*shape, 4))
+    for e, (a, b) in enumerate(SIMPLEX_EDGES):
+        points[:, e, a], points[:, e, b] = 1 - t[:, e], t[:, e]
+    return points
+
+
+def _facet_points(counts, design):
+    """The stationary point of ``Σ c_x log λ_x`` in the plane of each facet ``π_t = 0`` of the
+    simplex, where one exists: (m, 4, 4), NaN where there is none in the facet.
+
+    In report space the facet's plane is ``{Σ_x λ_x = 1, w·λ = 0}`` with ``w`` row t of ``A⁻¹``.
+    Lagrange: ``c_x/λ_x = μ + ν w_x`` for every report counted, ``0 = μ + ν w_x`` for every other
+    one; multiplying by λ_x and adding gives ``μ = n`` on the plane.  With every count positive,
+    ``λ_x = c_x/(n + ν w_x)`` where ν is the root of ``Σ_x c_x w_x/(n + ν w_x) = 0`` (decreasing
+    in ν, between the poles that keep every ``n + ν w_x > 0``); then ``Σ λ_x = 1`` follows.  With one
+    report x₀ uncounted, ``ν = −n/w_x₀``: ``λ_x = c_x w_x₀ / (n (w_x₀ − w_x))`` and
+    ``λ_x₀ = 1 − Σ_{x≠x₀} λ_x``.  With two or more uncounted the gradient never vanishes in the
+    plane (the maximum over the facet is on an edge).  The plane's log-likelihood is concave, so a
+    stationary point is its maximum over the facet when it lies in the facet (π = A⁻¹λ ≥ 0).
+    """
+    m = counts.shape[0]
+    w = np.linalg.inv(design)  # row t: π_t = w·λ
+    n = counts.sum(axis=-1)[:, None, None]
+    c = np.broadcast_to(counts[:, None, :], (m, 4, 4))
+    uncounted = (counts == 0).sum(axis=-1)
+    lam = np.full((m, 4, 4), np.nan)
+    full = uncounted == 0
+    if full.any():
+        cf, nf = c[full], n[full]
+        with np.errstate(divide="ignore"):
+            low = np.where(w > 0, -nf / np.where(w > 0, w, 1.0), -np.inf).max(axis=-1)
+            high = np.where(w < 0, -nf / np.where(w < 0, w, 1.0), np.inf).min(axis=-1)
+        bracketed = np.isfinite(low) & np.isfinite(high)
+        low, high = np.where(bracketed, low, -1.0), np.where(bracketed, high, 1.0)
+
+        def balance(nu):
+            denominator = nf + nu[..., None] * w
+            return (cf * w / denominator).sum(axis=-1), -(cf * w * w / (denominator * denominator)).sum(axis=-1)
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nu = _decreasing_root(balance, low, high, np.zeros(low.shape))
+            lam[full] = np.where(bracketed[..., None], cf / (nf + nu[..., None] * w), np.nan)
+    single = uncounted == 1
+    if single.any():
+        cs, ns = c[single], n[single]
+        x0 = np.argmin(counts[single], axis=-1)
+        w0 = w[:, x0].T[..., None]  # (m', 4 facets, 1): w_x₀ of each facet
+        with np.errstate(divide="ignore", invalid="ignore"):
+            part = cs * w0 / (ns * (w0 - w))
+            part[np.arange(part.shape[0]), :, x0] = 0.0
+            part[np.arange(part.shape[0]), :, x0] = 1.0 - part.sum(axis=-1)
+        lam[single] = part
+    finite = np.isfinite(lam).all(axis=-1)
+    lam = np.where(finite[..., None], lam, 1.0)
+    pi = lam @ w.T
+    pi[:, np.arange(4), np.arange(4)] = 0.0
+    inside = finite & (lam > 0).all(axis=-1) & (pi >= -1e-12).all(axis=-1)
+    pi = np.clip(pi, 0.0, None)
+    with np.errstate(invalid="ignore"):
+        pi = pi / pi.sum(axis=-1, keepdims=True)
+    return np.where(inside[..., None], pi, np.nan)
+
+
+def _kkt_gaps(pi, counts, design):
+    """:func:`_kkt_gap` of each row of a stack: ``pi`` and ``counts`` are (m, cells)."""
+    n = counts.sum(axis=-1)
+    lam = pi @ design.T
+    counted = counts > 0
+    ratio = np.where(counted, counts / np.where(counted, lam, 1.0), 0.0)
+    score = ratio @ design / n[:, None]
+    outside = np.maximum(score.max(axis=-1) - 1.0, 0.0)
+    inside = np.where(pi > 1e-12, np.abs(score - 1.0), 0.0).max(axis=-1)
+    return np.maximum(outside, inside)
+
+
+def fit_joints(joint_counts, p_row: np.ndarray, p_col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(Π̃, converged, EM steps)`` for a stack of 2 × 2 tables ``joint_counts[m, i, j]``
+    sharing one pair of mechanisms: :func:`fit_joint` of each table, all at once.
+
+    Notes
+    -----
+    With ``A = P_row ⊗ P_col`` (4 × 4, invertible, columns summing to 1) and ``c`` a table's counts
+    (``n = Σ c``), the log-likelihood is ``ℓ(π) = Σ_x c_x log (Aπ)_x`` on the simplex.
+
+    *Closed form where the maximum is interior.*  Over all report distributions λ the multinomial
+    log-likelihood ``Σ c_x log λ_x`` is maximized only by ``λ = c/n`` (Agresti 2013, §1.3.2: Gibbs'
+    inequality).  If ``π̂ = A⁻¹ c/n`` has no negative entry it is in the simplex (``1ᵀπ̂ = 1ᵀc/n = 1``,
+    since ``1ᵀA = 1ᵀ`` gives ``1ᵀA⁻¹ = 1ᵀ``) and ``Aπ̂ = c/n``: no π does better, and no other π does
+    as well (A is one-to-one), so π̂ is the constrained MLE.  This is the estimator that inverts the
+    mechanism (Warner 1965; Kairouz, Bonawitz & Ramage 2016), exact whenever it is a distribution.
+
+    *Otherwise the maximum is on the boundary*, in the relative interior of one facet ``π_t = 0`` or on
+    an edge (the 3-simplex's boundary is its four facets, a facet's is its three edges).  ℓ is concave,
+    so each facet's maximum, where interior to it, is the stationary point of ℓ in its plane
+    (:func:`_facet_points`: a one-dimensional root, or a closed form), and each edge's maximum is
+    where ℓ's slope along it changes sign (:func:`_edge_maxima`).  The MLE is the candidate with the
+    largest ℓ.  Every table's answer is then checked against the KKT conditions of :func:`fit_joint`
+    (Boyd & Vandenberghe 2004, §5.5.3: sufficient for a concave ℓ) to ``KKT_TOLERANCE``; a table that
+    fails them (rounding at a degenerate optimum) is fitted by :func:`fit_joint` itself.  ``EM steps``
+    is 0 for the tables fitted here.
+
+    References
+    ----------
+    .. [1] A. Agresti, "Categorical Data Analysis", 3rd ed., Wiley (2013).
+    .. [2] S. L. Warner, "Randomized response", JASA 60 (1965) 63–69.
+    .. [3] S. Boyd, L. Vandenberghe, "Convex Optimization", Cambridge (2004).
+    """
+    table = np.asarray(joint_counts, dtype=float)
+    m = table.shape[0]
+    if table.shape[1:] != (2, 2):
+        raise ValueError(f"fit_joints takes a stack of 2 × 2 tables, got shape {table.shape}")
+    counts = table.reshape(m, 4)
+    design = np.kron(p_row, p_col)
+    n = counts.sum(axis=-1)
+    if (n <= 0).any():
+        raise ValueError("fit_joints needs at least one report in every table")
+    pi = (counts / n[:, None]) @ np.linalg.inv(design).T
+    boundary = np.flatnonzero(~(pi >= 0).all(axis=-1))
+    if boundary.size:
+        c = counts[boundary]
+        candidates = np.concatenate([_facet_points(c, design), _edge_maxima(c, design)], axis=1)
+        scores = _log_likelihoods(np.nan_to_num(candidates, nan=0.0) @ design.T, c[:, None, :])
+        scores = np.where(np.isnan(candidates).any(axis=-1), -np.inf, scores)
+        pi[boundary] = candidates[np.arange(boundary.size), np.argmax(scores, axis=1)]
+    pi = np.clip(pi, 0.0, None)
+    pi /= pi.sum(axis=-1, keepdims=True)
+    converged = _kkt_gaps(pi, counts, design) < KKT_TOLERANCE
+    steps = np.zeros(m, dtype=np.int64)
+    for i in np.flatnonzero(~converged):  # the reference fit, for the rare table the search misses
+        fitted, converged[i], steps[i] = fit_joint(table[i], p_row, p_col)
+        pi[i] = fitted.ravel()
+    return pi.reshape(m, 2, 2), converged, steps
+
+
 # ---------------------------------------------------------------------------- exact intervals
 
 
 def alpha_split(weights, alpha: float) -> np.ndarray:
     """Split α over binomial intervals so that ``φ(z_x) ∝ w_x`` (minimum large-sample width).
 
-    Weights of 0 get α_x = 0 (their interval does not enter).  Depends on the design only.
+    Weights of 0 get α_x = 0 (their interval does not enter).  Depends on the design only, so each
+    split is computed once per process (a design's cross-tabs, and every pair of a check-all
+    question, share it).
     """
     weights = np.asarray(weights, dtype=float)
+    return np.array(_alpha_split(tuple(weights.ravel().tolist()), weights.shape, float(alpha))).reshape(weights.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _alpha_split(weights: tuple, shape: tuple, alpha: float) -> tuple:
+    """:func:`alpha_split` of hashable arguments, its answer as a tuple (cached)."""
+    weights = np.array(weights, dtype=float).reshape(shape)
     live = weights > 0
     out = np.zeros(weights.shape)
     w = weights[live] / weights[live].max()
@@ -255,7 +463,8 @@ def alpha_split(weights, alpha: float) -> np.ndarray:
         else:
             low = mid
     out[live] = total(low)[0]
-    return out * (alpha / out.sum()) if out.sum() > alpha else out
+    out = out * (alpha / out.sum()) if out.sum() > alpha else out
+    return tuple(out.ravel().tolist())
 
 
 def _report_ranges(p1, q1, p2, q2):
@@ -538,3 +747,97 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_des
         converged=converged, iterations=steps, row_estimable=frozen(~hidden, dtype=bool),
         note="; ".join(notes),
     )
+
+
+def crosstabs(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_design=None,
+              col_design=None) -> list[CrosstabResult]:
+    """:func:`crosstab` of each 2 × 2 table of a stack ``joint_counts[m, i, j]``, all at once.
+
+    The tables must share their number of reports n (the pairs of options of one check-all question
+    do) and the two mechanisms (or designs).  Every field equals :func:`crosstab`'s, up to rounding:
+    the consistent estimate is :func:`fit_joints`' (the same maximum, to ``KKT_TOLERANCE``), the exact
+    intervals read the same Feldman–Cousins belts once for the whole stack (their α split depends on
+    the design only), and the marginal results are computed once per distinct report count.
+    ``iterations`` is the EM steps of the tables that :func:`fit_joints` handed to :func:`fit_joint`
+    (0 for the others).
+
+    Examples
+    --------
+    >>> [c.converged for c in crosstabs([[[300, 100], [100, 500]], [[20, 380], [380, 220]]], 2.0, 2.0)]
+    [True, True]
+    """
+    tables = np.asarray(joint_counts)
+    if tables.ndim != 3 or tables.shape[1:] != (2, 2):
+        raise ValueError(f"joint_counts must be a stack of 2 × 2 tables, got shape {tables.shape}")
+    confidence = check_confidence(confidence)
+    m = tables.shape[0]
+    if m == 0:
+        return []
+    tables = check_counts(tables.reshape(2 * m, 2), name="joint_counts", ndim=2).reshape(m, 2, 2)
+    totals = tables.sum(axis=(1, 2))
+    n = int(totals[0])
+    if n == 0 or (totals != n).any():
+        return [crosstab(t, epsilon_row, epsilon_col, confidence=confidence, row_design=row_design,
+                         col_design=col_design) for t in tables]
+    sides: dict = {}
+
+    def side(epsilon, design, reports):  # the marginal of one option's report counts, once each
+        key = (epsilon, id(design), tuple(reports.tolist()))
+        if key not in sides:
+            sides[key] = _side(2, epsilon, design, reports, confidence)
+        return sides[key]
+
+    rows = [side(epsilon_row, row_design, r) for r in tables.sum(axis=2)]
+    cols = [side(epsilon_col, col_design, c) for c in tables.sum(axis=1)]
+    (p1, inv1, pq1, _, eps1), (p2, inv2, pq2, _, eps2) = rows[0], cols[0]
+    counts = tables.astype(float)
+    unbiased = inv1 @ (counts / n) @ inv2.T
+    fitted, converged, steps = fit_joints(tables, p1, p2)
+    lam = (p1 @ fitted @ p2.T).reshape(m, 4)
+    a = np.kron(inv1, inv2)
+    cov = a @ (lam[:, :, None] * np.eye(4) - lam[:, :, None] * lam[:, None, :]) @ a.T / n
+    se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None)).reshape(m, 2, 2)
+    if row_design is not None or col_design is not None:
+        low, high = per_cell(joint_intervals, tables, pq1, pq2, confidence)
+        estimable = np.stack([row_share_low(tables, pq1[i], confidence)[:, i] > 0 for i in range(2)], axis=1)
+        cond_low, cond_high = per_cell(conditional_intervals, tables, pq1, pq2, confidence)
+    else:
+        low, high = joint_intervals(tables, pq1[0], pq2[0], confidence)
+        estimable = row_share_low(tables, pq1[0], confidence) > 0
+        cond_low, cond_high = conditional_intervals(tables, pq1[0], pq2[0], confidence)
+    row_mass = fitted.sum(axis=2)
+    mass = np.where(row_mass > 0, row_mass, 1.0)
+    theta = fitted / mass[:, :, None]
+    grad = np.zeros((m, 4, 4))  # d θ_ij / d Π_ab (only a = i contributes), as in crosstab
+    for i in range(2):
+        for j in range(2):
+            for b in range(2):
+                grad[:, i * 2 + j, i * 2 + b] = ((j == b) - theta[:, i, j]) / mass[:, i]
+    cov_theta = grad @ cov @ grad.transpose(0, 2, 1)
+    se_theta = np.sqrt(np.clip(np.diagonal(cov_theta, axis1=1, axis2=2), 0.0, None)).reshape(m, 2, 2)
+    hidden = ~estimable | (row_mass <= 0)
+    theta[hidden], se_theta[hidden], cond_low[hidden], cond_high[hidden] = np.nan, np.nan, 0.0, 1.0
+    # one read-only array per field, each table's result a view of its slice (read-only too)
+    unbiased, fitted, se, low, high, theta, se_theta, cond_low, cond_high = (
+        frozen(x) for x in (unbiased, fitted, se, low, high, theta, se_theta, cond_low, cond_high))
+    shown = frozen(~hidden, dtype=bool)
+    out = []
+    for t in range(m):
+        notes = []
+        if not converged[t]:
+            notes.append(f"the consistent estimate's fit did not converge in {int(steps[t]):,} EM steps and Newton "
+                         f"polishing (KKT conditions not met to {KKT_TOLERANCE:g}): joint_consistent and the "
+                         f"conditional estimates are approximate")
+        if hidden[t].any():
+            which = ", ".join(str(i) for i in np.flatnonzero(hidden[t]))
+            notes.append(f"too few respondents in row{'s' if hidden[t].sum() > 1 else ''} {which} to estimate "
+                         f"the conditional distribution (its share cannot be told from 0): no estimate, "
+                         f"interval [0, 1]")
+        out.append(CrosstabResult(
+            n=n, k_row=2, k_col=2, epsilon=eps1 + eps2, confidence=confidence,
+            joint_estimate=unbiased[t], joint_consistent=fitted[t], joint_std_error=se[t], joint_ci_low=low[t],
+            joint_ci_high=high[t], conditional_estimate=theta[t], conditional_std_error=se_theta[t],
+            conditional_ci_low=cond_low[t], conditional_ci_high=cond_high[t], row=rows[t][3], col=cols[t][3],
+            converged=bool(converged[t]), iterations=int(steps[t]), row_estimable=shown[t], note="; ".join(notes),
+        ))
+    return out

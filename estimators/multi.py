@@ -13,7 +13,10 @@ Each option's tick is binary randomized response at ``ε/K`` (:mod:`deniable.cli
   :mod:`.scores` with T in ``0..K``;
 * **pairs**: two options' reported ticks are a 2 × 2 cross-tab of two binary randomized
   responses at ``ε/K`` each, so :func:`.joint.crosstab` gives the share ticking both (with its
-  exact conservative interval) and the share of those ticking j who also tick l.
+  exact conservative interval) and the share of those ticking j who also tick l.  All K(K − 1)/2
+  pairs share n and the mechanism, so they are computed at once (:func:`.joint.crosstabs`: the
+  maximum-likelihood fit in closed form where it is interior, else the best of the simplex's facets
+  and edges, :func:`.joint.fit_joints`), with the same numbers as :func:`.joint.crosstab` pair by pair.
 
 The sufficient statistics are n, the per-option tick counts, the pairwise co-occurrence counts
 and the distribution of W (the store keeps exactly these: ``deniable.server.store``).
@@ -45,7 +48,7 @@ import numpy as np
 from deniable.client.multi import bit_epsilon, direct_multi, multi_mechanism
 
 from .intervals import check_method
-from .joint import crosstab
+from .joint import crosstabs
 from .marginal import estimate
 from .numeric import MeanResult, moments_mean
 from .result import CrosstabResult, OptionEstimates, frozen, json_number
@@ -102,6 +105,24 @@ def ticked_scores(k: int, p: float, q: float) -> np.ndarray:
 def pair_table(n: int, ticks_j: int, ticks_l: int, both: int) -> np.ndarray:
     """The 2 × 2 table of reports for options j (rows) and l (columns); index 0 = ticked."""
     return np.array([[both, ticks_j - both], [ticks_l - both, n - ticks_j - ticks_l + both]], dtype=np.int64)
+
+
+def pair_tables(n: int, ticks: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """:func:`pair_table` of every pair j < l, in the order of ``np.triu_indices(K, 1)``: (K(K − 1)/2, 2, 2)."""
+    j, l = np.triu_indices(ticks.size, 1)
+    both, ticks_j, ticks_l = pairs[j, l], ticks[j], ticks[l]
+    return np.stack([np.stack([both, ticks_j - both], axis=-1),
+                     np.stack([ticks_l - both, n - ticks_j - ticks_l + both], axis=-1)], axis=1).astype(np.int64)
+
+
+def _pair_results(n, ticks, pairs, flip=False, **options) -> dict:
+    """Every pair's :class:`CrosstabResult`, keyed (j, l), from :func:`.joint.crosstabs` (all pairs at
+    once: the same numbers as :func:`.joint.crosstab` pair by pair); ``flip`` reverses each table."""
+    if n == 0:
+        return {}
+    tables = pair_tables(n, ticks, pairs)
+    results = crosstabs(tables[:, ::-1, ::-1] if flip else tables, **options)
+    return dict(zip(zip(*(index.tolist() for index in np.triu_indices(ticks.size, 1))), results))
 
 
 def _checked_counts(n, ticks, pairs, ticked):
@@ -161,12 +182,8 @@ def estimate_multi(n, ticks, pairs, ticked, epsilon, *, confidence=0.95, method=
     est, se, lo, hi, clt = moments_mean(model, mom, confidence)
     mean = MeanResult(n=n, estimate=float(est), std_error=float(se), ci_low=float(lo), ci_high=float(hi),
                       method="score", confidence=confidence, clt_half_width=float(clt))
-    pair_results: dict[tuple[int, int], CrosstabResult] = {}
-    if n > 0:
-        for j in range(k):
-            for l in range(j + 1, k):
-                pair_results[(j, l)] = crosstab(pair_table(n, int(ticks[j]), int(ticks[l]), int(pairs[j, l])),
-                                                per_bit, per_bit, confidence=confidence)
+    pair_results: dict[tuple[int, int], CrosstabResult] = _pair_results(
+        n, ticks, pairs, epsilon_row=per_bit, epsilon_col=per_bit, confidence=confidence)
     notes = sorted({r.note for r in results if r.note})
     return MultiResult(
         n=n, k=k, epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
@@ -249,14 +266,10 @@ def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, m
     est, se, lo, hi, clt = moments_mean(model, mom, confidence)
     mean = MeanResult(n=n, estimate=float(est), std_error=float(se), ci_low=float(lo), ci_high=float(hi),
                       method="score", confidence=confidence, clt_half_width=float(clt))
-    pair_results: dict[tuple[int, int], CrosstabResult] = {}
-    if n > 0:
-        both_sides, flipped = oriented(design)
-        for j in range(k):
-            for l in range(j + 1, k):
-                table = pair_table(n, int(ticks[j]), int(ticks[l]), int(pairs[j, l]))
-                pair_results[(j, l)] = crosstab(table[::-1, ::-1] if flipped else table, None, None,
-                                                confidence=confidence, row_design=both_sides, col_design=both_sides)
+    both_sides, flipped = oriented(design)
+    pair_results: dict[tuple[int, int], CrosstabResult] = _pair_results(
+        n, ticks, pairs, flipped, epsilon_row=None, epsilon_col=None, confidence=confidence,
+        row_design=both_sides, col_design=both_sides)
     note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]" if n == 0 else ""
     return MultiDesignResult(
         n=n, k=k, epsilon=k * design.epsilon, declared_epsilon=k * design.epsilon, p=a, q=b, method=method,
