@@ -23,7 +23,7 @@ from .result import frozen
 from .designs import maximum_likelihood
 from .rrlogit import Data, fit, log_probabilities, posterior, profile_interval
 from .validate import check_confidence
-from .weights import linearized_covariance
+from .weights import calibration_residuals, linearized_covariance
 
 SEPARATION_PI = 1e-6  # a fitted probability below this for some observed pattern: no finite maximum
 COLLINEAR_EIGEN = 1e-10  # smallest eigenvalue of a leading block of the scaled Gram matrix
@@ -39,6 +39,45 @@ class RegressionError(FieldError):
     def __init__(self, kind: str, message: str):
         self.kind = kind
         super().__init__(f"{kind}: {message}")
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """Raked (calibrated) sampling weights for :func:`regress`: each row's raked weight (one respondent's
+    weight; the row's frequency weight says how many respondents share it), the raking variables'
+    category codes per row, and the rows in the fit (``domain``; None: all) — the others keep their
+    place in the calibration with a score of 0, as R's ``subset`` of a calibrated design keeps them."""
+
+    weights: np.ndarray
+    variables: tuple
+    domain: np.ndarray | None = None
+
+
+def _as_calibration(calibration: Calibration, m: int) -> tuple[np.ndarray, list, np.ndarray]:
+    """Check a :class:`Calibration` against m rows: ``(raked weights, variables, domain as 0/1)``."""
+    w = np.asarray(calibration.weights, dtype=float)
+    if w.shape != (m,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise RegressionError("input", f"calibration weights must be one finite positive weight per report ({m})")
+    variables = [np.asarray(v) for v in calibration.variables]
+    if not variables or any(v.shape != (m,) or v.dtype.kind not in "iu" or v.min() < 0 for v in variables):
+        raise RegressionError("input", f"calibration variables must be category codes 0, 1, … per report ({m})")
+    domain = np.ones(m) if calibration.domain is None else np.asarray(calibration.domain, dtype=float)
+    if domain.shape != (m,):
+        raise RegressionError("input", f"the calibration's domain must have one entry per report ({m})")
+    return w, variables, domain
+
+
+def calibrated_meat(scores: np.ndarray, weights: np.ndarray, variables: list, counts: np.ndarray) -> np.ndarray:
+    """The middle of the sandwich under raked weights: the rows' weighted scores ``scores`` (N × P, each
+    row one respondent's ``w_i ∂ℓ_i/∂θ``, shared by ``counts[i]`` respondents) replaced column by column by
+    their residuals on the raking variables' indicators (:func:`.weights.calibration_residuals`, R's
+    ``svyrecvar`` for a ``rake()``d design), then ``n/(n − 1) Σ_i c_i (e_i − ē)(e_i − ē)ᵀ`` over the
+    ``n = Σ c`` respondents (each its own cluster, one stratum, with replacement)."""
+    e = np.column_stack([calibration_residuals(scores[:, j], weights, variables, counts)
+                         for j in range(scores.shape[1])])
+    n = float(counts.sum())
+    sums = counts @ e
+    return n / (n - 1) * ((e * counts[:, None]).T @ e - np.outer(sums, sums) / n)
 
 
 def _as_reports(reports, k):
@@ -208,7 +247,7 @@ def _null_loglik(data: Data) -> float:
 
 def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, terms=None, reference=None,
             outcome="y", options=None, confidence=0.95, profile=True, design=None, matrix=None,
-            matrix_label="") -> RegressionResult:
+            matrix_label="", calibration: Calibration | None = None) -> RegressionResult:
     """Fit a logit (k = 2) or multinomial logit of the *true* answer on covariates from randomized reports.
 
     Parameters
@@ -234,6 +273,12 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         the weighted per-row scores within strata and clusters (:func:`.weights.linearized_covariance`;
         Binder 1983, R's ``svyglm``).  Wald intervals only (no profile intervals, and no
         likelihood-ratio test: the pseudo-likelihood is not a likelihood); ``n`` is the respondents.
+    calibration : Calibration, optional
+        Weights raked to population margins (:func:`deniable.estimators.weights.rake`), with the
+        raking variables: the fit maximizes ``Σ_i c_i d_i g_i ℓ_i`` (``c_i`` the frequency ``weights``,
+        ``g_i`` the raked weight, ``d_i`` the domain) and the covariance is the sandwich ``H⁻¹ J H⁻¹``
+        with J the calibration variance of the weighted scores (Notes).  Wald intervals only, no
+        likelihood-ratio test; ``n`` is the respondents in the fit, ``Σ c_i d_i``.
     matrix : array_like, shape (k_r, k), optional
         A randomized-response design's misclassification matrix ``M[r, t] = P(report r | true t)``
         (:attr:`deniable.client.designs.Design.matrix`) instead of k-ary randomized response at
@@ -288,6 +333,23 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     directly) the model and its fit are the ordinary (multinomial) logit.  Coverage of the
     intervals is measured by ``scripts/regression_coverage.py`` (docs/analysis.md).
 
+    **Under raked weights** (``calibration``).  The estimate solves the weighted score equations
+    ``U(θ) = Σ_i g_i d_i s_i(θ) = 0`` (``s_i = ∂ℓ_i/∂θ``, :func:`row_scores`); a first-order expansion
+    gives ``θ̂ − θ ≈ H⁻¹ U(θ)`` with ``H = −∂U/∂θ`` the information of the weighted fit, so θ̂'s variance
+    is that of the weighted total ``U`` of the scores, sandwiched (Binder 1983).  U is a
+    calibration estimator of a total: the raked weights ``g_i`` meet the raking variables' population
+    totals exactly, and a calibration estimator has, asymptotically, the variance of the regression
+    estimator on the calibration variables — that of the total of the residuals ``e_i`` of the
+    scores' regression on the raking variables' indicators (Deville & Särndal 1992, result 5;
+    Lumley 2010, ch. 7).  So ``J = n/(n − 1) Σ_i (g_i e_i − ḡe)(g_i e_i − ḡe)ᵀ`` over the n respondents
+    (:func:`calibrated_meat`), the residuals found as R's ``svyrecvar`` finds them for a ``rake()``d
+    design (ten rounds of backfitting over the margins, :func:`.weights.calibration_residuals`), and
+    ``Cov θ̂ = H⁻¹ J H⁻¹`` — what R's ``svyglm`` computes on a ``rake()``d ``svydesign(ids = ~1)`` (with
+    p = 1, ``family = quasibinomial()``: tests/unit/test_raked_regression.py runs it).  Respondents
+    outside the domain keep their place in the calibration with a score of 0, as R's ``subset`` of a
+    calibrated design keeps them with weight 0.  Respondents sharing an answer pattern share their
+    raked weight and score, so a pattern's contribution is its count times a respondent's.
+
     References
     ----------
     .. [1] G. Blair, K. Imai, Y.-Y. Zhou, "Design and analysis of the randomized response
@@ -298,6 +360,11 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
        confidence intervals", Applied Statistics 37 (1988) 87–94.
     .. [4] S. S. Wilks, "The large-sample distribution of the likelihood ratio for testing
        composite hypotheses", Ann. Math. Statist. 9 (1938) 60–62.
+    .. [5] D. A. Binder, "On the variances of asymptotically normal estimators from complex
+       surveys", International Statistical Review 51 (1983) 279–292.
+    .. [6] J.-C. Deville, C.-E. Särndal, "Calibration estimators in survey sampling", JASA 87
+       (1992) 376–382.
+    .. [7] T. Lumley, *Complex Surveys: A Guide to Analysis Using R*, Wiley (2010), ch. 7.
 
     Examples
     --------
@@ -324,6 +391,14 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
             raise RegressionError("input", f"the design must have one row per report ({r.size}), got {design.n}")
         w = np.asarray(design.weights, dtype=float)
         rows = (X, r, w)  # row by row, for the sandwich
+        profile = False
+    if calibration is not None:
+        if design is not None:
+            raise RegressionError("input", "give a sampling design or a calibration, not both")
+        raked, raking, domain = _as_calibration(calibration, r.size)
+        counts = w
+        w = counts * raked * domain  # the pseudo-likelihood's weight of each row
+        rows = (X, r, raked * domain)  # one respondent of each row, for the sandwich
         profile = False
     confidence = check_confidence(confidence)
     d = X.shape[1]
@@ -368,15 +443,20 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         raise RegressionError("separation", "the likelihood is flat in some direction at its maximum "
                               "(too few responses for this ε to pin down every coefficient)")
     cov_scaled = np.linalg.inv(information)
-    if design is not None:  # the sandwich H⁻¹ J H⁻¹ (parameter notes), in the scaled parametrization
+    if design is not None or calibration is not None:  # the sandwich H⁻¹ J H⁻¹, in the scaled parametrization
         row_data = Data(np.column_stack([np.ones(len(rows[2])), rows[0] / scale]), rows[1], rows[2], k, mech.p,
                         mech.q, int(reference), matrix)
-        meat = linearized_covariance(rows[2][:, None] * row_scores(best.theta, row_data), design)
+        scores = rows[2][:, None] * row_scores(best.theta, row_data)
+        meat = linearized_covariance(scores, design) if calibration is None else \
+            calibrated_meat(scores, raked, raking, counts)
         cov_scaled = cov_scaled @ meat @ cov_scaled
     z = norm.ppf(0.5 + confidence / 2)
     drop = chi2.ppf(confidence, 1) / 2
     note = "" if design is None else ("sampling design: standard errors by linearization (sandwich), Wald intervals "
                                       "only; no likelihood-ratio test")
+    if calibration is not None:
+        note = ("raked weights: standard errors by linearization (sandwich) with the calibration (raking) variance, "
+                "Wald intervals only; no likelihood-ratio test")
     if profile:
         ends = []
         for i in range(data.size):
@@ -392,7 +472,8 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     cov = cov_scaled / np.outer(unscale, unscale)
     se = np.sqrt(np.diag(cov))
     ll_null = _null_loglik(data)
-    lr = max(2 * (best.loglik - ll_null), 0.0) if design is None else math.nan
+    weighted = design is not None or calibration is not None
+    lr = max(2 * (best.loglik - ll_null), 0.0) if not weighted else math.nan
     lr_df = (k - 1) * d
     coef_names = tuple(f"{options[j]}: {c}" if k > 2 else c for j in data.others for c in ("Intercept", *names))
     if not note and (np.any(np.isinf(profile_low)) or np.any(np.isinf(profile_high))):
@@ -400,14 +481,15 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     data = Data(np.column_stack([np.ones(len(w)), X]), r, w, k, mech.p, mech.q, int(reference), matrix)  # effects
     return RegressionResult(
         names=coef_names, outcome=str(outcome), options=options, reference=int(reference), k=k,
-        n=float(w.sum()) if design is None else float(design.n), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
+        n=float(design.n) if design is not None else float(counts @ domain) if calibration is not None else
+        float(w.sum()), patterns=int(len(w)), epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon,
         p=mech.p, q=mech.q, confidence=confidence,
         params=frozen(theta), std_error=frozen(se), z=frozen(theta / se),
         p_value=frozen(2 * norm.sf(np.abs(theta / se))),
         ci_low=frozen(theta - z * se), ci_high=frozen(theta + z * se),
         profile_low=frozen(profile_low), profile_high=frozen(profile_high), cov=frozen(cov),
         loglik=best.loglik, loglik_null=ll_null, lr_stat=lr, lr_df=lr_df,
-        lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df and design is None else math.nan,
+        lr_p_value=float(chi2.sf(lr, lr_df)) if lr_df and not weighted else math.nan,
         converged=best.converged, iterations=best.iterations,
         effects=tuple(effects(theta, cov, data, terms, z)), note=note,
         design=mech.label if matrix is not None else "",

@@ -131,15 +131,21 @@ class RegressionResult:
             f"k = {self.k} · {design}",
             f"n = {self.n:,.0f} responses in {self.patterns:,} patterns · log-likelihood {self.loglik:,.3f} · "
             f"{'converged' if self.converged else 'NOT converged'} after {self.iterations} iterations",
-            f"LR test against the intercept-only model: chi2 = {self.lr_stat:.3f} on {self.lr_df} df, "
-            f"p = {_p_value(self.lr_p_value)}",
-            f"{level} intervals: Wald (coef ± z·SE, SE from the observed information) and profile likelihood",
         ]
+        # a pseudo-likelihood fit (sampling or raked weights) has neither: its note says why
+        pseudo = math.isnan(self.lr_stat) and bool(np.all(np.isnan(self.profile_low)))
+        if not pseudo:
+            lines += [f"LR test against the intercept-only model: chi2 = {self.lr_stat:.3f} on {self.lr_df} df, "
+                      f"p = {_p_value(self.lr_p_value)}",
+                      f"{level} intervals: Wald (coef ± z·SE, SE from the observed information) and profile likelihood"]
+        else:
+            lines.append(f"{level} intervals: Wald (coef ± z·SE, SE from the sandwich)")
         rows = [[r["name"], _fmt(self.params[i]), _fmt(self.std_error[i]), _fmt(self.z[i], 2),
                  _p_value(self.p_value[i]), f"[{_fmt(self.ci_low[i])}, {_fmt(self.ci_high[i])}]",
-                 f"[{_fmt(self.profile_low[i])}, {_fmt(self.profile_high[i])}]"]
+                 f"[{_fmt(self.profile_low[i])}, {_fmt(self.profile_high[i])}]"][:6 if pseudo else 7]
                 for i, r in enumerate(self.coefficient_rows())]
-        lines += _grid(["", "coef", "std err", "z", "P>|z|", "Wald interval", "profile interval"], rows)
+        lines += _grid(["", "coef", "std err", "z", "P>|z|", "Wald interval", "profile interval"][:6 if pseudo else 7],
+                       rows)
         categorical = [e for e in self.effects if e.level is not None]
         numeric = [e for e in self.effects if e.level is None]
         if categorical:

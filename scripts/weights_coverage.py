@@ -53,9 +53,11 @@ its answer's column of ``M``): a single choice's shares by
 :func:`deniable.estimators.weights.weighted_design_estimate` — forced response on three answers
 (Korn–Graubard through each report's affine map), Warner's design on answer 0 against the other
 two (a binary design; a check-all question's tick is estimated the same way), a custom matrix
-whose reports each mix several shares (the clipped t interval) — and the cross-tab's conditional
-shares by :func:`deniable.estimators.weights.weighted_crosstab` with the two matrices (a Warner
-row and a forced-response column; a row asked directly and the custom column).  Coverage of
+whose reports each mix several shares (the union of the t interval and Korn–Graubard's at the
+estimate's effective sample size) — and the cross-tab's conditional shares by
+:func:`deniable.estimators.weights.weighted_crosstab` with the two matrices (a Warner row and a
+forced-response column; a row asked directly and the custom column, whose shares get the same union
+on each row's domain).  Coverage of
 option 0 (or of column 2 given row 0) and the smallest over the options (conditional shares)::
 
     python scripts/weights_coverage.py --designed              # 2,000 replicates per cell

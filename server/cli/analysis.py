@@ -256,12 +256,12 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
         if columns is not None:
             base = sampling.design_of(dataset, columns)
         common = {"trim": trim, "confidence": confidence, "survey": survey}
+        base_column = None if columns is None else columns.weights
         if crosstab:
             shown = sampling.raked_crosstab_of(dataset, margins, *(survey.question(q) for q in crosstab),
-                                               simultaneous=simultaneous, **common)
+                                               simultaneous=simultaneous, base=base, base_column=base_column, **common)
             render = (sampling.raked_crosstab_json, sampling.raked_crosstab_csv, sampling.raked_crosstab_table)
         else:
-            base_column = None if columns is None else columns.weights
             if by_qid:
                 shown = sampling.raked_by(dataset, margins, survey.question(by_qid), base=base, base_column=base_column,
                                           simultaneous=simultaneous, outside=outside, **common)
@@ -376,9 +376,6 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
             raise click.UsageError("use --crosstab or --by, not both")
         if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--method does not go with --rake: raked intervals are Korn and Graubard's")
-        if crosstab and weights is not None:
-            raise click.UsageError("--crosstab does not go with --rake and --weights (yet): the raked cross-tab's "
-                                   "variance takes no strata or clusters")
         columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
         _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt, columns,
                         crosstab, by_qid, simultaneous, source)

@@ -72,6 +72,25 @@ def _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, 
         fail(str(exc))
 
 
+def _raked(inputs, db_path, reference, confidence, margins_path, trim):
+    """``(slug, formula, built, result, raked)`` of a fit under weights raked to MARGINS.json
+    (:func:`deniable.server.survey.sampling.fit_raked_formula`), from the answer patterns: a database's
+    aggregates (no row scan) or a responses file's patterns."""
+    from deniable.estimators.regression import RegressionError
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import sampling
+    from deniable.server.survey.regression import FormulaError
+
+    patterns, text, survey = _patterns(inputs, db_path)
+    try:
+        margins = sampling.load_margins(margins_path, survey)
+        return (patterns.survey.slug, *sampling.fit_raked_formula(patterns.dataset(), margins, text, trim=trim,
+                                                                  reference=reference, confidence=confidence,
+                                                                  survey=survey))
+    except (DesignError, FormulaError, RegressionError) as exc:
+        fail(str(exc))
+
+
 @click.command("regress")
 @click.argument("inputs", nargs=-1, metavar='SURVEY.json RESPONSES.csv FORMULA | --db FILE SLUG FORMULA')
 @db_option(None, "Read the reports of survey SLUG from this database.")
@@ -82,7 +101,14 @@ def _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, 
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
 @design_options("The fit is then design-based: pseudo-likelihood, sandwich (linearization) standard errors, "
                 "Wald intervals.")
-def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc) -> None:
+@click.option("--rake", "margins_path", metavar="MARGINS.json",
+              help="Rake the respondents to these population margins of questions asked directly (as deniable "
+                   "estimate --rake) and fit under the raked weights: pseudo-likelihood, sandwich standard errors "
+                   "with the calibration variance.")
+@click.option("--trim", metavar="LOW,HIGH",
+              help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
+def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc, margins_path,
+            trim) -> None:
     """Fit a logit of a question's true answer on questions asked directly.
 
     The outcome may be protected (randomized): the model is of the true answer, and the
@@ -95,17 +121,33 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     model ("log-odds of Yes against No"); --reference picks the option without coefficients.
     The outcome must be of a type that allows it (single choice); any other is one line saying why.
     With --weights COLUMN (and --strata, --cluster, --fpc) the responses file's design columns
-    make the fit design-based, as in deniable estimate.
+    make the fit design-based, as in deniable estimate.  With --rake MARGINS.json (a file or
+    --db) the respondents are raked to the margins (as deniable estimate --rake) and the fit
+    is under the raked weights, its standard errors with the calibration (raking) variance,
+    as R's svyglm on a rake()d design; the raking (achieved margins, weights' range, Kish's
+    effective sample size) is printed with it.
 
     \b
     Example:
         deniable regress examples/survey.json responses.csv "drugs ~ year"
         deniable regress --db deniable.db student-life "cheated ~ year" --format json
         deniable regress examples/survey.json responses.csv "drugs ~ year" --weights w --cluster school
+        deniable regress --db deniable.db student-life "drugs ~ year" --rake margins.json --trim 0.3,3
     """
     from deniable.estimators.regression import RegressionError
     from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
 
+    if margins_path is not None:
+        if weights is not None:
+            raise click.UsageError("--rake does not go with --weights (yet): raking starts from equal weights here")
+        from .analysis import _trim_bounds
+
+        slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path,
+                                                     _trim_bounds(trim))
+        _show_raked(slug, formula, built, result, raked, fmt)
+        return
+    if trim is not None:
+        raise click.UsageError("--trim goes with --rake MARGINS.json")
     if weights is not None:
         slug, formula, built, result = _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, fpc)
     else:
@@ -122,6 +164,20 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     if fmt == "json":
         echo_json(regression_json(slug, formula, built, result))
     else:
+        click.echo(regression_table(formula, built, result), nl=False)
+
+
+def _show_raked(slug, formula, built, result, raked, fmt) -> None:
+    """The fit as --weights shows it, with what raking did (its JSON ``raking``; for a terminal, first)."""
+    from deniable.server.survey import sampling
+    from deniable.server.survey.estimates import grid
+    from deniable.server.survey.regression import regression_json, regression_table
+
+    if fmt == "json":
+        echo_json({**regression_json(slug, formula, built, result), "weighted": True,
+                   "raking": sampling.raking_json(raked)})
+    else:
+        click.echo(sampling.raking_text(raked, grid))
         click.echo(regression_table(formula, built, result), nl=False)
 
 

@@ -16,7 +16,8 @@ the respondents who did not answer it keep their place in the design with weight
 A single choice with a randomized-response design (forced response, Warner, …) gets
 :func:`deniable.estimators.weights.weighted_design_estimate`: the design's ``M⁺`` applied to the
 weighted report shares, Korn–Graubard intervals mapped through the design where one report is
-affine in one share (binary designs, forced response), else a clipped Wald t interval.
+affine in one share (binary designs, forced response), else the union of the t interval and
+Korn–Graubard's at the estimate's effective sample size, clipped.
 A type whose headline is a mean of per-respondent unbiased scores (a numeric question's mean:
 :meth:`~.questions.base.QuestionType.linear_scores`) gets the weighted mean of its scores — a linear
 statistic, so the same linearization gives its variance — and the t interval with the design's
@@ -32,7 +33,8 @@ question (their weighted estimators are not written yet).
 Subgroups (:func:`weighted_subgroups`) are domain estimates, and cross-tabs
 (:func:`weighted_crosstab_of`) debias the weighted shares of report pairs with the Kronecker
 inverse of the two mechanisms (k-ary randomized response's or a design's matrix); a regression
-(:func:`fit_weighted_formula`) is fitted by pseudo-likelihood, a designed outcome's matrix in it;
+(:func:`fit_weighted_formula`) is fitted by pseudo-likelihood, a designed outcome's matrix in it,
+and under raked weights with the calibration variance (:func:`fit_raked_formula`);
 raking (:func:`raked_estimates`) may start from sampling weights.
 """
 
@@ -668,6 +670,71 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     return formula, built, result
 
 
+def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: str, *, trim: tuple | None = None,
+                      reference: str | None = None, confidence: float = 0.95, survey: Survey | None = None):
+    """``deniable regress --rake MARGINS.json`` and the dashboard's regression page weighted by raking:
+    the respondents raked to ``margins`` (:func:`parse_margins`, as :func:`raked_estimates` rakes them),
+    and the formula's model fitted by pseudo-likelihood under the raked weights, with the sandwich
+    whose scores are calibrated (:func:`deniable.estimators.regress` with ``calibration=``: R's
+    ``svyglm`` on a ``rake()``d design).  Returns ``(formula, built, result, raked)``: as
+    :func:`.regression.fit_formula`, and a :class:`Raked` without estimates whose raking
+    :func:`raking_json` and :func:`raking_text` describe.
+
+    The dataset may be answer patterns with their counts (a database's, or a file's through
+    :func:`.patterns.from_dataset`): a respondent's raked weight depends only on its answers to the
+    raking questions, and its score only on its answers to the formula's, so a pattern's respondents
+    share both, and the fit and its calibration variance are those of one row per respondent.  A
+    respondent who did not answer the outcome or a covariate keeps its place in the raking and the
+    calibration (weight 0 in the fit, as R's ``subset`` of a calibrated design).  ``survey``: the whole
+    survey, when the dataset holds only some of its questions.  Raises FormulaError for the formula
+    (and an outcome weighting cannot estimate), DesignError naming the margin's field for raking."""
+    from deniable import estimators
+    from deniable.estimators.regression import Calibration
+
+    from .patterns import Patterns, collapse
+    from .regression import FormulaError, design, parse_formula, reference_index
+
+    survey = survey or dataset.survey
+    formula = parse_formula(text, survey)
+    outcome = formula.outcome
+    for q in (outcome, *formula.questions):
+        if q.id not in dataset.columns:
+            raise FormulaError(f"{q.id!r}: its answers are not in the answer patterns a regression reads")
+    reason = unweighted_reason(outcome)
+    if reason is not None or not outcome.qtype.categorical:
+        raise FormulaError(f"rake: the outcome {outcome.id!r} is {reason or 'not a single-choice question'}")
+    counts, n, variables, _start, raking, untrimmed = _rake_dataset(dataset, margins, trim, survey)
+    patterns = Patterns(dataset.survey, np.full(dataset.n_rows, "", dtype=object), dict(dataset.columns),
+                        counts.astype(np.int64))  # the dataset's rows as they are, each with its count
+    built = design(patterns, formula)
+    if built.weights.sum() == 0:
+        raise FormulaError(f"no response answered {outcome.id!r} and every covariate")
+    qids = [outcome.id, *(q.id for q in formula.questions)]
+    unique, _ = collapse(patterns, qids)  # the rows design() built, in its order (complete ones kept)
+    unique = unique[np.all(unique >= 0, axis=1)] if unique.size else unique
+    index = {tuple(row): i for i, row in enumerate(unique.tolist())}
+    rows = np.column_stack([np.asarray(dataset.columns[qid], dtype=np.int64) for qid in qids])
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    row_of = np.array([index.get(tuple(row), -1) for row in distinct.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    at = np.where(row_of >= 0, row_of, 0)
+    channel = {"epsilon": outcome.epsilon}
+    realized = getattr(outcome.qtype.mechanism(outcome), "design", None)
+    if realized is not None:  # a randomized-response design: its matrix in the pseudo-likelihood
+        privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
+        channel = {"epsilon": None, "matrix": realized.matrix,
+                   "matrix_label": f"{realized.name} design (its misclassification matrix in the pseudo-likelihood) "
+                                   f"· {privacy}"}
+    calibration = Calibration(weights=np.asarray(raking.weights), variables=tuple(variables.values()),
+                              domain=row_of >= 0)
+    result = estimators.regress(
+        built.reports[at], built.covariates[at], k=outcome.k, weights=counts, calibration=calibration,
+        names=built.names, terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
+        options=outcome.options, confidence=confidence, profile=False, **channel)
+    raked = Raked(survey=survey, margins=margins, raking=raking, untrimmed=untrimmed, n=n, questions=[],
+                  unweighted={}, skipped=[])
+    return formula, built, result, raked
+
+
 
 # ---------------------------------------------------------------- raking
 
@@ -1124,12 +1191,15 @@ class RakedCrosstab:
 
 def raked_crosstab_of(dataset: Dataset, margins: dict[str, np.ndarray], row: Question, col: Question, *,
                       trim: tuple | None = None, confidence: float = 0.95,
-                      survey: Survey | None = None, simultaneous: bool = False) -> RakedCrosstab:
+                      survey: Survey | None = None, simultaneous: bool = False, base: SurveyDesign | None = None,
+                      base_column: str | None = None) -> RakedCrosstab:
     """The joint and conditional shares of two single-choice questions under the weights raked to
     ``margins``: :func:`deniable.estimators.weights.raked_crosstab` on the answer patterns (the
     Kronecker inverse of the two mechanisms' matrices — k-ary randomized response's, or a
     randomized-response design's — on the raked shares of report pairs, the calibration variance).
-    ``simultaneous``: Bonferroni over the k₁·k₂ cells, as :func:`weighted_crosstab_of`."""
+    ``simultaneous``: Bonferroni over the k₁·k₂ cells, as :func:`weighted_crosstab_of`.  ``base`` and
+    ``base_column``: raking starts from the sample's design weights, whose strata and clusters the
+    variance keeps (``raked_crosstab``'s ``base``), as :func:`raked_estimates`' do."""
     confidence = check_confidence(confidence)
     survey = survey or dataset.survey
     channels = {}
@@ -1142,20 +1212,20 @@ def raked_crosstab_of(dataset: Dataset, margins: dict[str, np.ndarray], row: Que
             {"epsilon": None, "matrix": realized.matrix}
     cells = row.qtype.n_cells(row) * col.qtype.n_cells(col)
     level = 1 - (1 - confidence) / cells if simultaneous else confidence
-    counts, n, variables, _, result, untrimmed = _rake_dataset(dataset, margins, trim, survey)
+    counts, n, variables, _, result, untrimmed = _rake_dataset(dataset, margins, trim, survey, base)
     r1 = np.asarray(dataset.columns[row.id], dtype=np.int64)
     r2 = np.asarray(dataset.columns[col.id], dtype=np.int64)
     ct = raked_crosstab(np.where(r1 == NOT_ANSWERED, -1, r1), np.where(r2 == NOT_ANSWERED, -1, r2),
                         channels["row"]["epsilon"], channels["col"]["epsilon"], np.asarray(result.weights),
                         list(variables.values()), k_row=row.qtype.n_cells(row), k_col=col.qtype.n_cells(col),
-                        counts=counts, confidence=level, row_matrix=channels["row"]["matrix"],
-                        col_matrix=channels["col"]["matrix"])
+                        counts=None if base is not None else counts, confidence=level,
+                        row_matrix=channels["row"]["matrix"], col_matrix=channels["col"]["matrix"], base=base)
     if simultaneous:
         ct = dataclasses.replace(ct, confidence=confidence, simultaneous=True,
                                  method=ct.method + f" (simultaneous: Bonferroni over the {cells} cells, "
                                                     f"each at {level:.4%})")
     return RakedCrosstab(margins=margins, raking=result, n=n, row=row, col=col, result=ct, survey=survey,
-                         untrimmed=untrimmed)
+                         untrimmed=untrimmed, base=base_column if base is not None else None)
 
 
 def _shares(q: Question, values) -> dict:
@@ -1363,6 +1433,6 @@ __all__ = ["Raked", "RakedBy", "RakedCrosstab", "RakedSubgroups", "crosstab_cell
            "raked_crosstab_of", "raked_subgroups",
            "Weighted", "WeightedCrosstab", "WeightedSubgroups", "weighted_crosstab_csv",
            "weighted_crosstab_json", "weighted_crosstab_of", "weighted_crosstab_table", "weighted_subgroups",
-           "weighted_subgroups_csv", "weighted_subgroups_document", "weighted_subgroups_table", "fit_weighted_formula", "load_margins", "parse_margins", "raked_csv",
+           "weighted_subgroups_csv", "weighted_subgroups_document", "weighted_subgroups_table", "fit_weighted_formula", "fit_raked_formula", "load_margins", "parse_margins", "raked_csv",
            "raked_document", "raked_estimates", "raking_json", "raking_text", "rakeable", "check_weighted", "design_json", "design_of", "design_text", "question_json",
            "unweighted_reason", "weighted_csv", "weighted_document", "weighted_estimates", "weighted_table"]

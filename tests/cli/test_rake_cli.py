@@ -243,8 +243,6 @@ def test_raking_that_cannot_converge_says_so(tmp_path):
     (("--rake", "m.json", "--strata", "s"), "--strata goes with --weights"),
     (("--rake", "m.json", "--by", "drugs"), "--by: "),  # the one check of --by: a question asked directly
     (("--rake", "m.json", "--by", "age", "--crosstab", "drugs", "cheat"), "use --crosstab or --by, not both"),
-    (("--rake", "m.json", "--weights", "w", "--crosstab", "drugs", "cheat"),
-     "--crosstab does not go with --rake and --weights"),
     (("--rake", "m.json", "--from", "qualtrics", "--db", "x.db"), "--from qualtrics reads a results file"),
     (("--rake", "m.json", "--method", "wilson"), "--method does not go with --rake"),
 ])
@@ -469,3 +467,40 @@ def test_weights_and_rake_from_a_platform_export_give_the_numbers_of_the_respons
     assert len(errors) == 1 and "row 11 (ResponseId R_7)" in errors[0] and "column 'w'" in errors[0], errors
     result = run("estimate", definition, export, "--from", "qualtrics", "--weights", "weight")
     assert result.exit_code == 1 and "no column 'weight' for the sampling design" in result.stderr, result.output
+
+
+def test_rake_weights_crosstab_keeps_the_strata_and_clusters(tmp_path):
+    """``--rake … --weights w --strata s --cluster c --crosstab forced drugs``: raking starts from the
+    file's sampling weights, and the cross-tab is the one raked from that design
+    (sampling.raked_crosstab_of with ``base``: tests/unit/test_rake_types.py checks it against R's
+    ``rake()`` of the weighted ``svydesign``), not the one raked from equal weights; JSON, table and CSV."""
+    from deniable.estimators.weights import survey_design
+    from deniable.server.survey import sampling
+    from deniable.server.survey.dataset import Dataset
+
+    s, definition, _, margins_path, codes = typed_files(tmp_path)
+    n = len(codes["age"])
+    rng = np.random.default_rng(8)
+    strata = rng.integers(0, 3, n)
+    clusters = strata * 10 + rng.integers(0, 5, n)
+    w = rng.gamma(2.0, 1.0, n).round(6)
+    responses = write_csv(tmp_path / "designed.csv", {
+        **{q.id: ["" if c < 0 else q.qtype.text_of(q, int(c)) for c in codes[q.id]] for q in s.questions},
+        "w": w, "s": strata, "c": clusters})
+    design = ("--rake", margins_path, "--weights", "w", "--strata", "s", "--cluster", "c")
+    document = estimate_json(definition, responses, *design, "--crosstab", "forced", "drugs")
+    dataset = Dataset(s, {k: np.asarray(v) for k, v in codes.items()})
+    margins = sampling.parse_margins(TYPED_MARGINS, s)
+    base = survey_design(w, strata=strata, clusters=clusters)
+    expected = sampling.raked_crosstab_of(dataset, margins, s.question("forced"), s.question("drugs"), base=base)
+    unbased = sampling.raked_crosstab_of(dataset, margins, s.question("forced"), s.question("drugs"))
+    assert document["raked"] is True and document["raking"]["base_weights"] == "w"
+    assert document["degrees_of_freedom"] == base.degrees_of_freedom
+    assert_close(document["cells"], json.loads(json.dumps(sampling.crosstab_cells(expected.row, expected.col,
+                                                                                   expected.result))))
+    assert document["cells"][0]["std_error"] != pytest.approx(float(unbased.result.joint_std_error[0, 0]), rel=1e-3)
+    table = run("estimate", definition, responses, *design, "--crosstab", "forced", "drugs")
+    assert table.exit_code == 0 and "forced × drugs" in table.stdout, table.output
+    csv_lines = run("estimate", definition, responses, *design, "--crosstab", "forced", "drugs",
+                    "--format", "csv").stdout.splitlines()
+    assert len(csv_lines) == 1 + 3 * 2

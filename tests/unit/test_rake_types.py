@@ -15,14 +15,16 @@ raked design gives the same estimate and standard error (the calibration varianc
 
 A respondent who skipped a question is NA in R (``na.rm = TRUE``: a calibrated design keeps the row
 with weight 0, a domain).  Intervals: Korn and Graubard's (``svyciprop(method = "beta")``) of the
-report indicator mapped through the design where one report is affine in one share, else the t
-interval on n − 1 degrees of freedom (``confint(…, df = degf(design))``), clipped to [0, 1].
+report indicator mapped through the design where one report is affine in one share, else the union
+of the t interval on n − 1 degrees of freedom (``confint(…, df = degf(design))``) and
+``svyciprop(method = "beta")``'s recipe for the debiased score itself, clipped to [0, 1].
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import beta as beta_dist
 from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
@@ -92,7 +94,8 @@ def test_designed_questions_raked_equal_r(tmp_path):
     """A binary design (Warner), forced response with three answers and a custom 3 × 3 design: each
     answer's raked estimate and standard error are R's svymean of the debiased score on the raked
     design; Warner's and forced response's intervals svyciprop's of a report mapped through its affine
-    map, the custom design's the t interval on n − 1 degrees of freedom, clipped."""
+    map, the custom design's the union of the t interval on n − 1 degrees of freedom and the beta
+    recipe at the score's effective sample size, clipped."""
     survey, codes = typed_sample()
     n = len(codes["age"])
     raked = sampling.raked_estimates(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey))
@@ -114,9 +117,13 @@ def test_designed_questions_raked_equal_r(tmp_path):
         for t in range(3 if qid != "warner" else 2):
             mean, se, low, high = r[f"z_{qid}_{t}"]
             assert [result.estimate[t], result.std_error[t]] == pytest.approx([mean, se], abs=1e-8), (qid, t)
-            if qid == "custom":  # no report affine in one share: the clipped t interval
-                assert "Wald t interval" in result.method
-                assert [result.ci_low[t], result.ci_high[t]] == pytest.approx(np.clip([low, high], 0, 1), abs=1e-8)
+            if qid == "custom":  # no report affine in one share: R's t interval united with svyciprop's beta
+                assert "the union of the t interval and Korn-Graubard" in result.method  # recipe at z's n_eff
+                n_eff = mean * (1 - mean) / se**2  # on n − 1 degrees of freedom: no df adjustment
+                kg = beta_dist.ppf(0.025, n_eff * mean, n_eff * (1 - mean) + 1), \
+                    beta_dist.ppf(0.975, n_eff * mean + 1, n_eff * (1 - mean))
+                assert [result.ci_low[t], result.ci_high[t]] == pytest.approx(
+                    np.clip([min(low, kg[0]), max(high, kg[1])], 0, 1), abs=1e-8)
     # Warner: report 0 rises with answer 0 (0.75 against 0.25)
     _, _, low, high = r["r_warner_0"]
     first = np.clip([(low - 0.25) / 0.5, (high - 0.25) / 0.5], 0, 1)
@@ -396,3 +403,115 @@ def test_a_design_that_is_not_ldp_never_weights():
     raked = sampling.raked_estimates(Dataset(survey, codes), sampling.parse_margins(MARGINS, survey))
     assert [q.id for q, _, _ in raked.questions] == ["age", "sex", "zero"]
     assert "raking: calibration variance" in raked.questions[2][2].method
+
+
+# RAKE_CONTRAST_SCRIPT's raked design (with strata and clusters), then svyratio(~NUM, ~DEN, des) of
+# each NUM:DEN pair: the ratio and its SE, one line per number.  A row outside a ratio's domain has
+# NUM = DEN = 0 (no NA: a calibrated design's subset is not needed), so a domain mean is a ratio.
+RAKE_RATIO_SCRIPT = RAKE_CONTRAST_SCRIPT[:RAKE_CONTRAST_SCRIPT.index("out <- c()")] + r"""
+out <- c()
+for (pair in args[-(1:4)]) {
+  parts <- strsplit(pair, ":")[[1]]
+  r <- svyratio(as.formula(paste0("~", parts[1])), as.formula(paste0("~", parts[2])), des)
+  out <- c(out, coef(r)[[1]], SE(r)[[1]])
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+
+def rake_design_svyratio(tmp_path, columns: dict, margins: dict, pairs: list, *, cluster: str, strata: str):
+    """R's ``svyratio`` of each (numerator, denominator) pair on ``rake()`` of the weighted, stratified,
+    clustered design: rows (ratio, SE)."""
+    path = write_csv(tmp_path / "ratio.csv", columns)
+    rows = {"var": [], "level": [], "freq": []}
+    for name, totals in margins.items():
+        for level, total in enumerate(totals):
+            rows["var"].append(name)
+            rows["level"].append(level)
+            rows["freq"].append(float(total))
+    margins_path = write_csv(tmp_path / "ratio-margins.csv", rows)
+    values = _run(RAKE_RATIO_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata,
+                  *(f"{a}:{b}" for a, b in pairs))
+    return np.array(values).reshape(len(pairs), 2)
+
+
+def _stratified_base(n: int, seed: int):
+    from deniable.estimators.weights import survey_design
+
+    rng = np.random.default_rng(seed)
+    strata = rng.integers(0, 3, n)
+    clusters = strata * 10 + rng.integers(0, 5, n)
+    w = rng.gamma(2.0, 1.0, n)
+    return strata, clusters, w, survey_design(w, strata=strata, clusters=clusters)
+
+
+@pytest.mark.slow  # R itself
+def test_raked_crosstab_from_sampling_weights_keeps_the_strata_and_clusters(tmp_path):
+    """``--rake`` with ``--weights`` and ``--crosstab``: raking starts from a stratified, clustered
+    sample's weights, and each joint cell and conditional share of a Warner row and a forced-response
+    column (some skipped it) is R's on ``rake(svydesign(ids = ~c, strata = ~s, weights = ~w), …)``:
+    the joint cell ``svyratio(~z_ab, ~both)`` (the debiased score ``M₁⁻¹[a, R₁] · M₂⁻¹[b, R₂]`` among
+    those who answered both: a domain mean), the conditional share ``svyratio(~z_ab, ~z_a)``."""
+    survey, codes = typed_sample(19, n=300)
+    n = len(codes["age"])
+    strata, clusters, w, base = _stratified_base(n, 19)
+    ct = sampling.raked_crosstab_of(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey),
+                                    survey.question("warner"), survey.question("forced"), base=base, base_column="w")
+    unbased = sampling.raked_crosstab_of(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey),
+                                         survey.question("warner"), survey.question("forced")).result
+    first, _ = _design_scores(survey.question("warner"), codes["warner"])
+    second, _ = _design_scores(survey.question("forced"), codes["forced"])
+    both = codes["forced"] >= 0
+    columns = {"w": w, "s": strata, "c": clusters, "age": codes["age"], "sex": codes["sex"],
+               "both": both.astype(float)}
+    pairs = []
+    for a in range(2):
+        columns[f"za{a}"] = np.where(both, first[a], 0.0)
+        for b in range(3):
+            columns[f"z{a}{b}"] = np.where(both, first[a] * np.nan_to_num(second[b]), 0.0)
+            pairs.append((f"z{a}{b}", "both"))
+    pairs += [(f"z{a}{b}", f"za{a}") for a in range(2) for b in range(3)]
+    margins = {qid: [MARGINS[qid][o] * w.sum() for o in survey.question(qid).options] for qid in MARGINS}
+    r = rake_design_svyratio(tmp_path, columns, margins, pairs, cluster="c", strata="s")
+    result = ct.result
+    assert ct.base == "w" and result.n == int(both.sum()) and result.degrees_of_freedom == base.degrees_of_freedom
+    assert result.joint_estimate.ravel() == pytest.approx(r[:6, 0], abs=1e-8)
+    assert result.joint_std_error.ravel() == pytest.approx(r[:6, 1], abs=1e-8)
+    assert result.conditional_estimate.ravel() == pytest.approx(r[6:, 0], abs=1e-8)
+    assert result.conditional_std_error.ravel() == pytest.approx(r[6:, 1], abs=1e-8)
+    # the strata and clusters matter: without them (raking from equal weights) the numbers differ
+    assert np.max(np.abs(result.joint_std_error - unbased.joint_std_error)) > 1e-4
+
+
+def test_raked_crosstab_from_sampling_weights_given_a_direct_row_is_that_groups_raked_estimate():
+    """With the row asked directly, the shares given row a under raking from a sample's design are the
+    column's ``--rake --weights --by`` estimates of group a (:func:`sampling.raked_subgroups` with the
+    same ``base``), intervals included — for a custom design none of whose reports is affine in one
+    share too (the union interval)."""
+    survey, codes = typed_sample(20, n=300)
+    mixed = [[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.1, 0.2, 0.7]]
+    survey = parse_definition({**SURVEY, "questions": [
+        {**q, "design": {"name": "custom", "matrix": mixed}} if q["id"] == "custom" else q
+        for q in SURVEY["questions"]]})
+    n = len(codes["age"])
+    *_, base = _stratified_base(n, 20)
+    dataset, margins = Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey)
+    age, custom = survey.question("age"), survey.question("custom")
+    ct = sampling.raked_crosstab_of(dataset, margins, age, custom, base=base).result
+    groups = sampling.raked_subgroups(dataset, margins, custom, age, base=base).groups
+    for a in range(3):
+        group = groups[a][3]
+        for name in ("estimate", "std_error", "ci_low", "ci_high"):
+            assert getattr(ct, f"conditional_{name}")[a] == pytest.approx(np.asarray(getattr(group, name)),
+                                                                            abs=1e-10), (a, name)
+    assert "the union of the t interval and Korn-Graubard" in ct.method
+
+
+def test_raked_crosstab_from_a_design_needs_one_row_per_respondent():
+    from deniable.estimators.weights import DesignError, raked_crosstab, survey_design
+
+    base = survey_design(np.ones(4), clusters=[0, 0, 1, 1])
+    with pytest.raises(DesignError) as exc:
+        raked_crosstab(np.array([0, 1, 0, 1]), np.array([1, 0, 0, 1]), None, None, np.ones(4), k_row=2, k_col=2,
+                       counts=[1, 2, 1, 1], base=base)
+    assert exc.value.field == "weights" and "one row per respondent" in str(exc.value)

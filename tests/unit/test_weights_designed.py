@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
+from scipy.stats import beta as beta_dist
 from scipy.stats import t as student_t
 
 from deniable import estimators
@@ -36,6 +37,7 @@ FORCED3 = designs.forced(0.6, [0.2, 0.1, 0.1], ["a", "b", "c"])
 WARNER = designs.warner(0.75, ["Yes", "No"])
 KUK = designs.kuk(0.8, 0.3, ["Yes", "No"])
 LOPSIDED = designs.custom([[0.6, 0.3, 0.2], [0.2, 0.5, 0.2], [0.2, 0.2, 0.6]], ["a", "b", "c"])  # report 0 not affine
+MIXED = designs.custom([[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.1, 0.2, 0.7]], ["a", "b", "c"])  # no report affine
 
 
 def kary(k: int, epsilon) -> np.ndarray:
@@ -142,11 +144,12 @@ def test_k_ary_randomized_responses_matrix_gives_the_epsilon_crosstab(epsilons):
     assert by_matrix.method == by_epsilon.method
 
 
-@pytest.mark.parametrize("column", [FORCED3, WARNER, KUK], ids=lambda d: d.name)
+@pytest.mark.parametrize("column", [FORCED3, WARNER, KUK, MIXED], ids=lambda d: d.name)
 def test_a_direct_row_gives_the_designed_columns_domain_estimates(column):
     """With the row asked directly, the shares given row a are the column's weighted design estimate
     on the domain of a (weighted_design_estimate with that subset), intervals included: Korn and
-    Graubard's for a report affine in its answer's share."""
+    Graubard's for a report affine in its answer's share; with no report affine (MIXED), the union
+    of the t interval and Korn and Graubard's at the share's effective sample size."""
     s, c, w, rng = _design(8)
     rows = rng.integers(0, 2, w.size)
     cols = _reports(rng, column.matrix, rng.integers(0, column.k, w.size))
@@ -158,26 +161,35 @@ def test_a_direct_row_gives_the_designed_columns_domain_estimates(column):
         assert ct.conditional_std_error[a] == pytest.approx(np.asarray(group.std_error), abs=1e-12)
         assert ct.conditional_ci_low[a] == pytest.approx(np.asarray(group.ci_low), abs=1e-8)
         assert ct.conditional_ci_high[a] == pytest.approx(np.asarray(group.ci_high), abs=1e-8)
-    assert "Korn-Graubard beta interval of the row's domain" in ct.method and "t interval on the domain" not in ct.method
+    assert "Korn-Graubard beta interval of the row's domain" in ct.method
+    assert ("where no report of the column is affine" in ct.method) == (column is MIXED)
 
 
-def test_a_column_report_not_affine_in_its_share_gets_the_domains_t_interval():
+def test_a_column_report_not_affine_in_its_share_gets_the_domains_union_interval():
     """LOPSIDED's report 0 has two probabilities under the other answers: its conditional share's
-    interval is ``π̂ ± t_ν · se`` on the domain's Satterthwaite degrees of freedom, clipped; the other
-    two reports are affine in their shares and keep Korn and Graubard's."""
+    interval is the union of ``π̂ ± t_ν · se`` on the domain's Satterthwaite degrees of freedom and
+    Korn and Graubard's beta interval at the share's effective sample size ``π̂(1 − π̂)/se²`` (its n
+    the domain's respondents), clipped; the other two reports are affine in their shares and keep
+    Korn and Graubard's of the report."""
     s, c, w, rng = _design(9)
     rows = rng.integers(0, 2, w.size)
     cols = _reports(rng, LOPSIDED.matrix, rng.integers(0, 3, w.size))
     design = survey_design(w, strata=s, clusters=c)
     ct = weighted_crosstab(rows, cols, None, None, design, k_row=2, k_col=3, col_matrix=LOPSIDED.matrix)
     for a in range(2):
-        half = student_t.ppf(0.975, weights_degrees_of_freedom(design, rows == a)) * ct.conditional_std_error[a, 0]
-        estimate = ct.conditional_estimate[a, 0]
+        df = weights_degrees_of_freedom(design, rows == a)
+        se, estimate = ct.conditional_std_error[a, 0], ct.conditional_estimate[a, 0]
+        half = student_t.ppf(0.975, df) * se
+        n_eff = estimate * (1 - estimate) / se**2 * (student_t.ppf(0.025, (rows == a).sum() - 1)
+                                                     / student_t.ppf(0.025, df)) ** 2
+        kg = (beta_dist.ppf(0.025, n_eff * estimate, n_eff * (1 - estimate) + 1),
+              beta_dist.ppf(0.975, n_eff * estimate + 1, n_eff * (1 - estimate)))
         assert [ct.conditional_ci_low[a, 0], ct.conditional_ci_high[a, 0]] == pytest.approx(
-            list(np.clip([estimate - half, estimate + half], 0, 1)), abs=1e-12)
+            list(np.clip([min(estimate - half, kg[0]), max(estimate + half, kg[1])], 0, 1)), abs=1e-12)
         group = weighted_design_estimate(cols, LOPSIDED, design, subset=rows == a)
         assert ct.conditional_estimate[a] == pytest.approx(np.asarray(group.estimate), abs=1e-12)
-    assert "t interval on the domain's degrees of freedom where no report of the column is affine" in ct.method
+    assert "the union of the t interval and Korn-Graubard's beta interval at the share's effective sample size, " \
+        "on the domain's degrees of freedom, where no report of the column is affine" in ct.method
 
 
 @pytest.mark.parametrize("kwargs,field", [

@@ -5,17 +5,19 @@ R's numbers: ``svydesign(ids = ~c, strata = ~s, weights = ~w, nest = TRUE)``; th
 and its standard error are ``svymean`` of the debiased indicator ``z_t = M⁺[t, R]`` (the report
 indicator mapped through the design's pseudo-inverse); where a report is affine in one share
 (binary designs, forced response) the interval is ``svyciprop(method = "beta")``'s recipe on the
-weights' degrees of freedom for that report's indicator, mapped through the same affine map.
+weights' degrees of freedom for that report's indicator, mapped through the same affine map; a custom
+design's shares (no report affine in one) the union of the t interval and that recipe for ``z_t`` itself.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import beta as beta_dist
 from scipy.stats import t as student_t
 
 from deniable.client import designs
-from deniable.estimators.weights import (DESIGN_WALD, DesignError, survey_design, weighted_design_estimate,
+from deniable.estimators.weights import (DESIGN_UNION, DesignError, survey_design, weighted_design_estimate,
                                          weighted_estimate, weights_degrees_of_freedom)
 from support.r_survey import svymean
 
@@ -82,13 +84,17 @@ def test_designed_estimates_equal_r_survey(tmp_path, name):
             _, _, low, high = got[f"r{answer}"]
             assert ours.ci_low[answer] == pytest.approx(max(0.0, (low - forced[answer]) / p), abs=1e-8)
             assert ours.ci_high[answer] == pytest.approx(min(1.0, (high - forced[answer]) / p), abs=1e-8)
-    else:  # Wald on the weights' degrees of freedom, clipped
-        assert ours.method == DESIGN_WALD
-        half = student_t.ppf(0.975, weights_degrees_of_freedom(sample)) * np.array(
-            [got[f"z{a}"][1] for a in range(design.k)])
-        expected = np.array([got[f"z{a}"][0] for a in range(design.k)])
-        assert np.asarray(ours.ci_low) == pytest.approx(np.clip(expected - half, 0, 1), abs=1e-8)
-        assert np.asarray(ours.ci_high) == pytest.approx(np.clip(expected + half, 0, 1), abs=1e-8)
+    else:  # the union of the t interval and svyciprop's beta recipe at z's effective n, on the weights' df
+        assert ours.method == DESIGN_UNION
+        df = weights_degrees_of_freedom(sample)
+        for a in range(design.k):
+            mean, se = got[f"z{a}"][:2]
+            half = student_t.ppf(0.975, df) * se
+            n_eff = mean * (1 - mean) / se**2 * (student_t.ppf(0.025, w.size - 1) / student_t.ppf(0.025, df)) ** 2
+            kg = (beta_dist.ppf(0.025, n_eff * mean, n_eff * (1 - mean) + 1),
+                  beta_dist.ppf(0.975, n_eff * mean + 1, n_eff * (1 - mean)))
+            assert ours.ci_low[a] == pytest.approx(np.clip(min(mean - half, kg[0]), 0, 1), abs=1e-8)
+            assert ours.ci_high[a] == pytest.approx(np.clip(max(mean + half, kg[1]), 0, 1), abs=1e-8)
 
 
 def test_a_design_that_is_k_ary_randomized_response_gives_weighted_estimate():

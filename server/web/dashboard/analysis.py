@@ -1,5 +1,11 @@
 """Analysis pages of the dashboard: regression on a (randomized) answer, and monitoring over time.
 
+The regression page takes the margins of the Weighting page in its address, as the results page does
+(``?rake=MARGINS&trim=LOW,HIGH``, :func:`.weighting.page_weighting`): the fit is then under the raked
+weights, with the calibration variance (:func:`deniable.server.survey.sampling.fit_raked_formula`, what
+``deniable regress --db FILE SLUG FORMULA --rake MARGINS.json`` prints), beside a "Weighted by raking /
+Unweighted" switch; margins it cannot use are a 400 naming the field, above the unweighted fit.
+
 Both read answer patterns (:func:`deniable.server.store.aggregates.pattern_counts`, kept current
 on every insert), never one row per response (but for monitoring a question the patterns do not
 hold, which reads its stored reports' days), and every route goes through
@@ -12,13 +18,16 @@ import numpy as np
 from flask import Blueprint, abort, render_template, request
 
 from deniable.estimators import RegressionError
+from deniable.estimators.weights import DesignError
 from deniable.server.store.aggregates import pattern_counts
+from deniable.server.survey import sampling
 from deniable.server.survey.questions.base import NotAvailable
 from deniable.server.survey.regression import (FormulaError, default_formula, fit_formula, parse_formula,
                                                reference_choices)
 
 from ..connections import get_readonly_db
 from . import analysis_charts, charts
+from . import weighting as page_weights
 from .chart_files import svg_file
 from .permissions import survey_for
 from .results import CONFIDENCES
@@ -58,23 +67,30 @@ def effect_charts(result) -> list[dict]:
 @bp.route("/<slug>/regression")
 def regression(slug: str):
     stored, role = survey_for(slug)
-    view, status = regression_view(stored)
-    return render_template("dashboard/regression.html", stored=stored, role=role, view=view), status
+    weighting, weighting_status = page_weights.weighting_of(request.args, stored, "dashboard.analysis.regression")
+    view, status = regression_view(stored, weighting)
+    return render_template("dashboard/regression.html", stored=stored, role=role, view=view,
+                           weighting=weighting), max(status, weighting_status, view["weighting_status"])
 
 
 @bp.route("/<slug>/regression/chart/effect<int:position>.svg")
 def regression_chart(slug: str, position: int):
     """An effect chart of the regression page, as an SVG file (:mod:`.chart_files`)."""
     stored, _ = survey_for(slug)
-    view, status = regression_view(stored)
+    weighting, weighting_status = page_weights.weighting_of(request.args, stored, "dashboard.analysis.regression")
+    view, status = regression_view(stored, weighting)
     if status == 400:
         abort(400, description=view["error"])
+    if max(weighting_status, view["weighting_status"]) == 400:
+        abort(400, description=weighting.error)
     drawn = view["charts"][position] if position < len(view["charts"]) else None
     return svg_file(drawn and drawn["chart"], f"{slug}-regression-effect{position}.svg", view["error"] or "")
 
 
-def regression_view(stored) -> tuple[dict, int]:
-    """What the regression page shows for the request's model, and its HTTP status."""
+def regression_view(stored, weighting=None) -> tuple[dict, int]:
+    """What the regression page shows for the request's model, and its HTTP status; with ``weighting``
+    (:func:`.weighting.weighting_of`, switched on and without an error) the fit under the raked weights,
+    or the unweighted fit with the raking's error on ``weighting`` (``view["weighting_status"]`` 400)."""
     confidence_text, confidence = _confidence()
     asked = request.args.get("formula", "").strip()
     formula = asked or default_formula(stored.survey)
@@ -83,7 +99,7 @@ def regression_view(stored) -> tuple[dict, int]:
         abort(400, description=f"formula: at most {MAX_FORMULA} characters")
     view = {"formula": formula, "reference": reference or "", "confidence": confidence_text,
             "confidences": CONFIDENCES, "error": None, "result": None, "charts": [], "outcome": None,
-            "references": []}
+            "references": [], "weighting_status": 200}
     status = 200
     try:
         outcome = parse_formula(formula, stored.survey).outcome
@@ -92,8 +108,21 @@ def regression_view(stored) -> tuple[dict, int]:
         if request.args.get("reference_of", outcome.id) != outcome.id:
             reference = None
         view.update(outcome=outcome, references=reference_choices(outcome, reference))
-        parsed, built, result = fit_formula(pattern_counts(get_readonly_db(), stored), formula,
-                                            reference=reference, confidence=confidence, survey=stored.survey)
+        patterns = pattern_counts(get_readonly_db(), stored)
+        raked = None
+        if weighting is not None and weighting.on and not weighting.error:
+            try:
+                parsed, built, result, raked = sampling.fit_raked_formula(
+                    patterns.dataset(), weighting.margins, formula, trim=weighting.trim, reference=reference,
+                    confidence=confidence, survey=stored.survey)
+            except DesignError as exc:  # the margins cannot weight these answers: the unweighted fit, below
+                weighting.error, weighting.error_field = str(exc), exc.field
+                view["weighting_status"] = 400
+            else:
+                weighting.raking = sampling.raking_json(raked)
+        if raked is None:
+            parsed, built, result = fit_formula(patterns, formula, reference=reference, confidence=confidence,
+                                                survey=stored.survey)
     except FormulaError as exc:  # the message names the question (or the reference option, or why its type cannot)
         # the default model of a survey without any possible outcome is not a bad request: the page says why
         view["error"], status = str(exc), (400 if asked or reference else 200)
