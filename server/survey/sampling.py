@@ -450,15 +450,21 @@ def crosstab_cells(row: Question, col: Question, r: WeightedCrosstabResult) -> l
 
 
 def weighted_crosstab_table(ct: WeightedCrosstab, grid) -> str:
-    data = weighted_crosstab_json(ct)
+    return _crosstab_table(ct, weighted_crosstab_json(ct), grid, "weighted")
+
+
+def _crosstab_table(ct, data: dict, grid, how: str) -> str:
+    """A weighted or raked (``how``) cross-tab for a terminal: per cell the report share, the joint
+    estimate and the column's share given the row, with their intervals."""
     lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
-             f"  n = {data['n']:,} answered both · weighted · {100 * ct.result.confidence:g}% intervals, method: "
+             f"  n = {data['n']:,} answered both · {how} · {100 * ct.result.confidence:g}% intervals, method: "
              f"{data['method']}"]
     rows = [[f"{c['row_label']} · {c['col_label']}", pct(c["report_share"]), pct(c["estimate"]),
              pct(c["std_error"]), f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(c["conditional_estimate"]),
-             "" if c["conditional_ci_low"] is None else f"[{pct(c['conditional_ci_low'])}, {pct(c['conditional_ci_high'])}]"]
+             "" if c["conditional_ci_low"] is None else
+             f"[{pct(c['conditional_ci_low'])}, {pct(c['conditional_ci_high'])}]"]
             for c in data["cells"]]
-    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported (weighted)", "joint", "std.err", "interval",
+    headers = [f"{ct.row.id} \\ {ct.col.id}", f"reported ({how})", "joint", "std.err", "interval",
                f"{ct.col.id} | {ct.row.id}", "interval"]
     return "\n".join(lines + grid(headers, rows)) + "\n"
 
@@ -1399,20 +1405,8 @@ def raked_crosstab_json(ct: RakedCrosstab) -> dict:
 
 
 def raked_crosstab_table(ct: RakedCrosstab, grid) -> str:
-    """The raked cross-tab for a terminal: per cell the raked report share, the joint estimate and the
-    column's share given the row, with their intervals."""
-    data = raked_crosstab_json(ct)
-    lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
-             f"  n = {data['n']:,} answered both · raked · {100 * ct.result.confidence:g}% intervals, method: "
-             f"{data['method']}"]
-    rows = [[f"{c['row_label']} · {c['col_label']}", pct(c["report_share"]), pct(c["estimate"]),
-             pct(c["std_error"]), f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(c["conditional_estimate"]),
-             "" if c["conditional_ci_low"] is None else
-             f"[{pct(c['conditional_ci_low'])}, {pct(c['conditional_ci_high'])}]"]
-            for c in data["cells"]]
-    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported (raked)", "joint", "std.err", "interval",
-               f"{ct.col.id} | {ct.row.id}", "interval"]
-    return "\n".join(lines + grid(headers, rows)) + "\n"
+    """The raked cross-tab for a terminal (:func:`_crosstab_table`)."""
+    return _crosstab_table(ct, raked_crosstab_json(ct), grid, "raked")
 
 
 def raked_crosstab_csv(ct: RakedCrosstab) -> str:
