@@ -286,9 +286,8 @@ def raking_questions(survey: Survey) -> tuple[Question, ...]:
 
 def outside_patterns(survey: Survey) -> tuple[Question, ...]:
     """The questions ``raking_cells`` keeps: those the answer patterns leave out, when anything can weight."""
-    if not raking_questions(survey):
-        return ()
-    return tuple(q for q in survey.questions if not q.qtype.in_patterns(q))
+    outside = tuple(q for q in survey.questions if not q.qtype.in_patterns(q))
+    return outside if outside and raking_questions(survey) else ()
 
 
 def raking_cell(survey: Survey, reports: dict) -> str:
