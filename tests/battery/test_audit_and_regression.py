@@ -124,7 +124,22 @@ def test_the_default_regression_page_of_the_battery_fits(auth_client, battery):
 
 def audited(survey) -> set[str]:
     """The ``slug/qid`` the audit must cover: every question whose type has a sampler for it."""
-    return {f"{SLUG}/{q.id}" for q in survey.questions if q.qtype.audit_sampler(q) is not None}
+    return {f"{SLUG}/{q.id}" for q in survey.questions if q.id not in not_audited(survey)
+            and q.qtype.audit_sampler(q) is not None}
+
+
+def not_audited(survey) -> dict[str, str]:
+    """``{qid: reason}`` of the questions whose type declares that the audit cannot sample them
+    (NotAvailable: the respondent-side crosswise model, which the device does not randomize)."""
+    from deniable.server.survey.questions.base import NotAvailable
+
+    out = {}
+    for q in survey.questions:
+        try:
+            q.qtype.audit_sampler(q)
+        except NotAvailable as exc:
+            out[q.id] = str(exc)
+    return out
 
 
 def test_the_audit_covers_every_protected_battery_question_in_python(db_path, battery):
@@ -137,13 +152,17 @@ def test_the_audit_covers_every_protected_battery_question_in_python(db_path, ba
     from deniable.server.store.surveys import list_surveys
 
     survey = battery.survey
-    assert {f"{SLUG}/{q.id}" for q in survey.questions if q.protected} <= audited(survey)
+    refused = not_audited(survey)
+    assert {f"{SLUG}/{q.id}" for q in survey.questions if q.protected and q.id not in refused} <= audited(survey)
+    assert all(survey.question(qid).protected and reason for qid, reason in refused.items())
+    listed = []
     db = connect(db_path)
     try:
-        settings = audit_settings.stored_settings(list_surveys(db), audit_settings.kinds())
+        settings = audit_settings.stored_settings(list_surveys(db), audit_settings.kinds(), listed)
     finally:
         db.conn.close()
     assert sorted(qid for s in settings for qid in s.questions) == sorted(audited(survey))
+    assert listed == [(f"{SLUG}/{qid}", reason) for qid, reason in refused.items()]  # said, not skipped in silence
     rng = np.random.default_rng(5)
     for setting in settings:
         counts = python_counts = audit_settings.python_counts(setting, 20_000, lambda n: None, rng)
@@ -161,6 +180,8 @@ def test_deniable_audit_db_covers_every_protected_battery_question(db_path, batt
     report = json.loads(result.output[result.output.index("{"):])
     covered = {qid for row in report["results"] for qid in row["questions"]}
     assert covered == audited(battery.survey)
+    assert report["not_audited"] == [{"question": f"{SLUG}/{qid}", "reason": reason}
+                                     for qid, reason in not_audited(battery.survey).items()]
     assert all(row["ok"] is not False for row in report["results"]), report["results"]
 
 

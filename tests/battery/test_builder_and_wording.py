@@ -1,11 +1,13 @@
 """Battery: every registered question type through the builder (a draft's design posted back unchanged
-is stored unchanged, and creates the same question as a new survey) and through a wording fix after launch (the words change, the design, its
+is stored unchanged, and creates the same question as a new survey; a question the builder cannot edit, a
+custom design matrix, is refused by name with nothing stored) and through a wording fix after launch (the words change, the design, its
 fingerprint and the estimates do not; another number of labels is refused by name, nothing stored)."""
 
 from __future__ import annotations
 
 import html
 import json
+import re
 import sqlite3
 from html.parser import HTMLParser
 
@@ -90,6 +92,10 @@ def test_a_drafts_question_posted_back_unchanged_is_stored_unchanged(app, auth_c
     assert page.status_code == 200
     fields = form_fields(page.get_data(as_text=True), "design-form")
     assert fields["questions-0-kind"] == parse_question(question).type
+    q = parse_question(question)
+    if q.qtype.refuses_builder(q):  # the type's declared refusal (a custom matrix): said, nothing stored
+        _refused_by_the_builder(app, auth_client, fields, q, before)
+        return
     response = auth_client.post(f"/dashboard/{DRAFT}/edit", data={**fields, "save": "Save draft"})
     assert response.status_code == 302, html.unescape(response.get_data(as_text=True))[:3000]
     # the same fields create a new survey with the same question
@@ -100,6 +106,26 @@ def test_a_drafts_question_posted_back_unchanged_is_stored_unchanged(app, auth_c
     created = get_survey(db, "created").survey.questions[0].to_dict()
     db.close()
     assert after == before == created == parse_question(question).to_dict()
+
+
+def _refused_by_the_builder(app, auth_client, fields, q, before):
+    """A question the builder cannot edit (:meth:`refuses_builder`): saving the draft is a 409 naming the
+    question with the type's reason, a new survey from the same fields a 422 naming the question's field
+    (the page's select has no such design, so ε is missing); the draft stays as it was, nothing is created."""
+    page = auth_client.get(f"/dashboard/{DRAFT}/edit").get_data(as_text=True)
+    assert f"question {q.id!r}: {q.qtype.refuses_builder(q)}" in html.unescape(page)  # said before any save
+    response = auth_client.post(f"/dashboard/{DRAFT}/edit", data={**fields, "save": "Save draft"})
+    assert response.status_code == 409
+    assert f"question {q.id!r}: {q.qtype.refuses_builder(q)}" in html.unescape(response.get_data(as_text=True))
+    response = auth_client.post("/dashboard/new", data={**fields, "slug": "created", "save": "Save draft"})
+    assert response.status_code == 422
+    # the browser posts the select's first randomization (no design): the error is at the question's ε
+    summary = re.search(r'<div class="error-summary".*?</div>', response.get_data(as_text=True), re.S).group(0)
+    assert re.search(r'<a href="#questions-0-epsilon">[^<]*protected question needs ε', html.unescape(summary)), summary
+    db = open_db(app)
+    assert get_survey(db, DRAFT).survey.questions[0].to_dict() == before
+    assert get_survey(db, "created") is None
+    db.close()
 
 
 # ---------------------------------------------------------------- (b) a wording fix after launch
@@ -115,6 +141,18 @@ def _headlines(auth_client) -> dict:
 
 def _position(qid: str) -> int:
     return [q["id"] for q, _ in battery_questions()].index(qid)
+
+
+def test_the_launched_design_page_says_how_each_question_is_sent(auth_client, battery):
+    """Each question of the frozen design: protected at its ε, or its type's words for what ε does not
+    protect — a plain list experiment or a design with a zero cell is never "asked directly"."""
+    page = html.unescape(auth_client.get(f"/dashboard/{SLUG}/edit").get_data(as_text=True))
+    frozen = page.split('<ol class="design-readonly">')[1].split('</section>')[0]
+    said = dict(re.findall(r"<code>([^<]+)</code>\s*— ([^\n<]*)", frozen))
+    for q in battery.survey.questions:
+        words = f"protected, ε = {q.epsilon:g}" if q.protected else q.qtype.unprotected(q)
+        assert said[q.id] == words + ("" if q.required else ", optional"), q.id
+    assert said["list_1"].startswith("not protected by ε") and said["choice_7"].startswith("not ε-LDP")
 
 
 @pytest.mark.parametrize("qid", question_ids())

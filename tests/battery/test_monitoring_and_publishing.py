@@ -54,6 +54,8 @@ def test_the_monitoring_page_charts_every_question_by_day(auth_client, two_days,
     assert "n = 0: no answers" not in html and "Not available" not in html
     assert [EARLIER] == re.findall(r'<th scope="row">(2020-01-01)</th>', html)[:1]
     q = two_days.survey.question(qid)
+    if not q.protected:  # the type's words: a randomized answer that ε does not protect is not "asked directly"
+        assert f"{q.qtype.unprotected(q)} ·" in htmllib.unescape(html), qid
     if not q.qtype.anytime:  # said in words: fixed-n intervals, not anytime-valid; each headline inside its own
         assert "not anytime-valid" in html and 'class="explain fixed-n"' in html
         shown = re.findall(r'<td class="estimate" data-value="([^"]*)">.*?<td class="fixed-interval" '
@@ -88,7 +90,11 @@ def test_a_release_with_every_item_offered_succeeds_and_the_public_page_shows_ev
         if q.protected and q.id not in grouped:
             assert f"<code>{q.id}</code>: estimates within groups: " in page, q.id
     protected = [q for q in battery.survey.questions if q.protected]
-    assert len(grouped) >= len(protected) - 1  # only the number with discrete Laplace noise has no table
+    # the only protected questions without a table within groups are those whose type says why (above): the
+    # number with discrete Laplace noise, and a design whose reports are not each likelier under their own
+    # answer (the respondent-side crosswise model at a prevalence below ½)
+    assert {q.id for q in protected} - grouped == {q.id for q in protected if _no_groups(q)} == \
+        {"numeric_1", "choice_6"}
     assert post(auth_client, f"/dashboard/{SLUG}/publish/budget", {"budget": "20"}).status_code == 303
     items = {"-".join(p for p in (kind, qid, by) if p): "0.1" for kind, qid, by, _ in offered}
     response = post(auth_client, f"/dashboard/{SLUG}/publish/release", items)
@@ -109,6 +115,17 @@ def test_a_release_with_every_item_offered_succeeds_and_the_public_page_shows_ev
     assert groups
     for value, low, high in groups:  # released estimates within groups: headlines inside their intervals too
         assert value == "None" or float(low) - 1e-9 <= float(value) <= float(high) + 1e-9, (value, low, high)
+
+
+def _no_groups(q) -> bool:
+    """Whether ``q``'s type declares it has no released table within groups (NotAvailable)."""
+    from deniable.server.survey.questions.base import NotAvailable
+
+    try:
+        q.qtype.group_columns(q)
+    except NotAvailable:
+        return True
+    return False
 
 
 def test_the_public_page_estimates_from_the_stored_statistics_of_each_type(app, auth_client, battery, db_path):
@@ -138,14 +155,22 @@ def test_the_public_page_estimates_from_the_stored_statistics_of_each_type(app, 
         assert len(shown) == len(expected) and all(a == pytest.approx(b) for a, b in zip(shown, expected)), q.id
 
 
+def _protected(definition: dict) -> bool:
+    """Whether a battery question is protected: at ε, or by an ε-LDP design."""
+    from deniable.server.survey.definition import parse_question
+
+    return ("epsilon" in definition or "design" in definition) and parse_question(definition).protected
+
+
 def test_a_survey_without_direct_questions_publishes_its_protected_estimates_alone(app, auth_client, db_path,
                                                                                     owner_id):
     definition = battery_definition()
-    definition["questions"] = [q for q in definition["questions"] if "epsilon" in q]
+    kept = [(d, t) for d, t in battery_questions() if _protected(d)]  # at ε, or by an ε-LDP design
+    definition["questions"] = [d for d, _ in kept]
     definition.update(slug="onlyprotected", title="Only protected")
     survey = parse_definition(definition)
-    truth = {q.id: q.qtype.truth(q, t, q.id) for q, (d, t) in
-             zip(survey.questions, [(d, t) for d, t in battery_questions() if "epsilon" in d])}
+    assert any(q.design for q in survey.questions)
+    truth = {q.id: q.qtype.truth(q, t, q.id) for q, (d, t) in zip(survey.questions, kept)}
     db = connect(db_path)
     try:
         stored = insert_survey(db, survey, status="open", owner_id=owner_id)

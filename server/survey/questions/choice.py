@@ -200,7 +200,25 @@ class Choice(QuestionType):
                 ({"text": "Which drug have you used most?", "options": ["None", "Cannabis", "Other"], "epsilon": 2.0},
                  [0.6, 0.3, 0.1]),
                 ({"text": "Which year of study are you in?", "options": ["First", "Second", "Third"],
-                  "required": False}, [0.4, 0.35, 0.25])]
+                  "required": False}, [0.4, 0.35, 0.25]),
+                # the randomized-response designs (DesignedChoice): forced response with p_1 ≠ p_0, binary and
+                # k-ary; Warner's; the crosswise model combined by the respondent; a custom matrix with a zero
+                # cell (report 1 rules answer 3 out: not ε-LDP)
+                ({"text": "Have you ever driven after drinking?", "options": ["Yes", "No"],
+                  "design": {"name": "forced", "p": 0.6, "forced": [0.25, 0.15]}}, [0.2, 0.8]),
+                ({"text": "How often have you taken something from a shop without paying?",
+                  "options": ["Never", "Once", "More than once"],
+                  "design": {"name": "forced", "p": 0.7, "forced": [0.12, 0.1, 0.08]}}, [0.7, 0.2, 0.1]),
+                ({"text": "Have you ever lied on a job application?", "options": ["Yes", "No"],
+                  "design": {"name": "warner", "p": 0.75}}, [0.25, 0.75]),
+                ({"text": "Have you ever evaded a tax?", "options": ["Yes", "No"],
+                  "design": {"name": "crosswise", "side": "respondent", "prevalence": 0.25,
+                             "fact": "Is your mother's birthday in January, February or March?",
+                             "prevalence_range": [0.23, 0.27]}}, [0.15, 0.85]),
+                ({"text": "How many times have you called in sick when you were well?",
+                  "options": ["Never", "Once or twice", "More often"],
+                  "design": {"name": "custom", "matrix": [[0.7, 0.15, 0.0], [0.2, 0.7, 0.2], [0.1, 0.15, 0.8]]}},
+                 [0.5, 0.3, 0.2])]
 
     # ------------------------------------------------------------ exports
 

@@ -68,9 +68,23 @@ class ResultsForm(Form):
         return float(self.confidence.data)
 
 
-def fake_shift(m: int, p: float, q: float, n: int) -> float:
-    """How far ``m`` fake respondents could move one option's estimate: ``m(1 − q)/((p − q)n)``."""
-    return m * (1 - q) / ((p - q) * n) if n else math.inf
+def fake_shift(m: int, p: float, q: float, n: int, matrix=None) -> float:
+    """How far ``m`` fake respondents could move one option's estimate: ``m(1 − q)/((p − q)n)`` for k-ary
+    randomized response at ``p``, ``q``; for a design, from its ``matrix`` M (reports × answers).
+
+    The unbiased estimate is ``π̂ = A λ̂`` with ``A = M⁻¹`` and ``λ̂`` the report shares.  m fakes who all
+    send report s make the shares ``(nλ̂ + m e_s)/(n + m)``, which moves ``π̂`` by ``m/(n + m)·(A e_s − π̂)``;
+    with ``π̂_t`` in [0, 1] that is at most ``(m/n)·max(|A_ts|, |A_ts − 1|)``, and fakes sending a mix of
+    reports move it less (the move is linear in the mix).  For k-ary randomized response
+    ``A = (I − q·11ᵀ)/(p − q)`` and, as ``p ≤ 1 − q``, this is the formula above; a design whose report
+    is likelier under another answer (the crosswise model at a prevalence below ½) has ``p < q``.
+    """
+    if not n:
+        return math.inf
+    if matrix is None:
+        return m * (1 - q) / ((p - q) * n)
+    inverse = np.linalg.inv(np.asarray(matrix, dtype=float))
+    return m * float(np.max(np.maximum(np.abs(inverse), np.abs(inverse - 1)))) / n
 
 
 def _unbiased_label(row: dict) -> dict:
@@ -133,7 +147,8 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
             item["result"] = result
             item["rows"] = option_rows(q, record)
             if fake is not None:
-                item["shift"] = fake_shift(fake, result.p, result.q, result.n)
+                design = getattr(q.mechanism, "design", None)  # a randomized-response design (client/designs.py)
+                item["shift"] = fake_shift(fake, result.p, result.q, result.n, None if design is None else design.matrix)
             title = (f"{q.text} — estimates with {confidence:.0%} "
                      f"{'simultaneous ' if simultaneous else ''}{result.method} intervals, n = {result.n:,}")
         else:
