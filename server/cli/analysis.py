@@ -125,9 +125,9 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=Non
     if db_path is not None:
         fail("--weights: a database has no weight column; export the responses (deniable export), add the "
              "weights (and strata, clusters) as columns, and give the file with --weights COLUMN")
-    if counts_path is not None:
-        fail("--weights: counts have no respondents to weight; give the responses file with its weight column")
-    if len(inputs) != 2:
+    if counts_path is not None and len(inputs) != 1:
+        raise click.UsageError("with --counts, give SURVEY.json and --counts FILE")
+    if counts_path is None and len(inputs) != 2:
         raise click.UsageError("with --weights, give SURVEY.json and RESPONSES.csv (or .parquet)")
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import files  # pyarrow: only here
@@ -149,6 +149,8 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=Non
                 return survey, read(inputs[1], survey, design=columns)
             except FieldError as exc:
                 fail(str(exc))
+        if counts_path is not None:  # each row's design columns: those of its count respondents
+            return survey, files.read_counts(counts_path, survey, design=columns)
         if not files.is_parquet(inputs[1]):
             check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
         return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)

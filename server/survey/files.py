@@ -109,6 +109,18 @@ def _check_columns(path: Path, names: list[str], survey: Survey, extra: set[str]
         raise CSVError(f"{path}: a column appears twice")
 
 
+def _design_names(path: Path, names: list[str], survey: Survey, design: DesignColumns | None) -> dict[str, str]:
+    """The design's columns by role (none without ``design``); a CSVError for one that is a question or missing."""
+    named = design.named() if design is not None else {}
+    for name in named.values():
+        if name in [q.id for q in survey.questions]:
+            raise CSVError(f"{path}: column {name!r} is a question, not a design column")
+        if name not in names:
+            raise CSVError(f"{path}: no column {name!r} for the sampling design (the columns are: "
+                           f"{', '.join(names)})")
+    return named
+
+
 def read_responses_parquet(path, survey: Survey, design: DesignColumns | None = None) -> Dataset:
     """Read a responses Parquet file (one column per question id, labels as text; a
     ``text-version`` column, as exports have once a survey's wording changed, is ignored).
@@ -116,13 +128,7 @@ def read_responses_parquet(path, survey: Survey, design: DesignColumns | None = 
     (:func:`.responses_csv.read_responses_csv`)."""
     path = Path(path)
     table = _open_parquet(path).read()
-    named = design.named() if design is not None else {}
-    for name in named.values():
-        if name in [q.id for q in survey.questions]:
-            raise CSVError(f"{path}: column {name!r} is a question, not a design column")
-        if name not in table.column_names:
-            raise CSVError(f"{path}: no column {name!r} for the sampling design (the columns are: "
-                           f"{', '.join(table.column_names)})")
+    named = _design_names(path, table.column_names, survey, design)
     _check_columns(path, table.column_names, survey, {TEXT_VERSION, *named.values()})
     columns = {}
     for q in survey.questions:
@@ -159,9 +165,14 @@ def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | 
         raise CSVError(f"{path}: cannot write: {exc}") from None
 
 
-def read_counts(path, survey: Survey) -> Dataset:
+def read_counts(path, survey: Survey, design: DesignColumns | None = None) -> Dataset:
     """Read aggregated counts (some question columns and ``count``) into a weighted :class:`Dataset`
-    over the questions present."""
+    over the questions present.
+
+    With ``design`` (``--weights COLUMN``, and ``--strata``, ``--cluster``, ``--fpc``), each row's
+    design columns hold the sampling weight (stratum, cluster, fpc) of every one of its ``count``
+    respondents — post-stratification cells, say — and the dataset has one row per respondent (each
+    row repeated ``count`` times), so that the design-based variance counts respondents, not rows."""
     path = Path(path)
     if is_parquet(path):
         table = _open_parquet(path).read()
@@ -170,7 +181,8 @@ def read_counts(path, survey: Survey) -> Dataset:
         table = _read_counts_csv(path, survey)
         where = lambda row: f"line {row + 2}"  # noqa: E731  (the header is line 1)
     names = table.column_names
-    _check_columns(path, names, survey, extra={COUNT})
+    named = _design_names(path, names, survey, design)
+    _check_columns(path, names, survey, extra={COUNT, *named.values()})
     if COUNT not in names:
         raise CSVError(f"{path}: no {COUNT!r} column (the number of responses with each answer pattern)")
     present = [q for q in survey.questions if q.id in names]
@@ -188,7 +200,13 @@ def read_counts(path, survey: Survey) -> Dataset:
     except ValueError as exc:
         raise CSVError(f"{path}: column {COUNT!r}: {exc}") from None
     columns = {q.id: _indices(path, q, table.column(q.id)) for q in present}
-    return Dataset(survey.only([q.id for q in present]), columns, weights)
+    if design is None:
+        return Dataset(survey.only([q.id for q in present]), columns, weights)
+    values = {role: design_values(path, role, name, table.column(name), lambda row: f"{path}: {where(row)}")
+              for role, name in named.items()}
+    each = np.repeat(np.arange(weights.size), weights)  # one row per respondent
+    return Dataset(survey.only([q.id for q in present]), {qid: c[each] for qid, c in columns.items()},
+                   design={role: v[each] for role, v in values.items()})
 
 
 def _read_counts_csv(path: Path, survey: Survey) -> pa.Table:

@@ -233,9 +233,49 @@ BAD_DESIGNS = [
      ["column 'N' (fpc): must be one number per stratum, at least the clusters sampled in it"]),
     ("database", lambda d: ["--db", d / "x.db", "student-life", "--weights", "w"],
      ["--weights: a database has no weight column"]),
-    ("counts", lambda d: [SURVEY, "--counts", _csv(d, "Yes,3\n", "drugs,count"), "--weights", "w"],
-     ["--weights: counts have no respondents to weight"]),
+    ("counts without the weights' column", lambda d: [SURVEY, "--counts", _csv(d, "Yes,3\n", "drugs,count"),
+                                                      "--weights", "w"],
+     ["no column 'w' for the sampling design"]),
+    ("counts with a weight of 0", lambda d: [SURVEY, "--counts", _csv(d, "Yes,3,0\nNo,2,1\n", "drugs,count,w"),
+                                             "--weights", "w"],
+     ["line 2", "column 'w' (the sampling weights)"]),
 ]
+
+
+def test_counts_with_design_columns_are_their_respondents(tmp_path):
+    """A counts file whose rows carry the design columns of their ``count`` respondents (cells of a
+    post-stratification, say) gives exactly what the responses file of those respondents gives."""
+    survey, rows = design_sample()
+    cluster_weight = {}  # one weight per cluster: its respondents who answered alike are one row of counts
+    rows["w"] = np.array([cluster_weight.setdefault((s, c), w) for s, c, w in zip(rows["s"], rows["c"], rows["w"])])
+    codes = np.stack([rows[q.id] for q in survey.questions], axis=1)
+    keys = [tuple(map(int, c)) + (float(w), str(s), str(cl)) for c, w, s, cl in zip(codes, rows["w"], rows["s"],
+                                                                                    rows["c"])]
+    cells: dict = {}
+    for key in keys:
+        cells[key] = cells.get(key, 0) + 1
+    assert len(cells) < len(keys)  # some rows stand for several respondents
+    ids = [q.id for q in survey.questions]
+    counts = write_csv(tmp_path / "counts.csv", {
+        **{qid: [survey.question(qid).options[key[i]] for key in cells] for i, qid in enumerate(ids)},
+        "count": list(cells.values()), "w": [key[-3] for key in cells], "s": [key[-2] for key in cells],
+        "c": [key[-1] for key in cells]})
+    responses = responses_csv(tmp_path / "r.csv", survey, rows)
+    design = ("--weights", "w", "--strata", "s", "--cluster", "c")
+    for extra in ((), ("--by", "year")):
+        found, expected = (estimate_json(SURVEY, *given, *design, *extra) for given in (("--counts", counts),
+                                                                                        (responses,)))
+        assert numbers(found) == pytest.approx(numbers(expected), rel=1e-12, abs=1e-15)
+        assert json.dumps(found).count('"') == json.dumps(expected).count('"')
+
+
+def numbers(document) -> list:
+    """Every number of a JSON document, in order (the rest compared through its shape)."""
+    if isinstance(document, dict):
+        return [x for key in sorted(document) for x in numbers(document[key])]
+    if isinstance(document, list):
+        return [x for item in document for x in numbers(item)]
+    return [document] if isinstance(document, (int, float)) and not isinstance(document, bool) else []
 
 
 def _json(folder: Path, data: dict) -> Path:
