@@ -327,14 +327,20 @@ def deconvolve(values, counts, mech: LaplaceMechanism, iterations: int = EM_ITER
     x = np.arange(m + 1)
     ends = {y: _end_kernel(y, mech) for y in (mech.low, mech.high) if lo <= y <= hi and observed[y - lo] > 0}
 
-    from scipy.signal import fftconvolve  # imported here: scipy.signal loads scipy.stats (most of a second)
+    # Both products by FFT, the kernel's transform computed once: one length holds either full
+    # convolution (kernel with π, or with the reversed ratio), so its wrap-around never reaches them.
+    size = 1 << (kernel.size + max(m + 1, width) - 2).bit_length()
+    transform = np.fft.rfft(kernel, size)
+
+    def convolve(signal):  # the full convolution of the kernel with ``signal``
+        return np.fft.irfft(np.fft.rfft(signal, size) * transform, size)
 
     def em(pi):
-        lam = np.clip(fftconvolve(pi, kernel)[m:m + width], 1e-300, None)
+        lam = np.clip(convolve(pi)[m:m + width], 1e-300, None)
         for y, kern in ends.items():
             lam[y - lo] = max(float(kern @ pi), 1e-300)
         ratio = observed / lam
-        weights = fftconvolve(kernel, ratio[::-1])[width - 1:width + m][::-1]
+        weights = convolve(ratio[::-1])[width - 1:width + m][::-1]
         for y, kern in ends.items():
             weights += ratio[y - lo] * (kern - kernel[y - lo + m - x])
         new = np.clip(pi * weights / n, 0.0, None)
