@@ -638,7 +638,7 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     (:func:`deniable.estimators.regress` with ``design=`` and ``matrix=``)."""
     from deniable import estimators
 
-    from .patterns import collapse, from_dataset
+    from .patterns import from_dataset
     from .regression import FormulaError, design, parse_formula, reference_index
 
     survey = dataset.survey
@@ -651,29 +651,41 @@ def fit_weighted_formula(dataset: Dataset, columns: DesignColumns, text: str, *,
     built = design(patterns, formula)
     if built.weights.sum() == 0:
         raise FormulaError(f"no response answered {outcome.id!r} and every covariate")
-    qids = [outcome.id, *(q.id for q in formula.questions)]
-    unique, _ = collapse(patterns, qids)  # the rows design() built, in its order (complete ones kept)
-    unique = unique[np.all(unique >= 0, axis=1)] if unique.size else unique
-    index = {tuple(row): i for i, row in enumerate(unique.tolist())}
-    respondents = np.column_stack([np.asarray(dataset.columns[qid], dtype=np.int64) for qid in qids])
-    distinct, inverse = np.unique(respondents, axis=0, return_inverse=True)
-    row_of = np.array([index.get(tuple(row), -1) for row in distinct.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    row_of = _fit_rows(patterns, formula, dataset)
     complete = row_of >= 0
     full = design_of(dataset, columns)
     sample = dataclasses.replace(full, weights=full.weights * complete)
     at = np.where(complete, row_of, 0)
-    channel = {"epsilon": outcome.epsilon}
-    realized = getattr(outcome.qtype.mechanism(outcome), "design", None)
-    if realized is not None:  # a randomized-response design: its matrix in the pseudo-likelihood
-        privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
-        channel = {"epsilon": None, "matrix": realized.matrix,
-                   "matrix_label": f"{realized.name} design (its misclassification matrix in the pseudo-likelihood) "
-                                   f"· {privacy}"}
     result = estimators.regress(
         built.reports[at], built.covariates[at], k=outcome.k, design=sample, names=built.names,
         terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
-        options=outcome.options, confidence=confidence, profile=False, **channel)
+        options=outcome.options, confidence=confidence, profile=False, **_outcome_channel(outcome))
     return formula, built, result
+
+
+def _fit_rows(patterns, formula, dataset: Dataset) -> np.ndarray:
+    """Each row of ``dataset``: its row of the fit's design (:func:`.regression.design` of ``patterns``,
+    the complete rows in its order), or −1 when it left out the outcome or a covariate."""
+    from .patterns import collapse
+
+    qids = [formula.outcome.id, *(q.id for q in formula.questions)]
+    unique, _ = collapse(patterns, qids)
+    unique = unique[np.all(unique >= 0, axis=1)] if unique.size else unique
+    index = {tuple(row): i for i, row in enumerate(unique.tolist())}
+    rows = np.column_stack([np.asarray(dataset.columns[qid], dtype=np.int64) for qid in qids])
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return np.array([index.get(tuple(row), -1) for row in distinct.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+
+
+def _outcome_channel(outcome: Question) -> dict:
+    """How the outcome's reports were randomized, as :func:`deniable.estimators.regress` takes it: its ε,
+    or a randomized-response design's matrix (in the pseudo-likelihood) and its label."""
+    realized = getattr(outcome.qtype.mechanism(outcome), "design", None)
+    if realized is None:
+        return {"epsilon": outcome.epsilon}
+    privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
+    return {"epsilon": None, "matrix": realized.matrix,
+            "matrix_label": f"{realized.name} design (its misclassification matrix in the pseudo-likelihood) · {privacy}"}
 
 
 def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: str, *, trim: tuple | None = None,
@@ -697,7 +709,7 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     from deniable import estimators
     from deniable.estimators.regression import Calibration
 
-    from .patterns import Patterns, collapse
+    from .patterns import Patterns
     from .regression import FormulaError, design, parse_formula, reference_index
 
     survey = survey or dataset.survey
@@ -715,27 +727,14 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     built = design(patterns, formula)
     if built.weights.sum() == 0:
         raise FormulaError(f"no response answered {outcome.id!r} and every covariate")
-    qids = [outcome.id, *(q.id for q in formula.questions)]
-    unique, _ = collapse(patterns, qids)  # the rows design() built, in its order (complete ones kept)
-    unique = unique[np.all(unique >= 0, axis=1)] if unique.size else unique
-    index = {tuple(row): i for i, row in enumerate(unique.tolist())}
-    rows = np.column_stack([np.asarray(dataset.columns[qid], dtype=np.int64) for qid in qids])
-    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    row_of = np.array([index.get(tuple(row), -1) for row in distinct.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    row_of = _fit_rows(patterns, formula, dataset)
     at = np.where(row_of >= 0, row_of, 0)
-    channel = {"epsilon": outcome.epsilon}
-    realized = getattr(outcome.qtype.mechanism(outcome), "design", None)
-    if realized is not None:  # a randomized-response design: its matrix in the pseudo-likelihood
-        privacy = f"ε = {realized.epsilon:.4f}" if realized.ldp else "not ε-LDP"
-        channel = {"epsilon": None, "matrix": realized.matrix,
-                   "matrix_label": f"{realized.name} design (its misclassification matrix in the pseudo-likelihood) "
-                                   f"· {privacy}"}
     calibration = Calibration(weights=np.asarray(raking.weights), variables=tuple(variables.values()),
                               domain=row_of >= 0)
     result = estimators.regress(
         built.reports[at], built.covariates[at], k=outcome.k, weights=counts, calibration=calibration,
         names=built.names, terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
-        options=outcome.options, confidence=confidence, profile=False, **channel)
+        options=outcome.options, confidence=confidence, profile=False, **_outcome_channel(outcome))
     raked = Raked(survey=survey, margins=margins, raking=raking, untrimmed=untrimmed, n=n, questions=[],
                   unweighted={}, skipped=[])
     return formula, built, result, raked
