@@ -190,12 +190,8 @@ def svyglm(tmp_path: Path, columns: dict) -> tuple[np.ndarray, np.ndarray]:
 # default stops at a difference of one unit of weight), then as SVYMEAN_SCRIPT: svymean and
 # svyciprop(method = "beta") of each 0/1 column (na.rm = TRUE: a domain), the t interval of any
 # other; and last the raked weights.
-RAKE_SCRIPT = r"""
-suppressMessages(library(survey))
-args <- commandArgs(trailingOnly = TRUE)
-d <- read.csv(args[1], stringsAsFactors = FALSE)
-m <- read.csv(args[2], stringsAsFactors = FALSE)
-des <- svydesign(ids = ~1, weights = ~w, data = d)
+# The raking of ``des`` to the margins ``m`` (MARGINS.csv read: var, level, freq), IPF run to 1e-13.
+RAKE_TO_MARGINS = r"""
 vars <- unique(m$var)
 sample.margins <- lapply(vars, function(v) as.formula(paste0("~", v)))
 population.margins <- lapply(vars, function(v) {
@@ -205,7 +201,14 @@ population.margins <- lapply(vars, function(v) {
   p
 })
 des <- rake(des, sample.margins, population.margins, control = list(maxit = 1000, epsilon = 1e-13))
-out <- c()
+"""
+RAKE_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+m <- read.csv(args[2], stringsAsFactors = FALSE)
+des <- svydesign(ids = ~1, weights = ~w, data = d)
+""" + RAKE_TO_MARGINS + r"""out <- c()
 for (v in args[-(1:2)]) {
   f <- as.formula(paste0("~", v))
   mm <- svymean(f, des, na.rm = TRUE)

@@ -28,7 +28,7 @@ from scipy.stats import beta as beta_dist
 from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
-from support.r_survey import _run, rake_design_svymean, rake_svymean, write_csv
+from support.r_survey import RAKE_TO_MARGINS, _run, rake_design_svymean, rake_svymean, write_csv
 
 SURVEY = {"slug": "typed", "title": "Typed", "questions": [
     {"id": "age", "text": "Age?", "options": ["young", "middle", "old"]},
@@ -183,16 +183,7 @@ m <- read.csv(args[2], stringsAsFactors = FALSE)
 des <- if (args[3] == "") svydesign(ids = ~1, weights = ~w, data = d) else
   svydesign(ids = as.formula(paste0("~", args[3])), strata = as.formula(paste0("~", args[4])), weights = ~w,
             nest = TRUE, data = d)
-vars <- unique(m$var)
-sample.margins <- lapply(vars, function(v) as.formula(paste0("~", v)))
-population.margins <- lapply(vars, function(v) {
-  s <- m[m$var == v, ]
-  p <- data.frame(s$level, s$freq)
-  names(p) <- c(v, "Freq")
-  p
-})
-des <- rake(des, sample.margins, population.margins, control = list(maxit = 1000, epsilon = 1e-13))
-out <- c()
+""" + RAKE_TO_MARGINS + r"""out <- c()
 for (v in args[-(1:4)]) {
   arm <- d[[paste0("arm_", v)]]
   des <- update(des, n0 = ifelse(arm == 0, d[[v]], 0), n1 = ifelse(arm == 1, d[[v]], 0),
