@@ -84,6 +84,8 @@ or a one-dimensional root found for every table at once, checked against the sam
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import math
 
@@ -591,8 +593,32 @@ def _side(k, epsilon, design, reports, confidence):
     if design.k_reports != k or design.k != k:
         raise ValueError(f"the design has {design.k_reports} reports of {design.k} answers; the table has {k}")
     m = design.matrix
-    return m, np.linalg.inv(m), option_channels(design), \
+    return m, np.linalg.inv(m), option_channels(own_reports(design)[0]), \
         estimate_design(np.asarray(reports, dtype=np.int64), design, confidence=confidence), design.epsilon
+
+
+def own_reports(design):
+    """``(design, swapped)``: a two-report design whose each report is likelier under the *other*
+    answer — the crosswise model at a prevalence below ½, whose "same" is likelier under "No" — with
+    its two reports swapped (``swapped`` True), else the design as it is.  A report's label is
+    arbitrary: swapping two reports changes no estimate of the answers, and gives each report the
+    form the exact intervals need (likelier under its own answer); its counts are swapped with it
+    (:func:`own_counts`)."""
+    if design is not None and design.k == design.k_reports == 2:
+        w = design.weights
+        if w[0][0] < w[0][1] and w[1][1] < w[1][0]:
+            return dataclasses.replace(design, weights=(w[1], w[0]), reports=tuple(reversed(design.reports))), True
+    return design, False
+
+
+def own_counts(counts, row_design, col_design) -> np.ndarray:
+    """The joint report counts (the last two axes: row and column reports) in :func:`own_reports`' order."""
+    counts = np.asarray(counts)
+    if own_reports(row_design)[1]:
+        counts = np.flip(counts, axis=-2)
+    if own_reports(col_design)[1]:
+        counts = np.flip(counts, axis=-1)
+    return counts
 
 
 def option_channels(design) -> list[tuple[float, float]]:
@@ -705,8 +731,9 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_des
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(shape)
     designed = row_design is not None or col_design is not None
     if designed:  # each cell with its options' own (p, q) (module notes, "A randomized-response design")
-        low, high = per_cell(joint_intervals, counts, pq1, pq2, confidence)
-        estimable = np.array([row_share_low(counts, pq1[i], confidence)[i] > 0 for i in range(k1)])
+        own = own_counts(counts, row_design, col_design)  # each report likelier under its own answer
+        low, high = per_cell(joint_intervals, own, pq1, pq2, confidence)
+        estimable = np.array([row_share_low(own, pq1[i], confidence)[i] > 0 for i in range(k1)])
     else:
         mechs = pq1[0], pq2[0]
         low, high = joint_intervals(counts, *mechs, confidence)
@@ -723,7 +750,7 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_des
     cov_theta = grad @ cov @ grad.T
     se_theta = np.sqrt(np.clip(np.diag(cov_theta), 0.0, None)).reshape(shape)
     if designed:
-        cond_low, cond_high = per_cell(conditional_intervals, counts, pq1, pq2, confidence)
+        cond_low, cond_high = per_cell(conditional_intervals, own, pq1, pq2, confidence)
     else:
         cond_low, cond_high = conditional_intervals(counts, *mechs, confidence)
     hidden = ~estimable | (row_mass <= 0)
@@ -798,9 +825,10 @@ def crosstabs(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_de
     cov = a @ (lam[:, :, None] * np.eye(4) - lam[:, :, None] * lam[:, None, :]) @ a.T / n
     se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None)).reshape(m, 2, 2)
     if row_design is not None or col_design is not None:
-        low, high = per_cell(joint_intervals, tables, pq1, pq2, confidence)
-        estimable = np.stack([row_share_low(tables, pq1[i], confidence)[:, i] > 0 for i in range(2)], axis=1)
-        cond_low, cond_high = per_cell(conditional_intervals, tables, pq1, pq2, confidence)
+        own = own_counts(tables, row_design, col_design)  # each report likelier under its own answer
+        low, high = per_cell(joint_intervals, own, pq1, pq2, confidence)
+        estimable = np.stack([row_share_low(own, pq1[i], confidence)[:, i] > 0 for i in range(2)], axis=1)
+        cond_low, cond_high = per_cell(conditional_intervals, own, pq1, pq2, confidence)
     else:
         low, high = joint_intervals(tables, pq1[0], pq2[0], confidence)
         estimable = row_share_low(tables, pq1[0], confidence) > 0

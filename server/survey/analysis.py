@@ -87,12 +87,12 @@ def check_crosstab(survey: Survey, row_id: str, col_id: str) -> tuple[Question, 
             raise AnalysisError("crosstab", f"question {q.id!r} is {q.qtype.label}: not available for this type: "
                                             f"{q.qtype.crosstab}")
         if q.design:  # the exact intervals need each report likelier under its own answer (estimators/joint.py)
-            from deniable.estimators.joint import option_channels
+            from deniable.estimators.joint import option_channels, own_reports
 
             from .questions.choice import design_of
 
             try:
-                option_channels(design_of(q))
+                option_channels(own_reports(design_of(q))[0])
             except ValueError as exc:
                 raise AnalysisError("crosstab", f"question {q.id!r}: {exc}") from None
     return row, col

@@ -175,15 +175,15 @@ def test_crosstab_of_every_type(auth_client, battery, tmp_path, qid):
 def _design_refusal(q) -> str | None:
     """Why a question's randomized-response design cannot be cross-tabbed (None: it can), as the
     estimators declare it (docs/statistics.md: the exact intervals need each report i to have one
-    probability under answer i and a smaller one under every other; Kuk's decks, the crosswise model
-    with a prevalence below ½ and most custom matrices do not)."""
+    probability under answer i and a smaller one under every other, once a binary design whose
+    reports both point the other way has them swapped; most custom matrices do not)."""
     if not q.design:
         return None
-    from deniable.estimators.joint import option_channels
+    from deniable.estimators.joint import option_channels, own_reports
     from deniable.server.survey.questions.choice import design_of
 
     try:
-        option_channels(design_of(q))
+        option_channels(own_reports(design_of(q))[0])
     except ValueError as exc:
         return str(exc)
     return None

@@ -109,8 +109,12 @@ def test_the_designed_crosstab_states_the_designs_epsilon_and_estimates():
     assert np.all(result.joint_ci_low <= result.joint_consistent) and np.all(result.joint_consistent <= result.joint_ci_high)
     assert result.row.estimate == pytest.approx(np.linalg.inv(FORCED.matrix) @ (counts.sum(axis=1) / 1000))
     assert np.isinf(crosstab(counts, None, 1.0, row_design=TRIANGULAR).epsilon)  # not ε-LDP
-    with pytest.raises(ValueError, match="not likelier under its own answer"):
-        crosstab(counts, None, 1.0, row_design=kuk(0.2, 0.7))  # the red card is likelier for a "No"
+    with pytest.raises(ValueError, match="not likelier under its own answer"):  # report 3's two "others" differ
+        crosstab(np.array([[100, 80], [90, 70], [60, 500]]), None, 1.0,
+                 row_design=custom([[0.8, 0.1, 0.2], [0.1, 0.8, 0.2], [0.1, 0.1, 0.6]]))
+    # Kuk's red card is likelier for a "No", the black for a "Yes": the two reports are swapped
+    swapped = crosstab(counts, None, 1.0, row_design=kuk(0.2, 0.7))
+    assert np.all(swapped.joint_ci_low <= swapped.joint_ci_high) and swapped.converged
 
 
 def survey(design):
@@ -142,7 +146,11 @@ def test_deniable_estimate_crosstab_of_a_designed_question(tmp_path):
 
 
 def test_a_design_without_the_exact_form_is_refused_naming_the_field():
-    s = survey({"name": "kuk", "theta_1": 0.2, "theta_2": 0.7})
+    s = parse_definition({"slug": "s", "title": "S", "questions": [
+        {"id": "cheated", "text": "Cheated?", "options": ["Yes", "No", "Maybe"],
+         "design": {"name": "custom", "matrix": [[0.8, 0.1, 0.2], [0.1, 0.8, 0.2], [0.1, 0.1, 0.6]]}},
+        {"id": "drugs", "text": "Drugs?", "options": ["Yes", "No"], "epsilon": 1.0}]})
+    assert check_crosstab(survey({"name": "kuk", "theta_1": 0.2, "theta_2": 0.7}), "cheated", "drugs")  # swapped
     with pytest.raises(AnalysisError, match="'cheated'.*not likelier under its own answer") as caught:
         check_crosstab(s, "cheated", "drugs")
     assert caught.value.field == "crosstab"

@@ -377,9 +377,16 @@ def test_releases_within_groups_need_each_report_affine_in_its_own_answer():
     unbiased = estimate_design(counts, from_definition(three, ["a", "b", "c"])).estimate
     assert [r["estimate"] for r in rows] == pytest.approx(unbiased.tolist())
     assert all(r["ci_low"] <= r["ci_high"] for r in rows)
-    for design, options in (({"name": "warner", "p": 0.3}, ("Yes", "No")),
-                            ({"name": "custom", "matrix": [[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]]},
-                             ("a", "b", "c"))):
-        q = survey(design, options).question("cheated")
-        with pytest.raises(NotAvailable, match="estimates within groups are not available yet"):
-            q.qtype.group_columns(q)
+    # Warner at p = 0.3: each report likelier under the other answer, so its two reports are swapped
+    warner = {"name": "warner", "p": 0.3}
+    q = survey(warner, ("Yes", "No")).question("cheated")
+    q.qtype.group_columns(q)
+    counts = np.array([640, 360])
+    rows = q.qtype.group_estimates(q, counts, counts, 0.5, 0.95)
+    unbiased = estimate_design(counts, from_definition(warner, ["Yes", "No"])).estimate
+    assert [r["estimate"] for r in rows] == pytest.approx(unbiased.tolist())
+    assert all(r["ci_low"] <= r["estimate"] <= r["ci_high"] for r in rows)
+    custom = {"name": "custom", "matrix": [[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]]}
+    q = survey(custom, ("a", "b", "c")).question("cheated")
+    with pytest.raises(NotAvailable, match="estimates within groups are not available yet"):
+        q.qtype.group_columns(q)

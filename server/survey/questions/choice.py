@@ -439,10 +439,10 @@ def per_option(design) -> list[tuple[float, float]]:
     """``(p_i, q_i)`` per option: report i's probability under answer i and under every other answer,
     or NotAvailable when the design has no such form (a report whose probability differs between two
     other answers, or is not likelier under its own answer)."""
-    from deniable.estimators.joint import option_channels  # the cross-tab's test of the same form
+    from deniable.estimators.joint import option_channels, own_reports  # the cross-tab's test of the same form
 
     try:
-        return option_channels(design)
+        return option_channels(own_reports(design)[0])
     except ValueError:
         raise NotAvailable(f"estimates within groups are {NOT_YET} unless each report is likelier under its "
                            f"own answer than under any other, equally (the {design.name} design is not)") from None
@@ -573,10 +573,13 @@ class DesignedChoice(Choice):
         (:func:`per_option`), so :func:`deniable.estimators.release.noisy_group_interval` with option i's
         own ``p_i``, ``q_i`` covers π_i, each interval alone; the estimate is ``(c_i/n − q_i)/(p_i − q_i)``
         (the design's unbiased estimate)."""
+        from deniable.estimators.joint import own_reports
         from deniable.estimators.release import noisy_group_interval
 
         pq = per_option(design_of(q))
         c = np.asarray(counts, dtype=float)
+        if own_reports(design_of(q))[1]:  # its two reports swapped, each likelier under its own answer
+            c, noisy = c[::-1], np.asarray(noisy)[::-1]
         n = c.sum()
         out = []
         for j, option in enumerate(q.options):
