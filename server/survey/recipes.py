@@ -61,10 +61,12 @@ def question_design(q) -> dict:
 
 def design_document(survey: Survey) -> dict:
     """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it (bar its ``status``):
-    what the embed mounts a question from (``deniable embed design``, the builder's panel)."""
+    what the embed mounts a question from (``deniable embed design``, the builder's panel), with the
+    survey's language and its translations (words only: the design is the same in every language)."""
     return {"slug": survey.slug, "title": survey.title, "description": survey.description,
             "design_fingerprint": design_fingerprint(survey),
-            "questions": [question_design(q) for q in survey.questions]}
+            "questions": [question_design(q) for q in survey.questions],
+            "language": survey.language, "translations": survey.translations}
 
 
 def embed_src(src: str, version: str) -> str:

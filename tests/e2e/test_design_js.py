@@ -297,7 +297,7 @@ def test_the_embed_randomizes_a_check_all_question_with_a_design_even_when_not_l
     ticked shows it: 'Pens' ticked is reported ticked at most 60 % of the time)."""
     from deniable.client.embed import current
     from deniable.server.survey.definition import design_fingerprint
-    from deniable.server.web.respondent.api import question_design
+    from deniable.server.survey.recipes import question_design
 
     design = {"slug": "ticked", "design_fingerprint": design_fingerprint(TICKED),
               "questions": [question_design(q) for q in TICKED.questions]}

@@ -85,7 +85,7 @@ def test_mount_hands_the_host_only_the_report(embed_page, app):
         {"id": "did", "type": "multi", "text": "Which of these have you done?", "options": ["A", "B", "C"],
          "epsilon": 2.0}]})
     from deniable.server.survey.definition import design_fingerprint
-    from deniable.server.web.respondent.api import question_design
+    from deniable.server.survey.recipes import question_design
 
     design = {"slug": "ticks", "design_fingerprint": design_fingerprint(definition),
               "questions": [question_design(q) for q in definition.questions]}

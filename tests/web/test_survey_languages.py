@@ -221,3 +221,14 @@ def test_a_bad_translation_is_refused_on_import_naming_its_field(app, auth_clien
     db = open_db(app)
     assert db.execute("SELECT count(*) FROM surveys").fetchone()[0] == 0
     db.conn.close()
+
+
+def test_the_json_api_publishes_the_translations(app, client):
+    """``GET /api/v1/surveys/SLUG`` carries the survey's language and its translations as the definition
+    gives them (a client of the API can show the questions in them); the design is the same in every one."""
+    make_survey(app, DEFINITION, status="open")
+    design = client.get("/api/v1/surveys/habits").get_json()
+    assert design["translations"] == DEFINITION["translations"]
+    assert design["design_fingerprint"] == design_fingerprint(parse_definition(DEFINITION))
+    make_survey(app, {**{k: v for k, v in DEFINITION.items() if k != "translations"}, "slug": "plain"}, status="open")
+    assert client.get("/api/v1/surveys/plain").get_json()["translations"] == {}

@@ -13,8 +13,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from deniable.server.store.surveys import get_launched_survey
-from deniable.server.survey.definition import design_fingerprint
-from deniable.server.survey.recipes import question_design  # the design document's questions (also the embed's)
+from deniable.server.survey.recipes import design_document  # also what the embed mounts from
 
 from ..connections import get_db
 from ..errors import api_error as error
@@ -35,6 +34,4 @@ def survey(slug):
     stored = _published(slug)
     if stored is None:
         return error(404, f"no survey {slug!r}", "slug")
-    questions = [question_design(q) for q in stored.survey.questions]
-    return jsonify(slug=stored.slug, title=stored.survey.title, description=stored.survey.description,
-                   status=stored.status, design_fingerprint=design_fingerprint(stored.survey), questions=questions)
+    return jsonify(status=stored.status, **design_document(stored.survey))
