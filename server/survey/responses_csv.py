@@ -192,15 +192,21 @@ def _csv_batches(path: Path, survey: Survey, progress: bool | Callable[[int], No
     total = path.stat().st_size
 
     def batches():
-        with open(path, "rb") as fh:
+        # Arrow's own file, not a Python one: Arrow's read-ahead threads would otherwise take the GIL
+        # to read it, and one still doing so when the interpreter exits aborts the process
+        # ("terminate called without an active exception", apache/arrow#34314, #45017).
+        with pa.OSFile(str(path), "rb") as fh:
             reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
-            done = 0
-            for batch in reader:
-                yield batch
-                if update is not None:
-                    position = min(fh.tell(), total)
-                    update(position - done)
-                    done = position
+            try:
+                done = 0
+                for batch in reader:
+                    yield batch
+                    if update is not None:
+                        position = min(fh.tell(), total)
+                        update(position - done)
+                        done = position
+            finally:
+                reader.close()
 
     with _progress(path, progress) as update:
         try:
