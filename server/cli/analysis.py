@@ -15,7 +15,7 @@ import click
 
 from deniable.estimators.names import METHODS
 
-from .common import confidence_option, database, db_option, design_options, echo_json, fail, plural
+from .common import confidence_option, database, db_option, design_options, echo_json, fail, plural, rake_options
 from .progress import progress as progress_bar
 
 if TYPE_CHECKING:
@@ -202,21 +202,6 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
         click.echo(as_table(shown, grid), nl=False)
 
 
-def _trim_bounds(text: str | None):
-    """``--trim LOW,HIGH`` → (low, high), or None; UsageError naming the option for anything else."""
-    if text is None:
-        return None
-    parts = text.split(",")
-    try:
-        low, high = (float(p) for p in parts) if len(parts) == 2 else (None, None)
-    except ValueError:
-        low = high = None
-    if low is None or not (0 <= low < high < float("inf")):
-        raise click.UsageError(f"--trim: give LOW,HIGH with 0 <= LOW < HIGH (times the mean weight), such as "
-                               f"0.3,3; got {text[:40]!r}")
-    return low, high
-
-
 def _raking_sources(db_path: str, slug: str, patterns) -> dict:
     """What the questions the answer patterns leave out are raked from (their raking cells; read only)."""
     from deniable.server.store.responses import raking_sources
@@ -324,12 +309,7 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
 @click.option("--by", "by_qid", metavar="QUESTION",
               help="Estimate every other question within each option of this directly asked question.")
 @design_options("Estimates are then weighted and design-based (linearization, Korn-Graubard intervals).")
-@click.option("--rake", "margins_path", metavar="MARGINS.json",
-              help="Rake the respondents to population margins of questions asked directly "
-                   '({"question": {"option": share, ...}, ...}); estimates are then weighted, with the '
-                   "calibration variance.")
-@click.option("--trim", metavar="LOW,HIGH",
-              help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
+@rake_options("estimates are then weighted, with the calibration variance.")
 @click.option("--from", "source", type=click.Choice(tuple(FROM_READERS)),
               help="The responses file is another survey tool's results: surveyjs (a JSON list of survey.data "
                    "objects holding the embed's reports), otree (oTree's CSV export, wide or one app's), "
@@ -379,7 +359,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--method does not go with --rake: raked intervals are Korn and Graubard's")
         columns = _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous)
-        _estimate_raked(inputs, db_path, counts_path, margins_path, _trim_bounds(trim), confidence, fmt, columns,
+        _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence, fmt, columns,
                         crosstab, by_qid, simultaneous, source)
         return
     if trim is not None:

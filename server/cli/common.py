@@ -64,6 +64,32 @@ def design_options(weighted: str):
     return decorate
 
 
+def _trim_bounds(ctx, param, text: str | None):
+    """``--trim LOW,HIGH`` → (low, high), or None; UsageError naming the option for anything else."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        low, high = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        low = high = None
+    if low is None or not (0 <= low < high < float("inf")):
+        raise click.UsageError(f"--trim: give LOW,HIGH with 0 <= LOW < HIGH (times the mean weight), such as "
+                               f"0.3,3; got {text[:40]!r}")
+    return low, high
+
+
+def rake_options(raked: str):
+    """``--rake MARGINS.json`` (``raked``: what the raked weights then do) and ``--trim LOW,HIGH``
+    (parsed to ``(low, high)`` or None), the same in every command that rakes."""
+    rake = click.option("--rake", "margins_path", metavar="MARGINS.json",
+                        help="Rake the respondents to population margins of questions asked directly "
+                             f'({{"question": {{"option": share, ...}}, ...}}); {raked}')
+    trim = click.option("--trim", metavar="LOW,HIGH", callback=_trim_bounds,
+                        help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
+    return lambda f: rake(trim(f))
+
+
 @contextmanager
 def database(path: str, *, create: bool = False, readonly: bool = False):
     """Open the database at ``path`` for the block and close it after.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import confidence_option, database, db_option, design_options, echo_json, fail
+from .common import confidence_option, database, db_option, design_options, echo_json, fail, rake_options
 
 if TYPE_CHECKING:
     from deniable.server.survey.definition import Survey
@@ -101,12 +101,8 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim):
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
 @design_options("The fit is then design-based: pseudo-likelihood, sandwich (linearization) standard errors, "
                 "Wald intervals.")
-@click.option("--rake", "margins_path", metavar="MARGINS.json",
-              help="Rake the respondents to these population margins of questions asked directly (as deniable "
-                   "estimate --rake) and fit under the raked weights: pseudo-likelihood, sandwich standard errors "
-                   "with the calibration variance.")
-@click.option("--trim", metavar="LOW,HIGH",
-              help="With --rake: keep every weight within LOW..HIGH times the mean weight (e.g. 0.3,3).")
+@rake_options("the fit is then under the raked weights (as deniable estimate --rake): pseudo-likelihood, "
+              "sandwich standard errors with the calibration variance.")
 def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc, margins_path,
             trim) -> None:
     """Fit a logit of a question's true answer on questions asked directly.
@@ -140,10 +136,7 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     if margins_path is not None:
         if weights is not None:
             raise click.UsageError("--rake does not go with --weights (yet): raking starts from equal weights here")
-        from .analysis import _trim_bounds
-
-        slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path,
-                                                     _trim_bounds(trim))
+        slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path, trim)
         _show_raked(slug, formula, built, result, raked, fmt)
         return
     if trim is not None:

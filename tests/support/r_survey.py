@@ -223,20 +223,26 @@ cat(sprintf("%.15g", c(out, weights(des))), sep = "\n")
 """
 
 
+def margins_csv(path: Path, margins: dict, *, keep_zero: bool = False) -> Path:
+    """The MARGINS.csv the raking scripts read (var, level, freq) of ``margins`` (variable →
+    population total of each code 0, 1, …; in order); levels of total 0 left out unless ``keep_zero``."""
+    rows = {"var": [], "level": [], "freq": []}
+    for name, totals in margins.items():
+        for level, total in enumerate(totals):
+            if keep_zero or total > 0:
+                rows["var"].append(name)
+                rows["level"].append(level)
+                rows["freq"].append(float(total))
+    return write_csv(path, rows)
+
+
 def rake_svymean(tmp_path: Path, columns: dict, margins: dict, variables: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """R's ``rake()`` of the rows (``columns`` with an all-ones ``w`` and the raking variables as
     integer codes) to ``margins`` (variable → population total of each code 0, 1, …; in order), then
     ``svymean`` / ``svyciprop(method = "beta")`` of each of ``variables``: rows (mean, SE, ci_low,
     ci_high), and the raked weights."""
     path = write_csv(tmp_path / "rake.csv", columns)
-    rows = {"var": [], "level": [], "freq": []}
-    for name, totals in margins.items():
-        for level, total in enumerate(totals):
-            if total > 0:
-                rows["var"].append(name)
-                rows["level"].append(level)
-                rows["freq"].append(float(total))
-    margins_path = write_csv(tmp_path / "margins.csv", rows)
+    margins_path = margins_csv(tmp_path / "margins.csv", margins)
     values = np.array(_run(RAKE_SCRIPT, tmp_path, str(path), str(margins_path), *variables))
     return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]
 
@@ -352,14 +358,7 @@ def rake_design_svymean(tmp_path: Path, columns: dict, margins: dict, variables:
     """:func:`rake_svymean` of a design with sampling weights ``w``, strata and clusters."""
     assert RAKE_DESIGN_SCRIPT.count("args[-(1:4)]") == 1 and "args[3]" in RAKE_DESIGN_SCRIPT
     path = write_csv(tmp_path / "rake.csv", columns)
-    rows = {"var": [], "level": [], "freq": []}
-    for name, totals in margins.items():
-        for level, total in enumerate(totals):
-            if total > 0:
-                rows["var"].append(name)
-                rows["level"].append(level)
-                rows["freq"].append(float(total))
-    margins_path = write_csv(tmp_path / "margins.csv", rows)
+    margins_path = margins_csv(tmp_path / "margins.csv", margins)
     script = weights_df(RAKE_DESIGN_SCRIPT) if kg_weights_df else RAKE_DESIGN_SCRIPT
     values = np.array(_run(script, tmp_path, str(path), str(margins_path), cluster, strata, *variables))
     return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]

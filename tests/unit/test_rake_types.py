@@ -28,7 +28,7 @@ from scipy.stats import beta as beta_dist
 from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
-from support.r_survey import RAKE_TO_MARGINS, _run, rake_design_svymean, rake_svymean, write_csv
+from support.r_survey import RAKE_TO_MARGINS, _run, margins_csv, rake_design_svymean, rake_svymean, write_csv
 
 SURVEY = {"slug": "typed", "title": "Typed", "questions": [
     {"id": "age", "text": "Age?", "options": ["young", "middle", "old"]},
@@ -204,13 +204,7 @@ def rake_contrast(tmp_path, columns: dict, margins: dict, scores: list[str], *, 
     """R's treatment − control contrast of each score column on the raked design: ``{score: (difference,
     SE, ci_low, ci_high, control mean, treatment mean, control SE, treatment SE)}``."""
     path = write_csv(tmp_path / "contrast.csv", columns)
-    rows = {"var": [], "level": [], "freq": []}
-    for name, totals in margins.items():
-        for level, total in enumerate(totals):
-            rows["var"].append(name)
-            rows["level"].append(level)
-            rows["freq"].append(float(total))
-    margins_path = write_csv(tmp_path / "contrast-margins.csv", rows)
+    margins_path = margins_csv(tmp_path / "contrast-margins.csv", margins, keep_zero=True)
     values = np.array(_run(RAKE_CONTRAST_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata, *scores))
     return dict(zip(scores, values.reshape(len(scores), 8)))
 
@@ -414,13 +408,7 @@ def rake_design_svyratio(tmp_path, columns: dict, margins: dict, pairs: list, *,
     """R's ``svyratio`` of each (numerator, denominator) pair on ``rake()`` of the weighted, stratified,
     clustered design: rows (ratio, SE)."""
     path = write_csv(tmp_path / "ratio.csv", columns)
-    rows = {"var": [], "level": [], "freq": []}
-    for name, totals in margins.items():
-        for level, total in enumerate(totals):
-            rows["var"].append(name)
-            rows["level"].append(level)
-            rows["freq"].append(float(total))
-    margins_path = write_csv(tmp_path / "ratio-margins.csv", rows)
+    margins_path = margins_csv(tmp_path / "ratio-margins.csv", margins, keep_zero=True)
     values = _run(RAKE_RATIO_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata,
                   *(f"{a}:{b}" for a, b in pairs))
     return np.array(values).reshape(len(pairs), 2)
