@@ -7,10 +7,14 @@ vanished in the commit that inserted which response, or in which order recent re
 arrived.  Write connections zero deleted bytes (``secure_delete``, :func:`.db.connect`); what
 remains is the WAL and the shm.
 
-:func:`scrub` removes both traces: a ``TRUNCATE`` checkpoint (every frame copied into the
-database, the WAL cut to zero bytes), one write to the one-row ``scrub`` table (which makes the
-next WAL restart and SQLite zero the shm's frame list), and a second ``TRUNCATE`` checkpoint,
-so that the shm lists only the ``scrub`` table's own page.
+:func:`scrub` removes both traces: a ``FULL`` checkpoint (every frame copied into the
+database), one write to the one-row ``scrub`` table (which restarts the WAL: SQLite zeroes the
+shm's frame list as it writes the first frame, and with ``journal_size_limit = 0`` the commit cuts
+off the old frames behind it), and a ``TRUNCATE`` checkpoint (the WAL cut to zero bytes), so that
+the shm lists only the ``scrub`` table's own page.  In this order a server killed at any moment of
+a scrub leaves a shm that lists no page beyond the WAL's frames: truncating first would leave,
+until the write, an empty WAL beside a shm that still lists every page of the commits just
+checkpointed.
 
 :func:`start` runs a :class:`Scrubber` in the background of each server process: every
 ``interval`` seconds it scrubs if the WAL holds anything, so every trace of a write is gone
@@ -51,20 +55,23 @@ os.register_at_fork(before=_outside_sqlite.acquire, after_in_parent=_outside_sql
 
 
 def scrub(db) -> bool:
-    """Checkpoint and truncate the WAL, overwrite the shm's frame list; True if nothing was busy.
+    """Checkpoint the WAL, overwrite the shm's frame list, truncate the WAL; True if nothing was busy.
 
     Waits at most :data:`SCRUB_BUSY_MS` for readers (the connection's own busy timeout is restored).
     """
     before = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    limit = db.execute("PRAGMA journal_size_limit").fetchone()[0]
     db.execute(f"PRAGMA busy_timeout = {SCRUB_BUSY_MS}")
+    db.execute("PRAGMA journal_size_limit = 0")  # the write that restarts the WAL cuts off its old frames
     try:
-        if db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+        if db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()[0]:
             return False
         with write_transaction(db):
             db.execute("UPDATE scrub SET passes = passes + 1")
         return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     finally:
         db.execute(f"PRAGMA busy_timeout = {before}")
+        db.execute(f"PRAGMA journal_size_limit = {limit}")
 
 
 def scrub_before_answering(db, seconds: float = 1.0) -> bool:

@@ -114,6 +114,6 @@ def close_db(exc=None) -> None:
 
 
 def init_app(app) -> None:
-    app.config.setdefault("SCRUB_SECONDS", 1.0)
+    app.config.setdefault("SCRUB_SECONDS", 0.1)
     init_db(app.config["DATABASE"]).conn.close()
     app.teardown_appcontext(close_db)

@@ -15,6 +15,7 @@ from deniable.server.store import scrub as scrubbing
 from deniable.server.store.db import connect
 from deniable.server.store.invitations import generate, token_hash
 from deniable.server.store.responses import insert_many
+from support.forensics import shm_pages, wal_frames
 from support.store import store_response
 from deniable.server.store.surveys import get_survey, set_status
 
@@ -81,6 +82,36 @@ def test_scrub_truncates_the_wal_and_overwrites_the_frame_list(db, stored, db_pa
         assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 10_000  # restored for the pool
     finally:
         reader.conn.close()
+
+
+def test_a_scrub_killed_between_any_two_of_its_statements_leaves_no_page_listed_beyond_the_wal(db, stored,
+                                                                                                  db_path):
+    """A SIGKILL leaves the files as they are (SQLite writes through to the operating system), so a
+    copy taken before each statement of a scrub is what a kill at that moment would leave."""
+    reader = connect(db_path)  # another connection keeps the WAL and shm alive, as a running server does
+    copies = []
+
+    def copy(statement):
+        copies.append((statement, *(Path(f"{db_path}{suffix}").read_bytes() for suffix in ("-wal", "-shm"))))
+
+    try:
+        for _ in range(20):
+            store_response(db, stored, REPORTS)
+        scrub_page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'scrub'").fetchone()[0]
+        db.conn.set_trace_callback(copy)
+        try:
+            assert scrubbing.scrub(db)
+        finally:
+            db.conn.set_trace_callback(None)
+        copy("after")
+    finally:
+        reader.conn.close()
+    assert any("wal_checkpoint" in statement for statement, *_ in copies)
+    assert wal_frames(copies[0][1]) > 20 and len(shm_pages(copies[0][2])) > 20  # the 20 commits, before
+    for statement, wal, shm in copies:
+        listed = [page for page in shm_pages(shm) if page != scrub_page]
+        assert len(listed) <= wal_frames(wal), (statement, len(listed), wal_frames(wal))
+    assert copies[-1][1] == b"" and shm_pages(copies[-1][2]) == [scrub_page]
 
 
 def test_a_busy_reader_makes_the_scrub_wait_for_the_next_tick(db, stored, db_path):

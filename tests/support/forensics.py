@@ -174,3 +174,14 @@ def shm_pages(shm: bytes) -> list[int]:
         return []
     slots = struct.unpack(f"<{SHM_FIRST_FRAMES}I", shm[SHM_HEADER:SHM_HEADER + 4 * SHM_FIRST_FRAMES])
     return [page for page in slots if page]
+
+
+def wal_frames(wal: bytes) -> int:
+    """The WAL's frames of its current generation (those with the header's salts), committed or not."""
+    if len(wal) < WAL_HEADER:
+        return 0
+    page_size, salts = struct.unpack(">I", wal[8:12])[0], wal[16:24]
+    frames, offset = 0, WAL_HEADER
+    while offset + FRAME_HEADER + page_size <= len(wal) and wal[offset + 8:offset + 16] == salts:
+        frames, offset = frames + 1, offset + FRAME_HEADER + page_size
+    return frames
