@@ -26,6 +26,7 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from deniable.server.store.db import init_db  # noqa: E402  after the bytecode setting
+from deniable.server.web import connections  # noqa: E402
 from deniable.server.web.app import create_app
 from support.dashboard import EMAIL, ensure_researcher, login
 
@@ -34,6 +35,13 @@ CHROMIUM = os.environ.get("DENIABLE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 ARTIFACTS = ROOT / "test-artifacts"
+
+
+# One test process makes thousands of apps, each on its own database file, and each app's
+# scrubber ticks for as long as its file exists: at the default 0.1 s they would wake ten
+# thousand times a second and, scrubbing at once, hold more files open than select() takes.
+# In-process apps tick every second; every server process the tests start runs the default.
+connections.SCRUB_SECONDS = 1.0
 
 
 def pytest_report_header(config):

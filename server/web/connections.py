@@ -22,6 +22,8 @@ from deniable.server.store.db import WEB_BUSY_TIMEOUT_MS, connect, init_db
 
 MAX_IDLE = 8  # connections kept per (file, mode) in a process
 
+SCRUB_SECONDS = 0.1  # the scrubber's tick (docs/security.md): what a crash leaves in the WAL, what file times date
+
 
 class Pool:
     """Idle connections per (file, inode, read-only) of this process; never shared across fork."""
@@ -114,6 +116,6 @@ def close_db(exc=None) -> None:
 
 
 def init_app(app) -> None:
-    app.config.setdefault("SCRUB_SECONDS", 0.1)
+    app.config.setdefault("SCRUB_SECONDS", SCRUB_SECONDS)
     init_db(app.config["DATABASE"]).conn.close()
     app.teardown_appcontext(close_db)
