@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from flask import Flask
+from flask import Flask, redirect, url_for
 from werkzeug.routing import Rule
 
 from .extensions import csrf
@@ -107,6 +107,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     researchers.register_blueprint(colleagues.bp)  # /dashboard/colleagues/: admins only
     researchers.register_blueprint(embedding.bp)  # /dashboard/<slug>/embed: use in another survey tool
     app.register_blueprint(researchers)
+    # The address alone is the researchers' way in (a respondent always has a survey's link).
+    app.add_url_rule("/", "home", lambda: redirect(url_for("dashboard.views.index")))
 
     errors.init_app(app)
     ratelimit.init_app(app)

@@ -1178,10 +1178,13 @@ def all_routes(app) -> set[tuple[str, str]]:
             for method in rule.methods - {"HEAD", "OPTIONS"}} | {SUBMIT}
 
 
-@covers(("static", "GET"), ("dashboard.static", "GET"), ("respond.favicon", "GET"))
+@covers(("static", "GET"), ("dashboard.static", "GET"), ("respond.favicon", "GET"), ("home", "GET"))
 def test_static_files(tmp_path):
     world = World(tmp_path)
     client = world.app.test_client()
+    for query in ("", "?next=https://evil.example/", "?%ff=%00"):  # the redirect never follows the query
+        home = client.get("/" + query)
+        assert (home.status_code, home.headers["Location"]) == (302, "/dashboard/")
     favicon = client.get("/favicon.ico", headers={"Range": "bytes=5-1"})
     assert favicon.status_code in (200, 206, 416)
     favicon.close()

@@ -188,3 +188,11 @@ def test_migration_creates_the_researchers_table(db_path):
 
 def test_helpers_log_in(auth_client):
     assert auth_client.get("/dashboard/").status_code == 200
+
+
+def test_the_bare_address_leads_to_the_login_and_then_the_dashboard(client, researcher):
+    response = client.get("/")
+    assert response.status_code == 302 and response.headers["Location"] == "/dashboard/"
+    assert client.get("/dashboard/").headers["Location"].startswith("/auth/login")
+    login(client, next_url="/dashboard/")
+    assert client.get("/", follow_redirects=True).request.path == "/dashboard/"

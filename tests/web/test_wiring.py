@@ -18,6 +18,7 @@ WEB = Path(__file__).resolve().parents[2] / "server" / "web"
 
 # Everything anyone may ask for without logging in, and why; every other rule must refuse.
 PUBLIC = {
+    "home": "the bare address: a redirect to the dashboard, which asks for a login",
     "static": "the respondents' browser files",
     "dashboard.static": "the dashboard's stylesheet, which the login page uses too",
     "auth.login": "the login page",
