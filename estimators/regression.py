@@ -23,7 +23,7 @@ from .result import frozen
 from .designs import maximum_likelihood
 from .rrlogit import Data, fit, log_probabilities, posterior, profile_interval
 from .validate import check_confidence
-from .weights import calibration_residuals, linearized_covariance
+from .weights import SurveyDesign, calibration_residuals, linearized_covariance
 
 SEPARATION_PI = 1e-6  # a fitted probability below this for some observed pattern: no finite maximum
 COLLINEAR_EIGEN = 1e-10  # smallest eigenvalue of a leading block of the scaled Gram matrix
@@ -46,11 +46,15 @@ class Calibration:
     """Raked (calibrated) sampling weights for :func:`regress`: each row's raked weight (one respondent's
     weight; the row's frequency weight says how many respondents share it), the raking variables'
     category codes per row, and the rows in the fit (``domain``; None: all) — the others keep their
-    place in the calibration with a score of 0, as R's ``subset`` of a calibrated design keeps them."""
+    place in the calibration with a score of 0, as R's ``subset`` of a calibrated design keeps them.
+    ``design``: the sampling design raking started from (its weights the starting weights; one row per
+    respondent, every frequency weight 1), whose strata, clusters and finite-population correction the
+    variance keeps (None: equal starting weights, each respondent its own cluster, with replacement)."""
 
     weights: np.ndarray
     variables: tuple
     domain: np.ndarray | None = None
+    design: SurveyDesign | None = None
 
 
 def _as_calibration(calibration: Calibration, m: int) -> tuple[np.ndarray, list, np.ndarray]:
@@ -64,17 +68,27 @@ def _as_calibration(calibration: Calibration, m: int) -> tuple[np.ndarray, list,
     domain = np.ones(m) if calibration.domain is None else np.asarray(calibration.domain, dtype=float)
     if domain.shape != (m,):
         raise RegressionError("input", f"the calibration's domain must have one entry per report ({m})")
+    if calibration.design is not None and calibration.design.n != m:
+        raise RegressionError("input", f"the calibration's sampling design must have one row per report ({m}), "
+                                       f"got {calibration.design.n}")
     return w, variables, domain
 
 
-def calibrated_meat(scores: np.ndarray, weights: np.ndarray, variables: list, counts: np.ndarray) -> np.ndarray:
+def calibrated_meat(scores: np.ndarray, weights: np.ndarray, variables: list, counts: np.ndarray,
+                    design: SurveyDesign | None = None) -> np.ndarray:
     """The middle of the sandwich under raked weights: the rows' weighted scores ``scores`` (N × P, each
     row one respondent's ``w_i ∂ℓ_i/∂θ``, shared by ``counts[i]`` respondents) replaced column by column by
     their residuals on the raking variables' indicators (:func:`.weights.calibration_residuals`, R's
     ``svyrecvar`` for a ``rake()``d design), then ``n/(n − 1) Σ_i c_i (e_i − ē)(e_i − ē)ᵀ`` over the
-    ``n = Σ c`` respondents (each its own cluster, one stratum, with replacement)."""
+    ``n = Σ c`` respondents (each its own cluster, one stratum, with replacement) — or, raking from a
+    sampling ``design`` (one row per respondent), the design's stratified, clustered formula
+    ``Σ_h (1 − f_h) n_h/(n_h − 1) Σ_c (E_hc − Ē_h)(E_hc − Ē_h)ᵀ`` of the residuals' cluster totals
+    (:func:`.weights.linearized_covariance`): R's ``svyrecvar`` calibrates the influence values first,
+    then takes the multistage formula."""
     e = np.column_stack([calibration_residuals(scores[:, j], weights, variables, counts)
                          for j in range(scores.shape[1])])
+    if design is not None:
+        return linearized_covariance(e, design)
     n = float(counts.sum())
     sums = counts @ e
     return n / (n - 1) * ((e * counts[:, None]).T @ e - np.outer(sums, sums) / n)
@@ -278,7 +292,9 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
         raking variables: the fit maximizes ``Σ_i c_i d_i g_i ℓ_i`` (``c_i`` the frequency ``weights``,
         ``g_i`` the raked weight, ``d_i`` the domain) and the covariance is the sandwich ``H⁻¹ J H⁻¹``
         with J the calibration variance of the weighted scores (Notes).  Wald intervals only, no
-        likelihood-ratio test; ``n`` is the respondents in the fit, ``Σ c_i d_i``.
+        likelihood-ratio test; ``n`` is the respondents in the fit, ``Σ c_i d_i``.  With
+        ``calibration.design``, raking started from that sampling design's weights, and J keeps its
+        strata, clusters and finite-population correction (Notes).
     matrix : array_like, shape (k_r, k), optional
         A randomized-response design's misclassification matrix ``M[r, t] = P(report r | true t)``
         (:attr:`deniable.client.designs.Design.matrix`) instead of k-ary randomized response at
@@ -350,6 +366,21 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
     calibrated design keeps them with weight 0.  Respondents sharing an answer pattern share their
     raked weight and score, so a pattern's contribution is its count times a respondent's.
 
+    **Raked from a sampling design** (``calibration.design``: strata h, clusters c, finite-population
+    correction ``f_h = n_h/N_h``).  Raking starts from the sampling weights ``1/π_i`` instead of
+    equal ones; the raked weights ``g_i`` still meet the margins exactly, so U is still a calibration
+    estimator, and Deville & Särndal's result holds under any design: U has asymptotically the design
+    variance of the total of the residuals ``g_i e_i`` — the same residuals on the raking variables
+    (now computed with the design's raked weights), but their variance is the design's, not that of
+    n independent draws.  Only the last step changes: the residuals are summed within each cluster,
+    ``E_hc = Σ_{i ∈ c} g_i e_i``, and ``J = Σ_h (1 − f_h) n_h/(n_h − 1) Σ_c (E_hc − Ē_h)(E_hc − Ē_h)ᵀ``
+    (:func:`.weights.linearized_covariance`, Binder 1983's linearization of a total) — what R's
+    ``svyrecvar`` does for ``svyglm`` on ``rake(svydesign(ids = ~cluster, strata = ~stratum,
+    weights = ~w, fpc = …), …)``: it backfits the margins out of the influence values (the raking's
+    ``postStrata``), then applies the multistage formula (Lumley 2010, ch. 7;
+    tests/unit/test_raked_design_regression.py runs it).  Without strata and clusters it is the
+    formula above (each respondent its own cluster, one stratum), now with unequal starting weights.
+
     References
     ----------
     .. [1] G. Blair, K. Imai, Y.-Y. Zhou, "Design and analysis of the randomized response
@@ -397,6 +428,9 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
             raise RegressionError("input", "give a sampling design or a calibration, not both")
         raked, raking, domain = _as_calibration(calibration, r.size)
         counts = w
+        if calibration.design is not None and np.any(counts != 1):
+            raise RegressionError("input", "a calibration's sampling design has one row per respondent: no "
+                                           "frequency weights")
         w = counts * raked * domain  # the pseudo-likelihood's weight of each row
         rows = (X, r, raked * domain)  # one respondent of each row, for the sandwich
         profile = False
@@ -448,7 +482,7 @@ def regress(reports, covariates, epsilon, *, k=None, weights=None, names=None, t
                         mech.q, int(reference), matrix)
         scores = rows[2][:, None] * row_scores(best.theta, row_data)
         meat = linearized_covariance(scores, design) if calibration is None else \
-            calibrated_meat(scores, raked, raking, counts)
+            calibrated_meat(scores, raked, raking, counts, calibration.design)
         cov_scaled = cov_scaled @ meat @ cov_scaled
     z = norm.ppf(0.5 + confidence / 2)
     drop = chi2.ppf(confidence, 1) / 2

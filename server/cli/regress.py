@@ -47,46 +47,76 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
         fail(str(exc))
 
 
-def _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, fpc):
-    """``(slug, formula, built, result)`` of a design-based fit (:func:`deniable.server.survey.sampling.fit_weighted_formula`)."""
+def _design_columns(weights, strata, cluster, fpc):
+    """The design columns asked for (None without --weights); UsageError for a design option without it."""
+    from deniable.server.survey.dataset import DesignColumns
+
+    if weights is None:
+        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc)):
+            if given is not None:
+                raise click.UsageError(f"{name} goes with --weights COLUMN (the sampling weights)")
+        return None
+    return DesignColumns(weights=weights, strata=strata, cluster=cluster, fpc=fpc)
+
+
+def _read_design(inputs, db_path, columns):
+    """``(survey, dataset)``: a responses file read with its design columns, one row per respondent;
+    one ``Error:`` line for a database (no weight column) and for a bad file."""
     if db_path is not None:
         fail("--weights: a database has no weight column; export the responses (deniable export), add the "
              "weights (and strata, clusters) as columns, and fit the file with --weights COLUMN")
     if len(inputs) != 3:
         raise click.UsageError('with --weights, give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …"')
-    from deniable.estimators.regression import RegressionError
     from deniable.estimators.weights import DesignError
-    from deniable.server.survey import files, sampling
-    from deniable.server.survey.dataset import DesignColumns
+    from deniable.server.survey import files
     from deniable.server.survey.definition import DefinitionError, load_definition
-    from deniable.server.survey.regression import FormulaError
     from deniable.server.survey.responses_csv import CSVError
 
-    columns = DesignColumns(weights=weights, strata=strata, cluster=cluster, fpc=fpc)
     try:
         survey = load_definition(inputs[0])
-        dataset = files.read_responses(inputs[1], survey, progress=True, design=columns)
-        return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
-                                                            confidence=confidence))
-    except (DefinitionError, CSVError, DesignError, FormulaError, RegressionError) as exc:
+        return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
+    except (DefinitionError, CSVError, DesignError) as exc:
         fail(str(exc))
 
 
-def _raked(inputs, db_path, reference, confidence, margins_path, trim):
-    """``(slug, formula, built, result, raked)`` of a fit under weights raked to MARGINS.json
-    (:func:`deniable.server.survey.sampling.fit_raked_formula`), from the answer patterns: a database's
-    aggregates (no row scan) or a responses file's patterns."""
+def _weighted(inputs, db_path, reference, confidence, columns):
+    """``(slug, formula, built, result)`` of a design-based fit (:func:`deniable.server.survey.sampling.fit_weighted_formula`)."""
     from deniable.estimators.regression import RegressionError
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import sampling
     from deniable.server.survey.regression import FormulaError
 
-    patterns, text, survey = _patterns(inputs, db_path)
+    survey, dataset = _read_design(inputs, db_path, columns)
+    try:
+        return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
+                                                            confidence=confidence))
+    except (DesignError, FormulaError, RegressionError) as exc:
+        fail(str(exc))
+
+
+def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=None):
+    """``(slug, formula, built, result, raked)`` of a fit under weights raked to MARGINS.json
+    (:func:`deniable.server.survey.sampling.fit_raked_formula`), from the answer patterns: a database's
+    aggregates (no row scan) or a responses file's patterns; with ``--weights COLUMN`` (``columns``),
+    from the responses file's rows, raking starting from their sampling weights, the variance keeping
+    the design's strata, clusters and fpc."""
+    from deniable.estimators.regression import RegressionError
+    from deniable.estimators.weights import DesignError
+    from deniable.server.survey import sampling
+    from deniable.server.survey.regression import FormulaError
+
+    if columns is not None:
+        survey, dataset = _read_design(inputs, db_path, columns)
+        text = inputs[2]
+    else:
+        patterns, text, survey = _patterns(inputs, db_path)
+        dataset = patterns.dataset()
     try:
         margins = sampling.load_margins(margins_path, survey)
-        return (patterns.survey.slug, *sampling.fit_raked_formula(patterns.dataset(), margins, text, trim=trim,
-                                                                  reference=reference, confidence=confidence,
-                                                                  survey=survey))
+        base = None if columns is None else sampling.design_of(dataset, columns)
+        return (survey.slug, *sampling.fit_raked_formula(dataset, margins, text, trim=trim, reference=reference,
+                                                         confidence=confidence, survey=survey, base=base,
+                                                         base_column=None if columns is None else columns.weights))
     except (DesignError, FormulaError, RegressionError) as exc:
         fail(str(exc))
 
@@ -121,7 +151,9 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     --db) the respondents are raked to the margins (as deniable estimate --rake) and the fit
     is under the raked weights, its standard errors with the calibration (raking) variance,
     as R's svyglm on a rake()d design; the raking (achieved margins, weights' range, Kish's
-    effective sample size) is printed with it.
+    effective sample size) is printed with it.  --rake with --weights COLUMN (and --strata,
+    --cluster, --fpc) rakes from the file's sampling weights, and the calibration variance
+    keeps the design's strata, clusters and fpc.
 
     \b
     Example:
@@ -129,24 +161,22 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         deniable regress --db deniable.db student-life "cheated ~ year" --format json
         deniable regress examples/survey.json responses.csv "drugs ~ year" --weights w --cluster school
         deniable regress --db deniable.db student-life "drugs ~ year" --rake margins.json --trim 0.3,3
+        deniable regress survey.json responses.csv "drugs ~ year" --rake margins.json --weights w --cluster school
     """
     from deniable.estimators.regression import RegressionError
     from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
 
+    columns = _design_columns(weights, strata, cluster, fpc)
     if margins_path is not None:
-        if weights is not None:
-            raise click.UsageError("--rake does not go with --weights (yet): raking starts from equal weights here")
-        slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path, trim)
+        slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path, trim,
+                                                     columns)
         _show_raked(slug, formula, built, result, raked, fmt)
         return
     if trim is not None:
         raise click.UsageError("--trim goes with --rake MARGINS.json")
-    if weights is not None:
-        slug, formula, built, result = _weighted(inputs, db_path, reference, confidence, weights, strata, cluster, fpc)
+    if columns is not None:
+        slug, formula, built, result = _weighted(inputs, db_path, reference, confidence, columns)
     else:
-        for name, given in (("--strata", strata), ("--cluster", cluster), ("--fpc", fpc)):
-            if given is not None:
-                raise click.UsageError(f"{name} goes with --weights COLUMN (the sampling weights)")
         patterns, text, survey = _patterns(inputs, db_path)
         slug = patterns.survey.slug
         try:

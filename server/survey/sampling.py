@@ -35,7 +35,7 @@ Subgroups (:func:`weighted_subgroups`) are domain estimates, and cross-tabs
 inverse of the two mechanisms (k-ary randomized response's or a design's matrix); a regression
 (:func:`fit_weighted_formula`) is fitted by pseudo-likelihood, a designed outcome's matrix in it,
 and under raked weights with the calibration variance (:func:`fit_raked_formula`);
-raking (:func:`raked_estimates`) may start from sampling weights.
+raking (:func:`raked_estimates`, and the regression's) may start from sampling weights.
 """
 
 from __future__ import annotations
@@ -689,7 +689,8 @@ def _outcome_channel(outcome: Question) -> dict:
 
 
 def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: str, *, trim: tuple | None = None,
-                      reference: str | None = None, confidence: float = 0.95, survey: Survey | None = None):
+                      reference: str | None = None, confidence: float = 0.95, survey: Survey | None = None,
+                      base: SurveyDesign | None = None, base_column: str | None = None):
     """``deniable regress --rake MARGINS.json`` and the dashboard's regression page weighted by raking:
     the respondents raked to ``margins`` (:func:`parse_margins`, as :func:`raked_estimates` rakes them),
     and the formula's model fitted by pseudo-likelihood under the raked weights, with the sandwich
@@ -705,7 +706,15 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     respondent who did not answer the outcome or a covariate keeps its place in the raking and the
     calibration (weight 0 in the fit, as R's ``subset`` of a calibrated design).  ``survey``: the whole
     survey, when the dataset holds only some of its questions.  Raises FormulaError for the formula
-    (and an outcome weighting cannot estimate), DesignError naming the margin's field for raking."""
+    (and an outcome weighting cannot estimate), DesignError naming the margin's field for raking.
+
+    ``base``: the sample's design (``deniable regress --rake`` with ``--weights COLUMN``, and
+    ``--strata``, ``--cluster``, ``--fpc``; one row per respondent, ``base_column`` naming the weights'
+    column): raking starts from its sampling weights, as :func:`raked_estimates` does, and the
+    sandwich's calibrated scores keep its strata, clusters and finite-population correction
+    (:class:`deniable.estimators.regression.Calibration` with ``design``: R's ``svyglm`` on
+    ``rake(svydesign(ids = ~cluster, strata = ~stratum, weights = ~w, fpc = …), …)``; the variance
+    is derived in :func:`deniable.estimators.regress`'s Notes, after Deville & Särndal 1992)."""
     from deniable import estimators
     from deniable.estimators.regression import Calibration
 
@@ -721,7 +730,7 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     reason = unweighted_reason(outcome)
     if reason is not None or not outcome.qtype.categorical:
         raise FormulaError(f"rake: the outcome {outcome.id!r} is {reason or 'not a single-choice question'}")
-    counts, n, variables, _start, raking, untrimmed = _rake_dataset(dataset, margins, trim, survey)
+    counts, n, variables, _start, raking, untrimmed = _rake_dataset(dataset, margins, trim, survey, base)
     patterns = Patterns(dataset.survey, np.full(dataset.n_rows, "", dtype=object), dict(dataset.columns),
                         counts.astype(np.int64))  # the dataset's rows as they are, each with its count
     built = design(patterns, formula)
@@ -730,13 +739,13 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     row_of = _fit_rows(patterns, formula, dataset)
     at = np.where(row_of >= 0, row_of, 0)
     calibration = Calibration(weights=np.asarray(raking.weights), variables=tuple(variables.values()),
-                              domain=row_of >= 0)
+                              domain=row_of >= 0, design=base)
     result = estimators.regress(
         built.reports[at], built.covariates[at], k=outcome.k, weights=counts, calibration=calibration,
         names=built.names, terms=built.terms, reference=reference_index(outcome, reference), outcome=outcome.id,
         options=outcome.options, confidence=confidence, profile=False, **_outcome_channel(outcome))
     raked = Raked(survey=survey, margins=margins, raking=raking, untrimmed=untrimmed, n=n, questions=[],
-                  unweighted={}, skipped=[])
+                  unweighted={}, skipped=[], base=base_column if base is not None else None)
     return formula, built, result, raked
 
 

@@ -362,3 +362,66 @@ def rake_design_svymean(tmp_path: Path, columns: dict, margins: dict, variables:
     script = weights_df(RAKE_DESIGN_SCRIPT) if kg_weights_df else RAKE_DESIGN_SCRIPT
     values = np.array(_run(script, tmp_path, str(path), str(margins_path), cluster, strata, *variables))
     return values[:4 * len(variables)].reshape(len(variables), 4), values[4 * len(variables):]
+
+
+# deniable regress --rake with --weights (tests/cli/test_regress_rake_weights.py,
+# tests/unit/test_raked_design_regression.py): rake(svydesign(ids = ~CLUSTER, strata = ~STRATUM,
+# weights = ~w, fpc = ~FPC, nest = TRUE), …) to the margins (RAKE_TO_MARGINS; an empty argument: no
+# clusters, strata or fpc), then by the mode argument:
+#   glm FORMULA   svyglm(FORMULA, family = quasibinomial()), IRLS to 1e-14: the coefficients, their
+#                 SEs, then the raked weights;
+#   weights       the raked weights;
+#   total S1 S2 … vcov(svytotal(~S1 + S2 + …)) of those columns (a pseudo-likelihood's scores: the
+#                 middle of its sandwich, calibrated by R's own svyrecvar), column by column.
+RAKE_DESIGN_GLM_SCRIPT = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+m <- read.csv(args[2], stringsAsFactors = FALSE)
+ids <- if (args[3] == "") ~1 else as.formula(paste0("~", args[3]))
+strata <- if (args[4] == "") NULL else as.formula(paste0("~", args[4]))
+fpc <- if (args[5] == "") NULL else as.formula(paste0("~", args[5]))
+des <- svydesign(ids = ids, strata = strata, weights = ~w, fpc = fpc, nest = TRUE, data = d)
+""" + RAKE_TO_MARGINS + r"""if (args[6] == "glm") {
+  g <- svyglm(as.formula(args[7]), design = des, family = quasibinomial(),
+              control = glm.control(epsilon = 1e-14, maxit = 100))
+  out <- c(coef(g), sqrt(diag(vcov(g))), weights(des))
+} else if (args[6] == "weights") {
+  out <- weights(des)
+} else {
+  out <- as.vector(vcov(svytotal(as.formula(paste0("~", paste(args[-(1:6)], collapse = " + "))), des)))
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+
+def _rake_design(tmp_path: Path, columns: dict, margins: dict, cluster: str, strata: str, fpc: str,
+                 *mode: str) -> np.ndarray:
+    path = write_csv(tmp_path / "rake_glm.csv", columns)
+    margins_path = margins_csv(tmp_path / "rake_glm_margins.csv", margins)
+    return np.array(_run(RAKE_DESIGN_GLM_SCRIPT, tmp_path, str(path), str(margins_path), cluster, strata, fpc,
+                         *mode))
+
+
+def rake_design_svyglm(tmp_path: Path, columns: dict, margins: dict, formula: str, *, cluster: str = "",
+                       strata: str = "", fpc: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """R's ``svyglm(formula, design = rake(svydesign(ids = ~cluster, strata = ~strata, weights = ~w,
+    fpc = ~fpc, nest = TRUE), …), family = quasibinomial())`` (``columns`` with ``w`` and the raking
+    variables as integer codes; ``margins``: variable → population total of each code 0, 1, …):
+    the coefficients, their standard errors and the raked weights."""
+    values = _rake_design(tmp_path, columns, margins, cluster, strata, fpc, "glm", formula)
+    p = (values.size - len(columns["w"])) // 2
+    return values[:p], values[p:2 * p], values[2 * p:]
+
+
+def rake_design_weights(tmp_path: Path, columns: dict, margins: dict, *, cluster: str = "", strata: str = "",
+                        fpc: str = "") -> np.ndarray:
+    """The weights of R's ``rake()`` of the design (as :func:`rake_design_svyglm`'s)."""
+    return _rake_design(tmp_path, columns, margins, cluster, strata, fpc, "weights")
+
+
+def rake_design_total_vcov(tmp_path: Path, columns: dict, margins: dict, scores: list[str], *, cluster: str = "",
+                           strata: str = "", fpc: str = "") -> np.ndarray:
+    """``vcov(svytotal(~s1 + s2 + …))`` of the ``scores`` columns on R's ``rake()``d design (P × P)."""
+    values = _rake_design(tmp_path, columns, margins, cluster, strata, fpc, "total", *scores)
+    return values.reshape(len(scores), len(scores))

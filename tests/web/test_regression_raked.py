@@ -125,7 +125,7 @@ def test_the_command_line_refuses_what_raking_cannot_use(app, panel, tmp_path):
     assert result.exit_code == 2 and "--trim goes with --rake" in result.stderr
     result = run(cli, ["regress", "--db", app.config["DATABASE"], SLUG, FORMULA, "--rake", str(bad),
                        "--weights", "w"])
-    assert result.exit_code == 2 and "--rake does not go with --weights" in result.stderr
+    assert result.exit_code == 1 and "Error: --weights: a database has no weight column" in result.stderr
     good = tmp_path / "good.json"
     good.write_text(json.dumps(MARGINS))
     table = run(cli, ["regress", "--db", app.config["DATABASE"], SLUG, FORMULA, "--rake", str(good)])
