@@ -7,6 +7,15 @@ refuse anything else, whatever the caller).  Every fix is a new *text version*:
 ``wording_versions`` keeps each wording with the day it took effect and who made it, and
 ``responses.text_version`` says which wording each response was answered under, so an export's
 codebook can state it (:mod:`.exports`).
+
+A survey's texts in other languages (its ``translations``, :mod:`deniable.server.survey.translations`)
+are fixed the same way, one language at a time (:func:`fix_translation`), with the checks of an import
+(:func:`~deniable.server.survey.translations.parse_translations`: words only, every label list of the
+original's length, no text emptied, no unknown key) and no label moved to another position.  A
+translation's fix is a new text version too: the wording a version keeps holds the translations, so the
+codebook's ``text_versions`` state what a response answered under it read, in whichever language (which
+language is not recorded), and the submission path's cache of a launched survey, keyed by the text
+version, reads the new texts at once.
 """
 
 from __future__ import annotations
@@ -17,7 +26,8 @@ from dataclasses import replace
 import sqlite_utils
 
 from deniable.errors import FieldError
-from deniable.server.survey.definition import DefinitionError, parse_definition
+from deniable.server.survey.definition import DefinitionError, field_name, parse_definition
+from deniable.server.survey.translations import NAMES, PAGE_TEXTS, parse_translations
 
 from .db import write_transaction
 from .surveys import LifecycleError, StoredSurvey, get_survey, today
@@ -36,9 +46,12 @@ class WordingError(FieldError):
 def wording_of(survey) -> dict:
     """The words of a survey: its page texts, and per question id the texts its type lets a launched
     survey reword (:meth:`~deniable.server.survey.questions.base.QuestionType.wording`: a choice's text
-    and option labels, a numeric question's text, a list experiment's text, items and sensitive item)."""
-    return {**{name: getattr(survey, name) for name in PAGE_FIELDS},
-            "questions": {q.id: q.qtype.wording(q) for q in survey.questions}}
+    and option labels, a numeric question's text, a list experiment's text, items and sensitive item); and its ``translations`` when it has any (as the definition writes them)."""
+    words = {**{name: getattr(survey, name) for name in PAGE_FIELDS},
+             "questions": {q.id: q.qtype.wording(q) for q in survey.questions}}
+    if survey.translations:
+        words["translations"] = json.loads(json.dumps(survey.translations))  # a copy: history rows are data
+    return words
 
 
 def _reworded(q, position: int, words: dict):
@@ -120,16 +133,7 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
     if before == after:
         raise LifecycleError("nothing changed: the wording is the same as before")
     with write_transaction(db):
-        survey_id, version, status = db.execute(
-            "SELECT id, text_version, status FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if status == "draft" or version != stored.text_version:
-            raise LifecycleError(f"survey {slug!r} changed meanwhile: reload the page and fix the wording again")
-        if not db.execute("SELECT 1 FROM wording_versions WHERE survey_id = ?", [survey_id]).fetchone():
-            db.execute("INSERT INTO wording_versions (survey_id, version, since, wording, changed_by) "
-                       "VALUES (?, 1, ?, ?, NULL)",
-                       [survey_id, stored.opened_on or today(), json.dumps(before, ensure_ascii=False)])
-        db.execute("INSERT INTO wording_versions (survey_id, version, since, wording, changed_by) VALUES (?, ?, ?, ?, ?)",
-                   [survey_id, version + 1, today(), json.dumps(after, ensure_ascii=False), changed_by])
+        survey_id, version = _new_version(db, stored, before, after, changed_by)
         db.execute("UPDATE surveys SET title = ?, description = ?, information = ?, contact = ?, text_version = ? "
                    "WHERE id = ?", [fixed.title, fixed.description, fixed.information, fixed.contact,
                                     version + 1, survey_id])
@@ -143,6 +147,102 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
                 db.execute("UPDATE questions SET text = ?, options = ?, spec = ? WHERE survey_id = ? AND qid = ?",
                            [q.text, json.dumps(list(q.options), ensure_ascii=False),
                             json.dumps(spec, ensure_ascii=False), survey_id, q.id])
+    return get_survey(db, slug)
+
+
+def _new_version(db: sqlite_utils.Database, stored: StoredSurvey, before: dict, after: dict,
+                 changed_by: str | None) -> tuple[int, int]:
+    """In the caller's write transaction: record ``after`` as the next text version (and ``before`` as
+    version 1 if this is the first fix); ``(survey id, the version before)``.  LifecycleError when the survey
+    changed since ``stored`` was read (the caller then writes nothing)."""
+    survey_id, version, status = db.execute(
+        "SELECT id, text_version, status FROM surveys WHERE slug = ?", [stored.slug]).fetchone()
+    if status == "draft" or version != stored.text_version:
+        raise LifecycleError(f"survey {stored.slug!r} changed meanwhile: reload the page and fix the wording again")
+    if not db.execute("SELECT 1 FROM wording_versions WHERE survey_id = ?", [survey_id]).fetchone():
+        db.execute("INSERT INTO wording_versions (survey_id, version, since, wording, changed_by) "
+                   "VALUES (?, 1, ?, ?, NULL)",
+                   [survey_id, stored.opened_on or today(), json.dumps(before, ensure_ascii=False)])
+    db.execute("INSERT INTO wording_versions (survey_id, version, since, wording, changed_by) VALUES (?, ?, ?, ?, ?)",
+               [survey_id, version + 1, today(), json.dumps(after, ensure_ascii=False), changed_by])
+    return survey_id, version
+
+
+def _translation_field(survey, path: tuple) -> str:
+    """A path of :func:`parse_translations` (``translations, fr, questions, drugs, options, 1``) as a field
+    with the question's position (``translations.fr.questions[0].options[1]``), keys as the definition
+    writes them."""
+    if len(path) >= 4 and path[2] == "questions":
+        position = next((i for i, q in enumerate(survey.questions) if q.id == path[3]), None)
+        if position is not None:
+            return field_name((*path[:3], position, *path[4:]))
+    return field_name(path)
+
+
+def _fixed_translation(survey, language: str, texts: dict) -> dict:
+    """``survey``'s translations with ``texts`` (the shape of one language's entry; what it leaves out
+    stays) in place of ``language``'s, checked as an import checks them; WordingError names the field."""
+    current = survey.translations[language]
+    if not isinstance(texts, dict):
+        raise WordingError(f"translations.{language}", "must be an object: title, description, information, questions")
+    entry = {**current, **{key: value for key, value in texts.items() if key != "questions"}}
+    if "questions" in texts:
+        posted = texts["questions"]
+        held = current.get("questions", {})
+        entry["questions"] = {**held, **{qid: {**held.get(qid, {}), **words} if isinstance(words, dict) else words
+                                         for qid, words in posted.items()}} if isinstance(posted, dict) else posted
+    try:
+        fixed = parse_translations({**survey.translations, language: entry}, survey)
+    except DefinitionError as exc:
+        raise WordingError(_translation_field(survey, exc.path), exc.problem) from None
+    # as in the original language, a label keeps its position: option i in French stays option i's
+    for position, q in enumerate(survey.questions):
+        was = current.get("questions", {}).get(q.id, {})
+        names = {written: name for name, written in q.qtype.wording_labels(q).values()}
+        for key, labels in fixed[language].get("questions", {}).get(q.id, {}).items():
+            if not isinstance(labels, list) or not isinstance(was.get(key), list):
+                continue
+            for i, new in enumerate(labels):
+                for j, old in enumerate(was[key]):
+                    if j != i and new == old:
+                        raise WordingError(f"translations.{language}.questions[{position}].{key}[{i}]",
+                                           f"{new!r} is {names.get(key, key)} {j + 1}'s label: a launched survey keeps "
+                                           f"the order of its {names.get(key, key)}s (reword them, do not move them)")
+    return fixed
+
+
+def fix_translation(db: sqlite_utils.Database, slug: str, language: str, texts: dict, *,
+                    changed_by: str | None = None) -> StoredSurvey:
+    """Fix the texts of the open or closed survey ``slug`` in ``language``, one of its translations:
+    ``texts`` has the shape of the translation (``{"title": …, "questions": {"drugs": {"options": […]}}}``;
+    what it leaves out stays as it is), and the fix is recorded as the next text version, like
+    :func:`fix_wording`'s.
+
+    Raises WordingError naming the field (``translations.fr.questions[0].options``) for a language the
+    survey has no translation into, a list of labels of another length, a text emptied or too long, a
+    key that is not a translatable text, a label moved to another position; LifecycleError for a draft
+    (edit its definition instead) or when nothing changed.
+    """
+    stored = get_survey(db, slug)
+    if stored is None:
+        raise LookupError(f"no survey {slug!r}")
+    if stored.status == "draft":
+        raise LifecycleError(f"survey {slug!r} is a draft: change its definition directly")
+    survey = stored.survey
+    if not isinstance(language, str) or language not in survey.translations:
+        shown = str(language)[:20]
+        raise WordingError(f"translations.{shown}", (
+            f"the survey has no translation into {shown!r} to fix (it has "
+            f"{', '.join(f'{NAMES[code]} ({code})' for code in survey.translations) or 'none'}); a launched survey "
+            "keeps its languages"))
+    fixed = replace(survey, translations=_fixed_translation(survey, language, texts))
+    before, after = wording_of(survey), wording_of(fixed)
+    if before == after:
+        raise LifecycleError(f"nothing changed: the {NAMES[language]} text is the same as before")
+    with write_transaction(db):
+        survey_id, version = _new_version(db, stored, before, after, changed_by)
+        db.execute("UPDATE surveys SET translations = ?, text_version = ? WHERE id = ?",
+                   [json.dumps(fixed.translations, ensure_ascii=False), version + 1, survey_id])
     return get_survey(db, slug)
 
 
@@ -182,6 +282,42 @@ def wording_changes(history: list[dict], survey=None) -> list[dict]:
                     if a != b:
                         changes.append({**meta, "field": f"Question {position} ({qid}), {_name(labels, qid, key, True)} {i}",
                                         "before": a, "after": b})
+        if "translations" in old["wording"] and "translations" in new["wording"]:  # kept since fixes could change them
+            changes += _translation_changes(meta, old["wording"], new["wording"], survey)
+    return changes
+
+
+def _translation_changes(meta: dict, old: dict, new: dict, survey) -> list[dict]:
+    """The change log's rows of the translations between two wordings: "French: Question 1 (drugs), option 2";
+    a text the translation did not hold before is said as ``""``."""
+    changes = []
+    positions = {qid: position for position, qid in enumerate(new["questions"], start=1)}
+    by_id = {q.id: q for q in survey.questions} if survey is not None else {}
+    for language, texts in new["translations"].items():
+        was = old["translations"].get(language, {})
+        name = NAMES.get(language, language)
+        for key in PAGE_TEXTS:
+            if was.get(key, "") != texts.get(key, ""):
+                changes.append({**meta, "field": f"{name}: {key.capitalize()}", "before": was.get(key, ""),
+                                "after": texts.get(key, "")})
+        for qid, words in texts.get("questions", {}).items():
+            before_words = was.get("questions", {}).get(qid, {})
+            q = by_id.get(qid)
+            # the definition's keys (a list's "items") → the type's wording names ("item")
+            names = {written: label for label, written in q.qtype.wording_labels(q).values()} if q is not None else {}
+            where = f"{name}: Question {positions.get(qid, '?')} ({qid})"
+            for key, after in words.items():
+                before = before_words.get(key)
+                if isinstance(after, str):
+                    if before != after:
+                        changes.append({**meta, "field": f"{where}, {'text' if key == 'text' else names.get(key, key)}",
+                                        "before": before or "", "after": after})
+                    continue
+                before = before if isinstance(before, list) else [""] * len(after)
+                one = names.get(key, key[:-1] if key.endswith("s") else key)
+                for i, (a, b) in enumerate(zip(before, after), start=1):
+                    if a != b:
+                        changes.append({**meta, "field": f"{where}, {one} {i}", "before": a, "after": b})
     return changes
 
 

@@ -29,6 +29,7 @@ from .definition import (LANGUAGES, MAX_TEXT, QUESTION_KEYS, SURVEY_KEYS, Defini
                          parse_question, text_field)
 
 PAGE_TEXTS = {"title": 200, "description": MAX_TEXT, "information": 10 * MAX_TEXT}  # key → its longest
+NAMES = {"en": "English", "es": "Spanish", "fr": "French"}  # each language in English: the dashboard's words
 
 
 def original_language(survey) -> str:

@@ -772,6 +772,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.lifecycle.duplicate", "POST", "/dashboard/<slug>/duplicate"),
     ("dashboard.lifecycle.delete", "POST", "/dashboard/<slug>/delete"),
     ("dashboard.lifecycle.wording", "POST", "/dashboard/<slug>/wording"),
+    ("dashboard.lifecycle.translation", "POST", "/dashboard/<slug>/wording/fr"),
     ("dashboard.colleagues.colleagues", "GET", "/dashboard/colleagues/"),  # admins only: 404 for the others
     ("dashboard.colleagues.invite", "POST", "/dashboard/colleagues/invite"),
     ("dashboard.colleagues.revoke", "POST", "/dashboard/colleagues/revoke"),
@@ -1052,6 +1053,54 @@ def test_dashboard_copy_delete_and_wording(tmp_path):
 
     run()
     world.assert_reached(test_dashboard_copy_delete_and_wording)
+
+
+TRANSLATION_FIELDS = ["translation-fr-title", "translation-fr-questions-0-text", "translation-fr-questions-0-options-0",
+                      "translation-fr-questions-0-options-1", "translation-fr-questions-0-options-2",
+                      "translation-fr-questions-1-text", "translation-fr-questions-0-epsilon", "translation-fr-contact"]
+
+
+@covers(("dashboard.lifecycle.translation", "POST"))
+def test_dashboard_translation_fix(tmp_path):
+    """A translation's fix changes only that translation's words (and the text version); anything else,
+    in any language, is refused with a message and changes nothing."""
+    world = World(tmp_path)
+    db = connect(world.db_path)
+    try:
+        insert_survey(db, parse_definition({**HABITS, "slug": "bilingual", "translations": {"fr": {
+            "title": "Habitudes", "questions": {"drugs": {"text": "Drogues ?", "options": ["Oui", "Non"]},
+                                                "cheat": {"text": "Triché ?"}}}}}), status="open", owner_id=1)
+    finally:
+        db.conn.close()
+    client, valid = world.researcher()
+
+    @FUZZ
+    @given(slug=st.one_of(st.sampled_from(["bilingual", "bilingual", "habits", "drafty"]), SLUG),
+           language=st.one_of(st.sampled_from(["fr", "fr", "es", "en", "de"]), st.text(max_size=6)),
+           fields=st.lists(st.tuples(st.one_of(st.sampled_from(TRANSLATION_FIELDS), FIELD_NAME),
+                                     st.one_of(st.sampled_from(["Oui", "Non", "", " ", "Oui, vraiment", "x" * 300,
+                                                                "=SUM(1)"]), FIELD_VALUE)), max_size=4),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    @example(slug="bilingual", language="fr", fields=[("translation-fr-questions-0-options-0", "Non")], token="valid",
+             encoding="urlencoded")  # option 2's label moved to option 1: refused
+    def run(slug, language, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(path("/dashboard/<slug>/wording/", slug) + quote(language, safe=""), **kwargs)
+        after = check(world, response, before, client=client)
+        if response.status_code == 302:
+            assert slug == "bilingual" and language == "fr"
+            assert after["questions"] == before["questions"]  # the design and the original words: untouched
+            db = connect(world.db_path)
+            try:
+                stored = get_survey(db, slug)
+            finally:
+                db.conn.close()
+            assert parse_definition(stored.survey.to_dict()) == stored.survey
+
+    run()
+    world.assert_reached(test_dashboard_translation_fix)
 
 
 @covers(("dashboard.views.manage_invitations", "POST"))

@@ -30,7 +30,7 @@ def survey_routes(app):
         if "slug" not in rule.arguments or rule.endpoint.startswith("respond.") or rule.endpoint.startswith("api."):
             continue
         values = {"slug": "habits"}
-        values.update({k: v for k, v in (("position", 0), ("qid", "drugs")) if k in rule.arguments})  # charts
+        values.update({k: v for k, v in (("position", 0), ("qid", "drugs"), ("language", "fr")) if k in rule.arguments})  # charts, a translation
         if "name" in rule.arguments:
             names = re.findall(r"'([^']+)'", rule.rule)
             for name in names:

@@ -44,6 +44,7 @@ URLS = [
     ("POST", "/dashboard/habits/duplicate"),
     ("POST", "/dashboard/habits/delete"),
     ("POST", "/dashboard/habits/wording"),
+    ("POST", "/dashboard/habits/wording/fr"),
     ("GET", "/dashboard/habits/preview"),
     ("GET", "/dashboard/plan.json?k=2&epsilon=1"),
     ("GET", "/dashboard/types.css"),

@@ -51,6 +51,8 @@ def _path_values(rule) -> dict:
             values[name] = "drugs"
         elif name == "token":  # an invitation link's
             values[name] = "not-a-token"
+        elif name == "language":  # a translation's
+            values[name] = "fr"
         elif isinstance(converter, AnyConverter):
             values[name] = sorted(converter.items)[0]
         else:

@@ -3,8 +3,10 @@ reopen, duplicate, delete a draft, fix the wording of a launched survey, preview
 
 Opening freezes the design (options' number and order, ε: invariant 4, also enforced by the
 database); after that only the words may change, each fix kept as a text version
-(:mod:`deniable.server.store.wording`) and shown as a change log.  The page of a survey's design
-(:func:`survey_page_extras`, :func:`render_launched`) is drawn here too, for :mod:`.views`.
+(:mod:`deniable.server.store.wording`) and shown as a change log; a translation's texts are fixed the
+same way, one form per language (:func:`translation_forms`, the ``/<slug>/wording/<language>`` route).
+The page of a survey's design (:func:`survey_page_extras`, :func:`render_launched`) is drawn here too, for
+:mod:`.views`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 
 from deniable.server.store import access, invitations
 from deniable.server.store.surveys import LifecycleError, delete_draft, duplicate_survey, set_status
-from deniable.server.store.wording import WordingError, fix_wording, wording_changes, wording_history
+from deniable.server.store.wording import (WordingError, fix_translation, fix_wording, wording_changes,
+                                           wording_history)
+from deniable.server.survey.translations import NAMES, PAGE_TEXTS
 
 from ..connections import get_db, get_readonly_db
 from ..i18n import choose_language, set_survey_language
@@ -150,9 +154,82 @@ def wording_inputs(stored, wording=None) -> list[dict]:
     return out
 
 
+PAGE_LABELS = {"title": "Title", "description": "Description", "information": "Information for respondents"}
+
+
+def _posted_labels(form, name: str) -> list | None:
+    """A list of labels as posted (``NAME-<j>``, in the order of ``j``), None when none was."""
+    import re
+
+    posted = sorted((int(m.group(1)), form.get(field)) for field in form
+                    if (m := re.fullmatch(re.escape(name) + r"-([0-9]{1,4})", field)))
+    return [value for _, value in posted] if posted else None
+
+
+def translation_from_form(stored, language: str, form) -> dict:
+    """A translation's fix as posted (``translation-<language>-title``, ``…-questions-<i>-<key>[-<j>]``,
+    keys as the definition writes them): the texts the translation holds, each as posted or as it was;
+    ``{}`` for a language the survey has no translation into (the store then refuses it by name)."""
+    current = stored.survey.translations.get(language)
+    if not current:
+        return {}
+    texts = {key: form.get(f"translation-{language}-{key}", current[key]) for key in PAGE_TEXTS if key in current}
+    questions = {}
+    for i, q in enumerate(stored.survey.questions):
+        held = current.get("questions", {}).get(q.id)
+        if not held:
+            continue
+        words = {}
+        for key, was in held.items():
+            name = f"translation-{language}-questions-{i}-{key}"
+            words[key] = form.get(name, was) if isinstance(was, str) else (_posted_labels(form, name) or list(was))
+        questions[q.id] = words
+    if questions:
+        texts["questions"] = questions
+    return texts
+
+
+def translation_forms(stored, posted: dict | None = None) -> list[dict]:
+    """One form per translation: ``{code, name, page, questions}``, ``page`` the inputs of the page texts it
+    holds and ``questions`` per question it holds ``{number, qid, original, blocks}`` (as
+    :func:`wording_inputs`), with ``posted`` (language → texts) values where a post was refused."""
+    out = []
+    for language, current in stored.survey.translations.items():
+        given = (posted or {}).get(language) or {}
+        page = [{"group": False, "inputs": [{"id": f"translation-{language}-{key}", "label": PAGE_LABELS[key],
+                                             "value": given.get(key, current[key]), "textarea": key != "title"}]}
+                for key in PAGE_TEXTS if key in current]
+        questions = []
+        for i, q in enumerate(stored.survey.questions):
+            held = current.get("questions", {}).get(q.id)
+            if not held:
+                continue
+            names = {written: name for name, written in q.qtype.wording_labels(q).values()}
+            words = {**held, **given.get("questions", {}).get(q.id, {})}
+            blocks = []
+            for key, was in held.items():
+                label = names.get(key, key)
+                value = words[key]
+                if isinstance(was, str):
+                    blocks.append({"group": False, "inputs": [{"id": f"translation-{language}-questions-{i}-{key}",
+                                                               "label": label[:1].upper() + label[1:], "value": value,
+                                                               "textarea": key == "text"}]})
+                else:
+                    blocks.append({"group": True, "inputs": [
+                        {"id": f"translation-{language}-questions-{i}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}",
+                         "value": v, "textarea": False} for j, v in enumerate(value)]})
+            questions.append({"number": i + 1, "qid": q.id, "original": q.text, "blocks": blocks})
+        out.append({"code": language, "name": NAMES[language], "page": page, "questions": questions})
+    return out
+
+
 def field_id(field: str) -> str:
-    """The input of a wording error: ``questions[0].options[1]`` → ``wording-questions-0-options-1``."""
-    return "wording-" + field.replace("[", "-").replace("].", "-").replace("]", "").replace(".", "-")
+    """The input of a wording error: ``questions[0].options[1]`` → ``wording-questions-0-options-1``; a
+    translation's, ``translations.fr.questions[0].options[1]`` → ``translation-fr-questions-0-options-1``."""
+    prefix = "wording-"
+    if field.startswith("translations."):
+        prefix, field = "translation-", field[len("translations."):]
+    return prefix + field.replace("[", "-").replace("].", "-").replace("]", "").replace(".", "-")
 
 
 def survey_page_extras(stored, role) -> dict:
@@ -164,12 +241,14 @@ def survey_page_extras(stored, role) -> dict:
                 changes=wording_changes(wording_history(db, stored.id), stored.survey))
 
 
-def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None):
-    """The page of an open or closed survey: sharing, lifecycle, the frozen design, wording fixes.
+def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None, translations=None):
+    """The page of an open or closed survey: sharing, lifecycle, the frozen design, wording fixes (of the
+    original and of each translation: ``translations`` are the refused post's, language → texts).
 
     ``errors`` are ``(field id, message)`` pairs, listed at the top and linked to their field."""
     return render_template("dashboard/launched.html", stored=stored, errors=errors or [],
-                           wording=wording, wording_inputs=wording_inputs(stored, wording), **extras), status
+                           wording=wording, wording_inputs=wording_inputs(stored, wording),
+                           translation_forms=translation_forms(stored, translations), **extras), status
 
 
 @bp.route("/<slug>/wording", methods=["POST"])
@@ -194,6 +273,63 @@ def wording(slug: str):
     flash("Wording fixed. Respondents see the new text now; the change log below keeps the old one, and the "
           "codebook says which wording each response was answered under.", "info")
     return redirect(url_for("dashboard.views.edit", slug=slug, _anchor="changes-title"))
+
+
+@bp.route("/<slug>/wording/<language>", methods=["POST"])
+def translation(slug: str, language: str):
+    """Fix the texts of one of the survey's translations: the same rules, history and errors as the wording."""
+    stored, role = survey_for(slug, "editor")
+    if not ActionForm().validate_on_submit():
+        abort(400, description="csrf_token: the form's security token was not accepted")
+    posted = translation_from_form(stored, language, request.form)
+    known = language in stored.survey.translations
+    try:
+        fix_translation(get_db(), slug, language, posted, changed_by=current_researcher()["email"])
+    except WordingError as exc:
+        forms = translation_forms(stored, {language: posted} if known else None)
+        ids = {i["id"] for form in forms for block in [*form["page"], *(b for q in form["questions"] for b in q["blocks"])]
+               for i in block["inputs"]}
+        target = field_id(exc.field)
+        if target not in ids and f"{target}-0" in ids:  # the number of a list of labels: its first one
+            target = f"{target}-0"
+        if target not in ids:
+            target = f"translation-{language}-form" if known else ("translations-heading" if forms else "wording-heading")
+        return render_launched(stored, survey_page_extras(stored, role), status=422,
+                               translations={language: posted} if known else None,
+                               errors=[(target, _where_translation(exc, stored, language))])
+    except LifecycleError as exc:  # a draft, nothing changed, or a fix made meanwhile
+        if not known:
+            return render_launched(stored, survey_page_extras(stored, role), status=409,
+                                   errors=[("wording-heading", f"Language {language[:20]!r}: {exc}")])
+        return render_launched(stored, survey_page_extras(stored, role), status=409, translations={language: posted},
+                               errors=[(f"translation-{language}-form", f"{NAMES[language]}: {exc}")])
+    flash(f"{NAMES[language]} text fixed. Respondents reading the survey in {NAMES[language]} see the new text now; the "
+          "change log below keeps the old one, and the codebook says which wording each response was answered under.",
+          "info")
+    return redirect(url_for("dashboard.views.edit", slug=slug, _anchor="changes-title"))
+
+
+def _where_translation(exc: WordingError, stored, language: str) -> str:
+    """A translation's error in words, the language first: ``French, Question 2, option 1: …``;
+    a language the survey has no translation into: ``Language 'de': …``."""
+    import re
+
+    if language not in stored.survey.translations:
+        return f"Language {language[:20]!r}: {exc.message}"
+    rest = exc.field[len(f"translations.{language}"):].lstrip(".")
+    match = re.fullmatch(r"questions\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?", rest)
+    if match and int(match.group(1)) < len(stored.survey.questions):
+        number, key, option = match.groups()
+        q = stored.survey.questions[int(number)]
+        names = {written: name for name, written in q.qtype.wording_labels(q).values()}
+        where = f"Question {int(number) + 1}"
+        if key:
+            label = "text" if key == "text" else names.get(key, key)
+            is_list = isinstance(stored.survey.translations[language].get("questions", {}).get(q.id, {}).get(key), list)
+            where += f", {label} {int(option) + 1}" if option is not None else f", {label}s" if is_list else f", {label}"
+    else:
+        where = PAGE_LABELS.get(rest, rest or "its texts")
+    return f"{NAMES[language]}, {where}: {exc.message}"
 
 
 def _where(field: str, stored=None) -> str:
