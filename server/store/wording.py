@@ -75,12 +75,19 @@ def _reworded(q, position: int, words: dict):
         for i, new in enumerate(value):
             if not isinstance(new, str):
                 raise WordingError(f"{where}[{i}]", "must be a text")
-            for j, old in enumerate(was):
-                if j != i and new.strip() == old:
-                    raise WordingError(f"{where}[{i}]", f"{new.strip()!r} is {label} {j + 1}'s label: a launched survey "
-                                       f"keeps the order of its {label}s (reword them, do not move them)")
+        _no_label_moved(where, value, was, label)
         texts[key] = value
     return replace(q, **q.qtype.reworded(q, texts))
+
+
+def _no_label_moved(where: str, labels: list, was: list, label: str) -> None:
+    """WordingError if a label of ``labels`` is another position's label in ``was``: a launched survey
+    keeps the order of its options (and items), in every language."""
+    for i, new in enumerate(labels):
+        for j, old in enumerate(was):
+            if j != i and new.strip() == old:
+                raise WordingError(f"{where}[{i}]", f"{new.strip()!r} is {label} {j + 1}'s label: a launched survey "
+                                   f"keeps the order of its {label}s (reword them, do not move them)")
 
 
 def _design(survey) -> list:
@@ -202,12 +209,8 @@ def _fixed_translation(survey, language: str, texts: dict) -> dict:
         for key, labels in fixed[language].get("questions", {}).get(q.id, {}).items():
             if not isinstance(labels, list) or not isinstance(was.get(key), list):
                 continue
-            for i, new in enumerate(labels):
-                for j, old in enumerate(was[key]):
-                    if j != i and new == old:
-                        raise WordingError(f"translations.{language}.questions[{position}].{key}[{i}]",
-                                           f"{new!r} is {names.get(key, key)} {j + 1}'s label: a launched survey keeps "
-                                           f"the order of its {names.get(key, key)}s (reword them, do not move them)")
+            _no_label_moved(f"translations.{language}.questions[{position}].{key}", labels, was[key],
+                            names.get(key, key))
     return fixed
 
 

@@ -11,6 +11,8 @@ The page of a survey's design (:func:`survey_page_extras`, :func:`render_launche
 
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 
 from deniable.server.store import access, invitations
@@ -110,8 +112,6 @@ def wording_from_form(stored, form) -> dict:
 
     A list of labels is read as posted (``wording-questions-<i>-<key>-<j>``, in the order of ``j``), so
     that a post with another number of labels is refused by name instead of being padded or cut."""
-    import re
-
     wording = {name: form.get(f"wording-{name}", getattr(stored.survey, name))
                for name in ("title", "description", "information", "contact")}
     wording["questions"] = {}
@@ -122,9 +122,7 @@ def wording_from_form(stored, form) -> dict:
             if isinstance(current, str):
                 words[key] = form.get(name, current)
                 continue
-            posted = sorted((int(m.group(1)), form.get(field)) for field in form
-                            if (m := re.fullmatch(re.escape(name) + r"-([0-9]{1,4})", field)))
-            words[key] = [value for _, value in posted] if posted else list(current)
+            words[key] = _posted_labels(form, name) or list(current)
         wording["questions"][q.id] = words
     return wording
 
@@ -135,23 +133,29 @@ def wording_inputs(stored, wording=None) -> list[dict]:
     from its type (what may be reworded and what it is called), with ``wording``'s values when posted."""
     out = []
     for i, q in enumerate(stored.survey.questions):
-        current = q.qtype.wording(q)
-        posted = (wording or {}).get("questions", {}).get(q.id, {})
         names = q.qtype.wording_labels(q)
-        inputs = []
-        for key, was in current.items():
-            label = names.get(key, (key, key))[0]
-            value = posted.get(key, was)
-            if isinstance(was, str):
-                inputs.append({"group": False, "inputs": [{"id": f"wording-questions-{i}-{key}", "value": value,
-                                                           "label": label[:1].upper() + label[1:],
-                                                           "textarea": key == "text"}]})
-            else:
-                inputs.append({"group": True, "inputs": [
-                    {"id": f"wording-questions-{i}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}", "value": v,
-                     "textarea": False} for j, v in enumerate(value)]})
-        out.append({"qid": q.id, "blocks": inputs})
+        out.append({"qid": q.id, "blocks": _input_blocks(
+            f"wording-questions-{i}", q.qtype.wording(q), (wording or {}).get("questions", {}).get(q.id, {}),
+            lambda key: names.get(key, (key, key))[0])})
     return out
+
+
+def _input_blocks(prefix: str, current: dict, posted: dict, label_of) -> list[dict]:
+    """The form's blocks of one question's texts ``current`` (key → a text, or a list of labels), each
+    input ``PREFIX-KEY`` (a list's ``PREFIX-KEY-J``) with ``posted``'s value where there is one, labelled
+    by ``label_of(key)``."""
+    blocks = []
+    for key, was in current.items():
+        label, value = label_of(key), posted.get(key, was)
+        if isinstance(was, str):
+            blocks.append({"group": False, "inputs": [{"id": f"{prefix}-{key}", "value": value,
+                                                       "label": label[:1].upper() + label[1:],
+                                                       "textarea": key == "text"}]})
+        else:
+            blocks.append({"group": True, "inputs": [
+                {"id": f"{prefix}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}", "value": v,
+                 "textarea": False} for j, v in enumerate(value)]})
+    return blocks
 
 
 PAGE_LABELS = {"title": "Title", "description": "Description", "information": "Information for respondents"}
@@ -159,8 +163,6 @@ PAGE_LABELS = {"title": "Title", "description": "Description", "information": "I
 
 def _posted_labels(form, name: str) -> list | None:
     """A list of labels as posted (``NAME-<j>``, in the order of ``j``), None when none was."""
-    import re
-
     posted = sorted((int(m.group(1)), form.get(field)) for field in form
                     if (m := re.fullmatch(re.escape(name) + r"-([0-9]{1,4})", field)))
     return [value for _, value in posted] if posted else None
@@ -205,19 +207,8 @@ def translation_forms(stored, posted: dict | None = None) -> list[dict]:
             if not held:
                 continue
             names = {written: name for name, written in q.qtype.wording_labels(q).values()}
-            words = {**held, **given.get("questions", {}).get(q.id, {})}
-            blocks = []
-            for key, was in held.items():
-                label = names.get(key, key)
-                value = words[key]
-                if isinstance(was, str):
-                    blocks.append({"group": False, "inputs": [{"id": f"translation-{language}-questions-{i}-{key}",
-                                                               "label": label[:1].upper() + label[1:], "value": value,
-                                                               "textarea": key == "text"}]})
-                else:
-                    blocks.append({"group": True, "inputs": [
-                        {"id": f"translation-{language}-questions-{i}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}",
-                         "value": v, "textarea": False} for j, v in enumerate(value)]})
+            blocks = _input_blocks(f"translation-{language}-questions-{i}", held,
+                                   given.get("questions", {}).get(q.id, {}), lambda key: names.get(key, key))
             questions.append({"number": i + 1, "qid": q.id, "original": q.text, "blocks": blocks})
         out.append({"code": language, "name": NAMES[language], "page": page, "questions": questions})
     return out
@@ -312,8 +303,6 @@ def translation(slug: str, language: str):
 def _where_translation(exc: WordingError, stored, language: str) -> str:
     """A translation's error in words, the language first: ``French, Question 2, option 1: …``;
     a language the survey has no translation into: ``Language 'de': …``."""
-    import re
-
     if language not in stored.survey.translations:
         return f"Language {language[:20]!r}: {exc.message}"
     rest = exc.field[len(f"translations.{language}"):].lstrip(".")
@@ -335,8 +324,6 @@ def _where_translation(exc: WordingError, stored, language: str) -> str:
 def _where(field: str, stored=None) -> str:
     """``questions[1].options[0]`` → ``Question 2, option 1`` (in the words of the question's type:
     ``Question 3, item 1`` for a list experiment's control item)."""
-    import re
-
     match = re.fullmatch(r"questions\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?", field)
     if not match:
         return field.capitalize()
