@@ -63,3 +63,21 @@ def battery_survey(db_path, *, n: int = 600, status: str = "open", seed: int = 1
 def question_ids(survey=None) -> list[str]:
     """The battery's question ids but the group's, for parametrizing."""
     return [q["id"] for q, _ in battery_questions() if q["id"] != GROUP]
+
+
+FRENCH = "FR "  # what the battery's French translation puts before every original text
+
+
+def battery_translation() -> dict:
+    """A French translation (``{"fr": …}``, the definition's ``translations``) of the battery's title and of
+    every question: each text its type lets a launched survey reword (:meth:`wording_labels`, under the keys
+    the definition writes: a list experiment's ``items`` and ``sensitive``), the original words after
+    :data:`FRENCH`.  The question types must be registered (the rating scale too: tests/battery/conftest.py)."""
+    survey = parse_definition(battery_definition())
+    texts = {}
+    for q in survey.questions:
+        words = q.qtype.wording(q)
+        texts[q.id] = {written: (FRENCH + words[key] if isinstance(words[key], str)
+                                 else [FRENCH + label for label in words[key]])
+                       for key, (_, written) in q.qtype.wording_labels(q).items()}
+    return {"fr": {"title": FRENCH + survey.title, "questions": texts}}
