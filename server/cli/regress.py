@@ -36,15 +36,28 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             return pattern_counts(db, stored), inputs[1], stored.survey
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
+    from deniable.server.survey.codebook import DesignMismatch
     from deniable.server.survey.definition import DefinitionError, load_definition
     from deniable.server.survey.patterns import from_dataset
     from deniable.server.survey.responses_csv import CSVError, read_responses_csv
 
     try:
         survey = load_definition(inputs[0])
+        _check_design_line(survey, inputs)
         return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2], survey
-    except (DefinitionError, CSVError) as exc:
+    except (DefinitionError, CSVError, DesignMismatch) as exc:
         fail(str(exc))
+
+
+def _check_design_line(survey, inputs) -> None:
+    """DesignMismatch if the responses CSV's design line says other questions, ε or designs than the
+    codebook SURVEY.json, as deniable estimate checks it (a Parquet file has no design line)."""
+    from deniable.server.survey import files
+    from deniable.server.survey.codebook import check_design
+    from deniable.server.survey.responses_csv import read_design
+
+    if not files.is_parquet(inputs[1]):
+        check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
 
 
 def _design_columns(weights, strata, cluster, fpc):
@@ -69,13 +82,15 @@ def _read_design(inputs, db_path, columns):
         raise click.UsageError('with --weights, give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …"')
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import files
+    from deniable.server.survey.codebook import DesignMismatch
     from deniable.server.survey.definition import DefinitionError, load_definition
     from deniable.server.survey.responses_csv import CSVError
 
     try:
         survey = load_definition(inputs[0])
+        _check_design_line(survey, inputs)
         return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
-    except (DefinitionError, CSVError, DesignError) as exc:
+    except (DefinitionError, CSVError, DesignError, DesignMismatch) as exc:
         fail(str(exc))
 
 

@@ -171,3 +171,22 @@ def test_unreadable_inputs_are_one_line(tmp_path, files):
     bad.write_text("drugs,cheated,year\nMaybe,Never,First\n")
     result = run(survey, bad, "drugs ~ year")
     assert result.exit_code == 1 and "column 'drugs': unknown option label 'Maybe'" in result.output
+
+
+def test_responses_of_another_design_are_refused_as_estimate_refuses_them(tmp_path, files):
+    """The responses file's design line must agree with SURVEY.json (codebook.check_design), weighted or not."""
+    survey, responses = files
+    design, header, *rows = responses.read_text(encoding="utf-8").splitlines()
+    assert "epsilon=1.0" in design
+    for weighted in (False, True):
+        extra = (",w", ",1") if weighted else ("", "")
+        body = [header + extra[0], *(row + extra[1] for row in rows)]
+        options = ["--weights", "w"] if weighted else []
+        same = tmp_path / f"same-{weighted}.csv"
+        same.write_text("\n".join([design, *body]) + "\n", encoding="utf-8")
+        assert run(survey, same, "drugs ~ year", *options).exit_code == 0
+        other = tmp_path / f"other-{weighted}.csv"
+        other.write_text("\n".join([design.replace("epsilon=1.0", "epsilon=2.0"), *body]) + "\n", encoding="utf-8")
+        result = run(survey, other, "drugs ~ year", *options)
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert result.output.startswith(f"Error: {other}: question 'drugs': the responses were collected with ε = 2 ")
