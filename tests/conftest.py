@@ -44,6 +44,14 @@ ARTIFACTS = ROOT / "test-artifacts"
 connections.SCRUB_SECONDS = 1.0
 
 
+@pytest.fixture(autouse=True)
+def _close_idle_connections():
+    """Each test's files are its own: the process's pool keeps no connection to them after it (each
+    would hold three descriptors, and select() takes none above 1,023)."""
+    yield
+    connections._process_pool().close_idle()
+
+
 def pytest_report_header(config):
     return f"SQLite {sqlite3.sqlite_version}; chromium: {CHROMIUM if shutil.which(CHROMIUM) else 'MISSING'}"
 

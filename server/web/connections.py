@@ -56,6 +56,15 @@ class Pool:
         db.conn.close()
 
 
+    def close_idle(self) -> None:
+        """Close every idle connection (a process that is done with its files, such as a test's)."""
+        with self.lock:
+            idle = [db for dbs in self.idle.values() for db in dbs]
+            self.idle.clear()
+        for db in idle:
+            db.conn.close()
+
+
 _pool = Pool()
 
 
