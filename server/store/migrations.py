@@ -586,3 +586,15 @@ def m17_raking_cells(db: sqlite_utils.Database) -> None:
                "pad BLOB NOT NULL, PRIMARY KEY (survey_id, qid, cell, stat, code)) WITHOUT ROWID")
     db["surveys"].add_column("raking_cells_due", int, not_null_default=0)
     db.execute("UPDATE surveys SET raking_cells_due = 1")
+
+
+@migrations()
+def m18_crosswise_fact_in_wording(db: sqlite_utils.Database) -> None:
+    """Fixing a launched respondent-side crosswise question's private fact (issue 27): words kept
+    inside the design's spec (``$.design.fact``; the design fingerprint and the stored design hold
+    only the design's name and weights), so the frozen-design trigger lets ``spec`` change there as
+    in ``$.sensitive`` (m11) — and in nothing else."""
+    _freeze_questions_but_wording(
+        db, "AND NEW.type IS OLD.type AND (NEW.spec IS OLD.spec OR "
+            "json_remove(NEW.spec, '$.sensitive', '$.design.fact') IS "
+            "json_remove(OLD.spec, '$.sensitive', '$.design.fact'))", "number, order, type")

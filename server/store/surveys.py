@@ -58,7 +58,7 @@ def today() -> str:
     return datetime.date.today().isoformat()
 
 
-def _spec(q: Question) -> str | None:
+def spec_json(q: Question) -> str | None:
     """The type's own fields as JSON, with ``"shuffle": true`` when the options are shown in a random
     order (None when there is nothing beyond options)."""
     spec = q.qtype.spec(q)
@@ -73,7 +73,7 @@ def _spec(q: Question) -> str | None:
 
 def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
     rows = []
-    typed = any(q.type != DEFAULT_TYPE or _spec(q) is not None for q in survey.questions)
+    typed = any(q.type != DEFAULT_TYPE or spec_json(q) is not None for q in survey.questions)
     for position, q in enumerate(survey.questions):
         row = {
             "survey_id": survey_id, "position": position, "qid": q.id, "text": q.text,
@@ -81,7 +81,7 @@ def _question_rows(survey_id: int, survey: Survey) -> list[dict]:
             "epsilon": q.epsilon, "k": q.k, "threshold": q.mechanism.threshold if q.protected else None,
         }
         if typed:  # a survey of choices only keeps the columns' defaults (and a schema from before m10 works)
-            row.update(type=q.type, spec=_spec(q))
+            row.update(type=q.type, spec=spec_json(q))
         rows.append(row)
     return rows
 

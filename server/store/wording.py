@@ -30,7 +30,7 @@ from deniable.server.survey.definition import DefinitionError, field_name, parse
 from deniable.server.survey.translations import NAMES, PAGE_TEXTS, parse_translations
 
 from .db import write_transaction
-from .surveys import LifecycleError, StoredSurvey, get_survey, today
+from .surveys import LifecycleError, StoredSurvey, get_survey, spec_json, today
 
 PAGE_FIELDS = ("title", "description", "information", "contact")
 
@@ -117,8 +117,10 @@ def _wording_field(survey, path: tuple) -> str:
     """A definition path (``questions, 2, items, 0``) as the wording's field (``questions[2].options[0]``)."""
     if len(path) >= 3 and path[0] == "questions" and isinstance(path[1], int) and path[1] < len(survey.questions):
         q = survey.questions[path[1]]
-        key = next((k for k, (_, written) in q.qtype.wording_labels(q).items() if written == path[2]), path[2])
-        return f"questions[{path[1]}].{key}" + "".join(f"[{p}]" for p in path[3:])
+        names = {written: k for k, (_, written) in q.qtype.wording_labels(q).items()}
+        rest = path[2:]
+        rest = rest[next((i for i, part in enumerate(rest) if part in names), 0):]  # a word inside a design: its fact
+        return f"questions[{path[1]}].{names.get(rest[0], rest[0])}" + "".join(f"[{p}]" for p in rest[1:])
     return ".".join(str(p) for p in path) if path else "wording"
 
 
@@ -146,14 +148,14 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
                                     version + 1, survey_id])
         for old, q in zip(stored.survey.questions, fixed.questions):
             # the spec (a type's own fields) changes only where it holds words: the triggers refuse the rest
-            spec = q.qtype.spec(q)
-            if spec == old.qtype.spec(old):
+            # (as the store writes it: shuffle, display logic and page breaks beside the type's fields)
+            spec = spec_json(q)
+            if spec == spec_json(old):
                 db.execute("UPDATE questions SET text = ?, options = ? WHERE survey_id = ? AND qid = ?",
                            [q.text, json.dumps(list(q.options), ensure_ascii=False), survey_id, q.id])
             else:
                 db.execute("UPDATE questions SET text = ?, options = ?, spec = ? WHERE survey_id = ? AND qid = ?",
-                           [q.text, json.dumps(list(q.options), ensure_ascii=False),
-                            json.dumps(spec, ensure_ascii=False), survey_id, q.id])
+                           [q.text, json.dumps(list(q.options), ensure_ascii=False), spec, survey_id, q.id])
     return get_survey(db, slug)
 
 

@@ -13,8 +13,8 @@ A language is one the respondents' pages have (``en``, ``es``, ``fr``), other th
 written in (its ``language``, English when it has none).  Only words can be translated: the title, the
 description, the information, and per question the texts its type lets a launched survey reword
 (:meth:`~.questions.base.QuestionType.wording`, under their definition keys: a choice's or check-all
-question's ``text`` and ``options``, a number's ``text``, a list experiment's ``text``, ``items`` and
-``sensitive``).  A list of labels keeps the original's length and order: option *i* in Spanish is option
+question's ``text`` and ``options``, a respondent-side crosswise question's private ``fact`` too, a
+number's ``text``, a list experiment's ``text``, ``items`` and ``sensitive``).  A list of labels keeps the original's length and order: option *i* in Spanish is option
 *i*, so a report (the option's index) means the same whatever the language, and the design fingerprint
 (:func:`~.definition.design_fingerprint`), the counts and every estimate are those of the original.
 Anything left out is shown in the original words.
@@ -115,11 +115,15 @@ def _questions(data, survey, where: tuple) -> dict:
                 if len(value) != len(was):
                     raise DefinitionError((*at, key), f"has {len(was)} {labels[written[key]][0]}s in the original: a "
                                           f"translation gives the same number, in the same order (got {len(value)})")
-        # every check the question's type makes on its words (empty, too long, duplicate labels, …)
+        # every check the question's type makes on its words (empty, too long, duplicate labels, …), the words
+        # put in place by the type (a word may live inside another key: a crosswise design's private fact)
+        words = {**current, **{written[key]: value for key, value in texts.items()}}
         try:
-            parsed = parse_question({**q.to_dict(), **texts}, ("questions", positions[qid]))
+            parsed = parse_question(replace(q, **q.qtype.reworded(q, words)).to_dict(), ("questions", positions[qid]))
         except DefinitionError as exc:
-            raise DefinitionError((*at, *exc.path[2:]), exc.problem) from None
+            rest = exc.path[2:]
+            rest = rest[next((i for i, part in enumerate(rest) if part in written), 0):]
+            raise DefinitionError((*at, *rest), exc.problem) from None
         words = parsed.qtype.wording(parsed)
         out[qid] = {key: words[written[key]] for key in texts}
     return out

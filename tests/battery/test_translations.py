@@ -6,7 +6,8 @@ question's French text and every label the English page shows, in French, and it
 stores the reports; per question, a fix of its French words through the dashboard changes those words only
 (the design fingerprint, the stored reports and the estimates stay, the text version goes up, the codebook
 lists both versions, the JSON API publishes the fix), and another number of labels is refused by name with
-nothing stored.  A text a type shows but does not let anyone translate is refused by name on import.
+nothing stored.  The respondent-side crosswise design's private fact is one of those words; the design itself
+is refused by name on import.
 """
 
 from __future__ import annotations
@@ -119,25 +120,30 @@ def test_the_battery_with_a_french_translation_of_every_question_imports(french)
             assert all(text.startswith(FRENCH) for text in _texts(words)), (q.id, key)
 
 
-def test_a_text_of_the_design_cannot_be_translated_and_is_refused_by_name(tmp_path, db_path, owner_id):
-    """A finding: the respondent-side crosswise design's private fact is shown to the respondent (its card,
-    cards/crosswise.html) but is a parameter of the design (in its fingerprint), so no translation can hold
-    it: an import that tries is refused by name, nothing stored, and the French page shows it in English."""
+def test_the_private_fact_is_translated_and_the_design_itself_is_refused_by_name(tmp_path, db_path, owner_id):
+    """The respondent-side crosswise design's private fact is words the respondent reads (its card,
+    cards/crosswise.html), not what the reports mean (the fingerprint holds the design's name and weights), so a
+    translation holds it as ``"fact"``; the design itself cannot be translated, and an empty French fact is
+    refused by name — nothing stored either way."""
     survey = parse_definition(battery_definition())
     facts = {q.id: q.qtype.page_data(q)["crosswise"]["fact"] for q in survey.questions
              if (q.qtype.page_data(q) or {}).get("crosswise")}
     assert list(facts) == ["choice_6"]  # the battery's one respondent-side crosswise question
+    assert battery_translation()["fr"]["questions"]["choice_6"]["fact"] == FRENCH + facts["choice_6"]
+    translated = parse_definition({**battery_definition(), "translations": battery_translation()})
+    assert design_fingerprint(translated) == design_fingerprint(survey)
     definition = {**battery_definition(), "translations": battery_translation()}
     design = next(q["design"] for q in definition["questions"] if q["id"] == "choice_6")
     fact = FRENCH + facts["choice_6"]
-    for key, value in [("design", {**design, "fact": fact}), ("fact", fact)]:
+    for key, value, message in [
+            ("design", {**design, "fact": fact}, "cannot be translated: it is part of the question's design (what its "
+                                                 "reports mean); only its text, options, fact can"),
+            ("fact", "  ", "must be the private fact's question in words, such as \"Is your mother's birthday in "
+                           "January, February or March?\""),
+            ("fact", ["Une"], "must be the private fact's question in words")]:
         definition["translations"]["fr"]["questions"]["choice_6"] = {key: value}
         code, output = _import(tmp_path, db_path, definition)
         assert code == 1
-        label = survey.question("choice_6").qtype.label
-        message = ("cannot be translated: it is part of the question's design (what its reports mean); only its "
-                   "text, options can" if key == "design" else
-                   f"unknown key (a {label} question's translatable keys: text, options)")
         assert f"translations.fr.questions.choice_6.{key}: {message}" in output, output
         db = connect(db_path)
         assert get_survey(db, SLUG) is None
@@ -167,8 +173,9 @@ def test_the_french_page_shows_every_question_in_french_and_its_form_stores_the_
                     assert _shown(card, translation), (q.id, key, text)
                     labelled.add(q.id)
                 assert not _shown(card, text), (q.id, key, text)  # nothing left in the original words
-    # every question with labels shows them, but the respondent-side crosswise one ("same" / "different")
-    assert labelled == {q.id for q in french.survey.questions if set(_translatable(q)) != {"text"}} - {"choice_6"}
+    # every question with labels shows them (the respondent-side crosswise one shows its private fact, not its
+    # options: the respondent chooses "same" or "different")
+    assert labelled == {q.id for q in french.survey.questions if set(_translatable(q)) != {"text"}}
     # nor anywhere else on the page (the privacy notes, the attributes the browser reads, the title): no
     # text or label of the survey is in the original words
     originals = [french.survey.title, *(text for q in french.survey.questions for words in _translatable(q).values()
@@ -176,9 +183,12 @@ def test_the_french_page_shows_every_question_in_french_and_its_form_stores_the_
     assert [text for text in originals if _in_words(text, html.unescape(page))] == []
     english_page = html.unescape(client.get(f"/s/{SLUG}?lang=en").get_data(as_text=True))
     assert all(_in_words(q.text, english_page) for q in french.survey.questions)  # where the check finds them
-    # the finding of test_a_text_of_the_design_cannot_be_translated…: the private fact stays in English
-    fact = french.survey.question("choice_6").qtype.page_data(french.survey.question("choice_6"))["crosswise"]["fact"]
-    assert _shown(cards["choice_6"], fact)
+    # the respondent-side crosswise card's private fact is the French one (it is among the translated texts, so
+    # the checks above find no English fact on the page either)
+    crosswise = french.survey.question("choice_6")
+    assert crosswise.qtype.wording(crosswise)["fact"] in _translatable(crosswise).values()
+    assert _shown(cards["choice_6"], fr["choice_6"]["fact"])
+    assert _shown(english["choice_6"], crosswise.qtype.wording(crosswise)["fact"])
     # the form posts back from the French page and stores the reports as sent
     _, before, _ = _stored(db_path)
     action = re.search(r'<form method="post" action="([^"]*)"', page).group(1)
@@ -272,6 +282,8 @@ def test_a_french_fix_changes_the_french_words_only(auth_client, french, db_path
     # the French page shows the fix at once, the English page the original words
     card = _cards(auth_client.get(f"/s/{SLUG}?lang=fr").get_data(as_text=True))[qid]
     assert _shown(card, words["text"]) and not _shown(card, held["text"])
+    if "fact" in words:  # the respondent-side crosswise card's private fact (choice_6), fixed like the text
+        assert _shown(card, words["fact"]) and not _shown(card, held["fact"])
     assert _shown(_cards(auth_client.get(f"/s/{SLUG}?lang=en").get_data(as_text=True))[qid], q.text)
     # 4. the JSON API publishes the fix
     design = auth_client.get(f"/api/v1/surveys/{SLUG}").get_json()

@@ -139,3 +139,19 @@ def test_the_database_refuses_design_changes_but_allows_words(db, stored, change
                       "VALUES (?, 9, 'x', 'X', '[\"a\",\"b\"]', 1, 2)"):
         with pytest.raises(sqlite3.IntegrityError, match="frozen"):
             db.execute(statement, [stored.id])
+
+
+def test_a_launched_list_experiments_sensitive_item_is_fixed_with_its_page_break_and_display_logic_kept(db):
+    """The fixed spec is written as the store writes it (shuffle, show_if, page_break beside the type's
+    fields): the frozen-design trigger lets only the sensitive item's words change."""
+    from deniable.server.survey.definition import parse_definition
+
+    survey = parse_definition({"slug": "ls", "title": "T", "questions": [
+        {"id": "a", "text": "A?", "options": ["x", "y"]},
+        {"id": "shop", "text": "How many apply?", "type": "list", "items": ["I cycle", "I cook"],
+         "sensitive": "I shoplifted", "epsilon": 1.0, "page_break": True, "show_if": {"question": "a", "in": ["x"]}}]})
+    insert_survey(db, survey, status="open")
+    fixed = fix_wording(db, "ls", {"questions": {"shop": {"sensitive": "I stole"}}})
+    shop = fixed.survey.question("shop")
+    assert shop.qtype.wording(shop)["sensitive"] == "I stole"
+    assert shop.page_break and shop.show_if == survey.question("shop").show_if

@@ -71,7 +71,8 @@ FRENCH = "FR "  # what the battery's French translation puts before every origin
 def battery_translation() -> dict:
     """A French translation (``{"fr": …}``, the definition's ``translations``) of the battery's title and of
     every question: each text its type lets a launched survey reword (:meth:`wording_labels`, under the keys
-    the definition writes: a list experiment's ``items`` and ``sensitive``), the original words after
+    the definition writes: a list experiment's ``items`` and ``sensitive``, a respondent-side crosswise
+    question's private ``fact``), the original words after
     :data:`FRENCH`.  The question types must be registered (the rating scale too: tests/battery/conftest.py)."""
     survey = parse_definition(battery_definition())
     texts = {}

@@ -520,6 +520,33 @@ class DesignedChoice(Choice):
     def design_fields(self, q):
         return {"design": design_of(q).name}
 
+    # ------------------------------------------------------------ wording
+
+    def private_fact(self, q) -> str | None:
+        """The private fact's question of a respondent-side crosswise design as written, else None."""
+        spec = json.loads(q.design)
+        return spec.get("fact") if spec.get("side") == "respondent" else None
+
+    def wording(self, q):
+        """The text, the option labels and, for the respondent-side crosswise model, its private ``fact``: words
+        the respondent reads, not what the reports mean (:meth:`design` and :meth:`stored_design` use the
+        design's name and weights only), so a launched survey may fix it and a translation may hold it."""
+        words = super().wording(q)
+        fact = self.private_fact(q)
+        return words if fact is None else {**words, "fact": fact}
+
+    def wording_labels(self, q):
+        labels = super().wording_labels(q)
+        return labels if self.private_fact(q) is None else {**labels, "fact": ("private fact", "fact")}
+
+    def reworded(self, q, texts):
+        """The text and labels, and a new private fact in the design's parameters (nothing else of the design
+        changes: its name, prevalence and range stay)."""
+        fields = super().reworded(q, texts)
+        if "fact" in texts and self.private_fact(q) is not None:
+            fields["design"] = canonical({**json.loads(q.design), "fact": texts["fact"]})
+        return fields
+
     # ------------------------------------------------------------ estimates
 
     def estimate(self, q, stats, *, method, confidence, simultaneous, monitoring=False, tuned_for=10_000):
