@@ -132,11 +132,7 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
     moved to another position, an empty text, duplicate labels), LifecycleError for a draft
     (edit its design instead) or when nothing changed.
     """
-    stored = get_survey(db, slug)
-    if stored is None:
-        raise LookupError(f"no survey {slug!r}")
-    if stored.status == "draft":
-        raise LifecycleError(f"survey {slug!r} is a draft: change its design directly")
+    stored = _launched(db, slug)
     fixed = _fixed_survey(stored, wording)
     before, after = wording_of(stored.survey), wording_of(fixed)
     if before == after:
@@ -157,6 +153,16 @@ def fix_wording(db: sqlite_utils.Database, slug: str, wording: dict, *, changed_
                 db.execute("UPDATE questions SET text = ?, options = ?, spec = ? WHERE survey_id = ? AND qid = ?",
                            [q.text, json.dumps(list(q.options), ensure_ascii=False), spec, survey_id, q.id])
     return get_survey(db, slug)
+
+
+def _launched(db: sqlite_utils.Database, slug: str) -> StoredSurvey:
+    """The open or closed survey ``slug``: LookupError if there is none, LifecycleError for a draft."""
+    stored = get_survey(db, slug)
+    if stored is None:
+        raise LookupError(f"no survey {slug!r}")
+    if stored.status == "draft":
+        raise LifecycleError(f"survey {slug!r} is a draft: change its design directly")
+    return stored
 
 
 def _new_version(db: sqlite_utils.Database, stored: StoredSurvey, before: dict, after: dict,
@@ -228,11 +234,7 @@ def fix_translation(db: sqlite_utils.Database, slug: str, language: str, texts: 
     key that is not a translatable text, a label moved to another position; LifecycleError for a draft
     (edit its definition instead) or when nothing changed.
     """
-    stored = get_survey(db, slug)
-    if stored is None:
-        raise LookupError(f"no survey {slug!r}")
-    if stored.status == "draft":
-        raise LifecycleError(f"survey {slug!r} is a draft: change its definition directly")
+    stored = _launched(db, slug)
     survey = stored.survey
     if not isinstance(language, str) or language not in survey.translations:
         shown = str(language)[:20]

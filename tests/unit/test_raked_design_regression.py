@@ -26,6 +26,7 @@ from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
 from support.r_survey import rake_design_svyglm, rake_design_total_vcov, rake_design_weights
+from support.rr_fit import fit_independently
 
 from ..cli.test_regress_rake_weights import DEFINITION, MARGINS, r_columns, r_totals, sample
 
@@ -59,32 +60,6 @@ def test_the_estimator_given_r_raked_weights_equals_r_svyglm(tmp_path):
     assert np.max(np.abs(plain.std_error / result.std_error - 1)) > 1e-2
 
 
-def _fit_independently(y, Z, w, p, q):
-    """Maximize ``Σ w log L`` with ``L = q + (p − q) σ(Zβ)`` for a Yes report (1 − L for No) by Newton
-    steps on a central-difference Hessian of the analytic gradient; the rows' scores at the maximum."""
-    def scores(beta):
-        pi = 1 / (1 + np.exp(-Z @ beta))
-        lam = q + (p - q) * pi
-        d = (p - q) * pi * (1 - pi) * (y / lam - (1 - y) / (1 - lam))
-        return d[:, None] * Z
-
-    def hessian(beta, h=1e-6):
-        cols = []
-        for j in range(beta.size):
-            e = np.zeros(beta.size)
-            e[j] = h
-            cols.append((w @ scores(beta + e) - w @ scores(beta - e)) / (2 * h))
-        return np.column_stack(cols)
-
-    beta = np.zeros(Z.shape[1])
-    for _ in range(50):
-        step = np.linalg.solve(-hessian(beta), w @ scores(beta))
-        beta = beta + step
-        if np.max(np.abs(step)) < 1e-12:
-            break
-    return beta, scores(beta), -hessian(beta)
-
-
 @pytest.mark.slow  # R itself
 @pytest.mark.parametrize("outcome", ["stole", "warner"])
 def test_a_randomized_outcome_equals_an_independent_computation(tmp_path, outcome):
@@ -104,7 +79,7 @@ def test_a_randomized_outcome_equals_an_independent_computation(tmp_path, outcom
         p, q = matrix[0, 0], matrix[0, 1]
     year = codes["year"]
     Z = np.column_stack([np.ones(year.size), year == 1, year == 2]).astype(float)
-    beta, s, information = _fit_independently((codes[outcome] == 0).astype(float), Z, weights, p, q)
+    beta, s, information = fit_independently((codes[outcome] == 0).astype(float), Z, weights, p, q)
     meat = rake_design_total_vcov(tmp_path, {**columns, "s1": s[:, 0], "s2": s[:, 1], "s3": s[:, 2]},
                                   r_totals(design["w"]), ["s1", "s2", "s3"], cluster="c", strata="s", fpc="N")
     bread = np.linalg.inv(information)

@@ -24,6 +24,7 @@ from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
 from deniable.server.survey.patterns import from_dataset
 from support.r_survey import _run, rake_svymean, write_csv
+from support.rr_fit import fit_independently
 
 SURVEY = {"slug": "raked-regression", "title": "Raked regression", "questions": [
     {"id": "drugs", "text": "Drugs?", "options": ["Yes", "No"], "required": False},
@@ -112,32 +113,6 @@ def test_a_question_asked_directly_equals_r_svyglm_on_the_raked_design(tmp_path)
     assert np.max(np.abs(plain.std_error / result.std_error - 1)) > 1e-3
 
 
-def _fit_independently(y, Z, w, p, q):
-    """Maximize ``Σ w log L`` with ``L = q + (p − q) σ(Zβ)`` for a Yes report (1 − L for No) by Newton
-    steps on a central-difference Hessian of the analytic gradient; the rows' scores at the maximum."""
-    def scores(beta):
-        pi = 1 / (1 + np.exp(-Z @ beta))
-        lam = q + (p - q) * pi
-        d = (p - q) * pi * (1 - pi) * (y / lam - (1 - y) / (1 - lam))
-        return d[:, None] * Z
-
-    def hessian(beta, h=1e-6):
-        cols = []
-        for j in range(beta.size):
-            e = np.zeros(beta.size)
-            e[j] = h
-            cols.append((w @ scores(beta + e) - w @ scores(beta - e)) / (2 * h))
-        return np.column_stack(cols)
-
-    beta = np.zeros(Z.shape[1])
-    for _ in range(50):
-        step = np.linalg.solve(-hessian(beta), w @ scores(beta))
-        beta = beta + step
-        if np.max(np.abs(step)) < 1e-12:
-            break
-    return beta, scores(beta), -hessian(beta)
-
-
 @pytest.mark.slow  # R itself
 def test_a_randomized_outcome_equals_an_independent_computation(tmp_path):
     survey, data = sample(seed=8, n=900)
@@ -150,7 +125,7 @@ def test_a_randomized_outcome_equals_an_independent_computation(tmp_path):
                               totals, [])
     Z = np.column_stack([np.ones(data.n_rows), cols["year"] == 1, cols["year"] == 2]).astype(float)
     y = (cols["stole"] == 0).astype(float)
-    beta, s, information = _fit_independently(y, Z, weights, mech.p, mech.q)
+    beta, s, information = fit_independently(y, Z, weights, mech.p, mech.q)
     path = write_csv(tmp_path / "s.csv", {"s1": s[:, 0], "s2": s[:, 1], "s3": s[:, 2], "sex": cols["sex"],
                                           "region": cols["region"], "w": np.ones(data.n_rows)})
     meat = np.array(_run(SVYTOTAL_RAKED, tmp_path, str(path), str(_margins_csv(tmp_path, data.n_rows)))).reshape(3, 3)
