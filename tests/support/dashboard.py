@@ -64,6 +64,19 @@ def open_db(app):
     return connect(app.config["DATABASE"])
 
 
+def share_survey(app, slug: str, email: str, role: str) -> None:
+    """Share survey ``slug`` with the researcher ``email`` (made if needed) as ``role``, as the
+    dashboard's sharing does (:func:`deniable.server.store.access.share`)."""
+    from deniable.server.store.access import share
+
+    ensure_researcher(app, email)
+    db = open_db(app)
+    try:
+        share(db, get_survey(db, slug), email, role)
+    finally:
+        db.conn.close()
+
+
 def ensure_researcher(app, email: str = EMAIL, *, admin: bool = False) -> int:
     """The researcher ``email`` (password PASSWORD) exists; return their id.
 

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from deniable.server.store.surveys import get_survey
-from support.dashboard import EMAIL, csrf_token, ensure_researcher, login, make_survey, open_db
+from support.dashboard import EMAIL, csrf_token, ensure_researcher, login, make_survey, open_db, share_survey
 
 
 def post(client, url, **data):
@@ -73,10 +73,7 @@ def test_a_confirmation_that_does_not_apply_goes_back_with_a_message(app, auth_c
 
 def test_duplicate_any_survey_as_a_draft_of_ones_own(app, auth_client):
     make_survey(app, status="closed", owner="someone@example.org")
-    db = open_db(app)
-    db.execute("INSERT INTO survey_shares VALUES ((SELECT id FROM surveys WHERE slug = 'habits'), "
-               "(SELECT id FROM researchers WHERE email = ?), 'viewer')", [EMAIL])
-    db.conn.close()
+    share_survey(app, "habits", EMAIL, "viewer")
     response = post(auth_client, "/dashboard/habits/duplicate")
     assert response.status_code == 302 and response.headers["Location"] == "/dashboard/habits-copy/edit"
     copy = get_survey(open_db(app), "habits-copy")
@@ -98,11 +95,7 @@ def test_delete_a_draft_but_never_a_launched_survey(app, auth_client):
 def test_only_the_owner_deletes(app):
     make_survey(app)
     bob = "bob@example.org"
-    ensure_researcher(app, bob)
-    db = open_db(app)
-    db.execute("INSERT INTO survey_shares VALUES ((SELECT id FROM surveys WHERE slug = 'habits'), "
-               "(SELECT id FROM researchers WHERE email = ?), 'editor')", [bob])
-    db.conn.close()
+    share_survey(app, "habits", bob, "editor")
     client = app.test_client()
     login(client, email=bob)
     assert post(client, "/dashboard/habits/delete").status_code == 403

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from deniable.server.store.surveys import get_survey
-from support.dashboard import EMAIL, csrf_token, ensure_researcher, login, make_survey, open_db, store_reports
+from support.dashboard import (EMAIL, csrf_token, ensure_researcher, login, make_survey, open_db, share_survey,
+                               store_reports)
 
 DEFINITION = {
     "slug": "habits", "title": "Habits", "description": "A test survey.", "information": "Who we are.",
@@ -205,10 +206,7 @@ def test_a_researcher_who_is_not_an_editor_gets_the_same_refusal_as_for_the_word
     bob = "bob@example.org"
     ensure_researcher(app, bob)
     if role:
-        db = open_db(app)
-        db.execute("INSERT INTO survey_shares VALUES ((SELECT id FROM surveys WHERE slug = 'habits'), "
-                   "(SELECT id FROM researchers WHERE email = ?), ?)", [bob, role])
-        db.conn.close()
+        share_survey(app, "habits", bob, role)
     client = app.test_client()
     login(client, email=bob)
     wording = post(client, "/dashboard/habits/wording", {"wording-title": "Changed"})
@@ -220,11 +218,7 @@ def test_a_researcher_who_is_not_an_editor_gets_the_same_refusal_as_for_the_word
 
 def test_an_editor_may_fix_a_translation(app, habits):
     bob = "bob@example.org"
-    ensure_researcher(app, bob)
-    db = open_db(app)
-    db.execute("INSERT INTO survey_shares VALUES ((SELECT id FROM surveys WHERE slug = 'habits'), "
-               "(SELECT id FROM researchers WHERE email = ?), 'editor')", [bob])
-    db.conn.close()
+    share_survey(app, "habits", bob, "editor")
     client = app.test_client()
     login(client, email=bob)
     assert post(client, "/dashboard/habits/wording/es", {"translation-es-title": "Hábitos de vida"}).status_code == 302
