@@ -72,6 +72,19 @@ def init_db(path) -> sqlite_utils.Database:
     return db
 
 
+@contextmanager
+def pragmas(db: sqlite_utils.Database, **values: int):
+    """Set integer PRAGMAs of the connection (``busy_timeout=0``) for the block; restore them after."""
+    before = {name: int(db.conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in values}
+    for name, value in values.items():
+        db.conn.execute(f"PRAGMA {name} = {int(value)}")
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            db.conn.execute(f"PRAGMA {name} = {value}")
+
+
 def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS / 1000, *,
                     cooperative: bool = False) -> None:
     """``BEGIN IMMEDIATE``, retried in Python while another connection writes, for ``timeout`` seconds.
@@ -85,12 +98,8 @@ def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS 
     wants its process's other requests to run while it waits (the submissions' group commit).
     """
     if cooperative:
-        before = db.conn.execute("PRAGMA busy_timeout").fetchone()[0]
-        db.conn.execute("PRAGMA busy_timeout = 0")
-        try:
+        with pragmas(db, busy_timeout=0):
             return begin_immediate(db, timeout)
-        finally:
-            db.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
     deadline, delay = None, 0.0001
     while True:
         try:

@@ -45,7 +45,7 @@ import threading
 import time
 from pathlib import Path
 
-from .db import connect, write_transaction
+from .db import connect, pragmas, write_transaction
 
 SCRUB_BUSY_MS = 200  # how long a scrub waits for readers before it tries again at the next tick
 
@@ -59,19 +59,13 @@ def scrub(db) -> bool:
 
     Waits at most :data:`SCRUB_BUSY_MS` for readers (the connection's own busy timeout is restored).
     """
-    before = db.execute("PRAGMA busy_timeout").fetchone()[0]
-    limit = db.execute("PRAGMA journal_size_limit").fetchone()[0]
-    db.execute(f"PRAGMA busy_timeout = {SCRUB_BUSY_MS}")
-    db.execute("PRAGMA journal_size_limit = 0")  # the write that restarts the WAL cuts off its old frames
-    try:
+    # journal_size_limit 0: the write that restarts the WAL cuts off its old frames
+    with pragmas(db, busy_timeout=SCRUB_BUSY_MS, journal_size_limit=0):
         if db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()[0]:
             return False
         with write_transaction(db):
             db.execute("UPDATE scrub SET passes = passes + 1")
         return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {before}")
-        db.execute(f"PRAGMA journal_size_limit = {limit}")
 
 
 def scrub_before_answering(db, seconds: float = 1.0) -> bool:
