@@ -39,9 +39,10 @@ The search brackets the crossing starting from a normal-approximation guess (the
 at x + 1/2), certifies ``[B, λ_C]`` with 2. in steps predicted by the normal approximation,
 and, between the last accepted point A and B (a few swaps apart), walks the swap points down
 from B: the last piece where x is accepted ends at a swap point (ties are accepted) or at the
-rising crossing of a fixed interval probability, found by the Illinois method.  Endpoints are
-rounded outward by ``PAD`` (1e-12 in λ).  At large n the crossing is a few swaps from the
-normal guess and the cost is a few dozen incomplete-beta calls per endpoint, independent of n
+rising crossing of a fixed interval probability, found by safeguarded Newton steps (the
+probability's derivative is a difference of two binomial densities) and closed by the Illinois
+method where they leave it open.  Endpoints are rounded outward by ``PAD`` (1e-12 in λ).  At
+large n the crossing is a few swaps from the normal guess and the cost is a few dozen incomplete-beta calls per endpoint, independent of n
 (measured: ``scripts/benchmark.py``).
 
 Counts searched together lean on their neighbours
@@ -71,6 +72,10 @@ crossings is the largest bracket end of its own group, so every end is the one i
 gives, bit for bit; what the batch shares is the overhead of each round, which dominates the cost
 of a belt below n ≈ 10,000 (the planner's searches, :mod:`deniable.estimators.planning`).
 
+Counts rejected at p by fact 3 (every count of a planner's belt, many standard deviations below
+np) are known to be so without the probability of their set above at p: two incomplete-beta
+evaluations fewer per count.
+
 Lower ends are upper ends of the mirrored problem ``x → n − x``, ``λ → 1 − λ``,
 ``[q, p] → [1 − p, 1 − q]``.  A lower end whose mirrored count is accepted at ``1 − q`` *is* q
 (returned exactly, so it maps to π = 0), and an upper end accepted at p is p (π = 1).  When
@@ -90,11 +95,14 @@ References
    equation", BIT 11 (1971) 168–174 (the Illinois method).
 .. [4] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions* (1964), 26.5.24: the
    binomial tail as a regularized incomplete beta function.
+.. [5] W. H. Press et al., *Numerical Recipes*, 3rd ed. (2007), sec. 9.4 (Newton's method
+   safeguarded by a bracket, ``rtsafe``).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import threading
 
 import numpy as np
@@ -182,6 +190,73 @@ def illinois(f, left, right, f_left, f_right, tolerance, iterations=100):
         side[live] = np.where(up, 1.0, -1.0)
         live = live[(right[live] - left[live]) > tolerance[live]]
     return left, right
+
+
+def _mass_slope(lo, hi, n, lam):
+    """``d/dλ P_λ(lo ≤ Y ≤ hi) = n[b(lo − 1; n − 1, λ) − b(hi; n − 1, λ)]`` (each tail
+    ``P(Y > y) = I_λ(y + 1, n − y)`` has derivative ``n·b(y; n − 1, λ)``, A&S 26.5.24 and 6.6.8);
+    a term is 0 where its tail is constant (``lo − 1 < 0``, ``hi ≥ n``)."""
+    below = np.where(lo - 1 >= 0, _pmf(np.maximum(lo - 1, 0), n - 1, lam), 0.0)
+    over = np.where(hi <= n - 1, _pmf(np.minimum(hi, n - 1), n - 1, lam), 0.0)
+    return n * (below - over)
+
+
+def newton_bracket(f, slope, left, right, f_left, f_right, tolerance, iterations=8):
+    """Narrow brackets with ``f_left < 0 ≤ f_right`` around a rising root by safeguarded Newton
+    steps (Press et al., *Numerical Recipes*, 3rd ed., sec. 9.4, ``rtsafe``), then close each to
+    ``tolerance`` by probing half of it either side of the Newton point.
+
+    Each round evaluates f and its slope at one point per open bracket, keeps the sign condition
+    (the point replaces the end of its sign) and steps by Newton, or bisects where the step would
+    leave the bracket.  A bracket whose Newton step fell below a quarter of its tolerance is probed
+    at ``x ∓ tolerance/2``; where the probes straddle the root it is closed, else the next round
+    starts half a tolerance past the probe that came out on the wrong side.  Returns the brackets
+    ``(left, right, f_left, f_right)``: closed ones narrower than ``tolerance``, the others narrowed
+    as far as the rounds went (finish them with :func:`illinois`).  ``f(points, idx)`` and
+    ``slope(points, idx)`` are evaluated at the points of the brackets ``idx``; each bracket's
+    numbers depend on its own values only.
+    """
+    left, right = np.array(left, dtype=float), np.array(right, dtype=float)
+    f_left, f_right = np.array(f_left, dtype=float), np.array(f_right, dtype=float)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), left.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = right - f_right * (right - left) / (f_right - f_left)  # the secant point to start
+    x = np.where(np.isfinite(x) & (x > left) & (x < right), x, 0.5 * (left + right))
+    live = np.flatnonzero((right - left) > tolerance)
+    for _ in range(iterations):
+        if not live.size:
+            break
+        point = x[live]
+        value, rate = f(point, live), slope(point, live)
+        negative = value < 0
+        left[live] = np.where(negative, point, left[live])
+        f_left[live] = np.where(negative, value, f_left[live])
+        right[live] = np.where(negative, right[live], point)
+        f_right[live] = np.where(negative, f_right[live], value)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = value / rate
+        following = point - step
+        inside = np.isfinite(following) & (following > left[live]) & (following < right[live])
+        x[live] = np.where(inside, following, 0.5 * (left[live] + right[live]))
+        settled = inside & (np.abs(step) < tolerance[live] / 4)
+        ready, live = live[settled], live[~settled & ((right[live] - left[live]) > tolerance[live])]
+        if ready.size:  # probe either side of the Newton point, both in one evaluation
+            half = tolerance[ready] / 2
+            below = np.maximum(x[ready] - half, left[ready])
+            above = np.minimum(x[ready] + half, right[ready])
+            values = f(np.concatenate([below, above]), np.concatenate([ready, ready]))
+            f_below, f_above = values[:ready.size], values[ready.size:]
+            low_ok, high_ok = f_below < 0, f_above >= 0
+            left[ready] = np.where(low_ok, below, left[ready])
+            f_left[ready] = np.where(low_ok, f_below, f_left[ready])
+            right[ready] = np.where(high_ok, above, right[ready])
+            f_right[ready] = np.where(high_ok, f_above, f_right[ready])
+            # a probe on the wrong side (the last bits of f are rounding): step on past it
+            x[ready] = np.where(high_ok, below - half, above + half)
+            x[ready] = np.where((x[ready] > left[ready]) & (x[ready] < right[ready]), x[ready],
+                                0.5 * (left[ready] + right[ready]))
+            live = np.sort(np.concatenate([live, ready[(right[ready] - left[ready]) > tolerance[ready]]]))
+    return left, right, f_left, f_right
 
 
 def _slope(y, n, lam, q, p):
@@ -288,12 +363,30 @@ def upper_ends(x, n, q, p, confidence: float, group=None):
     # λ = 0 or 1 (a question asked directly) makes infinite log ratios on purpose: they are
     # compared, never returned, so the floating-point warnings they raise are noise here
     with np.errstate(all="ignore"):
-        lo, hi = above(x, n, p.copy(), q, p)
-        at_p = interval_mass(lo, hi, n, p) < confidence
+        at_p = _accepted_at_p(x, n, q, p, confidence)
         todo = np.flatnonzero(~at_p)
         if todo.size:
             ends[todo] = _neighbour_search(x[todo], n[todo], q[todo], p[todo], confidence, group[todo])
     return np.minimum(ends, p), at_p
+
+
+def _accepted_at_p(x, n, q, p, confidence: float) -> np.ndarray:
+    """Whether each count is accepted at λ = p, computed only where fact 3 does not already say no.
+
+    Fact 3 of the module notes: the probability of the counts above x at λ is at least
+    ``1 − (1 + e^TIE) R(x; λ)``, so x is rejected at p wherever ``(1 + e^TIE) R(x; p) ≤ 1 − CL``
+    (checked with half of ``1 − CL``, far beyond the rounding of log R); the counts of a planner's
+    belt, many standard deviations below np, all are, and cost no incomplete beta here.  The others
+    are decided by the probability of their set above, as before.
+    """
+    at_p = np.zeros(x.shape, dtype=bool)
+    bound = log_ratio(x, n, p, q, p) + np.log1p(np.exp(TIE))
+    check = np.flatnonzero(~(bound <= math.log((1 - confidence) / 2)))
+    if check.size:
+        xc, nc, qc, pc = x[check], n[check], q[check], p[check]
+        lo, hi = above(xc, nc, pc.copy(), qc, pc)
+        at_p[check] = interval_mass(lo, hi, nc, pc) < confidence
+    return at_p
 
 
 def _neighbour_search(x, n, q, p, confidence: float, group) -> np.ndarray:
@@ -742,8 +835,12 @@ class _Search:
 
         top = np.full(int(group.max()) + 1, -np.inf)
         np.maximum.at(top, group, right)
-        _, right = illinois(f, left, right, interval_mass(lo, hi, n, left) - cl,
-                            interval_mass(lo, hi, n, right) - cl, 1e-15 + 1e-14 * top[group])
+        tolerance = 1e-15 + 1e-14 * top[group]
+        f_left, f_right = f(np.concatenate([left, right]), np.concatenate([np.arange(lo.size)] * 2)).reshape(2, -1)
+        left, right, f_left, f_right = newton_bracket(f, lambda lam, live: _mass_slope(lo[live], hi[live], n[live], lam),
+                                                      left, right, f_left, f_right, tolerance)
+        self.evaluations += 1  # the bracket's two ends, each count at once
+        _, right = illinois(f, left, right, f_left, f_right, tolerance)
         return right
 
 

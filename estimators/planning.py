@@ -37,9 +37,14 @@ n): each search is a generator that asks for ``h(n)``; those it asks for that ar
 memory nor on disk are computed together, their belts filled in one batch
 (:func:`.exact.fill_belts`) and their golden-section searches stepped together, every point's
 densities in one call of the binomial kernel.  Every number is the one computed alone, bit for
-bit — it has to be: for a yes/no question w(π) = w(1 − π), so the grid's two mirror maxima
-differ in the last bits only, and a change of 1e-14 in the belt's ends can swap the reported
-worst π for its twin (``tests/unit/test_plan_batch.py`` compares bytes).
+bit (``tests/unit/test_plan_batch.py`` compares bytes).  For a yes/no question w(π) = w(1 − π),
+so a worst π off ½ has a twin as bad, and the last bits of the sums decide which one the search
+ends on: the one at or below ½ is reported, whichever it is.
+
+While the model's correction oscillates with a shrinking swing (1799, 1824, 1815, 1823, 1816, …),
+every n it asks for next lies between the last two; below n = 10,000, where a belt costs mostly
+the overhead of its batch's rounds, those n are computed in the batch of the last one
+(:func:`_ahead`): the same numbers, in four batches instead of ten.
 
 References
 ----------
@@ -424,11 +429,23 @@ def _compute_worst_cases(keys) -> list[tuple[float, float]]:
         best.append((float(grid[i]), values[i]))
         brackets.append((sums, max(0.0, grid[i] - step), min(1.0, grid[i] + step)))
     out = []
-    for (pi, value), (at, top) in zip(_golden_max_many(brackets), best):
+    for (pi, value), (at, top), key in zip(_golden_max_many(brackets), best, keys):
         if value < top:
             pi, value = at, float(top)
-        out.append((float(value), float(pi)))
+        out.append((float(value), _below_mirror(float(pi), key[1], key[2])))
     return out
+
+
+def _below_mirror(pi: float, p: float, q: float) -> float:
+    """The worst π, as its mirror ``1 − π`` when that is below ½ and the channel is its own mirror.
+
+    When ``1 − p = q`` (a yes/no question, or one asked directly) the belt is symmetric and
+    ``w(π) = w(1 − π)``: a worst case off ½ has a twin as bad, up to rounding, and which of the two
+    the search ends on depends on the last bits of the sums.  Reporting the one at or below ½
+    makes the answer the same whichever it is."""
+    if 1.0 - p == q and 1.0 - q == p and pi > 0.5:
+        return 1.0 - pi
+    return pi
 
 
 # ---------------------------------------------------------------- the disk cache of h(n) and of plans
@@ -598,14 +615,20 @@ def _model_sample_size(margin: float, p: float, q: float, z_: float) -> int:
 
 
 def _search(p: float, q: float, margin: float, confidence: float):
-    """The search for n (see :func:`plan`), as a generator: it yields each n whose ``(h(n), worst
-    π)`` it needs, is sent them, and returns ``(n, h(n), worst π, h(n − 1))``.  Several searches
-    advance together (:func:`_run_searches`), their belts computed in one batch per step."""
+    """The search for n (see :func:`plan`), as a generator: it yields ``(n, also)`` for each n whose
+    ``(h(n), worst π)`` it needs, is sent them, and returns ``(n, h(n), worst π, h(n − 1))``.  Several
+    searches advance together (:func:`_run_searches`), their belts computed in one batch per step.
+
+    ``also`` names the n the search is about to ask for next, computed in the same batch (see
+    :func:`_ahead`); it changes which batch a number is computed in, never the number, nor the path.
+    """
     z_ = z(confidence)
     # the model, corrected by the exact/model ratio at the last n, puts n within a few respondents
     n = _model_sample_size(margin, p, q, z_)
+    trail = []  # the n asked for so far
     for _ in range(8):
-        ratio = (yield n)[0] / model_half_width(n, p, q, z_)[0]
+        trail.append(n)
+        ratio = (yield n, _ahead(trail))[0] / model_half_width(n, p, q, z_)[0]
         guess = _model_sample_size(margin / ratio, p, q, z_)
         if abs(guess - n) <= 1:
             n = guess
@@ -614,50 +637,77 @@ def _search(p: float, q: float, margin: float, confidence: float):
     # a bracket: h(below) > margin ≥ h(above), then bisection to adjacent n
     above, below = n, n - 1
     step = max(1, n // 1000)
-    while (yield above)[0] > margin:
+    while (yield above, ())[0] > margin:
         below, above = above, min(MAX_N, above + step)
         step *= 2
     step = max(1, n // 1000)
-    while below >= 1 and (yield below)[0] <= margin:
+    while below >= 1 and (yield below, ())[0] <= margin:
         above, below = below, max(0, below - step)
         step *= 2
     while above - below > 1:
         mid = (above + below) // 2
-        if (yield mid)[0] <= margin:
+        if (yield mid, ())[0] <= margin:
             above = mid
         else:
             below = mid
-    value, pi = yield above
-    return above, value, pi, ((yield above - 1)[0] if above > 1 else math.inf)
+    value, pi = yield above, ()
+    return above, value, pi, ((yield above - 1, ())[0] if above > 1 else math.inf)
 
 
-def _run_searches(searches) -> list:
+AHEAD_N = 10_000  # below this n a belt's cost is mostly per-batch overhead: see _ahead
+AHEAD_SPAN = 12
+
+
+def _ahead(trail: list[int]) -> range:
+    """The n the model's correction is bound to ask for next, given the n it asked for so far.
+
+    When the correction oscillates with a shrinking swing, each guess between the last two (1799,
+    1824, 1815, 1823, 1816, 1822, … for a yes/no question at ε = 1 and a margin of 0.05), every n
+    it asks for next lies between the last two: once two swings in a row have shrunk, those n are
+    computed in the batch of the last one.  Only below ``AHEAD_N`` and within ``AHEAD_SPAN``
+    respondents, where a belt costs mostly the Python and numpy overhead of each round of its
+    batch, so that an n computed and then not asked for costs little; above, the incomplete-beta
+    evaluations dominate, and nothing is computed ahead.
+    """
+    if len(trail) < 4:
+        return range(0)
+    a, b, c, d = trail[-4:]
+    if not (min(a, b) < c < max(a, b) and min(b, c) < d < max(b, c)):
+        return range(0)
+    if max(c, d) > AHEAD_N or abs(c - d) > AHEAD_SPAN:
+        return range(0)
+    return range(min(c, d) + 1, max(c, d))
+
+
+def _run_searches(searches, also=()) -> list:
     """Run several ``(generator, p, q, confidence)`` searches together: each is answered at once
-    from memory or disk while it can be, and the n they then all wait for are computed in one
-    batch (:func:`_worst_cases`).  Returns each search's result."""
+    from memory or disk while it can be, and the n they then all wait for, with the n they said
+    they would ask for next, are computed in one batch (:func:`_worst_cases`); the worst-case keys
+    ``also`` join the first batch.  Returns each search's result."""
     results = [None] * len(searches)
-    waiting = {}  # search → the key it waits for
+    waiting, ahead = {}, list(also)  # search → the key it waits for; keys computed ahead
     answer = {i: None for i in range(len(searches))}  # what to send next (None: start)
     while answer:
         for i, sent in answer.items():
             generator, p, q, confidence = searches[i]
             try:
-                n = generator.send(sent)
+                n, also = generator.send(sent)
                 while True:  # answer from memory or disk without waiting for the others
                     key = (n, p, q, confidence)
                     known = _worst_case.get(key) or _read_worst_case(_worst_case_file(*key))
                     if known is None:
                         waiting[i] = key
+                        ahead.extend((m, p, q, confidence) for m in also)
                         break
                     _worst_case.put(key, known)
-                    n = generator.send(known)
+                    n, also = generator.send(known)
             except StopIteration as stop:
                 results[i] = stop.value
         if not waiting:
             break
-        values = _worst_cases(list(waiting.values()))
+        values = _worst_cases(list(waiting.values()) + ahead)
         answer = {i: values[key] for i, key in waiting.items()}
-        waiting = {}
+        waiting, ahead = {}, []
     return results
 
 
@@ -720,13 +770,15 @@ def _read_plan(path: Path | None, margin: float) -> tuple | None:
     return None
 
 
-def plans(requests, *, confidence=0.95) -> list[Plan]:
+def plans(requests, *, confidence=0.95, also=()) -> list[Plan]:
     """:func:`plan` for several ``(epsilon, k, margin)`` at once: the same numbers.
 
     The searches run side by side, and at each step the belts they all wait for are computed in
     one batch (:func:`.exact.fill_belts`), which shares the Python and numpy overhead that
     dominates a belt below n ≈ 10,000: ``deniable plan`` asks for every ε and the baseline
-    together, the builder's panel for a question's ε and its baseline.
+    together, the builder's panel for a question's ε and its baseline.  ``also`` takes
+    :func:`worst_cases`' ``(epsilon, k, n)`` requests, computed in the searches' first batch (the
+    panel's margins at the target n), then answered from memory by :func:`worst_case`.
 
     Examples
     --------
@@ -750,7 +802,8 @@ def plans(requests, *, confidence=0.95) -> list[Plan]:
                 todo[key] = None
         asked.append((mech, margin, path, key, found))
     keys = list(todo)
-    done = _run_searches([(_search(p, q, margin, level), p, q, level) for _, p, q, margin, level in keys])
+    extra = [(_check_n(n), m.p, m.q, confidence) for m, n in ((resolve(k, e), n) for e, k, n in also)]
+    done = _run_searches([(_search(p, q, margin, level), p, q, level) for _, p, q, margin, level in keys], extra)
     for key, result in zip(keys, done):
         _plan.put(key, result)
     out = []

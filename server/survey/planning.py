@@ -101,10 +101,10 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
     out = {"k": k, "target_n": target_n, "margin": margin, "confidence": confidence,
            "protected": epsilon is not None}
     # the exact numbers below, computed first side by side (their belts in one batch each step)
-    if target_n <= LIVE_N:
-        worst_cases([(epsilon, k, target_n), (None, k, target_n)], confidence=confidence)
+    at_target = [(epsilon, k, target_n), (None, k, target_n)] if target_n <= LIVE_N else []
     plans([(e, k, margin) for e, m in ((epsilon, mech), (None, baseline))
-           if (z_ / (2 * margin * (m.p - m.q))) ** 2 <= LIVE_N], confidence=confidence)
+           if (z_ / (2 * margin * (m.p - m.q))) ** 2 <= LIVE_N], confidence=confidence, also=at_target)
+    worst_cases(at_target, confidence=confidence)  # from memory, unless no search needed computing
     for prefix, m in (("", mech), ("baseline_", baseline)):
         if target_n <= LIVE_N:
             worst = worst_case(epsilon if m is mech else None, k, target_n, confidence=confidence)

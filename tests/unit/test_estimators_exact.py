@@ -10,7 +10,7 @@ import pytest
 from scipy.special import betainc, xlogy
 from scipy.stats import binom
 
-from deniable.client.mechanism import MechanismError, mechanism
+from deniable.client.mechanism import MechanismError, mechanism, resolve
 from deniable.estimators import coverage, estimate, exact
 from deniable.estimators.evaluation import DENSE_N
 from deniable.estimators.exact import PAD, TIE, Belt, upper_ends
@@ -261,7 +261,8 @@ def test_ends_between_neighbours_are_the_ends_searched_alone(epsilon, n):
 def test_a_belt_needs_few_incomplete_beta_evaluations(monkeypatch):
     """Work, not time: the incomplete-beta evaluations of a planner-sized belt (n = 17,831 at ε = 0.5,
     1,468 counts) are counted.  Searched from scratch, each count cost 28; between its neighbours'
-    ends a count costs about 6, the whole belt under 14 per count."""
+    ends a count costs about 6, and no count that fact 3 rejects at p has its probability there
+    computed: the whole belt about 10.5 per count (12.5 with that probability)."""
     calls = []
 
     def counted(a, b, x):
@@ -273,7 +274,7 @@ def test_a_belt_needs_few_incomplete_beta_evaluations(monkeypatch):
     n = 17_831
     counts = np.arange(n // 2 - 734, n // 2 + 734)
     Belt(n, m.q, m.p, 0.95).interval(counts)
-    assert sum(calls) / counts.size < 14
+    assert sum(calls) / counts.size < 11.5
 
 
 def test_a_neighbour_bound_that_is_wrong_below_costs_time_not_the_answer():
@@ -289,3 +290,58 @@ def test_a_neighbour_bound_that_is_wrong_below_costs_time_not_the_answer():
     for low in (higher, alone, np.full(x.size, m.p)):  # A at, just above, or far above the end
         got = exact._Search(x, n, q, p, 0.95).run(low, higher)
         assert np.abs(got - alone).max() < 1e-12
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
+def test_acceptance_at_p_skips_only_counts_fact_3_rejects(confidence):
+    """Whether a count is accepted at λ = p is decided by the probability of the counts above it
+    there, except where fact 3 (Chernoff) already says it is rejected: on every count of many
+    problems, both sides of each, the shortcut gives the same answer as that probability."""
+    for epsilon, k in [(None, 2), (0.5, 2), (1.0, 3), (2.0, 5), (4.0, 2), (8.0, 3)]:
+        m = resolve(k, epsilon)
+        for n in (1, 2, 7, 60, 301, 2000):
+            for q, p in ((m.q, m.p), (1 - m.p, 1 - m.q)):
+                x = np.arange(n + 1, dtype=float)
+                nn, qq, pp = (np.full(x.size, v) for v in (float(n), q, p))
+                with np.errstate(all="ignore"):
+                    lo, hi = exact.above(x, nn, pp.copy(), qq, pp)
+                    direct = exact.interval_mass(lo, hi, nn, pp) < confidence
+                    assert np.array_equal(exact._accepted_at_p(x, nn, qq, pp, confidence), direct), (epsilon, k, n)
+
+
+def test_newton_brackets_close_on_the_crossing_brentq_finds():
+    """The crossings of fixed sets' probabilities through CL, narrowed by safeguarded Newton steps
+    with the probability's derivative ``n[b(lo − 1; n − 1, λ) − b(hi; n − 1, λ)]`` and closed by
+    Illinois where the rounds ran out (as ``_Search.root`` does): each bracket keeps the sign
+    condition, ends narrower than its tolerance, and holds the root scipy's brentq finds on the
+    mass written as a sum of scipy.stats' binomial densities (an independent computation)."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(5)
+    n = np.array([40.0, 300.0, 1800.0, 17831.0, 250_000.0])
+    lo = np.floor(n * 0.45)
+    hi = np.floor(n * 0.45 + 2.2 * np.sqrt(n * 0.25)) + 1
+    cl = 0.6
+    mass = lambda lam, idx: exact.interval_mass(lo[idx], hi[idx], n[idx], lam) - cl  # noqa: E731
+    # rising crossings: mass < CL at the left end (the set still above λ), ≥ CL at the right
+    left = np.maximum(lo - 3 * np.sqrt(n), 1.0) / n
+    right = (lo + hi) / (2 * n)
+    every = np.arange(n.size)
+    f_left, f_right = mass(left, every), mass(right, every)
+    assert (f_left < 0).all() and (f_right >= 0).all()
+    tolerance = 1e-15 + 1e-14 * right
+    a, b, fa, fb = exact.newton_bracket(mass, lambda lam, idx: exact._mass_slope(lo[idx], hi[idx], n[idx], lam),
+                                        left, right, f_left, f_right, tolerance)
+    assert (fa < 0).all() and (fb >= 0).all()
+    assert ((b - a) < (right - left) * 1e-6).all()  # narrowed; those not closed, Illinois closes
+    a, b = exact.illinois(mass, a, b, fa, fb, tolerance)
+    assert (b - a <= tolerance).all() and (mass(a, every) < 0).all() and (mass(b, every) >= 0).all()
+    for i in range(n.size):
+        ys = np.arange(lo[i], hi[i] + 1)
+        root = brentq(lambda lam: binom.pmf(ys, n[i], lam).sum() - cl, left[i], right[i], xtol=1e-15, rtol=1e-15)
+        assert a[i] - 1e-12 <= root <= b[i] + 1e-12, i
+    # the slope is the derivative: a central difference agrees
+    lam = rng.uniform(left, right)
+    h = 1e-7
+    numeric = (mass(lam + h, every) - mass(lam - h, every)) / (2 * h)
+    assert exact._mass_slope(lo, hi, n, lam) == pytest.approx(numeric, rel=1e-5)

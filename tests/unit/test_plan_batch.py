@@ -164,3 +164,64 @@ def test_searches_side_by_side_share_their_steps(fresh, monkeypatch):
     batches.clear()
     planning.plans(asked)
     assert len(batches) <= max(alone) < sum(alone) and max(batches) == len(asked)
+
+
+def _asked(p: float, q: float, margin: float) -> list[int]:
+    """Every n a search asks for, replayed from the numbers in memory."""
+    search, asked, sent = planning._search(p, q, margin, 0.95), [], None
+    try:
+        while True:
+            n, _ = search.send(sent)
+            asked.append(n)
+            sent = planning._worst_case.get((n, p, q, 0.95))
+    except StopIteration:
+        return asked
+
+
+def test_an_oscillating_correction_is_computed_ahead_in_one_batch(fresh, monkeypatch):
+    """Work, not time: at ε = 1 and a margin of 0.05 the model's correction asks for 1799, 1824,
+    1815, 1823, 1816, 1822, 1817, 1821, 1818, 1819 (then 1818 again): once two swings in a row
+    have shrunk, the n between the last two are computed with the last (``planning._ahead``).
+    Ten n asked for in four batches instead of ten, at most one computed and never asked for, and
+    the plan the one computed without looking ahead, to the last bit."""
+    batches = []
+    original = planning._compute_worst_cases
+
+    def counted(keys):
+        batches.append([key[0] for key in keys])
+        return original(keys)
+
+    monkeypatch.setattr(planning, "_compute_worst_cases", counted)
+    m = resolve(2, 1.0)
+    ahead = planning.plans([(1.0, 2, 0.05)])
+    asked = _asked(m.p, m.q, 0.05)
+    computed = [n for batch in batches for n in batch]
+    assert len(set(asked)) == 10 and len(batches) == 4
+    assert set(asked) <= set(computed) and len(set(computed) - set(asked)) <= 1
+    _clear()
+    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
+        entry.unlink()
+    monkeypatch.setattr(planning, "AHEAD_SPAN", 0)
+    batches.clear()
+    assert planning.plans([(1.0, 2, 0.05)]) == ahead
+    assert len(batches) == 10
+
+
+def test_the_panel_computes_its_target_with_the_first_batch(fresh, monkeypatch):
+    """``plans(..., also=...)``: the builder's margins at the target n join the searches' first
+    batch, and are then the numbers :func:`worst_cases` computes alone."""
+    batches = []
+    original = planning._compute_worst_cases
+
+    def counted(keys):
+        batches.append(sorted(key[0] for key in keys))
+        return original(keys)
+
+    monkeypatch.setattr(planning, "_compute_worst_cases", counted)
+    planning.plans([(1.0, 2, 0.05)], also=[(1.0, 2, 1000), (None, 2, 1000)])
+    assert batches[0] == [1000, 1000, 1799]
+    got = planning.worst_cases([(1.0, 2, 1000), (None, 2, 1000)])
+    _clear()
+    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
+        entry.unlink()
+    assert planning.worst_cases([(1.0, 2, 1000), (None, 2, 1000)]) == got
