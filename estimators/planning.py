@@ -159,6 +159,57 @@ def _outside(n: int, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
     return (1.0 - tails[:lam.size]) + tails[lam.size:]
 
 
+BLOCK = 64  # densities by the ratio of neighbours run at most this far from a kernel call
+
+
+def _window_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``b(x; n_i, λ_i)`` for the counts ``first_i … first_i + sizes_i − 1`` of each window i, the
+    windows one after another in one array.
+
+    Each window is cut into blocks of ``BLOCK`` counts.  A block's density at the window's mode
+    (or at the block's count nearest it) comes from the binomial kernel (:func:`.binomial._pmf_kernel`,
+    Boost's), the others from the ratio of neighbours ``b(x + 1)/b(x) = (n − x)/(x + 1) · λ/(1 − λ)``
+    by a running product (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed.,
+    sec. 3.2): three floating operations a count instead of a kernel call, each product adding
+    one rounding.  Against 60-digit decimal arithmetic they are as accurate as the kernel itself:
+    at most 7e-14 (relative) against the kernel's 1.5e-13 at n = 17,831, 2.4e-13 against 3.5e-13
+    at 250,000 (``tests/unit/test_plan_batch.py``).  The blocks
+    depend on a window's own first count and size, so a batch of windows gives every window the
+    numbers it has alone.  A block whose λ is 0 or 1 (asked directly, at π = 0 or 1), or whose
+    products leave the floating-point range, takes the kernel's numbers throughout.
+    """
+    blocks = -(-sizes // BLOCK)
+    offset = np.arange(int(blocks.sum())) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    size = np.minimum(BLOCK, np.repeat(sizes, blocks) - offset * BLOCK)
+    return _block_densities(np.repeat(n, blocks), np.repeat(lam, blocks), np.repeat(first, blocks) + offset * BLOCK,
+                            size)
+
+
+def _block_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """:func:`_window_densities` of windows of at most ``BLOCK`` counts: one kernel call each."""
+    kernel = _pmf_kernel()
+    starts = np.cumsum(sizes) - sizes
+    counts = (np.arange(int(sizes.sum())) + np.repeat(first - starts, sizes)).astype(float)
+    if kernel is None:  # pragma: no cover - every scipy this project supports has it
+        return binom_pmf(counts.astype(np.int64), np.repeat(n, sizes).astype(np.int64), np.repeat(lam, sizes))
+    column = np.arange(int(sizes.max()))
+    inside = column[None, :] < sizes[:, None]
+    x = first[:, None] + column[None, :]  # the counts, row by row (beyond a block's end: unused)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        ratio = np.where(inside, (n[:, None] - x) / (x + 1.0) * (lam / (1.0 - lam))[:, None], 1.0)  # b(x + 1)/b(x)
+        running = np.ones(ratio.shape)
+        np.cumprod(ratio[:, :-1], axis=1, out=running[:, 1:])  # b(first + j)/b(first)
+        mode = np.clip(np.floor((n + 1) * lam), first, first + sizes - 1)
+        anchor = kernel(mode, n.astype(float), lam)
+        dense = anchor[:, None] * (running / running[np.arange(sizes.size), (mode - first).astype(np.int64)][:, None])
+    odd = ~((lam > 0.0) & (lam < 1.0)) | ~np.isfinite(np.where(inside, dense, 0.0)).all(axis=1)
+    out = dense[inside]
+    if odd.any():  # the kernel's own numbers
+        full = np.repeat(odd, sizes)
+        out[full] = kernel(counts[full], np.repeat(n, sizes)[full].astype(float), np.repeat(lam, sizes)[full])
+    return np.clip(out, 0, 1)
+
+
 class _Sums:
     """The expected half-widths at one n: its own belt, and the widths of a range of counts kept."""
 
@@ -192,84 +243,50 @@ class _Sums:
         lo, hi = _window(n, lam, PLAN_WINDOW_SD)
         self._widths(int(lo.min()), int(hi.max()))
         left_out = _outside(n, lam, lo, hi)
-        out = np.empty(pi.size)
-        kernel = _pmf_kernel()
         sizes = hi - lo + 1
-        if kernel is not None and lam.min() >= 0.0 and lam.max() <= 1.0:  # binom_pmf's own path, without its checks
-            starts = np.cumsum(sizes) - sizes
-            counts = np.arange(int(sizes.sum())) + np.repeat(lo - starts, sizes)
-            pmf = np.clip(kernel(counts, n, np.repeat(lam, sizes)), 0, 1)
-        else:
-            starts = None
-        for i in range(pi.size):
-            a, b = int(lo[i]), int(hi[i]) + 1
-            if starts is not None:
-                s = int(starts[i])
-                part = pmf[s:s + b - a]
-            else:
-                part = binom_pmf(np.arange(a, b), n, lam[i])
-            out[i] = part @ self.width[a - self.first:b - self.first] + left_out[i]
+        pmf = _window_densities(np.full(pi.size, n), lam, lo, sizes)
+        starts = (np.cumsum(sizes) - sizes).tolist()
+        out = np.empty(pi.size)
+        for i, (a, size, s) in enumerate(zip(lo.tolist(), sizes.tolist(), starts)):
+            out[i] = pmf[s:s + size] @ self.width[a - self.first:a + size - self.first] + left_out[i]
         return out / 2
 
     def half_width(self, pi: float) -> float:
-        """:meth:`half_widths` at one π, in scalar arithmetic (the same operations, the same number);
-        :func:`_half_width_many` computes it for several n at once."""
-        n, p, q = self.n, self.p, self.q
-        lam = q + (p - q) * pi
-        spread = PLAN_WINDOW_SD * math.sqrt(n * lam * (1 - lam)) + PLAN_WINDOW_SD
-        a = min(max(math.floor(n * lam - spread), 0), n)
-        last = min(max(math.ceil(n * lam + spread), 0), n)
-        self._widths(a, last)
-        kernel = _pmf_kernel()
-        if kernel is None or not 0.0 <= lam <= 1.0:
-            return float(self.half_widths(np.array([pi]))[0])
-        from .exact import survival
-
-        tails = survival(np.array([a - 1.0, float(last)]), n, np.array([lam, lam]))
-        left_out = (1.0 - tails[0]) + tails[1]
-        pmf = np.clip(kernel(np.arange(a, last + 1), n, lam), 0, 1)
-        return float(pmf @ self.width[a - self.first:last + 1 - self.first] + left_out) / 2
+        """:meth:`half_widths` at one π: :func:`_half_width_many` for this n alone."""
+        return _half_width_many([(self, pi)])[0]
 
 
 def _half_width_many(items) -> list[float]:
-    """:meth:`_Sums.half_width` for each ``(sums, π)``, the same numbers: the belts' missing ends
-    in one batch (:func:`.exact.fill_belts`), both tails of every window in one incomplete-beta
-    call and every window's densities in one call of the binomial kernel."""
+    """The expected half-width at one π for each ``(sums, π)``: the belts' missing ends in one batch
+    (:func:`.exact.fill_belts`), both tails of every window in one incomplete-beta call and every
+    window's densities in one :func:`_window_densities` (each window's numbers its own, so each
+    value is the one computed alone)."""
     from .exact import fill_belts, survival
 
-    kernel = _pmf_kernel()
-    todo, fills = [], {}
+    jobs, fills = [], {}
     for sums, pi in items:
         n, p, q = sums.n, sums.p, sums.q
         lam = q + (p - q) * pi
-        if kernel is None or not 0.0 <= lam <= 1.0:
-            todo.append(None)
-            continue
         spread = PLAN_WINDOW_SD * math.sqrt(n * lam * (1 - lam)) + PLAN_WINDOW_SD
         a = min(max(math.floor(n * lam - spread), 0), n)
         last = min(max(math.ceil(n * lam + spread), 0), n)
         if a < sums.first or last >= sums.first + sums.width.size:
             fills.setdefault(sums.belt.confidence, []).append((sums.belt, np.arange(a, last + 1)))
-        todo.append((lam, a, last))
+        jobs.append((sums, lam, a, last))
     for requests in fills.values():
         fill_belts(requests)
-    batch = [(sums, *job) for (sums, _), job in zip(items, todo) if job is not None]
-    if batch:
-        for sums, _, a, last in batch:
-            sums._widths(a, last)
-        ns = np.array([sums.n for sums, *_ in batch])
-        lams = np.array([lam for _, lam, _, _ in batch])
-        ends = np.array([[a - 1.0, float(last)] for _, _, a, last in batch]).ravel()
-        tails = survival(ends, np.repeat(ns, 2), np.repeat(lams, 2)).reshape(-1, 2)
-        sizes = np.array([last + 1 - a for _, _, a, last in batch])
-        starts = np.cumsum(sizes) - sizes
-        firsts = np.array([a for _, _, a, _ in batch])
-        counts = np.arange(int(sizes.sum())) + np.repeat(firsts - starts, sizes)
-        pmf = np.clip(kernel(counts, np.repeat(ns, sizes), np.repeat(lams, sizes)), 0, 1)
-        values = iter([float(pmf[s:s + size] @ sums.width[a - sums.first:last + 1 - sums.first]
-                             + ((1.0 - tail[0]) + tail[1])) / 2
-                       for (sums, _, a, last), s, size, tail in zip(batch, starts.tolist(), sizes.tolist(), tails)])
-    return [next(values) if job is not None else sums.half_width(pi) for (sums, pi), job in zip(items, todo)]
+    for sums, _, a, last in jobs:
+        sums._widths(a, last)
+    ns = np.array([sums.n for sums, *_ in jobs])
+    lams = np.array([lam for _, lam, _, _ in jobs])
+    firsts = np.array([a for _, _, a, _ in jobs])
+    sizes = np.array([last + 1 - a for _, _, a, last in jobs])
+    ends = np.array([[a - 1.0, float(last)] for _, _, a, last in jobs]).ravel()
+    tails = survival(ends, np.repeat(ns, 2), np.repeat(lams, 2)).reshape(-1, 2)
+    pmf = _window_densities(ns, lams, firsts, sizes)
+    starts = (np.cumsum(sizes) - sizes).tolist()
+    return [float(pmf[s:s + size] @ sums.width[a - sums.first:last + 1 - sums.first] + ((1.0 - tail[0]) + tail[1])) / 2
+            for (sums, _, a, last), s, size, tail in zip(jobs, starts, sizes.tolist(), tails)]
 
 
 def _golden_steps(a: float, b: float, iterations: int = 24):

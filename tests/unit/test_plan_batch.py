@@ -3,10 +3,10 @@
 ``deniable plan`` asks for every ε and the baseline at once, the builder's panel for a question's ε
 and its baseline: their searches run together and each step's belts are filled in one batch
 (``deniable.estimators.exact.fill_belts``), which shares the Python and numpy overhead of every
-round of the search.  The answers must not move at all: a yes/no question's worst π has a mirror
-twin 1 − π with the same half-width to the last bit or two, so any difference in an end could
-swap the reported π for its twin.  So every comparison below is exact (bytes, or ``==``), against
-the same numbers computed one at a time.  Every test points the cache directory at its own
+round of the search.  The answers must not move at all: the worst π is the argmax of a function
+flat at its top, where the last bits of the sums decide between points, so a batch that moved
+them would move the π a plan reports.  So every comparison below is exact (bytes, or ``==``),
+against the same numbers computed one at a time.  Every test points the cache directory at its own
 ``tmp_path``, so each number is computed.
 """
 
@@ -225,3 +225,40 @@ def test_the_panel_computes_its_target_with_the_first_batch(fresh, monkeypatch):
     for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
         entry.unlink()
     assert planning.worst_cases([(1.0, 2, 1000), (None, 2, 1000)]) == got
+
+
+def test_window_densities_are_exact_and_each_windows_own():
+    """The sums' binomial densities by the ratio of neighbours (``planning._window_densities``):
+    against 60-digit decimal arithmetic (``math.comb`` and powers of the float λ taken exactly) as
+    accurate as the kernel scipy.stats calls, and a window's numbers the same in a batch as alone."""
+    import math
+    from decimal import Decimal, localcontext
+
+    from deniable.estimators.binomial import _pmf_kernel
+
+    kernel = _pmf_kernel()
+    cases = [(17_831, 0.3), (1_085, 0.5), (250_000, 0.73), (40, 0.02), (2, 0.5)]
+    for n, lam in cases:
+        lo, hi = planning._window(n, np.array([lam]), planning.PLAN_WINDOW_SD)
+        got = planning._window_densities(np.array([n]), np.array([lam]), lo, hi - lo + 1)
+        counts = np.linspace(lo[0], hi[0], 12).astype(int)
+        ours, theirs = [], []
+        with localcontext() as ctx:
+            ctx.prec = 60
+            for x in counts.tolist():
+                exact = Decimal(math.comb(n, x)) * Decimal(lam) ** x * (1 - Decimal(lam)) ** (n - x)
+                ours.append(abs(float((Decimal(float(got[x - lo[0]])) - exact) / exact)))
+                theirs.append(abs(float((Decimal(float(kernel(float(x), float(n), lam))) - exact) / exact)))
+        assert max(ours) <= 2 * max(theirs) + 1e-14, (n, lam, max(ours), max(theirs))
+    # together, with a window of λ = 1 (the kernel's numbers), each window's own bytes
+    specs = [(n, lam) for n, lam in cases] + [(30, 1.0), (30, 0.0)]
+    alone, firsts, sizes = [], [], []
+    for n, lam in specs:
+        lo, hi = planning._window(n, np.array([lam]), planning.PLAN_WINDOW_SD)
+        alone.append(planning._window_densities(np.array([n]), np.array([lam]), lo, hi - lo + 1))
+        firsts.append(lo[0])
+        sizes.append(hi[0] - lo[0] + 1)
+    together = planning._window_densities(np.array([n for n, _ in specs]), np.array([lam for _, lam in specs]),
+                                          np.array(firsts), np.array(sizes))
+    assert together.tobytes() == np.concatenate(alone).tobytes()
+    assert alone[-2][-1] == 1.0 and alone[-1][0] == 1.0  # all the probability at n, at 0
