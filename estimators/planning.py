@@ -173,9 +173,8 @@ def _window_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: 
     sec. 3.2): three floating operations a count instead of a kernel call, each product adding
     one rounding.  Against 60-digit decimal arithmetic they are as accurate as the kernel itself:
     at most 7e-14 (relative) against the kernel's 1.5e-13 at n = 17,831, 2.4e-13 against 3.5e-13
-    at 250,000 (``tests/unit/test_plan_batch.py``).  The blocks
-    depend on a window's own first count and size, so a batch of windows gives every window the
-    numbers it has alone.  A block whose λ is 0 or 1 (asked directly, at π = 0 or 1), or whose
+    at 250,000 (``tests/unit/test_plan_batch.py``).  The blocks depend on a window's own first
+    count and size, so a batch of windows gives every window the numbers it has alone.  A block whose λ is 0 or 1 (asked directly, at π = 0 or 1), or whose
     products leave the floating-point range, takes the kernel's numbers throughout.
     """
     blocks = -(-sizes // BLOCK)
