@@ -12,33 +12,16 @@ against the same numbers computed one at a time.  Every test points the cache di
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from support.plan_cache import GOLDEN, forget
 
 from deniable.client.mechanism import resolve
 from deniable.estimators import exact, planning
 from deniable.estimators.exact import Belt, fill_belts
 
-GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "data" / "plan_golden.json").read_text())
 
 
-@pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """An empty cache directory and empty in-memory caches: every number below is computed."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    planning._worst_case.cache_clear()
-    planning._plan.cache_clear()
-    yield tmp_path
-    planning._worst_case.cache_clear()
-    planning._plan.cache_clear()
-
-
-def _clear():
-    planning._worst_case.cache_clear()
-    planning._plan.cache_clear()
 
 
 def _belts():
@@ -114,9 +97,7 @@ def test_half_widths_side_by_side_are_each_ones_own(fresh):
 def test_plans_together_are_plans_one_by_one(fresh):
     asked = [(None, 2, 0.05), (1.0, 2, 0.05), (2.0, 2, 0.1), (1.0, 3, 0.1), (2.0, 5, 0.1)]
     together = planning.plans(asked)
-    _clear()
-    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
-        entry.unlink()
+    forget(fresh)
     one_by_one = [planning.plan(*request) for request in asked]
     assert together == one_by_one
     golden = {(c["epsilon"], c["k"], c["margin"]): c["n"] for c in GOLDEN["plans"] if c["confidence"] == 0.95}
@@ -126,16 +107,14 @@ def test_plans_together_are_plans_one_by_one(fresh):
 def test_worst_cases_together_are_worst_cases_one_by_one(fresh):
     asked = [(1.0, 2, 1000), (None, 2, 1000), (2.0, 3, 250), (1.0, 2, 1000)]
     together = planning.worst_cases(asked)
-    _clear()
-    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
-        entry.unlink()
+    forget(fresh)
     assert together == [planning.worst_case(*request) for request in asked]
 
 
 def test_plans_read_back_from_memory_and_disk(fresh):
     first = planning.plans([(1.0, 2, 0.1), (None, 2, 0.1)])
     assert planning.plans([(None, 2, 0.1), (1.0, 2, 0.1)]) == first[::-1]  # from memory
-    _clear()
+    forget()
     assert planning.plans([(1.0, 2, 0.1)]) == first[:1]  # from disk
     with pytest.raises(ValueError, match="margin"):
         planning.plans([(1.0, 2, 0.1), (1.0, 2, 0.7)])
@@ -158,9 +137,7 @@ def test_searches_side_by_side_share_their_steps(fresh, monkeypatch):
         batches.clear()
         planning.plans([request])
         alone.append(len(batches))
-    _clear()
-    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
-        entry.unlink()
+    forget(fresh)
     batches.clear()
     planning.plans(asked)
     assert len(batches) <= max(alone) < sum(alone) and max(batches) == len(asked)
@@ -198,9 +175,7 @@ def test_an_oscillating_correction_is_computed_ahead_in_one_batch(fresh, monkeyp
     computed = [n for batch in batches for n in batch]
     assert len(set(asked)) == 10 and len(batches) == 4
     assert set(asked) <= set(computed) and len(set(computed) - set(asked)) <= 1
-    _clear()
-    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
-        entry.unlink()
+    forget(fresh)
     monkeypatch.setattr(planning, "AHEAD_SPAN", 0)
     batches.clear()
     assert planning.plans([(1.0, 2, 0.05)]) == ahead
@@ -221,9 +196,7 @@ def test_the_panel_computes_its_target_with_the_first_batch(fresh, monkeypatch):
     planning.plans([(1.0, 2, 0.05)], also=[(1.0, 2, 1000), (None, 2, 1000)])
     assert batches[0] == [1000, 1000, 1799]
     got = planning.worst_cases([(1.0, 2, 1000), (None, 2, 1000)])
-    _clear()
-    for entry in sorted((fresh / "deniable").glob("*/*/*.json")):
-        entry.unlink()
+    forget(fresh)
     assert planning.worst_cases([(1.0, 2, 1000), (None, 2, 1000)]) == got
 
 

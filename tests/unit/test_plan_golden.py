@@ -35,26 +35,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import binom
+from support.plan_cache import GOLDEN
 
 from deniable.client.mechanism import resolve
 from deniable.estimators import planning
 from deniable.estimators.binomial import binom_pmf
 from deniable.estimators.exact import Belt, upper_ends
 
-GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "data" / "plan_golden.json").read_text())
 CHEAP_N = 2_000  # the fast lane checks the plans and worst cases up to this n; the slow one all of them
 RELATIVE = 1e-9  # the half-widths' tolerance; n is compared exactly
 
-
-@pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """An empty cache directory and empty in-memory caches: every number below is computed."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    planning._worst_case.cache_clear()
-    planning._plan.cache_clear()
-    yield tmp_path
-    planning._worst_case.cache_clear()
-    planning._plan.cache_clear()
 
 
 def _plans(cheap: bool):
