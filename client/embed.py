@@ -45,7 +45,9 @@ HEADER = """\
  * platform, its exports, the researcher).  The inputs holding the true answer belong to this file:
  * they have no name, nothing writes them to the host's data, nothing logs them.  The host gets only
  * {{report, design, epsilon}}.  A report is drawn once and kept in localStorage (the report, never the
- * answer), so a back button, a reload or a resumed session re-sends it instead of drawing again.
+ * answer), so a back button, a reload or a resumed session re-sends it instead of drawing again.  A
+ * respondent-side crosswise question has no input for either true answer: the respondent's choice
+ * (same or different) is the report, sent as is and not kept.
  *
  * What does not hold: privacy at rest on the respondent's device (the stored report can be read
  * there), and anything about the metadata the host platform records (addresses, times, answer

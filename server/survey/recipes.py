@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 from deniable.client.embed import STATIC
@@ -32,6 +33,7 @@ from .platform_exports import PLATFORMS, PlatformExportError, columns
 from .questions.base import NotAvailable
 
 TEMPLATES = Path(STATIC) / "embed" / "recipes"
+TRANSLATIONS = Path(__file__).resolve().parents[1] / "translations"  # the respondents' catalogs (web/i18n.py)
 FILES = {"qualtrics": "qualtrics.js", "limesurvey": "limesurvey.html", "redcap": "redcap.html"}
 _ESCAPED = "{}[]<>&"
 _MARK = "\x00"  # json.dumps writes it as \\u0000: a marker no string of the document can contain
@@ -62,11 +64,47 @@ def question_design(q) -> dict:
 def design_document(survey: Survey) -> dict:
     """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it (bar its ``status``):
     what the embed mounts a question from (``deniable embed design``, the builder's panel), with the
-    survey's language and its translations (words only: the design is the same in every language)."""
+    survey's language and its translations (words only: the design is the same in every language).  A
+    respondent-side crosswise question also carries the words its card shows (:func:`crosswise_words`)."""
+    questions = [question_design(q) for q in survey.questions]
+    for item, q in zip(questions, survey.questions):
+        if isinstance(item.get("design"), dict) and item["design"].get("side") == "respondent":
+            item["crosswise"] = crosswise_words(survey, q)
     return {"slug": survey.slug, "title": survey.title, "description": survey.description,
-            "design_fingerprint": design_fingerprint(survey),
-            "questions": [question_design(q) for q in survey.questions],
+            "design_fingerprint": design_fingerprint(survey), "questions": questions,
             "language": survey.language, "translations": survey.translations}
+
+
+@cache
+def _gettext(language: str):
+    """The respondents' catalog of ``language`` (``server/translations``, as the survey page reads it): its
+    ``gettext``; the words as written for English."""
+    from babel.support import Translations
+
+    return Translations.load(str(TRANSLATIONS), [language]).gettext
+
+
+def crosswise_words(survey: Survey, q) -> dict:
+    """What the survey page's crosswise card (``templates/cards/crosswise.html``) shows for the
+    respondent-side crosswise question ``q``, in the survey's own language: the private ``fact`` with its
+    ``fact_label``, the ``instruction``, the two ``choices`` (report 0 "same", report 1 "different", sent as
+    chosen) and the ``note`` (the page's privacy sentence beside the question); and under ``translations`` the same in
+    each language the survey is translated into (the fact as the translation words it)."""
+    from .translations import original_language, translated
+
+    def words(read, language: str) -> dict:
+        _ = _gettext(language)
+        asked = next(item for item in read.questions if item.id == q.id)
+        return {"fact": asked.qtype.wording(asked)["fact"], "fact_label": _("Second question, just for you:"),
+                "instruction": _("Are your answers to both questions the same (both yes or both no) or different?"),
+                "choices": [_("same"), _("different")],
+                "note": f'{_("Protected.")} {asked.qtype.explanation(asked, gettext=_, locale=language)["short"]}'}
+
+    out = words(survey, original_language(survey))
+    if survey.translations:
+        out["translations"] = {language: words(translated(survey, language), language)
+                               for language in survey.translations}
+    return out
 
 
 def embed_src(src: str, version: str) -> str:
@@ -150,6 +188,10 @@ def _reports(question, q: dict) -> str:
             spacing = step * (q["steps"] // q["grid"])
             return f"j, a grid point from 0 to {q['grid']}: {q['min']} + j × {spacing.normalize():f}"
         return f"r, from 0 to {q['steps']} (as given): {q['min']} + r × {step}"
+    if "crosswise" in q:  # the respondent-side crosswise model: the respondent's choice, sent as is
+        return (f"0 = same, 1 = different: whether the answers to the question and to the private fact "
+                f"({q['crosswise']['fact']!r}) are the same (both yes or both no), as the respondent chose "
+                "(nothing drawn on the device)")
     options = question.options
     if isinstance(sample, list):  # one 0/1 per option (check all that apply)
         return "one 0/1 per option: [" + ", ".join(options) + "]"
@@ -232,6 +274,10 @@ def recipe(platform: str, survey: Survey, design: dict, *, src: str, integrity: 
     for q in chosen:
         epsilon = q.get("realized_epsilon")
         strength = "ε not defined (not ε-LDP)" if epsilon is None else f"ε = {epsilon:.4g}"
+        if "epsilon_range" in q:  # the respondent-side crosswise model: the report's ε is the range's high end
+            low, high = q["epsilon_range"]
+            strength = (f"ε = {epsilon:.4g}, the high end of ε between {low:.4g} and {high:.4g} against an observer "
+                        "who does not know the private fact; not ε-LDP against one who knows it")
         out.append(f"{named[q['id']]}: question {q['id']} ({strength}); report {_reports(survey.question(q['id']), q)}")
     others = [q["id"] for q in design["questions"] if q not in chosen]
     if others and qid is None:

@@ -25,6 +25,7 @@ import { reportKey } from "../keys.js";
 //                       and counts).  `where` is {id, slug, storage, element}; returns {node, read},
 //                       read() giving {answered: false}, {answered: true, value} or {error: "…"}
 //   fitsUntyped(q)      optional: whether it mounts a question the design document gives no `type`
+//   note(q)             optional: the protection note, instead of the one noteOf writes
 //   randomized(q)       whether its report is randomized (else sent as given: asked directly)
 //   context(q, where)   optional: what a report depends on beside the answer (a list's arm)
 //   draw(q, value, ctx) the randomized report, as the survey page's hidden field writes it (memoized)
@@ -64,6 +65,7 @@ function element(tag, attributes = {}, text = null) {
 
 // The protection note shown with the question (English; a host may replace it with options.note).
 function noteOf(q, rules) {
+  if (rules.note) return rules.note(q); // a type with its own sentence (the respondent-side crosswise model)
   if (!rules.randomized(q)) return "Asked directly: your answer is sent as given.";
   const epsilon = q.realized_epsilon;
   const strength = epsilon === null || epsilon === undefined ? "not protected by ε" : `ε = ${Number(epsilon).toFixed(2)}`;
