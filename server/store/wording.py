@@ -11,8 +11,9 @@ codebook can state it (:mod:`.exports`).
 A survey's texts in other languages (its ``translations``, :mod:`deniable.server.survey.translations`)
 are fixed the same way, one language at a time (:func:`fix_translation`), with the checks of an import
 (:func:`~deniable.server.survey.translations.parse_translations`: words only, every label list of the
-original's length, no text emptied, no unknown key) and no label moved to another position.  A
-translation's fix is a new text version too: the wording a version keeps holds the translations, so the
+original's length, no text emptied, no unknown key) and no label moved to another position; a launched
+survey gains a language with the same checks (:func:`add_translation`).  A translation's fix or addition
+is a new text version too: the wording a version keeps holds the translations, so the
 codebook's ``text_versions`` state what a response answered under it read, in whichever language (which
 language is not recorded), and the submission path's cache of a launched survey, keyed by the text
 version, reads the new texts at once.
@@ -27,7 +28,7 @@ import sqlite_utils
 
 from deniable.errors import FieldError
 from deniable.server.survey.definition import DefinitionError, field_name, parse_definition
-from deniable.server.survey.translations import NAMES, PAGE_TEXTS, parse_translations
+from deniable.server.survey.translations import NAMES, PAGE_TEXTS, original_language, parse_translations
 
 from .db import write_transaction
 from .surveys import LifecycleError, StoredSurvey, get_survey, spec_json, today
@@ -194,22 +195,29 @@ def _translation_field(survey, path: tuple) -> str:
     return field_name(path)
 
 
+def _checked_translations(survey, translations: dict) -> dict:
+    """``translations`` checked as an import checks them (:func:`parse_translations`); WordingError names the
+    field with the question's position."""
+    try:
+        return parse_translations(translations, survey)
+    except DefinitionError as exc:
+        raise WordingError(_translation_field(survey, exc.path), exc.problem) from None
+
+
 def _fixed_translation(survey, language: str, texts: dict) -> dict:
     """``survey``'s translations with ``texts`` (the shape of one language's entry; what it leaves out
     stays) in place of ``language``'s, checked as an import checks them; WordingError names the field."""
     current = survey.translations[language]
     if not isinstance(texts, dict):
-        raise WordingError(f"translations.{language}", "must be an object: title, description, information, questions")
+        raise WordingError(f"translations.{language}", "must be an object: title, description, information, "
+                           "contact, questions")
     entry = {**current, **{key: value for key, value in texts.items() if key != "questions"}}
     if "questions" in texts:
         posted = texts["questions"]
         held = current.get("questions", {})
         entry["questions"] = {**held, **{qid: {**held.get(qid, {}), **words} if isinstance(words, dict) else words
                                          for qid, words in posted.items()}} if isinstance(posted, dict) else posted
-    try:
-        fixed = parse_translations({**survey.translations, language: entry}, survey)
-    except DefinitionError as exc:
-        raise WordingError(_translation_field(survey, exc.path), exc.problem) from None
+    fixed = _checked_translations(survey, {**survey.translations, language: entry})
     # as in the original language, a label keeps its position: option i in French stays option i's
     for position, q in enumerate(survey.questions):
         was = current.get("questions", {}).get(q.id, {})
@@ -222,6 +230,26 @@ def _fixed_translation(survey, language: str, texts: dict) -> dict:
     return fixed
 
 
+def _languages_said(survey) -> str:
+    """The survey's translations in words: ``Spanish (es), French (fr)``, or ``none``."""
+    return ", ".join(f"{NAMES[code]} ({code})" for code in survey.translations) or "none"
+
+
+def _save_translations(db: sqlite_utils.Database, stored: StoredSurvey, translations: dict,
+                       changed_by: str | None, unchanged: str) -> StoredSurvey:
+    """Store ``translations`` (checked) as the survey's, recorded as the next text version like
+    :func:`fix_wording`'s; LifecycleError ``unchanged`` when the wording would be the same."""
+    fixed = replace(stored.survey, translations=translations)
+    before, after = wording_of(stored.survey), wording_of(fixed)
+    if before == after:
+        raise LifecycleError(unchanged)
+    with write_transaction(db):
+        survey_id, version = _new_version(db, stored, before, after, changed_by)
+        db.execute("UPDATE surveys SET translations = ?, text_version = ? WHERE id = ?",
+                   [json.dumps(fixed.translations, ensure_ascii=False), version + 1, survey_id])
+    return get_survey(db, stored.slug)
+
+
 def fix_translation(db: sqlite_utils.Database, slug: str, language: str, texts: dict, *,
                     changed_by: str | None = None) -> StoredSurvey:
     """Fix the texts of the open or closed survey ``slug`` in ``language``, one of its translations:
@@ -230,27 +258,66 @@ def fix_translation(db: sqlite_utils.Database, slug: str, language: str, texts: 
     :func:`fix_wording`'s.
 
     Raises WordingError naming the field (``translations.fr.questions[0].options``) for a language the
-    survey has no translation into, a list of labels of another length, a text emptied or too long, a
-    key that is not a translatable text, a label moved to another position; LifecycleError for a draft
-    (edit its definition instead) or when nothing changed.
+    survey has no translation into (:func:`add_translation` adds one), a list of labels of another length, a
+    text emptied or too long, a key that is not a translatable text, a label moved to another position;
+    LifecycleError for a draft (edit its definition instead) or when nothing changed.
     """
     stored = _launched(db, slug)
     survey = stored.survey
     if not isinstance(language, str) or language not in survey.translations:
         shown = str(language)[:20]
+        addable = language in NAMES and language != original_language(survey)
         raise WordingError(f"translations.{shown}", (
-            f"the survey has no translation into {shown!r} to fix (it has "
-            f"{', '.join(f'{NAMES[code]} ({code})' for code in survey.translations) or 'none'}); a launched survey "
-            "keeps its languages"))
-    fixed = replace(survey, translations=_fixed_translation(survey, language, texts))
-    before, after = wording_of(survey), wording_of(fixed)
-    if before == after:
-        raise LifecycleError(f"nothing changed: the {NAMES[language]} text is the same as before")
-    with write_transaction(db):
-        survey_id, version = _new_version(db, stored, before, after, changed_by)
-        db.execute("UPDATE surveys SET translations = ?, text_version = ? WHERE id = ?",
-                   [json.dumps(fixed.translations, ensure_ascii=False), version + 1, survey_id])
-    return get_survey(db, slug)
+            f"the survey has no translation into {shown!r} to fix (it has {_languages_said(survey)})"
+            + ("; add it under \"Add a language\"" if addable else "")))
+    translations = _fixed_translation(survey, language, texts)
+    return _save_translations(db, stored, translations, changed_by,
+                              f"nothing changed: the {NAMES[language]} text is the same as before")
+
+
+def _holds_words(entry: dict) -> bool:
+    """Whether one language's checked entry holds any text (a page text, or a question's)."""
+    return any(key in entry for key in PAGE_TEXTS) or any(entry.get("questions", {}).values())
+
+
+def add_translation(db: sqlite_utils.Database, slug: str, language: str, texts: dict, *,
+                    changed_by: str | None = None) -> StoredSurvey:
+    """Give the open or closed survey ``slug`` a translation into ``language``, one the respondents' pages
+    have (:data:`~deniable.server.survey.translations.NAMES`) and the survey has not (neither its own
+    language nor a translation): ``texts`` has the shape of a definition's translation, what it leaves out
+    is shown in the original words.  Checked as
+    an import checks it (words only, every list of labels of the original's length, no text empty or too
+    long, no unknown key) and recorded as the next text version, like :func:`fix_translation`'s; the
+    design, the responses and every estimate are untouched.
+
+    Raises WordingError naming the field (``language`` for a language the app does not know or the survey
+    has already, ``translations.es.questions[0].options`` …, ``translations.es`` when ``texts`` holds no
+    text); LifecycleError for a draft (edit its definition instead).
+    """
+    stored = _launched(db, slug)
+    survey = stored.survey
+    if not isinstance(language, str) or language not in NAMES:
+        raise WordingError("language", f"{str(language)[:20]!r} is not a language of the respondents' pages: use one "
+                           f"of {', '.join(f'{name} ({code})' for code, name in NAMES.items())}")
+    if language == original_language(survey):
+        raise WordingError("language", f"the survey is written in {NAMES[language]} ({language}) already")
+    if language in survey.translations:
+        raise WordingError("language", f"the survey has a {NAMES[language]} translation already: fix its texts "
+                           f"under \"Fix the translations\" instead")
+    if not isinstance(texts, dict):
+        raise WordingError(f"translations.{language}", "must be an object: title, description, information, "
+                           "contact, questions")
+    translations = _checked_translations(survey, {**survey.translations, language: texts})
+    entry = translations[language]
+    if "questions" in entry:  # a question with nothing translated is left out, as the definition would leave it
+        entry["questions"] = {qid: words for qid, words in entry["questions"].items() if words}
+        if not entry["questions"]:
+            del entry["questions"]
+    if not _holds_words(entry):
+        raise WordingError(f"translations.{language}", "nothing to add: give at least one text in "
+                           f"{NAMES[language]} (a text left empty is shown in the original words)")
+    return _save_translations(db, stored, translations, changed_by,
+                              f"nothing changed: the survey has a {NAMES[language]} translation already")
 
 
 def wording_history(db: sqlite_utils.Database, survey_id: int) -> list[dict]:
@@ -289,20 +356,23 @@ def wording_changes(history: list[dict], survey=None) -> list[dict]:
                     if a != b:
                         changes.append({**meta, "field": f"Question {position} ({qid}), {_name(labels, qid, key, True)} {i}",
                                         "before": a, "after": b})
-        if "translations" in old["wording"] and "translations" in new["wording"]:  # kept since fixes could change them
+        if "translations" in new["wording"]:  # a wording without them: the survey had none then
             changes += _translation_changes(meta, old["wording"], new["wording"], survey)
     return changes
 
 
 def _translation_changes(meta: dict, old: dict, new: dict, survey) -> list[dict]:
     """The change log's rows of the translations between two wordings: "French: Question 1 (drugs), option 2";
-    a text the translation did not hold before is said as ``""``."""
+    a text the translation did not hold before is said as ``""``, and a language added after launch
+    (:func:`add_translation`) first as "Spanish: added"."""
     changes = []
     positions = {qid: position for position, qid in enumerate(new["questions"], start=1)}
     by_id = {q.id: q for q in survey.questions} if survey is not None else {}
     for language, texts in new["translations"].items():
-        was = old["translations"].get(language, {})
+        was = old.get("translations", {}).get(language, {})
         name = NAMES.get(language, language)
+        if language not in old.get("translations", {}):
+            changes.append({**meta, "field": f"{name}: added", "before": "", "after": f"{name} ({language})"})
         for key in PAGE_TEXTS:
             if was.get(key, "") != texts.get(key, ""):
                 changes.append({**meta, "field": f"{name}: {key.capitalize()}", "before": was.get(key, ""),

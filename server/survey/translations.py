@@ -4,14 +4,14 @@ respondent reads it in one of them.
 ::
 
     "translations": {
-      "es": {"title": "Hábitos", "description": "…", "information": "…",
+      "es": {"title": "Hábitos", "description": "…", "information": "…", "contact": "…",
              "questions": {"drugs": {"text": "¿Ha consumido…?", "options": ["Sí", "No"]}}},
       "fr": {…}
     }
 
 A language is one the respondents' pages have (``en``, ``es``, ``fr``), other than the one the survey is
 written in (its ``language``, English when it has none).  Only words can be translated: the title, the
-description, the information, and per question the texts its type lets a launched survey reword
+description, the information, the contact line, and per question the texts its type lets a launched survey reword
 (:meth:`~.questions.base.QuestionType.wording`, under their definition keys: a choice's or check-all
 question's ``text`` and ``options``, a respondent-side crosswise question's private ``fact`` too, a
 number's ``text``, a list experiment's ``text``, ``items`` and ``sensitive``).  A list of labels keeps the original's length and order: option *i* in Spanish is option
@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from .definition import (LANGUAGES, MAX_TEXT, QUESTION_KEYS, SURVEY_KEYS, DefinitionError, field_name,
+from .definition import (LANGUAGES, MAX_CONTACT, MAX_TEXT, QUESTION_KEYS, SURVEY_KEYS, DefinitionError, field_name,
                          parse_question, text_field)
 
-PAGE_TEXTS = {"title": 200, "description": MAX_TEXT, "information": 10 * MAX_TEXT}  # key → its longest
+# key → its longest, as the original's (definition.parse_definition)
+PAGE_TEXTS = {"title": 200, "description": MAX_TEXT, "information": 10 * MAX_TEXT, "contact": MAX_CONTACT}
 NAMES = {"en": "English", "es": "Spanish", "fr": "French"}  # each language in English: the dashboard's words
 
 
@@ -68,11 +69,11 @@ def parse_translations(data, survey) -> dict:
             raise DefinitionError(where, f"the survey is written in {own!r} already (its \"language\", English "
                                   "when left out): translate into another language")
         if not isinstance(texts, dict):
-            raise DefinitionError(where, "must be an object: title, description, information, questions")
+            raise DefinitionError(where, "must be an object: title, description, information, contact, questions")
         for key in texts:
             if key not in PAGE_TEXTS and key != "questions":
-                raise DefinitionError((*where, key[:40]), "cannot be translated: only the title, description, information "
-                                      "and the questions' texts can" if key in SURVEY_KEYS else
+                raise DefinitionError((*where, key[:40]), "cannot be translated: only the title, description, information, "
+                                      "contact and the questions' texts can" if key in SURVEY_KEYS else
                                       f"unknown key (allowed: {', '.join((*PAGE_TEXTS, 'questions'))})")
         entry = {}
         for key, longest in PAGE_TEXTS.items():

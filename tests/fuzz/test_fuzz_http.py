@@ -773,6 +773,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.lifecycle.delete", "POST", "/dashboard/<slug>/delete"),
     ("dashboard.lifecycle.wording", "POST", "/dashboard/<slug>/wording"),
     ("dashboard.lifecycle.translation", "POST", "/dashboard/<slug>/wording/fr"),
+    ("dashboard.lifecycle.add_language", "POST", "/dashboard/<slug>/translations"),
     ("dashboard.colleagues.colleagues", "GET", "/dashboard/colleagues/"),  # admins only: 404 for the others
     ("dashboard.colleagues.invite", "POST", "/dashboard/colleagues/invite"),
     ("dashboard.colleagues.revoke", "POST", "/dashboard/colleagues/revoke"),
@@ -1101,6 +1102,48 @@ def test_dashboard_translation_fix(tmp_path):
 
     run()
     world.assert_reached(test_dashboard_translation_fix)
+
+
+ADD_FIELDS = ["language", "language", "translation-new-title", "translation-new-questions-0-text",
+              "translation-new-questions-0-options-0", "translation-new-questions-0-options-1",
+              "translation-new-questions-0-options-2", "translation-new-questions-1-text",
+              "translation-new-questions-0-epsilon", "translation-new-contact", "translation-new-description"]
+
+
+@covers(("dashboard.lifecycle.add_language", "POST"))
+def test_dashboard_add_language(tmp_path):
+    """Adding a language to a launched survey adds only that translation (and the text version); anything
+    else — a language it has or the app lacks, a draft, nothing to add, more than words — is refused with a
+    message and changes nothing."""
+    world = World(tmp_path)
+    client, valid = world.researcher()
+
+    @FUZZ
+    @given(slug=st.one_of(st.sampled_from(["habits", "habits", "closed", "drafty", "demo"]), SLUG),
+           fields=st.lists(st.tuples(st.one_of(st.sampled_from(ADD_FIELDS), FIELD_NAME),
+                                     st.one_of(st.sampled_from(["es", "fr", "en", "de", "", "Sí", "No", " ",
+                                                                "x" * 300, "=SUM(1)"]), FIELD_VALUE)), max_size=4),
+           token=st.sampled_from(["valid", "valid", "valid", "missing", "garbage"]),
+           encoding=st.sampled_from(["urlencoded", "urlencoded", "multipart", "json"]))
+    @example(slug="habits", fields=[("language", "es"), ("translation-new-questions-0-options-0", "Sí")],
+             token="valid", encoding="urlencoded")
+    def run(slug, fields, token, encoding):
+        kwargs, token_ok = posted_form(world, fields, token, valid, encoding)
+        before = world.snapshot()
+        response = client.post(path("/dashboard/<slug>/translations", slug), **kwargs)
+        after = check(world, response, before, client=client)
+        if response.status_code == 302:
+            assert SLUGS.get(slug) in ("open", "closed") and token_ok
+            assert after["questions"] == before["questions"]  # the design and the original words: untouched
+            db = connect(world.db_path)
+            try:
+                stored = get_survey(db, slug)
+            finally:
+                db.conn.close()
+            assert parse_definition(stored.survey.to_dict()) == stored.survey
+
+    run()
+    world.assert_reached(test_dashboard_add_language)
 
 
 @covers(("dashboard.views.manage_invitations", "POST"))

@@ -45,6 +45,7 @@ URLS = [
     ("POST", "/dashboard/habits/delete"),
     ("POST", "/dashboard/habits/wording"),
     ("POST", "/dashboard/habits/wording/fr"),
+    ("POST", "/dashboard/habits/translations"),
     ("GET", "/dashboard/habits/preview"),
     ("GET", "/dashboard/plan.json?k=2&epsilon=1"),
     ("GET", "/dashboard/types.css"),

@@ -188,7 +188,8 @@ def test_the_store_refuses_unknown_keys_and_design_keys_by_name(app, habits):
         for texts, field, fragment in [
             ({"questions": {"drugs": {"epsilon": 9}}}, "translations.fr.questions[0].epsilon", "part of the question's design"),
             ({"questions": {"drugs": {"colour": "bleu"}}}, "translations.fr.questions[0].colour", "unknown key"),
-            ({"contact": "x@example.org"}, "translations.fr.contact", "cannot be translated"),
+            ({"consent": True}, "translations.fr.consent", "cannot be translated"),
+            ({"contact": "x@example.org"}, "translations.fr.contact", "the survey has no contact to translate"),
             ({"questions": {"nope": {"text": "?"}}}, "translations.fr.questions.nope", "no question with this id"),
             ({"questions": {"drugs": {"options": ["Oui"]}}}, "translations.fr.questions[0].options", "has 2 options"),
         ]:

@@ -4,7 +4,9 @@ reopen, duplicate, delete a draft, fix the wording of a launched survey, preview
 Opening freezes the design (options' number and order, ε: invariant 4, also enforced by the
 database); after that only the words may change, each fix kept as a text version
 (:mod:`deniable.server.store.wording`) and shown as a change log; a translation's texts are fixed the
-same way, one form per language (:func:`translation_forms`, the ``/<slug>/wording/<language>`` route).
+same way, one form per language (:func:`translation_forms`, the ``/<slug>/wording/<language>`` route), and a
+launched survey gains a language with "Add a language" (:func:`add_language_form`, the ``/<slug>/translations``
+route).
 The page of a survey's design (:func:`survey_page_extras`, :func:`render_launched`) is drawn here too, for
 :mod:`.views`.
 """
@@ -17,9 +19,9 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 
 from deniable.server.store import access, invitations
 from deniable.server.store.surveys import LifecycleError, delete_draft, duplicate_survey, set_status
-from deniable.server.store.wording import (WordingError, fix_translation, fix_wording, wording_changes,
-                                           wording_history)
-from deniable.server.survey.translations import NAMES, PAGE_TEXTS
+from deniable.server.store.wording import (WordingError, add_translation, fix_translation, fix_wording,
+                                           wording_changes, wording_history)
+from deniable.server.survey.translations import NAMES, PAGE_TEXTS, original_language
 
 from ..connections import get_db, get_readonly_db
 from ..i18n import choose_language, set_survey_language
@@ -140,25 +142,36 @@ def wording_inputs(stored, wording=None) -> list[dict]:
     return out
 
 
-def _input_blocks(prefix: str, current: dict, posted: dict, label_of) -> list[dict]:
+def _input_blocks(prefix: str, current: dict, posted: dict, label_of, *, originals: bool = False) -> list[dict]:
     """The form's blocks of one question's texts ``current`` (key → a text, or a list of labels), each
     input ``PREFIX-KEY`` (a list's ``PREFIX-KEY-J``) with ``posted``'s value where there is one, labelled
-    by ``label_of(key)``."""
+    by ``label_of(key)``.  ``originals``: ``current`` are the original words, said in each label
+    ("Option 1: Yes") and not filled in (a new translation's inputs start empty)."""
     blocks = []
     for key, was in current.items():
-        label, value = label_of(key), posted.get(key, was)
+        label = label_of(key)
+        value = posted.get(key, ("" if isinstance(was, str) else [""] * len(was)) if originals else was)
         if isinstance(was, str):
+            said = label[:1].upper() + label[1:]
             blocks.append({"group": False, "inputs": [{"id": f"{prefix}-{key}", "value": value,
-                                                       "label": label[:1].upper() + label[1:],
+                                                       "label": _with_original(said, was) if originals else said,
                                                        "textarea": key == "text"}]})
         else:
             blocks.append({"group": True, "inputs": [
-                {"id": f"{prefix}-{key}-{j}", "label": f"{label.capitalize()} {j + 1}", "value": v,
-                 "textarea": False} for j, v in enumerate(value)]})
+                {"id": f"{prefix}-{key}-{j}", "value": v, "textarea": False,
+                 "label": _with_original(f"{label.capitalize()} {j + 1}", was[j]) if originals and j < len(was)
+                 else f"{label.capitalize()} {j + 1}"} for j, v in enumerate(value)]})
     return blocks
 
 
-PAGE_LABELS = {"title": "Title", "description": "Description", "information": "Information for respondents"}
+def _with_original(label: str, original: str, longest: int = 120) -> str:
+    """An input's label with the original words it translates: ``Option 1: Yes`` (a long text cut, with …)."""
+    return f"{label}: {original if len(original) <= longest else original[:longest].rstrip() + '…'}"
+
+
+PAGE_LABELS = {"title": "Title", "description": "Description", "information": "Information for respondents",
+               "contact": "Contact"}
+LONG_TEXTS = ("description", "information")  # the page texts a textarea holds
 
 
 def _posted_labels(form, name: str) -> list | None:
@@ -199,7 +212,7 @@ def translation_forms(stored, posted: dict | None = None) -> list[dict]:
     for language, current in stored.survey.translations.items():
         given = (posted or {}).get(language) or {}
         page = [{"group": False, "inputs": [{"id": f"translation-{language}-{key}", "label": PAGE_LABELS[key],
-                                             "value": given.get(key, current[key]), "textarea": key != "title"}]}
+                                             "value": given.get(key, current[key]), "textarea": key in LONG_TEXTS}]}
                 for key in PAGE_TEXTS if key in current]
         questions = []
         for i, q in enumerate(stored.survey.questions):
@@ -212,6 +225,70 @@ def translation_forms(stored, posted: dict | None = None) -> list[dict]:
             questions.append({"number": i + 1, "qid": q.id, "original": q.text, "blocks": blocks})
         out.append({"code": language, "name": NAMES[language], "page": page, "questions": questions})
     return out
+
+
+ADD = "translation-new"  # the ids of "Add a language"'s inputs: ADD-title, ADD-questions-<i>-<key>[-<j>]
+
+
+def _originals(q) -> dict:
+    """``q``'s translatable texts under the keys a definition's translation writes them (a list experiment's
+    ``items``, a crosswise question's ``fact``), in the order of its type's wording."""
+    labels = q.qtype.wording_labels(q)
+    return {labels[key][1]: was for key, was in q.qtype.wording(q).items()}
+
+
+def add_language_form(stored, posted=None) -> dict | None:
+    """"Add a language" on a launched survey's page: ``{choices, language, page, questions}``, ``choices``
+    the ``(code, name)`` of the languages the app knows that the survey has not (neither its own nor a
+    translation), ``page`` and ``questions`` the input blocks of :func:`translation_forms`, each labelled
+    with the original words and empty, or ``posted``'s values (the refused post's form); None for a draft
+    or a survey that has every language."""
+    survey = stored.survey
+    choices = [(code, name) for code, name in NAMES.items()
+               if code != original_language(survey) and code not in survey.translations]
+    if stored.status == "draft" or not choices:
+        return None
+    posted = posted or {}
+    page = [{"group": False, "inputs": [{"id": f"{ADD}-{key}", "value": "", "textarea": key in LONG_TEXTS,
+                                         "label": _with_original(PAGE_LABELS[key], getattr(survey, key))}]}
+            for key in PAGE_TEXTS if getattr(survey, key)]
+    questions = []
+    for i, q in enumerate(survey.questions):
+        names = {written: name for name, written in q.qtype.wording_labels(q).values()}
+        blocks = _input_blocks(f"{ADD}-questions-{i}", _originals(q), {}, lambda key: names.get(key, key),
+                               originals=True)
+        questions.append({"number": i + 1, "qid": q.id, "original": q.text, "blocks": blocks})
+    for block in [*page, *(b for question in questions for b in question["blocks"])]:
+        for field in block["inputs"]:
+            field["value"] = str(posted.get(field["id"], ""))
+    return {"choices": choices, "language": posted.get("language"), "page": page, "questions": questions}
+
+
+def added_from_form(stored, form) -> tuple[str, dict]:
+    """"Add a language" as posted: the language and its texts in the shape of a definition's translation.
+    A text left empty is left out (shown in the original words); so is a list of labels left empty, and an
+    empty label among given ones stays in the original words (a list of another length is kept as posted,
+    for the store to refuse it by name)."""
+    survey = stored.survey
+    texts = {key: form.get(f"{ADD}-{key}", "") for key in PAGE_TEXTS if getattr(survey, key)}
+    texts = {key: value for key, value in texts.items() if value.strip()}
+    questions = {}
+    for i, q in enumerate(survey.questions):
+        words = {}
+        for key, was in _originals(q).items():
+            name = f"{ADD}-questions-{i}-{key}"
+            if isinstance(was, str):
+                if form.get(name, "").strip():
+                    words[key] = form.get(name)
+                continue
+            labels = _posted_labels(form, name)
+            if labels and any(label.strip() for label in labels):
+                words[key] = [label if label.strip() or j >= len(was) else was[j] for j, label in enumerate(labels)]
+        if words:
+            questions[q.id] = words
+    if questions:
+        texts["questions"] = questions
+    return form.get("language", ""), texts
 
 
 def field_id(field: str) -> str:
@@ -232,14 +309,16 @@ def survey_page_extras(stored, role) -> dict:
                 changes=wording_changes(wording_history(db, stored.id), stored.survey))
 
 
-def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None, translations=None):
+def render_launched(stored, extras, *, errors=None, status: int = 200, wording=None, translations=None, added=None):
     """The page of an open or closed survey: sharing, lifecycle, the frozen design, wording fixes (of the
-    original and of each translation: ``translations`` are the refused post's, language → texts).
+    original and of each translation: ``translations`` are the refused post's, language → texts), and "Add a
+    language" (``added``: the refused post's form).
 
     ``errors`` are ``(field id, message)`` pairs, listed at the top and linked to their field."""
     return render_template("dashboard/launched.html", stored=stored, errors=errors or [],
                            wording=wording, wording_inputs=wording_inputs(stored, wording),
-                           translation_forms=translation_forms(stored, translations), **extras), status
+                           translation_forms=translation_forms(stored, translations),
+                           add_form=add_language_form(stored, added), **extras), status
 
 
 @bp.route("/<slug>/wording", methods=["POST"])
@@ -300,12 +379,52 @@ def translation(slug: str, language: str):
     return redirect(url_for("dashboard.views.edit", slug=slug, _anchor="changes-title"))
 
 
-def _where_translation(exc: WordingError, stored, language: str) -> str:
+@bp.route("/<slug>/translations", methods=["POST"])
+def add_language(slug: str):
+    """Give a launched survey a language it has not: the checks of an import, a new text version."""
+    stored, role = survey_for(slug, "editor")
+    if not ActionForm().validate_on_submit():
+        abort(400, description="csrf_token: the form's security token was not accepted")
+    language, texts = added_from_form(stored, request.form)
+    try:
+        add_translation(get_db(), slug, language, texts, changed_by=current_researcher()["email"])
+    except WordingError as exc:
+        form = add_language_form(stored, request.form)
+        ids = {i["id"] for block in [*form["page"], *(b for q in form["questions"] for b in q["blocks"])]
+               for i in block["inputs"]} if form else set()
+        if exc.field == "language":
+            target, message = f"{ADD}-language", f"Language: {exc.message}"
+        else:
+            target = ADD + field_id(exc.field)[len(f"translation-{language}"):]
+            message = _where_translation(exc, stored, language, texts)
+        if target not in ids and f"{target}-0" in ids:  # the number of a list of labels: its first one
+            target = f"{target}-0"
+        if target not in ids and target != f"{ADD}-language":
+            target = f"{ADD}-form"
+        if not form:
+            target = "wording-heading"
+        return render_launched(stored, survey_page_extras(stored, role), status=422, added=request.form,
+                               errors=[(target, message)])
+    except LifecycleError as exc:  # a draft, or a fix made meanwhile
+        target = f"{ADD}-form" if add_language_form(stored) else "wording-heading"
+        return render_launched(stored, survey_page_extras(stored, role), status=409, added=request.form,
+                               errors=[(target, f"Add a language: {exc}")])
+    flash(f"{NAMES[language]} added. Respondents can choose {NAMES[language]} on the survey page now; its texts can "
+          "be fixed under \"Fix the translations\", and the change log below keeps the addition.", "info")
+    return redirect(url_for("dashboard.views.edit", slug=slug, _anchor=f"translation-{language}-heading"))
+
+
+def _where_translation(exc: WordingError, stored, language: str, held: dict | None = None) -> str:
     """A translation's error in words, the language first: ``French, Question 2, option 1: …``;
-    a language the survey has no translation into: ``Language 'de': …``."""
-    if language not in stored.survey.translations:
-        return f"Language {language[:20]!r}: {exc.message}"
+    a language the survey has no translation into: ``Language 'de': …``.  ``held``: the language's texts
+    (those of the survey's translation, else a language being added)."""
+    if held is None:
+        if language not in stored.survey.translations:
+            return f"Language {language[:20]!r}: {exc.message}"
+        held = stored.survey.translations[language]
     rest = exc.field[len(f"translations.{language}"):].lstrip(".")
+    if not rest:
+        return f"{NAMES.get(language, language[:20])}: {exc.message}"
     match = re.fullmatch(r"questions\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?", rest)
     if match and int(match.group(1)) < len(stored.survey.questions):
         number, key, option = match.groups()
@@ -314,7 +433,7 @@ def _where_translation(exc: WordingError, stored, language: str) -> str:
         where = f"Question {int(number) + 1}"
         if key:
             label = "text" if key == "text" else names.get(key, key)
-            is_list = isinstance(stored.survey.translations[language].get("questions", {}).get(q.id, {}).get(key), list)
+            is_list = isinstance(held.get("questions", {}).get(q.id, {}).get(key), list)
             where += f", {label} {int(option) + 1}" if option is not None else f", {label}s" if is_list else f", {label}"
     else:
         where = PAGE_LABELS.get(rest, rest or "its texts")
