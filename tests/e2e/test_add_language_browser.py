@@ -5,10 +5,9 @@ empty in the original words); axe finds no serious violation on the launched pag
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from support.browser import log_in
+from support.browser import log_in, serious_axe_violations
 from support.dashboard import make_survey
 
 pytestmark = pytest.mark.browser
@@ -22,9 +21,6 @@ DEFINITION = {
     "translations": {"fr": {"title": "Habitudes", "questions": {
         "drugs": {"text": "Avez-vous consommé des drogues cette année ?", "options": ["Oui", "Non"]}}}},
 }
-AXE = Path(__file__).resolve().parents[1] / "support" / "axe" / "axe.min.js"  # as tests/e2e/test_accessibility.py
-SERIOUS = """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
-  .filter(v => v.impact === "serious" || v.impact === "critical").map(v => `${v.id}: ${v.help}`)"""
 
 
 def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app, live_server, researcher):
@@ -36,8 +32,7 @@ def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app
         page.on("pageerror", lambda e: errors.append(str(e)))
         log_in(page, live_server)
         page.goto(f"{live_server}/dashboard/habits/edit")
-        page.evaluate(AXE.read_text(encoding="utf-8"))  # through the DevTools protocol: the CSP stays as it is
-        assert page.evaluate(SERIOUS) == []
+        assert serious_axe_violations(page) == []
         form = page.locator("#translation-new-form")
         assert page.locator("#add-language-heading").inner_text() == "Add a language"
         assert form.get_by_label("Language").locator("option").all_inner_texts() == ["Spanish (es)"]
@@ -55,8 +50,7 @@ def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app
         assert any("Spanish: added" in row for row in log), log
         assert page.locator("#translation-es-form").is_visible()  # now fixed like the other translations
         assert page.locator("#translation-new-form").count() == 0  # no language left to add
-        page.evaluate(AXE.read_text(encoding="utf-8"))
-        assert page.evaluate(SERIOUS) == []
+        assert serious_axe_violations(page) == []
         # a respondent finds Spanish on the switch and reads the survey in it
         survey = context.new_page()
         survey.on("pageerror", lambda e: errors.append(str(e)))

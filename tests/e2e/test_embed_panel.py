@@ -17,11 +17,10 @@ import pytest
 from click.testing import CliRunner
 from deniable.client.embed import current, integrity
 from deniable.server.cli import cli
-from support.browser import log_in
+from support.browser import log_in, serious_axe_violations
 from support.dashboard import ensure_researcher, login, make_survey
 
 ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / "tests" / "support" / "axe" / "axe.min.js"
 HABITS = json.loads((ROOT / "examples" / "habits.json").read_text())
 PLATFORMS = ("surveyjs", "otree", "qualtrics", "limesurvey", "redcap")
 URL = "/dashboard/habits/embed"
@@ -99,10 +98,7 @@ def test_the_page_at_390_px(browser, live_server, launched, researcher):
         page.on("pageerror", lambda error: errors.append(str(error)))
         log_in(page, live_server)
         page.goto(live_server + URL)
-        page.evaluate(AXE.read_text(encoding="utf-8"))
-        violations = page.evaluate("""async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
-            .filter(v => v.impact === "serious" || v.impact === "critical").map(v => v.id)""")
-        assert violations == []
+        assert serious_axe_violations(page) == []
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         assert "registerSurveyJS" in page.input_value("#embed-recipe-text")
         page.select_option("#platform", "qualtrics")

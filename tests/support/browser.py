@@ -5,14 +5,26 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from pathlib import Path
 
 from support.dashboard import EMAIL, PASSWORD
+
+AXE = Path(__file__).resolve().parent / "axe" / "axe.min.js"  # vendored axe-core (tests/e2e/test_accessibility.py)
+SERIOUS = """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
+  .filter(v => v.impact === "serious" || v.impact === "critical").map(v => `${v.id}: ${v.help}`)"""
 
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation",
   (e) => window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline")));
 """
+
+
+def serious_axe_violations(page) -> list[str]:
+    """axe-core's serious and critical violations on the page (``id: help``), axe injected through the
+    DevTools protocol, so the page's CSP stays as it is."""
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    return page.evaluate(SERIOUS)
 
 
 def stored_reports(db_path) -> list[dict]:
