@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import html
 import re
 
 import numpy as np
@@ -41,6 +42,11 @@ def csrf_token(client, url: str = "/auth/login") -> str:
 def post(client, url: str, data: dict):
     """POST a dashboard form with a fresh CSRF token (from the survey list)."""
     return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
+
+
+def page_text(response) -> str:
+    """A response's HTML with its entities unescaped (what a reader sees, tags included)."""
+    return html.unescape(response.get_data(as_text=True))
 
 
 def builder_form(token: str, fields: dict, questions: list[dict]) -> dict:

@@ -7,14 +7,13 @@ were; a refusal names its field and stores nothing."""
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
 
 from deniable.server.store.surveys import get_survey
-from support.dashboard import (EMAIL, csrf_token, ensure_researcher, login, make_survey, open_db, share_survey,
-                               store_reports)
+from support.dashboard import (EMAIL, ensure_researcher, login, make_survey, open_db, page_text, post,
+                               share_survey, store_reports)
 
 DEFINITION = {
     "slug": "habits", "title": "Habits", "description": "A test survey.", "contact": "ethics@example.org",
@@ -42,12 +41,6 @@ def habits(app):
     return make_survey(app, DEFINITION, status="open")
 
 
-def post(client, url, data):
-    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
-
-
-def page_text(response) -> str:
-    return html.unescape(response.get_data(as_text=True))
 
 
 def words(page: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from deniable.server.store.surveys import get_survey
 from deniable.server.survey.definition import design_fingerprint, parse_definition
-from support.dashboard import csrf_token, make_survey, open_db, store_reports
+from support.dashboard import make_survey, open_db, post, store_reports
 
 FACT = "Is your mother's birthday in January, February or March?"
 TYPO, FIXED = "Votre mère est-elle née en janvier, févier ou mars ?", "Votre mère est-elle née en janvier, février ou mars ?"
@@ -34,9 +34,6 @@ def taxes(app):
     store_reports(app, "taxes", {"tax": [0, 1, 1, 0, 1, 1, 1, 0, 1, 1]})
     return survey
 
-
-def post(client, url, data):
-    return client.post(url, data={"csrf_token": csrf_token(client, "/dashboard/"), **data})
 
 
 def text_of(response) -> str:

@@ -5,14 +5,13 @@ those of the other page texts (words, at most the original's 500 characters, not
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
 
 from deniable.server.store.surveys import get_survey
 from deniable.server.survey.definition import DefinitionError, parse_definition
-from support.dashboard import EMAIL, csrf_token, make_survey, open_db, store_reports
+from support.dashboard import csrf_token, EMAIL, make_survey, open_db, page_text, store_reports
 
 CONTACT, CONTACT_FR = "ethics@example.org (the ethics board)", "ethique@example.org (le comité d’éthique)"
 DEFINITION = {
@@ -24,9 +23,6 @@ DEFINITION = {
     },
 }
 
-
-def page_text(response) -> str:
-    return html.unescape(response.get_data(as_text=True))
 
 
 def contact_line(page: str) -> str:
