@@ -47,10 +47,15 @@ function behaviourOf(q) {
   return behaviour;
 }
 
-function findQuestion(design, qid) {
+function checkDesign(design) {
   if (!design || typeof design.slug !== "string" || !Array.isArray(design.questions)) {
     throw new Error("deniable: give the survey's design document (GET /api/v1/surveys/SLUG)");
   }
+  return design;
+}
+
+function findQuestion(design, qid) {
+  checkDesign(design);
   const q = design.questions.find((item) => item.id === qid);
   if (!q) throw new Error(`deniable: survey ${design.slug} has no question ${qid}`);
   return q;
@@ -63,7 +68,46 @@ function element(tag, attributes = {}, text = null) {
   return node;
 }
 
-// The protection note shown with the question (English; a host may replace it with options.note).
+// The languages a design document can be shown in: its own (English when it names none) and those it
+// has translations into (server/survey/translations.py), its own first.
+export function languagesOf(design) {
+  const own = typeof design.language === "string" && design.language ? design.language : "en";
+  const translations = design.translations && typeof design.translations === "object" ? design.translations : {};
+  return [own, ...Object.keys(translations).filter((language) => language !== own)];
+}
+
+// Check `language` against the document: null/undefined or one of languagesOf(design); anything else is an
+// Error naming it and the languages the document has (never a silent fallback to the original words).
+function checkLanguage(design, language) {
+  if (language === null || language === undefined) return null;
+  const known = languagesOf(design);
+  if (!known.includes(language)) {
+    throw new Error(`deniable: survey ${design.slug} has no language ${JSON.stringify(String(language))}: `
+      + `its languages are ${known.join(", ")}`);
+  }
+  return language === known[0] ? null : language;
+}
+
+// Question `q` as a respondent reads it in `language` (as the survey page does: translations.translated):
+// each text the translation gives (the text, the option labels, a list's items and sensitive item) in
+// place of the original's, the original's where the translation leaves one out; a respondent-side
+// crosswise card's words from its own `translations` (fact, instructions, choices, note).  Only words
+// change: every option keeps its index, so a report means the same whatever the language.
+function localized(design, q, language) {
+  if (language === null) return q;
+  const own = ((design.translations[language] || {}).questions || {})[q.id] || {};
+  const out = { ...q };
+  for (const [key, value] of Object.entries(own)) {
+    if (key in q && key !== "crosswise") out[key] = value; // a crosswise fact lives in the card's words
+  }
+  if (q.crosswise && q.crosswise.translations && q.crosswise.translations[language]) {
+    out.crosswise = { ...q.crosswise, ...q.crosswise.translations[language] };
+  }
+  return out;
+}
+
+// The protection note shown with the question (English — but a crosswise card's note is in the card's
+// language; a host may replace it with options.note).
 function noteOf(q, rules) {
   if (rules.note) return rules.note(q); // a type with its own sentence (the respondent-side crosswise model)
   if (!rules.randomized(q)) return "Asked directly: your answer is sent as given.";
@@ -79,8 +123,12 @@ function noteOf(q, rules) {
 //                returned as {report, design, epsilon}; null when an optional question is unanswered;
 //                throws when a required one is (the card says so)
 //   unmount()    remove the inputs
-export function mount(host, { design, question, onReport = () => {}, note = null, storage = globalThis.localStorage }) {
-  const q = findQuestion(design, question);
+//   language     optional: one of the document's languages (its own, or one it has a translation into);
+//                the question's words in it, the original's where the translation leaves one out
+export function mount(host, { design, question, language = null, onReport = () => {}, note = null,
+                              storage = globalThis.localStorage }) {
+  const found = findQuestion(design, question);
+  const q = localized(design, found, checkLanguage(design, language));
   const rules = behaviourOf(q);
   const fieldset = element("fieldset", { class: "deniable-question", "data-deniable-qid": q.id });
   fieldset.append(element("legend", {}, q.text));
@@ -160,11 +208,13 @@ export function oneOf(inputs) {
 }
 
 // SurveyJS: a question type "deniable" (survey-core and survey-js-ui, 2.x), registered with the
-// Survey global the host loaded:  DeniableEmbed.registerSurveyJS(Survey, {design}).  In the survey's
+// Survey global the host loaded:  DeniableEmbed.registerSurveyJS(Survey, {design, language}) (language
+// optional: as mount's).  In the survey's
 // JSON, {"type": "deniable", "name": "QID"} mounts question QID of the design.  Its value — what
 // survey.data holds — is only {report, design, epsilon}, set when the respondent leaves the page or
 // completes; a required question that is unanswered keeps them on the page.
-export function registerSurveyJS(Survey, { design }) {
+export function registerSurveyJS(Survey, { design, language = null }) {
+  if (language !== null && language !== undefined) checkLanguage(checkDesign(design), language); // fails here, not on mounting
   const handles = new WeakMap();
   const wired = new WeakSet();
   const commitPage = (survey, page, options) => {
@@ -196,7 +246,7 @@ export function registerSurveyJS(Survey, { design }) {
     afterRender(question, el) {
       wire(question.survey);
       const host = el.classList && el.classList.contains("deniable-host") ? el : el.querySelector(".deniable-host") || el;
-      handles.set(question, mount(host, { design, question: question.name }));
+      handles.set(question, mount(host, { design, question: question.name, language }));
     },
     willUnmount(question) {
       handles.delete(question);
