@@ -65,14 +65,30 @@ def design_document(survey: Survey) -> dict:
     """The design document of ``survey``, as ``GET /api/v1/surveys/SLUG`` publishes it (bar its ``status``):
     what the embed mounts a question from (``deniable embed design``, the builder's panel), with the
     survey's language and its translations (words only: the design is the same in every language).  A
-    respondent-side crosswise question also carries the words its card shows (:func:`crosswise_words`)."""
+    respondent-side crosswise question also carries the words its card shows (:func:`crosswise_words`); in a
+    survey with a language other than English (its own or a translation), ``embed_words`` carries the
+    embed's own sentences per language, and each question (but a crosswise one) its protection ``notes``
+    per language (:func:`embed_words`)."""
     questions = [question_design(q) for q in survey.questions]
     for item, q in zip(questions, survey.questions):
         if isinstance(item.get("design"), dict) and item["design"].get("side") == "respondent":
             item["crosswise"] = crosswise_words(survey, q)
-    return {"slug": survey.slug, "title": survey.title, "description": survey.description,
-            "design_fingerprint": design_fingerprint(survey), "questions": questions,
-            "language": survey.language, "translations": survey.translations}
+    words = embed_words(survey)
+    for item in questions:
+        if "crosswise" in item:  # its card's note, in its words
+            continue
+        notes = {language: said["notes"][item["id"]] for language, said in words.items()
+                 if item["id"] in said["notes"]}
+        if notes:
+            item["notes"] = notes
+    for said in words.values():
+        del said["notes"]
+    document = {"slug": survey.slug, "title": survey.title, "description": survey.description,
+                "design_fingerprint": design_fingerprint(survey), "questions": questions,
+                "language": survey.language, "translations": survey.translations}
+    if words:
+        document["embed_words"] = words
+    return document
 
 
 @cache
@@ -105,6 +121,44 @@ def crosswise_words(survey: Survey, q) -> dict:
         out["translations"] = {language: words(translated(survey, language), language)
                                for language in survey.translations}
     return out
+
+
+def embed_words(survey: Survey) -> dict:
+    """The embed's own sentences as the survey page words them, per language: the survey's own and each
+    it is translated into (``{language: words}``), from the respondents' catalogs (:func:`_gettext`), so
+    that a question mounted in a language reads as the survey page does in it.  ``list_prompt`` (a list
+    experiment's question), ``number_label`` and ``number_label_steps`` (a number's box, with ``%(min)s``,
+    ``%(max)s``, ``%(step)s``), ``rule_whole``, ``rule_multiple`` and ``rule_steps`` (a number's refusal,
+    with ``{min}``, ``{max}``, ``{step}``), ``required`` (a required question left unanswered), and
+    ``notes`` (which :func:`design_document` moves onto each question): per question id the protection
+    note beside it — ``protected``, the page's "Protected." and its short sentence (the bound that
+    follows from the question's realized ε), and ``direct``, "Not protected — sent as you answer."
+    (what the embed shows when it sends the answer as given).  English is
+    left out: the embed's built-in English sentences are its own (its note says ε and what the browser does,
+    which no catalog message words).  A respondent-side crosswise question's note is its card's
+    (:func:`crosswise_words`)."""
+    from .translations import original_language, translated
+
+    def words(read, language: str) -> dict:
+        _ = _gettext(language)
+        notes = {}
+        for q in read.questions:
+            if q.protected:
+                info = q.qtype.explanation(q, gettext=_, locale=language)
+                if info and info.get("short"):
+                    notes[q.id] = {"protected": f'{_("Protected.")} {info["short"]}'}
+            notes.setdefault(q.id, {})["direct"] = _("Not protected — sent as you answer.")
+        return {"list_prompt": _("How many of these apply to you? Do not say which ones."),
+                "number_label": _("Your answer, from %(min)s to %(max)s:"),
+                "number_label_steps": _("Your answer, from %(min)s to %(max)s in steps of %(step)s:"),
+                "rule_whole": _("Please give a whole number from {min} to {max}."),
+                "rule_multiple": _("Please give a multiple of {step} from {min} to {max}."),
+                "rule_steps": _("Please give a number from {min} to {max} in steps of {step}."),
+                "required": _("Please answer this question: it is required."), "notes": notes}
+
+    read = {original_language(survey): survey, **{language: translated(survey, language)
+                                                     for language in survey.translations or {}}}
+    return {language: words(survey_read, language) for language, survey_read in read.items() if language != "en"}
 
 
 def embed_src(src: str, version: str) -> str:

@@ -94,6 +94,8 @@ function checkLanguage(design, language) {
 // crosswise card's words from its own `translations` (fact, instructions, choices, note).  Only words
 // change: every option keeps its index, so a report means the same whatever the language.
 function localized(design, q, language) {
+  const words = wordsIn(design, language);
+  if (words) q = { ...q, words }; // the embed's own sentences in the mounted language (wordsIn)
   if (language === null) return q;
   const own = ((design.translations[language] || {}).questions || {})[q.id] || {};
   const out = { ...q };
@@ -106,11 +108,36 @@ function localized(design, q, language) {
   return out;
 }
 
-// The protection note shown with the question (English — but a crosswise card's note is in the card's
-// language; a host may replace it with options.note).
-function noteOf(q, rules) {
+// The embed's own sentences (a list's question, a number's label and refusal, "please answer", the note)
+// in `language` (null: the document's own), as the survey page words them: the design document's
+// `embed_words` (server/survey/recipes.py, embed_words) and the question's `notes`.  null when the
+// document has none (one made before it carried them): the embed's built-in English then.
+function wordsIn(design, language) {
+  const all = design.embed_words;
+  if (!all || typeof all !== "object") return null;
+  const words = all[language === null ? languagesOf(design)[0] : language];
+  return words && typeof words === "object" ? words : null;
+}
+
+// A sentence of q.words with its {name} or %(name)s placeholders filled in; null when the document does
+// not give it (the caller's English then).
+export function said(q, key, values = {}) {
+  const text = q.words && typeof q.words[key] === "string" ? q.words[key] : null;
+  if (text === null) return null;
+  return text.replace(/\{(\w+)\}|%\((\w+)\)s/g, (all, brace, percent) => {
+    const name = brace || percent;
+    return name in values ? String(values[name]) : all;
+  });
+}
+
+// The protection note shown with the question: in the mounted language the survey page's own note
+// (the question's `notes`, made from the same realized ε), else the built-in English; a crosswise
+// card's note is in the card's language; a host may replace it with options.note.
+function noteOf(q, rules, language) {
   if (rules.note) return rules.note(q); // a type with its own sentence (the respondent-side crosswise model)
-  if (!rules.randomized(q)) return "Asked directly: your answer is sent as given.";
+  const own = q.notes && q.notes[language] ? q.notes[language] : {};
+  if (!rules.randomized(q)) return typeof own.direct === "string" ? own.direct : "Asked directly: your answer is sent as given.";
+  if (typeof own.protected === "string") return own.protected;
   const epsilon = q.realized_epsilon;
   const strength = epsilon === null || epsilon === undefined ? "not protected by ε" : `ε = ${Number(epsilon).toFixed(2)}`;
   return `Protected (${strength}): your browser randomizes your answer before this survey records it; ` +
@@ -128,13 +155,14 @@ function noteOf(q, rules) {
 export function mount(host, { design, question, language = null, onReport = () => {}, note = null,
                               storage = globalThis.localStorage }) {
   const found = findQuestion(design, question);
-  const q = localized(design, found, checkLanguage(design, language));
+  const chosen = checkLanguage(design, language);
+  const q = localized(design, found, chosen);
   const rules = behaviourOf(q);
   const fieldset = element("fieldset", { class: "deniable-question", "data-deniable-qid": q.id });
   fieldset.append(element("legend", {}, q.text));
   const id = `deniable-${design.slug}-${q.id}`;
   const noteId = `${id}-note`;
-  fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules)));
+  fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules, chosen === null ? languagesOf(design)[0] : chosen)));
   const where = { id, slug: design.slug, storage, element };
   const view = rules.view ? rules.view(q, where) : optionsView(q, rules.input, id);
   view.node.setAttribute("aria-describedby", noteId);
@@ -160,7 +188,7 @@ export function mount(host, { design, question, language = null, onReport = () =
       }
       if (!read.answered) {
         if (q.required) {
-          say("Please answer this question.");
+          say(said(q, "required") || "Please answer this question.");
           throw new Error(`deniable: question ${q.id} is required`);
         }
         return null;

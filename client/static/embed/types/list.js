@@ -8,7 +8,7 @@
 
 import { assignArm, hasSecureRandom, randomizeCount } from "../../rr.js";
 import { armKey } from "../../keys.js";
-import { oneOf, registerEmbedType } from "../embed.js";
+import { oneOf, registerEmbedType, said } from "../embed.js";
 
 const TWO_32 = 4294967296;
 
@@ -41,7 +41,8 @@ registerEmbedType("list", {
       radios.push(radio);
     }
     oneOf(radios);
-    node.append(element("p", {}, "How many of these apply to you? Do not say which ones."), list, counts);
+    node.append(element("p", {},
+      said(q, "list_prompt") || "How many of these apply to you? Do not say which ones."), list, counts);
     const read = () => {
       const checked = radios.findIndex((radio) => radio.checked);
       return checked < 0 ? { answered: false } : { answered: true, value: checked };

@@ -6,7 +6,7 @@
 // (Laplace) steps from the minimum in -tail..m + tail; asked directly, the answer index itself.
 
 import { randomizeGrid, randomizeLaplace } from "../../rr.js";
-import { registerEmbedType } from "../embed.js";
+import { registerEmbedType, said } from "../embed.js";
 
 // A JSON number of the design document as plain decimal text ("12.5", "0.001", never "1e-3").
 function plain(x) {
@@ -51,20 +51,38 @@ export function ruleWords(q) {
     : `a number from ${low} to ${high} in steps of ${step}`;
 }
 
+// Which of the three rules ruleWords says: "whole", "multiple" or "steps".
+function ruleOf(q) {
+  const [low, step] = [plain(q.min), plain(q.step)];
+  if (step === "1" && places(low) === 0) return "whole";
+  const scale = Math.max(places(low), places(step));
+  return units(low, scale) % units(step, scale) === 0n ? "multiple" : "steps";
+}
+
+// The refusal of a typed answer that is not one of the question's: the survey page's sentence in the
+// mounted language (the document's rule_whole, rule_multiple, rule_steps), else "Please give " + ruleWords.
+function refusal(q) {
+  const values = { min: plain(q.min), max: plain(q.max), step: plain(q.step) };
+  return said(q, `rule_${ruleOf(q)}`, values) || `Please give ${ruleWords(q)}.`;
+}
+
 const laplace = (q) => q.mechanism === "laplace";
 const report = /^-?[0-9]{1,9}$/;
 
 registerEmbedType("numeric", {
   view(q, { id, element }) {
     const node = element("div", { class: "deniable-numeric" });
+    const values = { min: plain(q.min), max: plain(q.max), step: plain(q.step) };
     const range = plain(q.step) === "1" ? `from ${plain(q.min)} to ${plain(q.max)}`
       : `from ${plain(q.min)} to ${plain(q.max)} in steps of ${plain(q.step)}`;
+    const label = said(q, plain(q.step) === "1" ? "number_label" : "number_label_steps", values)
+      || `Your answer, ${range}:`;
     const box = element("input", { type: "text", inputmode: "decimal", id: `${id}-value`, autocomplete: "off" }); // no name
-    node.append(element("label", { for: `${id}-value` }, `Your answer, ${range}:`), box);
+    node.append(element("label", { for: `${id}-value` }, label), box);
     const read = () => {
       if (box.value.trim() === "") return { answered: false };
       const index = numericIndex(q, box.value);
-      return index === null ? { error: `Please give ${ruleWords(q)}.` } : { answered: true, value: index };
+      return index === null ? { error: refusal(q) } : { answered: true, value: index };
     };
     return { node, read };
   },
