@@ -67,26 +67,19 @@ def design_document(survey: Survey) -> dict:
     survey's language and its translations (words only: the design is the same in every language).  A
     respondent-side crosswise question also carries the words its card shows (:func:`crosswise_words`); in a
     survey with a language other than English (its own or a translation), ``embed_words`` carries the
-    embed's own sentences per language, and each question (but a crosswise one) its protection ``notes``
-    per language (:func:`embed_words`)."""
+    embed's own sentences per language, and each other question its protection ``notes`` per language
+    (:func:`embed_words`, :func:`question_notes`)."""
+    readings = _readings(survey)
     questions = [question_design(q) for q in survey.questions]
     for item, q in zip(questions, survey.questions):
         if isinstance(item.get("design"), dict) and item["design"].get("side") == "respondent":
-            item["crosswise"] = crosswise_words(survey, q)
-    words = embed_words(survey)
-    for item in questions:
-        if "crosswise" in item:  # its card's note, in its words
-            continue
-        notes = {language: said["notes"][item["id"]] for language, said in words.items()
-                 if item["id"] in said["notes"]}
-        if notes:
+            item["crosswise"] = crosswise_words(readings, q.id)  # its card's note, in its words
+        elif notes := question_notes(readings, q.id):
             item["notes"] = notes
-    for said in words.values():
-        del said["notes"]
     document = {"slug": survey.slug, "title": survey.title, "description": survey.description,
                 "design_fingerprint": design_fingerprint(survey), "questions": questions,
                 "language": survey.language, "translations": survey.translations}
-    if words:
+    if words := embed_words(readings):
         document["embed_words"] = words
     return document
 
@@ -100,65 +93,87 @@ def _gettext(language: str):
     return Translations.load(str(TRANSLATIONS), [language]).gettext
 
 
-def crosswise_words(survey: Survey, q) -> dict:
+def _readings(survey: Survey) -> dict:
+    """The survey as read in each of its languages, ``{language: survey}``: its own first (``survey``
+    itself), then each it is translated into (:func:`.translations.translated`), each read once."""
+    from .translations import original_language, translated
+
+    return {original_language(survey): survey, **{language: translated(survey, language)
+                                                     for language in survey.translations or {}}}
+
+
+def _question(read: Survey, qid: str):
+    return next(item for item in read.questions if item.id == qid)
+
+
+def _protected_note(q, _, language: str) -> str | None:
+    """The survey page's protection note beside the protected question ``q``: "Protected." and the short
+    sentence of its explanation (the bound that follows from its realized ε), in ``_``'s language; None
+    when its type has no such sentence."""
+    info = q.qtype.explanation(q, gettext=_, locale=language)
+    return f'{_("Protected.")} {info["short"]}' if info and info.get("short") else None
+
+
+def crosswise_words(readings: dict, qid: str) -> dict:
     """What the survey page's crosswise card (``templates/cards/crosswise.html``) shows for the
-    respondent-side crosswise question ``q``, in the survey's own language: the private ``fact`` with its
+    respondent-side crosswise question ``qid``, in the survey's own language: the private ``fact`` with its
     ``fact_label``, the ``instruction``, the two ``choices`` (report 0 "same", report 1 "different", sent as
     chosen) and the ``note`` (the page's privacy sentence beside the question); and under ``translations`` the same in
-    each language the survey is translated into (the fact as the translation words it)."""
-    from .translations import original_language, translated
+    each language the survey is translated into (the fact as the translation words it).  ``readings``:
+    :func:`_readings`."""
 
     def words(read, language: str) -> dict:
         _ = _gettext(language)
-        asked = next(item for item in read.questions if item.id == q.id)
+        asked = _question(read, qid)
         return {"fact": asked.qtype.wording(asked)["fact"], "fact_label": _("Second question, just for you:"),
                 "instruction": _("Are your answers to both questions the same (both yes or both no) or different?"),
-                "choices": [_("same"), _("different")],
-                "note": f'{_("Protected.")} {asked.qtype.explanation(asked, gettext=_, locale=language)["short"]}'}
+                "choices": [_("same"), _("different")], "note": _protected_note(asked, _, language)}
 
-    out = words(survey, original_language(survey))
-    if survey.translations:
-        out["translations"] = {language: words(translated(survey, language), language)
-                               for language in survey.translations}
+    (own, survey), *others = readings.items()
+    out = words(survey, own)
+    if others:
+        out["translations"] = {language: words(read, language) for language, read in others}
     return out
 
 
-def embed_words(survey: Survey) -> dict:
-    """The embed's own sentences as the survey page words them, per language: the survey's own and each
-    it is translated into (``{language: words}``), from the respondents' catalogs (:func:`_gettext`), so
-    that a question mounted in a language reads as the survey page does in it.  ``list_prompt`` (a list
-    experiment's question), ``number_label`` and ``number_label_steps`` (a number's box, with ``%(min)s``,
-    ``%(max)s``, ``%(step)s``), ``rule_whole``, ``rule_multiple`` and ``rule_steps`` (a number's refusal,
-    with ``{min}``, ``{max}``, ``{step}``), ``required`` (a required question left unanswered), and
-    ``notes`` (which :func:`design_document` moves onto each question): per question id the protection
-    note beside it — ``protected``, the page's "Protected." and its short sentence (the bound that
-    follows from the question's realized ε), and ``direct``, "Not protected — sent as you answer."
-    (what the embed shows when it sends the answer as given).  English is
-    left out: the embed's built-in English sentences are its own (its note says ε and what the browser does,
-    which no catalog message words).  A respondent-side crosswise question's note is its card's
-    (:func:`crosswise_words`)."""
-    from .translations import original_language, translated
-
-    def words(read, language: str) -> dict:
+def question_notes(readings: dict, qid: str) -> dict:
+    """The protection note beside question ``qid`` per language other than English (``readings``:
+    :func:`_readings`): ``protected``, the page's "Protected." and its short sentence (for a protected
+    question whose type has one), and ``direct``, "Not protected — sent as you answer." (what the embed
+    shows when it sends the answer as given).  English is left out: the embed's built-in note is its own
+    (it says ε and what the browser does, which no catalog message words)."""
+    out = {}
+    for language, read in readings.items():
+        if language == "en":
+            continue
         _ = _gettext(language)
-        notes = {}
-        for q in read.questions:
-            if q.protected:
-                info = q.qtype.explanation(q, gettext=_, locale=language)
-                if info and info.get("short"):
-                    notes[q.id] = {"protected": f'{_("Protected.")} {info["short"]}'}
-            notes.setdefault(q.id, {})["direct"] = _("Not protected — sent as you answer.")
-        return {"list_prompt": _("How many of these apply to you? Do not say which ones."),
-                "number_label": _("Your answer, from %(min)s to %(max)s:"),
-                "number_label_steps": _("Your answer, from %(min)s to %(max)s in steps of %(step)s:"),
-                "rule_whole": _("Please give a whole number from {min} to {max}."),
-                "rule_multiple": _("Please give a multiple of {step} from {min} to {max}."),
-                "rule_steps": _("Please give a number from {min} to {max} in steps of {step}."),
-                "required": _("Please answer this question: it is required."), "notes": notes}
+        q = _question(read, qid)
+        note = _protected_note(q, _, language) if q.protected else None
+        out[language] = {**({"protected": note} if note else {}), "direct": _("Not protected — sent as you answer.")}
+    return out
 
-    read = {original_language(survey): survey, **{language: translated(survey, language)
-                                                     for language in survey.translations or {}}}
-    return {language: words(survey_read, language) for language, survey_read in read.items() if language != "en"}
+
+def embed_words(readings: dict) -> dict:
+    """The embed's own sentences as the survey page words them, per language other than English
+    (``{language: words}``; ``readings``: :func:`_readings`), from the respondents' catalogs
+    (:func:`_gettext`), so that a question mounted in a language reads as the survey page does in it:
+    ``list_prompt`` (a list experiment's question), ``number_label`` and ``number_label_steps`` (a number's
+    box, with ``%(min)s``, ``%(max)s``, ``%(step)s``), ``rule_whole``, ``rule_multiple`` and ``rule_steps``
+    (a number's refusal, with ``{min}``, ``{max}``, ``{step}``) and ``required`` (a required question left
+    unanswered).  English is left out: the embed's built-in English sentences are its own."""
+    out = {}
+    for language in readings:
+        if language == "en":
+            continue
+        _ = _gettext(language)
+        out[language] = {"list_prompt": _("How many of these apply to you? Do not say which ones."),
+                         "number_label": _("Your answer, from %(min)s to %(max)s:"),
+                         "number_label_steps": _("Your answer, from %(min)s to %(max)s in steps of %(step)s:"),
+                         "rule_whole": _("Please give a whole number from {min} to {max}."),
+                         "rule_multiple": _("Please give a multiple of {step} from {min} to {max}."),
+                         "rule_steps": _("Please give a number from {min} to {max} in steps of {step}."),
+                         "required": _("Please answer this question: it is required.")}
+    return out
 
 
 def embed_src(src: str, version: str) -> str:
