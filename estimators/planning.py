@@ -150,15 +150,6 @@ def _window(n: int, lam: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]
     return lo, hi
 
 
-def _outside(n: int, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``P(Y < lo) + P(Y > hi)`` for Y ~ Binomial(n, λ), exactly (as :func:`.evaluation.outside`)."""
-    from .exact import survival
-
-    # both tails in one call (each element's value is its own): P(Y ≤ lo − 1) = 1 − S(lo − 1), S(hi)
-    tails = survival(np.concatenate([lo.astype(float) - 1, hi.astype(float)]), n, np.concatenate([lam, lam]))
-    return (1.0 - tails[:lam.size]) + tails[lam.size:]
-
-
 BLOCK = 64  # densities by the ratio of neighbours run at most this far from a kernel call
 
 
@@ -232,23 +223,9 @@ class _Sums:
             self.first, self.width = first, (np.clip(high, q, p) - np.clip(low, q, p)) / (p - q)
 
     def half_widths(self, pi: np.ndarray) -> np.ndarray:
-        """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes).
-
-        The densities of every π's window come from one call of the binomial kernel (each element
-        is its own: the same numbers as one call per π), then one dot product per π.
-        """
-        n, p, q = self.n, self.p, self.q
-        lam = q + (p - q) * pi
-        lo, hi = _window(n, lam, PLAN_WINDOW_SD)
-        self._widths(int(lo.min()), int(hi.max()))
-        left_out = _outside(n, lam, lo, hi)
-        sizes = hi - lo + 1
-        pmf = _window_densities(np.full(pi.size, n), lam, lo, sizes)
-        starts = (np.cumsum(sizes) - sizes).tolist()
-        out = np.empty(pi.size)
-        for i, (a, size, s) in enumerate(zip(lo.tolist(), sizes.tolist(), starts)):
-            out[i] = pmf[s:s + size] @ self.width[a - self.first:a + size - self.first] + left_out[i]
-        return out / 2
+        """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes):
+        :func:`_half_width_many` at each π of this n, in one batch."""
+        return np.array(_half_width_many([(self, float(x)) for x in np.asarray(pi, dtype=float)]))
 
     def half_width(self, pi: float) -> float:
         """:meth:`half_widths` at one π: :func:`_half_width_many` for this n alone."""
@@ -256,10 +233,10 @@ class _Sums:
 
 
 def _half_width_many(items) -> list[float]:
-    """The expected half-width at one π for each ``(sums, π)``: the belts' missing ends in one batch
-    (:func:`.exact.fill_belts`), both tails of every window in one incomplete-beta call and every
-    window's densities in one :func:`_window_densities` (each window's numbers its own, so each
-    value is the one computed alone)."""
+    """The expected half-width at one π for each ``(sums, π)`` (one n or several, one π or several
+    each): the belts' missing ends in one batch (:func:`.exact.fill_belts`), both tails of every
+    window in one incomplete-beta call and every window's densities in one :func:`_window_densities`
+    (each window's numbers its own, so each value is the one computed alone)."""
     from .exact import fill_belts, survival
 
     jobs, fills = [], {}
@@ -274,8 +251,12 @@ def _half_width_many(items) -> list[float]:
         jobs.append((sums, lam, a, last))
     for requests in fills.values():
         fill_belts(requests)
+    spans = {}  # each n's counts to keep widths of: the union of its windows, however many π it has here
     for sums, _, a, last in jobs:
-        sums._widths(a, last)
+        _, first, end = spans.get(id(sums), (sums, a, last))
+        spans[id(sums)] = (sums, min(first, a), max(end, last))
+    for sums, first, end in spans.values():
+        sums._widths(first, end)
     ns = np.array([sums.n for sums, *_ in jobs])
     lams = np.array([lam for _, lam, _, _ in jobs])
     firsts = np.array([a for _, _, a, _ in jobs])

@@ -235,3 +235,15 @@ def test_window_densities_are_exact_and_each_windows_own():
                                           np.array(firsts), np.array(sizes))
     assert together.tobytes() == np.concatenate(alone).tobytes()
     assert alone[-2][-1] == 1.0 and alone[-1][0] == 1.0  # all the probability at n, at 0
+
+
+def test_several_points_of_one_n_in_one_batch_are_each_ones_own(fresh):
+    """One n asked at several π in one batch (``half_widths`` asks so for its whole grid): every window's
+    widths are kept, whatever the order, and each value is the one that π gives asked alone of the same
+    belt (a belt's ends depend, in their last bits, on which counts were searched together)."""
+    m = resolve(2, 1.0)
+    points = [0.1, 0.9, 0.5]  # windows far apart: the last one asked holds neither of the others
+    sums = planning._Sums(1085, m.p, m.q, 0.95)
+    together = planning._half_width_many([(sums, pi) for pi in points])
+    assert together == [sums.half_width(pi) for pi in points]
+    assert sums.half_widths(np.array(points)).tolist() == together
