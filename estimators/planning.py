@@ -224,8 +224,12 @@ class _Sums:
 
     def half_widths(self, pi: np.ndarray) -> np.ndarray:
         """Exact expected half-widths of the exact interval at each π (upper bounds, see the notes):
-        :func:`_half_width_many` at each π of this n, in one batch."""
-        return np.array(_half_width_many([(self, float(x)) for x in np.asarray(pi, dtype=float)]))
+        :func:`_half_width_many` at each π of this n, in one batch, the widths of all their windows'
+        counts kept first (the belt filled once, as for any range of counts)."""
+        pi = np.asarray(pi, dtype=float)
+        lo, hi = _window(self.n, self.q + (self.p - self.q) * pi, PLAN_WINDOW_SD)
+        self._widths(int(lo.min()), int(hi.max()))
+        return np.array(_half_width_many([(self, float(x)) for x in pi]))
 
     def half_width(self, pi: float) -> float:
         """:meth:`half_widths` at one π: :func:`_half_width_many` for this n alone."""
