@@ -839,7 +839,6 @@ class _Search:
         f_left, f_right = f(np.concatenate([left, right]), np.concatenate([np.arange(lo.size)] * 2)).reshape(2, -1)
         left, right, f_left, f_right = newton_bracket(f, lambda lam, live: _mass_slope(lo[live], hi[live], n[live], lam),
                                                       left, right, f_left, f_right, tolerance)
-        self.evaluations += 1  # the bracket's two ends, each count at once
         _, right = illinois(f, left, right, f_left, f_right, tolerance)
         return right
 
