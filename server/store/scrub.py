@@ -7,17 +7,21 @@ vanished in the commit that inserted which response, or in which order recent re
 arrived.  Write connections zero deleted bytes (``secure_delete``, :func:`.db.connect`); what
 remains is the WAL and the shm.
 
-:func:`scrub` removes both traces: a ``FULL`` checkpoint (every frame copied into the
-database), one write to the one-row ``scrub`` table (which restarts the WAL: SQLite zeroes the
-shm's frame list as it writes the first frame, and with ``journal_size_limit = 0`` the commit cuts
-off the old frames behind it), and a ``TRUNCATE`` checkpoint (the WAL cut to zero bytes), so that
-the shm lists only the ``scrub`` table's own page.  In this order a server killed at any moment of
-a scrub leaves a shm that lists no page beyond the WAL's frames: truncating first would leave,
-until the write, an empty WAL beside a shm that still lists every page of the commits just
-checkpointed.
+:func:`scrub` removes both traces: a ``RESTART`` checkpoint (every frame copied into the
+database, and no reader left on the WAL, so the next commit restarts it), then one write to the
+one-row ``scrub`` table.  The commit that restarts the WAL, this write or another connection's
+that got there first, rewrites its header, zeroes the shm's frame list as it writes the first frame,
+and cuts the file back to its own frames (every write connection has ``journal_size_limit = 0``,
+:func:`.db.connect`): the WAL then holds the ``scrub`` page and any commit made since, and the shm
+lists exactly those frames.  The WAL is not truncated afterwards: another writer may commit between
+a scrub's write and a ``TRUNCATE`` checkpoint, which would copy that commit into the database and
+empty the WAL but leave the shm listing the pages it wrote, in commit order, beside an empty WAL.
+So a server killed at any moment of a scrub, with other writers at work, leaves a shm that lists no
+page beyond the WAL's frames (``tests/store/test_at_rest.py`` copies the files at every step).
+:func:`needs_scrub` tells a WAL that holds nothing but a scrub's own commit from one that holds more.
 
 :func:`start` runs a :class:`Scrubber` in the background of each server process: every
-``interval`` seconds it scrubs if the WAL holds anything, so every trace of a write is gone
+``interval`` seconds it scrubs if the WAL holds anything but a scrub's commit, so every trace of a write is gone
 ``interval`` seconds after it plus the time of one scrub — unless a reader holds an old
 snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
 
@@ -54,18 +58,23 @@ os.register_at_fork(before=_outside_sqlite.acquire, after_in_parent=_outside_sql
                     after_in_child=_outside_sqlite.release)
 
 
+def scrub_page(db) -> int | None:
+    """The page of the one-row ``scrub`` table, which every scrub rewrites."""
+    row = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'scrub'").fetchone()
+    return row[0] if row else None
+
+
 def scrub(db) -> bool:
-    """Checkpoint the WAL, overwrite the shm's frame list, truncate the WAL; True if nothing was busy.
+    """Checkpoint the WAL and restart it with a write of the ``scrub`` table; True if nothing was busy.
 
     Waits at most :data:`SCRUB_BUSY_MS` for readers (the connection's own busy timeout is restored).
     """
-    # journal_size_limit 0: the write that restarts the WAL cuts off its old frames
-    with pragmas(db, busy_timeout=SCRUB_BUSY_MS, journal_size_limit=0):
-        if db.execute("PRAGMA wal_checkpoint(FULL)").fetchone()[0]:
+    with pragmas(db, busy_timeout=SCRUB_BUSY_MS):
+        if db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()[0]:
             return False
         with write_transaction(db):
             db.execute("UPDATE scrub SET passes = passes + 1")
-        return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return True
 
 
 def scrub_before_answering(db, seconds: float = 1.0) -> bool:
@@ -79,12 +88,21 @@ def scrub_before_answering(db, seconds: float = 1.0) -> bool:
     return True
 
 
-def needs_scrub(path: str) -> bool:
-    """Whether the database's WAL holds any frame (after a scrub it is empty)."""
+WAL_HEADER, FRAME_HEADER = 32, 24  # bytes (https://sqlite.org/fileformat2.html#walformat)
+
+
+def needs_scrub(path: str, page: int | None = None) -> bool:
+    """Whether the database's WAL holds any frame but a scrub's own commit: the single frame of the
+    ``scrub`` table's ``page`` (:func:`scrub_page`; None: any frame needs a scrub)."""
     try:
-        return os.path.getsize(f"{path}-wal") > 0
+        with open(f"{path}-wal", "rb") as wal:
+            head, size = wal.read(WAL_HEADER + FRAME_HEADER), os.fstat(wal.fileno()).st_size
     except OSError:
         return False
+    if size < WAL_HEADER + FRAME_HEADER:
+        return size > 0
+    page_size = int.from_bytes(head[8:12], "big")
+    return size != WAL_HEADER + FRAME_HEADER + page_size or int.from_bytes(head[32:36], "big") != page
 
 
 def touch(path: str) -> None:
@@ -100,7 +118,7 @@ def touch(path: str) -> None:
 
 
 class Scrubber(threading.Thread):
-    """Scrubs one database file every ``interval`` seconds while its WAL is not empty.
+    """Scrubs one database file every ``interval`` seconds while its WAL holds more than a scrub's commit.
 
     It opens a connection only for a scrub, so an idle scrubber holds no file open, and it ends
     when the database file is gone.
@@ -110,6 +128,7 @@ class Scrubber(threading.Thread):
         super().__init__(name=f"deniable-scrub {Path(path).name}", daemon=True)
         self.path, self.interval = path, interval
         self.stopped = threading.Event()
+        self.page: int | None = None  # the scrub table's page, once a scrub has read it
         self.wanted = True  # False once it has ended (its file is gone, or it was stopped)
 
     def run(self) -> None:
@@ -118,7 +137,7 @@ class Scrubber(threading.Thread):
                 if not Path(self.path).exists():
                     return
                 with _outside_sqlite:
-                    if needs_scrub(self.path):
+                    if needs_scrub(self.path, self.page):
                         self.scrub_once()
                 touch(self.path)
         finally:
@@ -130,6 +149,7 @@ class Scrubber(threading.Thread):
         except sqlite3.Error:
             return False
         try:
+            self.page = scrub_page(db)
             return scrub(db)
         except sqlite3.Error:  # busy beyond the short timeout, or the file went away: next tick
             return False

@@ -11,9 +11,11 @@ After each kill the files are read as an attacker holding a copy would (tests/su
 the WAL's commits are replayed over the database, and every response they add was sent within the
 scrub interval (:data:`SCRUB`, the default) and the time a scrub may take under this load
 (:data:`SLACK`) before the kill — the window docs/security.md states for plain submissions; the
--shm's index lists no page beyond the WAL's own frames (but the ``scrub`` table's own page, which
-a finished scrub leaves listed).  After each start, before any submission, the WAL holds no
-response at all (the start-up scrub runs before the server listens).
+-shm's index lists no page beyond the frames the WAL file holds (but the ``scrub`` table's own
+page, which a finished scrub leaves listed; frames of any generation count: a restart rewrites the
+WAL's header, and syncs it, before it overwrites the frames the -shm still lists).  After each
+start, before any submission, the WAL holds no response at all (the start-up scrub runs before the
+server listens).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from loadgen import ServerProcess, drive, run_deniable  # noqa: E402
-from support.forensics import added_by_commits, shm_pages, wal_frames  # noqa: E402
+from support.forensics import added_by_commits, frames_held, shm_pages  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -50,15 +52,15 @@ SCRUB, SLACK = 0.1, 0.4  # seconds: the server's default scrub interval, and wha
 
 
 def crash_leftovers(db: Path, scrub_page: int) -> tuple[list[set], int, list[int]]:
-    """What the files hold: per WAL commit the reports it added, the WAL's frames of the current
-    generation (committed or not) and the pages the -shm lists, but for the ``scrub`` table's own
+    """What the files hold: per WAL commit the reports it added, the frames the WAL file holds (of
+    any generation, committed or not) and the pages the -shm lists, but for the ``scrub`` table's own
     page, which a finished scrub leaves listed (it tells nothing; ``server/store/scrub.py``)."""
     main = db.read_bytes()
     wal_path, shm_path = Path(f"{db}-wal"), Path(f"{db}-shm")
     wal = wal_path.read_bytes() if wal_path.exists() else b""
     shm = shm_path.read_bytes() if shm_path.exists() else b""
     listed = [page for page in shm_pages(shm) if page != scrub_page]
-    return added_by_commits(main, wal, "SELECT reports FROM responses"), wal_frames(wal), listed
+    return added_by_commits(main, wal, "SELECT reports FROM responses"), frames_held(wal), listed
 
 
 def report_for(number: int) -> dict:

@@ -60,7 +60,7 @@ def test_an_invited_response_leaves_no_trace_of_its_token(db, stored, db_path):
         db.execute("UPDATE surveys SET invitation_only = 1 WHERE id = ?", [stored.id])
         tokens = generate(db, stored.id, 3)
         store_response(db, get_survey(db, "demo"), REPORTS, tokens[0])
-        assert os.path.getsize(f"{db_path}-wal") == 0  # scrubbed before the caller acknowledges
+        assert not scrubbing.needs_scrub(db_path, scrubbing.scrub_page(db))  # scrubbed before the caller acknowledges
         everything = files(db_path)
         assert token_hash(tokens[0]).encode() not in everything and tokens[0].encode() not in everything
         assert token_hash(tokens[1]).encode() in everything  # the unused ones are there to be found
@@ -68,17 +68,20 @@ def test_an_invited_response_leaves_no_trace_of_its_token(db, stored, db_path):
         reader.conn.close()
 
 
-def test_scrub_truncates_the_wal_and_overwrites_the_frame_list(db, stored, db_path):
+def test_scrub_restarts_the_wal_with_its_own_commit_and_overwrites_the_frame_list(db, stored, db_path):
     reader = connect(db_path)
     try:
+        page = scrubbing.scrub_page(db)
         for _ in range(20):
             store_response(db, stored, REPORTS)
-        assert scrubbing.needs_scrub(db_path)
+        assert scrubbing.needs_scrub(db_path, page) and wal_frames(Path(f"{db_path}-wal").read_bytes()) > 20
         assert scrubbing.scrub(db)
-        assert not scrubbing.needs_scrub(db_path)
-        shm = Path(f"{db_path}-shm").read_bytes()
-        pages = [int.from_bytes(shm[i:i + 4], "little") for i in range(136, 136 + 4 * 64, 4)]
-        assert [p for p in pages if p] == [pages[0]] and pages[0] > 0  # only the scrub table's page
+        assert not scrubbing.needs_scrub(db_path, page) and scrubbing.needs_scrub(db_path)
+        wal = Path(f"{db_path}-wal").read_bytes()
+        assert wal_frames(wal) == 1 and len(wal) == 32 + 24 + db.execute("PRAGMA page_size").fetchone()[0]
+        assert shm_pages(Path(f"{db_path}-shm").read_bytes()) == [page]  # only the scrub table's page
+        store_response(db, stored, REPORTS)
+        assert scrubbing.needs_scrub(db_path, page)  # a commit after the scrub's
         assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 10_000  # restored for the pool
     finally:
         reader.conn.close()
@@ -111,7 +114,48 @@ def test_a_scrub_killed_between_any_two_of_its_statements_leaves_no_page_listed_
     for statement, wal, shm in copies:
         listed = [page for page in shm_pages(shm) if page != scrub_page]
         assert len(listed) <= wal_frames(wal), (statement, len(listed), wal_frames(wal))
-    assert copies[-1][1] == b"" and shm_pages(copies[-1][2]) == [scrub_page]
+    assert wal_frames(copies[-1][1]) == 1 and shm_pages(copies[-1][2]) == [scrub_page]
+
+
+def test_commits_of_another_writer_between_a_scrubs_statements_leave_no_page_listed_beyond_the_wal(
+        db, stored, db_path):
+    """A running server has other writers (its workers' batches, the dashboard): one of them may
+    commit between any two statements of a scrub that it is not locked out of.  A copy of the files
+    before and after every such commit must still list no page beyond the WAL's frames (a scrub
+    that truncated the WAL last left, behind it, the list of the pages such a commit wrote)."""
+    other = connect(db_path)  # another writer, as a worker's group commit is
+    copies, writing = [], False
+
+    def copy(moment):
+        copies.append((moment, *(Path(f"{db_path}{suffix}").read_bytes() for suffix in ("-wal", "-shm"))))
+
+    def between(statement):
+        nonlocal writing
+        copy(statement)
+        writing = writing or statement.startswith("BEGIN")
+        if not writing:  # the scrub holds no write lock: the other writer commits now
+            store_response(other, stored, REPORTS)
+            copy(f"another writer's commit, before {statement}")
+        writing = writing and statement != "COMMIT"
+
+    try:
+        for _ in range(20):
+            store_response(db, stored, REPORTS)
+        scrub_page = scrubbing.scrub_page(db)
+        db.conn.set_trace_callback(between)
+        try:
+            assert scrubbing.scrub(db)
+        finally:
+            db.conn.set_trace_callback(None)
+        copy("after")
+        store_response(other, stored, REPORTS)
+        copy("another writer's commit, after")
+    finally:
+        other.conn.close()
+    assert sum("another writer" in moment for moment, *_ in copies) >= 4
+    for moment, wal, shm in copies:
+        listed = [page for page in shm_pages(shm) if page != scrub_page]
+        assert len(listed) <= wal_frames(wal), (moment, len(listed), wal_frames(wal))
 
 
 def test_a_busy_reader_makes_the_scrub_wait_for_the_next_tick(db, stored, db_path):
@@ -121,9 +165,10 @@ def test_a_busy_reader_makes_the_scrub_wait_for_the_next_tick(db, stored, db_pat
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM responses").fetchone()  # a snapshot before the next write
         store_response(db, stored, REPORTS)
-        assert scrubbing.scrub(db) is False and scrubbing.needs_scrub(db_path)
+        page = scrubbing.scrub_page(db)
+        assert scrubbing.scrub(db) is False and scrubbing.needs_scrub(db_path, page)
         reader.execute("COMMIT")
-        assert scrubbing.scrub(db) and not scrubbing.needs_scrub(db_path)
+        assert scrubbing.scrub(db) and not scrubbing.needs_scrub(db_path, page)
     finally:
         reader.conn.close()
 
@@ -133,9 +178,10 @@ def test_the_background_scrubber_cleans_within_its_interval(db, stored, db_path)
     try:
         scrubber = scrubbing.start(db_path, 0.2)
         store_response(db, stored, REPORTS)
-        assert scrubbing.needs_scrub(db_path)
+        page = scrubbing.scrub_page(db)
+        assert scrubbing.needs_scrub(db_path, page)
         deadline = time.monotonic() + 5
-        while scrubbing.needs_scrub(db_path):
+        while scrubbing.needs_scrub(db_path, page):
             assert time.monotonic() < deadline, "the scrubber did not run"
             time.sleep(0.05)
         assert scrubbing.start(db_path, 0.2) is scrubber  # one per process and file

@@ -176,6 +176,14 @@ def shm_pages(shm: bytes) -> list[int]:
     return [page for page in slots if page]
 
 
+def frames_held(wal: bytes) -> int:
+    """The whole frames the WAL file holds, of any generation: every page number and page its bytes
+    tell (a restart rewrites the header before it overwrites the frames behind it)."""
+    if len(wal) < WAL_HEADER:
+        return 0
+    return (len(wal) - WAL_HEADER) // (FRAME_HEADER + struct.unpack(">I", wal[8:12])[0])
+
+
 def wal_frames(wal: bytes) -> int:
     """The WAL's frames of its current generation (those with the header's salts), committed or not."""
     if len(wal) < WAL_HEADER:
