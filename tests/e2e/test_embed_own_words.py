@@ -1,11 +1,11 @@
 """The embed's own sentences in the mounted language, in chromium (docs/embedding.md, "In another language").
 
-Mounted with ``language: "fr"``, a question's protection note, a list experiment's question, a number's
-label and refusal and the "please answer" message are the survey page's own French words: each is
-compared with the same sentence on the survey page served in French (``/s/SLUG?lang=fr``).  With no
-language (an English survey) the embed's built-in English sentences show, as before; and a design
-document made before it carried the words (no ``embed_words``, no ``notes``) still mounts, in French
-too, with the English built-ins."""
+Mounted with ``language: "fr"``, a question's protection note, a list experiment's question (which also
+names its counts for a screen reader), a number's label and refusal and the "please answer" message are
+the survey page's own French words: each is compared with the same sentence on the survey page served
+in French (``/s/SLUG?lang=fr``).  With no language (an English survey) the embed's built-in English
+sentences show, as before; and a design document made before it carried the words (no ``embed_words``,
+no ``notes``) still mounts, in French too, with the English built-ins."""
 
 from __future__ import annotations
 
@@ -56,9 +56,14 @@ MOUNT = """async ({version, design, qid, language, typed}) => {
   const seen = {
     note: host.querySelector('.deniable-note').textContent,
     prompt: host.querySelector('.deniable-list > p')?.textContent ?? null,
+    counts: host.querySelector('.deniable-list [role=radiogroup]')?.getAttribute('aria-labelledby') ?? null,
     label: host.querySelector('.deniable-numeric label')?.textContent ?? null,
     error,
   };
+  if (seen.counts !== null) {  // the counts' accessible name: the text of what names them (one element)
+    const naming = document.querySelectorAll(`[id="${seen.counts}"]`);
+    seen.counts = naming.length === 1 && host.contains(naming[0]) ? naming[0].textContent : null;
+  }
   host.remove();
   return seen;
 }"""
@@ -101,6 +106,7 @@ def test_mounted_in_french_the_embeds_sentences_are_the_survey_pages_french_ones
 
     acts = mounted(page, design, "acts", "fr")
     assert acts["prompt"] == french["prompt"] == "Combien de ces affirmations vous concernent ? Ne dites pas lesquelles."
+    assert acts["counts"] == acts["prompt"]  # what a screen reader names the counts, as on the survey page
     assert acts["note"] == french["notes"]["acts"]
 
     days = mounted(page, design, "days", "fr", typed="2.5")
@@ -124,7 +130,8 @@ def test_in_english_and_from_an_older_document_the_built_in_english_sentences_sh
                              "only the randomized answer leaves this question.")
     assert drugs["error"] == "Please answer this question."
     assert mounted(page, design, "asked", language)["note"] == "Asked directly: your answer is sent as given."
-    assert mounted(page, design, "acts", language)["prompt"] == "How many of these apply to you? Do not say which ones."
+    acts = mounted(page, design, "acts", language)
+    assert acts["prompt"] == acts["counts"] == "How many of these apply to you? Do not say which ones."
     days = mounted(page, design, "days", language, typed="2.5")
     assert days["label"] == "Your answer, from 0 to 30:"
     assert days["error"] == "Please give a whole number from 0 to 30."

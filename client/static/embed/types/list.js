@@ -31,7 +31,8 @@ registerEmbedType("list", {
     const node = element("div", { class: "deniable-list" });
     const list = element("ul", { class: "deniable-items" });
     for (const item of (arm === 1 ? [...q.items, q.sensitive] : q.items)) list.append(element("li", {}, item));
-    const counts = element("div", { role: "radiogroup", "aria-label": "How many apply" });
+    // named by the question's prompt, as on the survey page (cards/list.html): in the mounted language
+    const counts = element("div", { role: "radiogroup", "aria-labelledby": `${id}-hint` });
     const radios = [];
     for (let count = 0; count <= q.items.length + arm; count += 1) {
       const radio = element("input", { type: "radio", id: `${id}-count-${count}`, "data-count": String(count) }); // no name
@@ -41,7 +42,7 @@ registerEmbedType("list", {
       radios.push(radio);
     }
     oneOf(radios);
-    node.append(element("p", {},
+    node.append(element("p", { id: `${id}-hint` },
       said(q, "list_prompt") || "How many of these apply to you? Do not say which ones."), list, counts);
     const read = () => {
       const checked = radios.findIndex((radio) => radio.checked);
