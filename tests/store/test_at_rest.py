@@ -87,43 +87,14 @@ def test_scrub_restarts_the_wal_with_its_own_commit_and_overwrites_the_frame_lis
         reader.conn.close()
 
 
-def test_a_scrub_killed_between_any_two_of_its_statements_leaves_no_page_listed_beyond_the_wal(db, stored,
-                                                                                                  db_path):
-    """A SIGKILL leaves the files as they are (SQLite writes through to the operating system), so a
-    copy taken before each statement of a scrub is what a kill at that moment would leave."""
-    reader = connect(db_path)  # another connection keeps the WAL and shm alive, as a running server does
-    copies = []
+def copies_through_a_scrub(db, stored, db_path, *, another_writer: bool) -> list[tuple[str, bytes, bytes]]:
+    """``(moment, -wal, -shm)`` before each statement of a scrub of 20 commits, and after it.
 
-    def copy(statement):
-        copies.append((statement, *(Path(f"{db_path}{suffix}").read_bytes() for suffix in ("-wal", "-shm"))))
-
-    try:
-        for _ in range(20):
-            store_response(db, stored, REPORTS)
-        scrub_page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'scrub'").fetchone()[0]
-        db.conn.set_trace_callback(copy)
-        try:
-            assert scrubbing.scrub(db)
-        finally:
-            db.conn.set_trace_callback(None)
-        copy("after")
-    finally:
-        reader.conn.close()
-    assert any("wal_checkpoint" in statement for statement, *_ in copies)
-    assert wal_frames(copies[0][1]) > 20 and len(shm_pages(copies[0][2])) > 20  # the 20 commits, before
-    for statement, wal, shm in copies:
-        listed = [page for page in shm_pages(shm) if page != scrub_page]
-        assert len(listed) <= wal_frames(wal), (statement, len(listed), wal_frames(wal))
-    assert wal_frames(copies[-1][1]) == 1 and shm_pages(copies[-1][2]) == [scrub_page]
-
-
-def test_commits_of_another_writer_between_a_scrubs_statements_leave_no_page_listed_beyond_the_wal(
-        db, stored, db_path):
-    """A running server has other writers (its workers' batches, the dashboard): one of them may
-    commit between any two statements of a scrub that it is not locked out of.  A copy of the files
-    before and after every such commit must still list no page beyond the WAL's frames (a scrub
-    that truncated the WAL last left, behind it, the list of the pages such a commit wrote)."""
-    other = connect(db_path)  # another writer, as a worker's group commit is
+    A SIGKILL leaves the files as they are (SQLite writes through to the operating system), so a copy
+    taken before each statement is what a kill at that moment would leave.  With ``another_writer``,
+    another connection commits a response wherever the scrub holds no write lock, as a running
+    server's other workers and the dashboard may, and the files are copied after each such commit."""
+    other = connect(db_path)  # keeps the WAL and shm alive, as a running server does
     copies, writing = [], False
 
     def copy(moment):
@@ -133,7 +104,7 @@ def test_commits_of_another_writer_between_a_scrubs_statements_leave_no_page_lis
         nonlocal writing
         copy(statement)
         writing = writing or statement.startswith("BEGIN")
-        if not writing:  # the scrub holds no write lock: the other writer commits now
+        if another_writer and not writing:
             store_response(other, stored, REPORTS)
             copy(f"another writer's commit, before {statement}")
         writing = writing and statement != "COMMIT"
@@ -141,21 +112,35 @@ def test_commits_of_another_writer_between_a_scrubs_statements_leave_no_page_lis
     try:
         for _ in range(20):
             store_response(db, stored, REPORTS)
-        scrub_page = scrubbing.scrub_page(db)
         db.conn.set_trace_callback(between)
         try:
             assert scrubbing.scrub(db)
         finally:
             db.conn.set_trace_callback(None)
         copy("after")
-        store_response(other, stored, REPORTS)
-        copy("another writer's commit, after")
+        if another_writer:
+            store_response(other, stored, REPORTS)
+            copy("another writer's commit, after")
     finally:
         other.conn.close()
-    assert sum("another writer" in moment for moment, *_ in copies) >= 4
+    return copies
+
+
+@pytest.mark.parametrize("another_writer", [False, True], ids=["alone", "beside-another-writer"])
+def test_a_scrub_killed_at_any_step_leaves_no_page_listed_beyond_the_wal(db, stored, db_path, another_writer):
+    """Whatever the moment of the kill, the -shm lists no page beyond the WAL's frames.  Beside another
+    writer a scrub that truncated the WAL last failed this: a commit made between its write and its
+    truncation was cut from the WAL, and the -shm still listed the pages it wrote."""
+    copies = copies_through_a_scrub(db, stored, db_path, another_writer=another_writer)
+    scrub_page = scrubbing.scrub_page(db)
+    assert any("wal_checkpoint" in moment for moment, *_ in copies)
+    assert wal_frames(copies[0][1]) > 20 and len(shm_pages(copies[0][2])) > 20  # the 20 commits, before
+    assert (sum("another writer" in moment for moment, *_ in copies) >= 4) == another_writer
     for moment, wal, shm in copies:
         listed = [page for page in shm_pages(shm) if page != scrub_page]
         assert len(listed) <= wal_frames(wal), (moment, len(listed), wal_frames(wal))
+    if not another_writer:  # the scrub's own commit, alone
+        assert wal_frames(copies[-1][1]) == 1 and shm_pages(copies[-1][2]) == [scrub_page]
 
 
 def test_a_busy_reader_makes_the_scrub_wait_for_the_next_tick(db, stored, db_path):
