@@ -190,15 +190,21 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
             render = (sampling.weighted_document, sampling.weighted_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))
+    whole = getattr(shown, "weighted", shown)  # the Weighted that holds the design
+    _show(fmt, render, shown, grid, lambda: f"{survey.title} ({survey.slug}): {plural(whole.design.n, 'response')}\n"
+                                            f"{sampling.design_text(whole)}\n")
+
+
+def _show(fmt: str, render, shown, grid, head) -> None:
+    """``shown`` as JSON, as CSV, or as the text table after the lines ``head()`` gives; ``render``:
+    its ``(json, csv, table)`` renderers."""
     as_json, as_csv, as_table = render
     if fmt == "json":
         echo_json(as_json(shown))
     elif fmt == "csv":
         click.echo(as_csv(shown), nl=False)
     else:
-        whole = getattr(shown, "weighted", shown)  # the Weighted that holds the design
-        click.echo(f"{survey.title} ({survey.slug}): {plural(whole.design.n, 'response')}")
-        click.echo(sampling.design_text(whole) + "\n")
+        click.echo(head())
         click.echo(as_table(shown, grid), nl=False)
 
 
@@ -259,15 +265,8 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
                 render = (sampling.raked_document, sampling.raked_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))
-    as_json, as_csv, as_table = render
-    if fmt == "json":
-        echo_json(as_json(shown))
-    elif fmt == "csv":
-        click.echo(as_csv(shown), nl=False)
-    else:
-        click.echo(f"{survey.title} ({survey.slug}): {plural(shown.n, 'response')}")
-        click.echo(sampling.raking_text(shown, grid))
-        click.echo(as_table(shown, grid), nl=False)
+    _show(fmt, render, shown, grid, lambda: f"{survey.title} ({survey.slug}): {plural(shown.n, 'response')}\n"
+                                            f"{sampling.raking_text(shown, grid)}")
 
 
 def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous):
