@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 import pytest
-from support.browser import log_in, serious_axe_violations
+from support.browser import researcher_context, serious_axe_violations
 from support.dashboard import make_survey
 
 pytestmark = pytest.mark.browser
@@ -25,12 +25,7 @@ DEFINITION = {
 
 def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app, live_server, researcher):
     make_survey(app, DEFINITION, status="open")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    errors = []
-    try:
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        log_in(page, live_server)
+    with researcher_context(browser, live_server) as (context, page):
         page.goto(f"{live_server}/dashboard/habits/edit")
         assert serious_axe_violations(page) == []
         form = page.locator("#translation-new-form")
@@ -53,7 +48,6 @@ def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app
         assert serious_axe_violations(page) == []
         # a respondent finds Spanish on the switch and reads the survey in it
         survey = context.new_page()
-        survey.on("pageerror", lambda e: errors.append(str(e)))
         survey.goto(f"{live_server}/s/habits")
         survey.get_by_role("link", name="Español").click()
         survey.wait_for_selector("#submit-answers:not([disabled])")
@@ -63,6 +57,3 @@ def test_add_spanish_on_the_launched_page_and_read_the_survey_in_it(browser, app
         assert survey.get_by_label("Sí", exact=True).is_visible()
         assert survey.get_by_text("Age group").is_visible()  # left empty: the original words
         assert survey.get_by_label("30 or older", exact=True).is_visible()
-    finally:
-        context.close()
-    assert errors == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 import pytest
-from support.browser import log_in, serious_axe_violations
+from support.browser import researcher_context, serious_axe_violations
 from support.dashboard import make_survey
 
 pytestmark = pytest.mark.browser
@@ -25,12 +25,7 @@ DEFINITION = {
 
 def test_fix_the_french_text_on_the_launched_page_and_read_it_in_french(browser, app, live_server, researcher):
     make_survey(app, DEFINITION, status="open")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    errors = []
-    try:
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        log_in(page, live_server)
+    with researcher_context(browser, live_server) as (context, page):
         page.goto(f"{live_server}/dashboard/habits/edit")
         assert serious_axe_violations(page) == []
         form = page.locator("#translation-fr-form")
@@ -66,6 +61,3 @@ def test_fix_the_french_text_on_the_launched_page_and_read_it_in_french(browser,
         assert page.evaluate("() => location.hash") == "#translation-fr-questions-0-text"
         assert page.locator("#translation-fr-questions-0-text").get_attribute("aria-invalid") == "true"
         assert serious_axe_violations(page) == []
-    finally:
-        context.close()
-    assert errors == []

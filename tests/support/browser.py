@@ -58,6 +58,22 @@ def watched_page(browser):
     return context, page, problems
 
 
+@contextlib.contextmanager
+def researcher_context(browser, live_server):
+    """A 1280 × 900 context whose first page is logged in as the test researcher: ``(context, page)``.
+    Fails afterwards on a page error in any page of the context (a respondent's opened in it too)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    errors = []
+    context.on("page", lambda opened: opened.on("pageerror", lambda e: errors.append(str(e))))
+    try:
+        page = context.new_page()
+        log_in(page, live_server)
+        yield context, page
+    finally:
+        context.close()
+    assert errors == []
+
+
 def log_in(page, base: str) -> None:
     """Log the test researcher in on ``page`` (the server at ``base``)."""
     page.goto(f"{base}/auth/login")
