@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from deniable.client.embed import current
 from deniable.client.submit import fetch_mechanisms, make_reports, post_reports
 from deniable.server.cli import cli
-from support.dashboard import make_survey
+from support.browser import open_for_the_embed
 
 pytestmark = pytest.mark.browser
 
@@ -74,10 +74,7 @@ MOUNT = """async ({version, design, choices, repeat}) => {
 
 @pytest.fixture
 def taxes(app, live_server, page):
-    make_survey(app, DEFINITION, status="open")
-    design = json.loads(page.request.get(f"{live_server}/api/v1/surveys/taxes").text())
-    page.goto(f"{live_server}/embed/{current().version}/deniable-embed.js")  # a page of the app's origin
-    return design
+    return open_for_the_embed(app, live_server, page, DEFINITION)
 
 
 def test_the_embed_shows_the_fact_and_same_or_different_and_sends_the_choice_as_is(page, taxes):

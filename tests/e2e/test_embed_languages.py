@@ -11,11 +11,10 @@ unknown language is an Error naming it and the document's languages, in ``mount`
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from deniable.client.embed import current
-from support.dashboard import make_survey
+from support.browser import open_for_the_embed
 
 pytestmark = pytest.mark.browser
 
@@ -81,10 +80,7 @@ MOUNT = """async ({version, design, qid, language, pick}) => {
 
 @pytest.fixture
 def habits(app, live_server, page):
-    make_survey(app, DEFINITION, status="open")
-    design = json.loads(page.request.get(f"{live_server}/api/v1/surveys/habits").text())
-    page.goto(f"{live_server}/embed/{current().version}/deniable-embed.js")  # a page of the app's origin
-    return design
+    return open_for_the_embed(app, live_server, page, DEFINITION)
 
 
 def mounted(page, design, qid, language, pick):

@@ -9,11 +9,10 @@ no ``notes``) still mounts, in French too, with the English built-ins."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from deniable.client.embed import current
-from support.dashboard import make_survey
+from support.browser import open_for_the_embed
 
 pytestmark = pytest.mark.browser
 
@@ -83,11 +82,10 @@ PAGE = """() => {
 
 @pytest.fixture
 def words(app, live_server, page):
-    make_survey(app, DEFINITION, status="open")
-    design = json.loads(page.request.get(f"{live_server}/api/v1/surveys/words").text())
+    design = open_for_the_embed(app, live_server, page, DEFINITION)
     page.goto(f"{live_server}/s/words?lang=fr")
     french = page.evaluate(PAGE)
-    page.goto(f"{live_server}/embed/{current().version}/deniable-embed.js")  # a page of the app's origin
+    page.goto(f"{live_server}/embed/{current().version}/deniable-embed.js")  # back to the app's origin
     return design, french
 
 

@@ -74,6 +74,18 @@ def researcher_context(browser, live_server):
     assert errors == []
 
 
+def open_for_the_embed(app, live_server, page, definition: dict) -> dict:
+    """Make ``definition`` an open survey and return its design document, with ``page`` left on a page
+    of the app's origin (the embed's script), where a test imports the embed's module as a host would."""
+    from deniable.client.embed import current
+    from support.dashboard import make_survey
+
+    make_survey(app, definition, status="open")
+    design = json.loads(page.request.get(f"{live_server}/api/v1/surveys/{definition['slug']}").text())
+    page.goto(f"{live_server}/embed/{current().version}/deniable-embed.js")
+    return design
+
+
 def log_in(page, base: str) -> None:
     """Log the test researcher in on ``page`` (the server at ``base``)."""
     page.goto(f"{base}/auth/login")
