@@ -8,14 +8,18 @@ in the database afterwards: it must be there exactly once.  Submissions cut off 
 ``PRAGMA integrity_check`` must say ok.
 
 After each kill the files are read as an attacker holding a copy would (tests/support/forensics.py):
-the WAL's commits are replayed over the database, and every response they add was sent within the
-scrub interval (:data:`SCRUB`, the default) and the time a scrub may take under this load
-(:data:`SLACK`) before the kill — the window docs/security.md states for plain submissions; the
--shm's index lists no page beyond the frames the WAL file holds (but the ``scrub`` table's own
+the -shm's index lists no page beyond the frames the WAL file holds (but the ``scrub`` table's own
 page, which a finished scrub leaves listed; frames of any generation count: a restart rewrites the
 WAL's header, and syncs it, before it overwrites the frames the -shm still lists).  After each
 start, before any submission, the WAL holds no response at all (the start-up scrub runs before the
 server listens).
+
+The WAL's commits are also replayed over the database, and the age of the oldest response they add
+(from its sending to the kill) is printed, not asserted: it is a time, set by the machine's load,
+and at this load SQLite's automatic checkpoints restart the WAL about as often as the scrubber does
+(0.16-0.24 s in one run with ``DENIABLE_SCRUB_SECONDS=0``; 0.04-0.20 s at the default, beside the
+rest of the suite), so no bound on it here would tell a working scrubber from none.  Where only the scrubber
+empties the WAL, at low load, ``tests/e2e/test_attacks.py`` tests it, with and without it.
 """
 
 from __future__ import annotations
@@ -48,7 +52,6 @@ DEFINITION = {
 }
 KILLS = 4
 WORKERS = 2
-SCRUB, SLACK = 0.1, 0.4  # seconds: the server's default scrub interval, and what a scrub may lag by
 
 
 def crash_leftovers(db: Path, scrub_page: int) -> tuple[list[set], int, list[int]]:
@@ -104,7 +107,6 @@ def test_sigkill_under_load_loses_and_doubles_nothing(tmp_path):
         added, frames, listed = crash_leftovers(db, scrub_page)
         ages = [killed - sent[number_of(json.loads(r))] for responses in added if responses for r in responses]
         in_flight.append((sum(1 for responses in added if responses), round(max(ages, default=0), 2)))
-        assert max(ages, default=0) <= SCRUB + SLACK, f"the WAL keeps responses sent {max(ages):.2f} s before the kill"
         assert len(listed) <= frames, f"the -shm lists {len(listed)} pages for a WAL of {frames} frames"
         tally = results["tally"]
         assert tally.acked, "the server acknowledged nothing before the kill"
