@@ -21,9 +21,9 @@ page beyond the WAL's frames (``tests/store/test_at_rest.py`` copies the files a
 :func:`needs_scrub` tells a WAL that holds nothing but a scrub's own commit from one that holds more.
 
 :func:`start` runs a :class:`Scrubber` in the background of each server process: every
-``interval`` seconds it scrubs if the WAL holds anything but a scrub's commit, so every trace of a write is gone
-``interval`` seconds after it plus the time of one scrub — unless a reader holds an old
-snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
+``interval`` seconds it scrubs if the WAL holds anything but a scrub's commit, so every trace of a
+write is gone ``interval`` seconds after it plus the time of one scrub — unless a reader holds an
+old snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
 
 **File times.**  Every tick also sets the modification time of the database, ``-wal`` and
 ``-shm`` to the tick's moment (:func:`touch`), whether or not anything was written, and
@@ -118,7 +118,8 @@ def touch(path: str) -> None:
 
 
 class Scrubber(threading.Thread):
-    """Scrubs one database file every ``interval`` seconds while its WAL holds more than a scrub's commit.
+    """Scrubs one database file every ``interval`` seconds while its WAL holds more than a scrub's
+    commit.
 
     It opens a connection only for a scrub, so an idle scrubber holds no file open, and it ends
     when the database file is gone.
