@@ -138,6 +138,16 @@ class World:
         finally:
             conn.close()
 
+    def stored(self, slug: str):
+        """The survey ``slug`` as stored, after checking that it reads back as its own definition."""
+        db = connect(self.db_path)
+        try:
+            stored = get_survey(db, slug)
+        finally:
+            db.conn.close()
+        assert stored is not None and parse_definition(stored.survey.to_dict()) == stored.survey
+        return stored
+
     def status(self, slug: str) -> str | None:
         with sqlite3.connect(self.db_path) as conn:
             row = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -939,13 +949,7 @@ def test_dashboard_design(tmp_path):
             assert code in (200, 302, 422), code
         if code == 302:
             slug = urlsplit(response.headers["Location"]).path.split("/")[2]
-            db = connect(world.db_path)
-            try:
-                stored = get_survey(db, slug)
-            finally:
-                db.conn.close()
-            assert stored is not None and stored.status == "draft"
-            assert parse_definition(stored.survey.to_dict()) == stored.survey
+            assert world.stored(slug).status == "draft"
             new_surveys = len(after["surveys"]) - len(before["surveys"])
             assert new_surveys == (1 if target == "new" else 0)
 
@@ -1040,17 +1044,12 @@ def test_dashboard_copy_delete_and_wording(tmp_path):
         else:
             assert code in (302, 409, 422), code
             if code == 302:
-                db = connect(world.db_path)
-                try:
-                    stored = get_survey(db, slug)
-                finally:
-                    db.conn.close()
                 # only words changed: every question row is the same but for its text and option labels
                 # (id, survey_id, position, qid, text, options, required, epsilon, k, threshold)
                 def design(rows):
                     return sorted((*r[:4], *r[6:], len(json.loads(r[5]))) for r in rows)
                 assert design(after["questions"]) == design(before["questions"])
-                assert stored.status == status and parse_definition(stored.survey.to_dict()) == stored.survey
+                assert world.stored(slug).status == status
 
     run()
     world.assert_reached(test_dashboard_copy_delete_and_wording)
@@ -1093,12 +1092,7 @@ def test_dashboard_translation_fix(tmp_path):
         if response.status_code == 302:
             assert slug == "bilingual" and language == "fr"
             assert after["questions"] == before["questions"]  # the design and the original words: untouched
-            db = connect(world.db_path)
-            try:
-                stored = get_survey(db, slug)
-            finally:
-                db.conn.close()
-            assert parse_definition(stored.survey.to_dict()) == stored.survey
+            world.stored(slug)
 
     run()
     world.assert_reached(test_dashboard_translation_fix)
@@ -1135,12 +1129,7 @@ def test_dashboard_add_language(tmp_path):
         if response.status_code == 302:
             assert SLUGS.get(slug) in ("open", "closed") and token_ok
             assert after["questions"] == before["questions"]  # the design and the original words: untouched
-            db = connect(world.db_path)
-            try:
-                stored = get_survey(db, slug)
-            finally:
-                db.conn.close()
-            assert parse_definition(stored.survey.to_dict()) == stored.survey
+            world.stored(slug)
 
     run()
     world.assert_reached(test_dashboard_add_language)
