@@ -28,7 +28,7 @@ from deniable.server.store.invitations import generate, token_hash
 from support.store import store_response
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.survey.definition import load_definition
-from support.forensics import added_by_commits, find_evidence, keyed_hashes, linked_by_commits
+from support.forensics import added_by_commits, copied, find_evidence, keyed_hashes, linked_by_commits
 from support.serving import free_port, wait_until_serving
 
 pytestmark = pytest.mark.slow
@@ -189,9 +189,8 @@ def test_without_the_scrub_the_wal_links_each_token_to_its_response(tmp_path):
 def responses_in_the_wal(data: Path) -> int | None:
     """How many responses the WAL's commits add over the database, read as a thief copying the two
     files would (None when the copy caught a checkpoint half done and the image does not read)."""
-    main = (data / "deniable.db").read_bytes()
-    wal_path = data / "deniable.db-wal"
-    added = added_by_commits(main, wal_path.read_bytes() if wal_path.exists() else b"")
+    main, wal, _ = copied(data / "deniable.db")
+    added = added_by_commits(main, wal)
     return None if None in added else sum(map(len, added))
 
 

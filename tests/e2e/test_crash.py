@@ -38,7 +38,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from loadgen import ServerProcess, drive, run_deniable  # noqa: E402
-from support.forensics import added_by_commits, frames_held, shm_pages  # noqa: E402
+from support.forensics import added_by_commits, copied, frames_held, shm_pages  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -58,10 +58,7 @@ def crash_leftovers(db: Path, scrub_page: int) -> tuple[list[set], int, list[int
     """What the files hold: per WAL commit the reports it added, the frames the WAL file holds (of
     any generation, committed or not) and the pages the -shm lists, but for the ``scrub`` table's own
     page, which a finished scrub leaves listed (it tells nothing; ``server/store/scrub.py``)."""
-    main = db.read_bytes()
-    wal_path, shm_path = Path(f"{db}-wal"), Path(f"{db}-shm")
-    wal = wal_path.read_bytes() if wal_path.exists() else b""
-    shm = shm_path.read_bytes() if shm_path.exists() else b""
+    main, wal, shm = copied(db)
     listed = [page for page in shm_pages(shm) if page != scrub_page]
     return added_by_commits(main, wal, "SELECT reports FROM responses"), frames_held(wal), listed
 

@@ -83,12 +83,18 @@ def _rows(image: bytes, sql: str, *, strict: bool = False) -> set:
             conn.close()
 
 
+def copied(db: Path) -> tuple[bytes, bytes, bytes]:
+    """The bytes of the database, its ``-wal`` and its ``-shm``, as a thief copying them would hold
+    them (empty for a file that is not there)."""
+    def read(path: Path) -> bytes:
+        return path.read_bytes() if path.exists() else b""
+    return db.read_bytes(), read(Path(f"{db}-wal")), read(Path(f"{db}-shm"))
+
+
 def linked_by_commits(folder: Path, name: str = "deniable.db") -> list[tuple[set, set]]:
     """Replay the WAL: for every commit that both removed invitation hashes and added responses,
     ``(hashes removed, response ids added)`` — the linkage the attack is after."""
-    main = (folder / name).read_bytes()
-    wal_path = folder / f"{name}-wal"
-    wal = wal_path.read_bytes() if wal_path.exists() else b""
+    main, wal, _ = copied(folder / name)
     before_tokens = _rows(main, "SELECT token_hash FROM invitations")
     before_responses = _rows(main, "SELECT id FROM responses")
     links = []
