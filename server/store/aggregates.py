@@ -146,9 +146,10 @@ def add(db: sqlite_utils.Database, survey_id: int, day: str, patterns: list[byte
     if len(patterns) == 1 and (survey_id, day) in cache:  # the common case: one statement, checked below
         b = bucket_of(patterns[0], cache[survey_id, day])
         row = conn.execute(BUCKET_AND_TOP, [survey_id, day, b]).fetchone()
-        if row is not None and row[1] + 1 == cache[survey_id, day]:
-            _count_in(conn, survey_id, day, b, row[0], patterns[0], int(counts[0]), width)
+        if (row is not None and row[1] + 1 == cache[survey_id, day]
+                and _count_in(conn, survey_id, day, b, row[0], patterns[0], int(counts[0]), width)):
             return
+        # a full bucket (or a stale number of buckets): the general path below grows the day
     top = conn.execute("SELECT max(bucket) FROM pattern_buckets WHERE survey_id = ? AND day = ?",
                        [survey_id, day]).fetchone()[0]
     if top is None or len(patterns) > ENTRIES:  # a new day, or a bulk insert: merge and write the day again

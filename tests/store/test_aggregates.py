@@ -48,6 +48,21 @@ def test_single_inserts_and_bulk_inserts_keep_the_patterns(db, stored):
     assert days["2026-01-02"] == 3000 and sum(days.values()) == 3004
 
 
+def test_single_diverse_submissions_are_all_counted(db):
+    """One response at a time, with many answer patterns: every full bucket grows the day (the
+    one-pattern fast path once dropped the response when its bucket was full: 200 submissions to
+    eight yes/no questions left 55 in the patterns)."""
+    eight = Survey(slug="eight", title="Eight", description="", questions=tuple(
+        Question(id=f"q{i}", text="Q", options=("Yes", "No"), epsilon=1.0) for i in range(8)))
+    stored = insert_survey(db, eight, status="open")
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        store_response(db, stored, {f"q{i}": int(rng.integers(0, 2)) for i in range(8)}, scrub_now=False)
+    patterns = aggregates.pattern_counts(db, stored)
+    assert int(patterns.counts.sum()) == 300
+    same_counts(patterns, load_db_dataset(db, "eight"))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(st.integers(0, 299), st.integers(-1, 1)), min_size=1, max_size=40))
 def test_wide_questions_use_two_bytes_and_round_trip(db_path, rows):
