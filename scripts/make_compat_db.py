@@ -79,6 +79,22 @@ def import_from(tree: Path) -> None:
     assert Path(db.__file__).is_relative_to(tree), f"deniable.server.store.db came from {db.__file__}"
 
 
+def run_at_revision(script: str, folder: str, revision: str, name: str) -> None:
+    """Run ``script`` again with ``--tree`` on ``revision`` of this checkout, extracted with ``git archive``
+    into a temporary folder (no worktree, nothing in git changes); ``name`` may hold ``{rev}``, the
+    revision's first 7 hex digits."""
+    full = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "tree.tar"
+        with archive.open("wb") as sink:
+            subprocess.run(["git", "-C", str(CHECKOUT), "archive", "--format=tar", full], stdout=sink, check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(Path(tmp) / "tree", filter="data")
+        subprocess.run([sys.executable, script, str(Path(folder).resolve()), "--tree", str(Path(tmp) / "tree"),
+                        "--revision", full, "--name", name.format(rev=full[:7])], check=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default="tests/data")
@@ -90,16 +106,7 @@ if __name__ == "__main__":
         import_from(args.tree.resolve())
         main(args.folder, args.name, args.tree.resolve(), args.revision)
     elif args.revision:
-        full = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "--verify", f"{args.revision}^{{commit}}"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = Path(tmp) / "tree.tar"
-            with archive.open("wb") as sink:
-                subprocess.run(["git", "-C", str(CHECKOUT), "archive", "--format=tar", full], stdout=sink, check=True)
-            with tarfile.open(archive) as tar:
-                tar.extractall(Path(tmp) / "tree", filter="data")
-            subprocess.run([sys.executable, __file__, str(Path(args.folder).resolve()), "--tree", str(Path(tmp) / "tree"),
-                            "--revision", full, "--name", args.name or f"compat-{full[:7]}"], check=True)
+        run_at_revision(__file__, args.folder, args.revision, args.name or "compat-{rev}")
     else:
         import deniable
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from . import accounts, analysis, audit, backup, embed, regress, serve, surveys
+from . import accounts, analysis, audit, backup, check, embed, regress, serve, surveys
 
 
 class Group(click.Group):
@@ -36,5 +36,5 @@ def cli() -> None:
 
 
 for _command in (serve.serve, *surveys.COMMANDS, accounts.create_researcher, *analysis.COMMANDS, *regress.COMMANDS, audit.audit,
-                 *backup.COMMANDS, accounts.end_sessions, *embed.COMMANDS):
+                 *backup.COMMANDS, check.check, accounts.end_sessions, *embed.COMMANDS):
     cli.add_command(_command)

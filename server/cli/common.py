@@ -99,13 +99,14 @@ def database(path: str, *, create: bool = False, readonly: bool = False):
     command that may have written (``create``), the WAL is scrubbed (:mod:`deniable.server.store.scrub`)
     unless a running server is reading; its own scrubber then does it.
     """
-    from deniable.server.store.db import connect, init_db
+    from deniable.server.store.db import connect
+    from deniable.server.store.integrity import open_repaired
     from deniable.server.store.scrub import scrub
 
     if not create and not Path(path).is_file():
         fail(f"{path}: no such database file")
     try:
-        db = init_db(path) if create else connect(path, readonly=readonly)
+        db = open_repaired(path) if create else connect(path, readonly=readonly)
     except (OSError, sqlite3.Error) as exc:
         fail(f"{path}: cannot open the database: {getattr(exc, 'strerror', None) or exc}")
     try:

@@ -74,6 +74,9 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
             note = "" if stored.status == "open" else f" (it is {stored.status})"
             click.echo(f"Demo survey: {base_url}/s/{stored.slug}{note}")
             click.echo(f"Dashboard:   {base_url}/dashboard/  (log in as {email} with password {password})")
+        from deniable.server.store import integrity
+
+        click.echo(integrity.summary(*integrity.repair_quick(db)), err=True)  # deniable check's totals, repaired
         from deniable.server.store.scrub import scrub_before_answering
 
         if not scrub_before_answering(db, 10.0):  # what a crash left in the WAL goes before the server listens

@@ -113,6 +113,14 @@ BUCKET_AND_TOP = ("SELECT entries, (SELECT max(bucket) FROM pattern_buckets WHER
 _bucket_counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db → {(survey id, day): buckets}
 
 
+def forget(db: sqlite_utils.Database, survey_id: int) -> None:
+    """Forget the number of buckets this connection remembers for the survey's days (their rows were
+    written again by someone else: :func:`.integrity.rebuild`)."""
+    cache = _bucket_counts.get(db, {})
+    for key in [key for key in cache if key[0] == survey_id]:
+        del cache[key]
+
+
 def bucket_of(pattern: bytes, buckets: int) -> int:
     return int.from_bytes(hashlib.blake2b(pattern, digest_size=8).digest(), "big") % buckets
 

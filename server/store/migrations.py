@@ -598,3 +598,16 @@ def m18_crosswise_fact_in_wording(db: sqlite_utils.Database) -> None:
         db, "AND NEW.type IS OLD.type AND (NEW.spec IS OLD.spec OR "
             "json_remove(NEW.spec, '$.sensitive', '$.design.fact') IS "
             "json_remove(OLD.spec, '$.sensitive', '$.design.fact'))", "number, order, type")
+
+
+@migrations()
+def m19_aggregates_rebuilt_from_the_reports(db: sqlite_utils.Database) -> None:
+    """Derived aggregates written again from the stored reports (issue 35).  Before this version a
+    single submission whose answer pattern fell in a full bucket was stored (its slot, its counts)
+    but never counted in ``pattern_buckets``, so the answer patterns — and every view built on them —
+    held a fraction of a survey's responses.  ``surveys.aggregates_due`` marks every survey that has
+    responses; the app rebuilds each marked survey's aggregates from its reports when it opens the
+    database (:func:`deniable.server.store.integrity.repair_due`) and clears the mark."""
+    db["surveys"].add_column("aggregates_due", int, not_null_default=0)
+    db.execute("UPDATE surveys SET aggregates_due = 1 WHERE id IN "
+               "(SELECT survey_id FROM response_slots WHERE filled = 1)")

@@ -18,7 +18,8 @@ import sqlite_utils
 from flask import current_app, g
 
 from deniable.server.store import scrub
-from deniable.server.store.db import WEB_BUSY_TIMEOUT_MS, connect, init_db
+from deniable.server.store.db import WEB_BUSY_TIMEOUT_MS, connect
+from deniable.server.store.integrity import open_repaired
 
 MAX_IDLE = 8  # connections kept per (file, mode) in a process
 
@@ -126,5 +127,5 @@ def close_db(exc=None) -> None:
 
 def init_app(app) -> None:
     app.config.setdefault("SCRUB_SECONDS", SCRUB_SECONDS)
-    init_db(app.config["DATABASE"]).conn.close()
+    open_repaired(app.config["DATABASE"]).conn.close()
     app.teardown_appcontext(close_db)
