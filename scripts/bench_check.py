@@ -1,7 +1,7 @@
 """What the integrity check costs: the start check of ``deniable serve`` and the full ``deniable check``.
 
     python scripts/bench_check.py --responses 1000000            # the figures in docs/benchmarks.md
-    python scripts/bench_check.py --responses 10000000 --no-full # 10⁷: the start check only
+    python scripts/bench_check.py --responses 1000000 --scale 10 --no-full  # 10⁷: the start check
 
 Stores ``--responses`` responses to a survey of eight questions (five single choices, two of them
 protected, a check-all question of nine options kept outside the answer patterns, and a numeric
@@ -34,7 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deniable.server.store import integrity  # noqa: E402
-from deniable.server.store.db import connect, init_db  # noqa: E402
+from deniable.server.store import slots  # noqa: E402
+from deniable.server.store.db import connect, init_db, write_transaction  # noqa: E402
 from deniable.server.store.responses import insert_many  # noqa: E402
 from deniable.server.store.surveys import insert_survey  # noqa: E402
 from deniable.server.survey.definition import parse_definition  # noqa: E402
@@ -69,6 +70,28 @@ def build(path: str, n: int, days: int) -> None:
     db.conn.close()
 
 
+def scale(path: str, k: int) -> None:
+    """Make the database ``k`` times larger inside SQLite: every slot copied ``k − 1`` times under new
+    keys (its key and a suffix), every count, cell, raking cell and answer pattern's count times
+    ``k`` — a consistent file in minutes where inserting ``k`` times the responses takes an hour."""
+    db = connect(path)
+    with write_transaction(db):
+        for i in range(1, k):
+            db.execute("INSERT INTO response_slots SELECT survey_id, id || ?, filled, submitted_on, reports, design, "
+                       "text_version FROM response_slots WHERE length(id) = 16", [f"~{i}"])
+        for table in ("counts", "cell_counts", "raking_cells"):
+            db.execute(f"UPDATE {table} SET count = count * ?", [k])
+        db.execute(f"UPDATE response_slot_sizes SET slots = {slots.OFFSET} + (slots & {slots.MASK}) * ?, "
+                   f"filled = {slots.OFFSET} + (filled & {slots.MASK}) * ?", [k, k])
+        for sid, day, bucket, entries in db.execute("SELECT * FROM pattern_buckets").fetchall():
+            width = len(entries) // slots.ENTRIES
+            out = b"".join((int.from_bytes(entries[at:at + 8], "big") * k).to_bytes(8, "big") + entries[at + 8:at + width]
+                           for at in range(0, len(entries), width))
+            db.execute("UPDATE pattern_buckets SET entries = ? WHERE survey_id = ? AND day = ? AND bucket = ?",
+                       [out, sid, day, bucket])
+    db.conn.close()
+
+
 def timed(f, repeat: int) -> float:
     f()
     runs = []
@@ -85,10 +108,16 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-full", action="store_true", help="skip the full check (minutes at 10⁷)")
+    parser.add_argument("--scale", type=int, default=1, metavar="K",
+                        help="then make the file K times larger inside SQLite (scale)")
+    parser.add_argument("--keep", metavar="FILE", help="build the database in FILE, or reuse FILE if it exists")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "bench.db")
-        build(path, args.responses, args.days)
+        path = args.keep or str(Path(tmp) / "bench.db")
+        if not Path(path).exists():
+            build(path, args.responses, args.days)
+            if args.scale > 1:
+                scale(path, args.scale)
         db = connect(path)
         floor = timed(lambda: db.execute("SELECT count(*) FROM response_slots").fetchone(), args.repeat)
         rows = [("floor: count the slots", floor)]
@@ -96,7 +125,8 @@ def main() -> None:
         assert integrity.repair_quick(db) == ([], [])
         if not args.no_full:
             rows.append(("full check (deniable check)", timed(lambda: integrity.check(db), 1)))
-        print(f"{args.responses:,} responses over {args.days} days")
+        print(f"{args.responses * args.scale:,} responses over {args.days} days"
+              + (f" ({args.responses:,} inserted, then the file made {args.scale} times larger)" if args.scale > 1 else ""))
         print(f"| {'what':<30} | seconds | × floor |\n| {'-' * 30} | ------- | ------- |")
         for what, seconds in rows:
             print(f"| {what:<30} | {seconds:7.3f} | {seconds / floor:7.1f} |")

@@ -160,6 +160,7 @@ def test_the_start_check_finds_a_short_survey_without_reading_a_report_and_repai
     db.execute("DELETE FROM pattern_buckets WHERE bucket = 1")
     gaps, rebuilt = integrity.repair_quick(db)
     assert rebuilt == ["eight"] and any(g.structure == "answer patterns by day" for g in gaps)
+    assert any(str(g).startswith("eight: answer patterns: ") for g in gaps)
     assert integrity.check(db) == []
     assert integrity.summary(*integrity.repair_quick(db)) == \
         "check: every survey's aggregates agree with its responses"
