@@ -4,6 +4,7 @@
     python scripts/bench_compare.py main WORKTREE --runs 3     # main against the uncommitted checkout
     python scripts/bench_compare.py HEAD~5 HEAD --only submissions,help
     python scripts/bench_compare.py HEAD~1 HEAD --only dashboard --dashboard-n 10000000
+    python scripts/bench_compare.py HEAD HEAD --only submissions --fixed-body A   # fixed against diverse bodies
 
 A and B are any git revisions; ``WORKTREE`` means this checkout as it is, uncommitted changes
 included, run with the interpreter that runs this script (the checkout's ``.venv``).  Each
@@ -12,11 +13,17 @@ of its own: ``pip install --no-deps -e`` of that worktree, plus a ``.pth`` file 
 interpreter's site-packages for the dependencies; ``import deniable`` must resolve into the
 worktree.  The worktrees and venvs are removed at the end, also after Ctrl-C.
 
-The benchmarks are each revision's own scripts, run with that revision's code, one at a time,
-A and B alternately (A, B, A, B, ...) so that drift in the machine's speed hits both:
+The benchmarks run with each revision's code, one at a time, A and B alternately (A, B, A, B,
+...) so that drift in the machine's speed hits both:
 
 * ``submissions``: ``scripts/bench_load.py --seconds 5`` (submissions per second, p99 latency,
-  the server's CPU per submission);
+  the server's CPU per submission).  The load script is this checkout's (with ``loadgen.py``, copied
+  before the first run) on both sides, whatever the revisions: both send the same bodies — a random
+  answer per question per request, or with ``--fixed-body A``, ``B`` or ``both`` one fixed body on
+  that side (``HEAD HEAD --fixed-body A``: what diverse answers cost the same code) — to the demo
+  survey or ``--load-survey FILE``, and check conservation the same way (acknowledged = stored = in
+  the answer patterns).  A revision whose code that script cannot import cannot be compared on
+  submissions;
 * ``dashboard``: ``scripts/bench_dashboard.py --n 1000000 --repeat 5`` (the median render of
   every page, and the time to store the responses; the two responses exports, which read every
   row, only with ``--row-exports``);
@@ -24,12 +31,14 @@ A and B alternately (A, B, A, B, ...) so that drift in the machine's speed hits 
   ``--rows`` responses against a bare pyarrow read of it, ``deniable --help`` against
   ``python -c "import click"``, and the other rows of that script).
 
-The scripts print JSON with ``--json``; a revision from before that flag is read from its table.
+These last two are each revision's own scripts.  The scripts print JSON with ``--json``; a
+revision from before that flag is read from its table.
 The table gives, for each figure, the median over ``--runs`` runs of A and of B, and B/A; a figure
 more than ``--threshold`` per cent worse in B (whether higher or lower is better) is flagged.
 The floors (rows named ``floor:``) run the same code on both sides and show how much the machine
 itself drifted.  Benchmark failures are reported below the table; the exit status is 0 unless
-this script itself fails.
+this script itself fails, or a load run lost acknowledged responses or failed its conservation
+check (said in capitals below the table), whatever the figures.
 """
 
 from __future__ import annotations
@@ -76,6 +85,8 @@ class Figures:
     def __init__(self):
         self.by_name: dict[str, Figure] = {}
         self.rounded = False  # set while the figures read from a table (not JSON) are added
+        self.patterns: dict[str, list[int]] = {}  # side → distinct answer patterns stored, per load run
+        self.lost: list[str] = []  # load runs that failed their conservation check
 
     def add(self, side: str, name: str, value, fmt: str, *, higher_is_better=False, reference=False,
             quantum: float = 0.0):
@@ -105,20 +116,6 @@ def json_object(stdout: str) -> dict:
 def number(text: str) -> float | None:
     text = text.replace(",", "")
     return None if text in ("n/a", "nan") else float(text)
-
-
-def parse_load_table(stdout: str) -> dict:
-    lines = stdout.splitlines()
-    for i, line in enumerate(lines):
-        if line.split()[:1] == ["submissions"] and "per second" in line:
-            cells = lines[i + 1].split()
-            out = {"submissions": number(cells[0]), "seconds": number(cells[1]),
-                   "per_second": number(cells[2]), "p50_ms": number(cells[3]), "p99_ms": number(cells[4]),
-                   "max_ms": number(cells[5]), "errors": int(number(cells[6])),
-                   "server_cpu_us_per_submission": number(cells[7]) if len(cells) > 7 else None}
-            out["database_ok"] = "database check: ok" in stdout
-            return out
-    raise ValueError("no results line in bench_load.py's output")
 
 
 def parse_dashboard_table(stdout: str) -> dict:
@@ -153,10 +150,14 @@ def load_figures(figures: Figures, side: str, data: dict) -> list[str]:
     figures.add(side, "submissions: p99 latency, ms", data["p99_ms"], "{:.1f}", quantum=0.1)
     figures.add(side, "submissions: server CPU per submission, µs", data.get("server_cpu_us_per_submission"),
                 "{:.0f}", quantum=1)
+    figures.patterns.setdefault(side, []).append(data["distinct_patterns"])
     notes = []
     if data.get("errors"):
         notes.append(f"{data['errors']} submissions failed")
-    if not data.get("database_ok", True):
+    if not data["conservation_ok"]:
+        figures.lost.append(f"{side}: {data['lost']:,} of {data['acknowledged']:,} acknowledged responses lost; "
+                            + "; ".join(data["problems"][:3]))
+    elif not data.get("database_ok", True):
         notes.append("database check FAILED: " + "; ".join(data.get("problems", [])[:3]))
     return notes
 
@@ -296,13 +297,13 @@ def child_env() -> dict:
     return env
 
 
-def run_script(side: Side, script: str, args: list[str]) -> tuple[dict, list[str], bool]:
-    """Run ``scripts/SCRIPT`` of the side's checkout with its interpreter.
+def run_script(side: Side, script: str, args: list[str], path: Path | None = None) -> tuple[dict, list[str], bool]:
+    """Run ``scripts/SCRIPT`` of the side's checkout (or the script at ``path``) with its interpreter.
 
     Returns its figures as a dict, notes (a failed status), and whether they were read from the
     printed table (a script from before ``--json``) rather than from JSON.
     """
-    path = side.root / "scripts" / script
+    path = path or side.root / "scripts" / script
     if not path.exists():
         raise RuntimeError(f"scripts/{script} is not in {side.rev}")
     has_json = "--json" in path.read_text(encoding="utf-8")
@@ -326,31 +327,57 @@ def run_script(side: Side, script: str, args: list[str]) -> tuple[dict, list[str
     try:
         if has_json:
             return json_object(stdout), notes, False
-        parse = {"bench_load.py": parse_load_table, "bench_dashboard.py": parse_dashboard_table,
-                 "bench_offline.py": parse_offline_table}[script]
+        parse = {"bench_dashboard.py": parse_dashboard_table, "bench_offline.py": parse_offline_table}[script]
         return parse(stdout), notes, True
     except (ValueError, StopIteration, IndexError, KeyError) as exc:
         tail = "\n".join((stderr or stdout).strip().splitlines()[-8:])
         raise RuntimeError(f"scripts/{script} gave no figures ({exc}), status {proc.returncode}:\n{tail}")
 
 
-def benchmarks(args) -> list[tuple[str, str, list[str], object]]:
-    """(name, script, arguments, collect(figures, side, data) → notes) for the selected groups."""
+@dataclass
+class Benchmark:
+    name: str
+    script: str                  # scripts/SCRIPT
+    args: list[str]
+    collect: object              # collect(figures, side, data) → notes
+    path: Path | None = None     # the script to run on both sides (None: each side's own scripts/SCRIPT)
+    side_args: dict = field(default_factory=dict)  # side label → arguments for that side only
+
+    def describe(self) -> str:
+        where = "this checkout's " if self.path else ""
+        line = f"{self.name}: {where}scripts/{self.script} {' '.join(self.args)}"
+        return line + "".join(f"; {label}: {' '.join(extra)}" for label, extra in sorted(self.side_args.items()))
+
+
+LOAD_SCRIPTS = ("bench_load.py", "loadgen.py")
+
+
+def benchmarks(args, tmp: Path) -> list[Benchmark]:
+    """The selected groups' benchmarks; the load script is copied from this checkout into ``tmp``."""
     chosen = []
     if "submissions" in args.only:
-        chosen.append(("submissions", "bench_load.py", ["--seconds", f"{args.load_seconds:g}"], load_figures))
+        scripts = tmp / "load-scripts"
+        scripts.mkdir()
+        for name in LOAD_SCRIPTS:  # a copy: edits to this checkout while the runs go on change nothing
+            shutil.copy2(REPO / "scripts" / name, scripts / name)
+        load_args = ["--seconds", f"{args.load_seconds:g}"]
+        if args.load_survey:
+            load_args += ["--survey", str(Path(args.load_survey).resolve())]
+        fixed = {"A": ["A"], "B": ["B"], "both": ["A", "B"], None: []}[args.fixed_body]
+        chosen.append(Benchmark("submissions", "bench_load.py", load_args, load_figures, scripts / "bench_load.py",
+                                {label: ["--fixed-body"] for label in fixed}))
     if "dashboard" in args.only:
-        chosen.append(("dashboard", "bench_dashboard.py",
-                       ["--n", str(args.dashboard_n), "--repeat", str(args.dashboard_repeat),
-                        *([] if args.row_exports else ["--no-row-exports"])],
-                       lambda figures, side, data: dashboard_figures(figures, side, data, args.dashboard_n)))
+        chosen.append(Benchmark("dashboard", "bench_dashboard.py",
+                                ["--n", str(args.dashboard_n), "--repeat", str(args.dashboard_repeat),
+                                 *([] if args.row_exports else ["--no-row-exports"])],
+                                lambda figures, side, data: dashboard_figures(figures, side, data, args.dashboard_n)))
     offline = {"estimate", "help"} & args.only
     if offline:
         # Without the estimate rows, a small file: only the start-up rows are kept.
         rows = args.rows if "estimate" in offline else 1000
         name = ", ".join(g for g in GROUPS if g in offline)
-        chosen.append((name, "bench_offline.py", ["--rows", str(rows), "--pairs", str(args.offline_pairs)],
-                       lambda figures, side, data: offline_figures(figures, side, data, offline)))
+        chosen.append(Benchmark(name, "bench_offline.py", ["--rows", str(rows), "--pairs", str(args.offline_pairs)],
+                                lambda figures, side, data: offline_figures(figures, side, data, offline)))
     return chosen
 
 
@@ -420,6 +447,11 @@ def main() -> int:
     parser.add_argument("--row-exports", action="store_true",
                         help="also time the two responses exports that read every row (~3 s each at 10^6)")
     parser.add_argument("--load-seconds", type=float, default=5.0, help="load per run (default 5 s)")
+    parser.add_argument("--load-survey", metavar="FILE",
+                        help="the survey definition the load runs submit to (default: the demo survey)")
+    parser.add_argument("--fixed-body", choices=("A", "B", "both"),
+                        help="the load runs of this side send one fixed body with every request instead of a "
+                             "random answer per question per request")
     parser.add_argument("--offline-pairs", type=int, default=1,
                         help="alternating pairs inside each bench_offline.py run (default 1)")
     parser.add_argument("--threshold", type=float, default=10.0,
@@ -441,24 +473,25 @@ def main() -> int:
     try:
         print(f"setting up A = {args.a} and B = {args.b} in {tmp}", file=sys.stderr)
         sides = [prepare("A", args.a, tmp, made), prepare("B", args.b, tmp, made)]
-        chosen = benchmarks(args)
+        chosen = benchmarks(args, tmp)
         total, done = len(chosen) * args.runs * 2, 0
-        for name, script, script_args, collect in chosen:
+        for bench in chosen:
             for run in range(args.runs):
                 for side in sides:
                     done += 1
-                    print(f"[{done}/{total}] {name}: {side.label} ({side.rev}) run {run + 1}/{args.runs} "
+                    print(f"[{done}/{total}] {bench.name}: {side.label} ({side.rev}) run {run + 1}/{args.runs} "
                           f"… ", end="", file=sys.stderr, flush=True)
                     begun = time.monotonic()
                     try:
-                        data, warnings, figures.rounded = run_script(side, script, script_args)
+                        data, warnings, figures.rounded = run_script(
+                            side, bench.script, bench.args + bench.side_args.get(side.label, []), bench.path)
                         if figures.rounded:
-                            from_tables.setdefault(side.label, set()).add(script)
-                        warnings += collect(figures, side.label, data)
+                            from_tables.setdefault(side.label, set()).add(bench.script)
+                        warnings += bench.collect(figures, side.label, data)
                     except RuntimeError as exc:
                         warnings = [f"failed: {exc}"]
                     print(f"{time.monotonic() - begun:.0f} s", file=sys.stderr, flush=True)
-                    notes += [f"{name}, {side.label} run {run + 1}: {w}" for w in warnings]
+                    notes += [f"{bench.name}, {side.label} run {run + 1}: {w}" for w in warnings]
     except KeyboardInterrupt:
         print("\ninterrupted; removing the worktrees", file=sys.stderr)
         return 130
@@ -471,8 +504,11 @@ def main() -> int:
           f"{(time.monotonic() - started) / 60:.1f} min in all")
     for side in sides:
         print(f"{side.label} = {side.rev}: {side.describe}")
-    for name, script, script_args, _ in chosen:
-        print(f"{name}: scripts/{script} {' '.join(script_args)}")
+    for bench in chosen:
+        print(bench.describe())
+    if figures.patterns:
+        print("submissions: distinct answer patterns stored per run, " + "; ".join(
+            f"{label}: {', '.join(f'{n:,}' for n in values)}" for label, values in sorted(figures.patterns.items())))
     print()
     for line in table(figures, args.threshold):
         print(line)
@@ -485,6 +521,11 @@ def main() -> int:
         print()
         for note in notes:
             print(note)
+    if figures.lost:
+        print()
+        for line in figures.lost:
+            print(f"RESPONSES LOST OR MISCOUNTED in a load run, {line}")
+        return 1
     return 0
 
 

@@ -1,10 +1,19 @@
-"""Drive a real ``deniable serve`` through the JSON API: the load benchmark's and crash test's engine.
+"""Drive a real ``deniable serve`` through the JSON API: the load benchmarks' and crash test's engine.
 
 :class:`ServerProcess` runs ``deniable serve`` in its own process group (so the gunicorn master
 and all its workers can be SIGKILLed together) and waits until it answers.  :func:`drive`
 submits responses from many concurrent keep-alive connections on one asyncio loop, with raw
 sockets (an HTTP client library would cost the server more CPU than it leaves us), and records
-each acknowledged (2xx) submission with its latency.  Loopback only.
+each acknowledged (201) submission with its latency.  Loopback only.
+
+The bodies (:func:`answer_menus`, :func:`random_reports`): every question a respondent is asked
+gets a report drawn at random from all its possible reports (its type's codes, each as
+``report_of`` writes it; a uniform sample of 4,096 of them when it has more), an optional question
+is left out one time in five, and a question whose ``show_if`` is false for the answers drawn
+before it is not answered, as the server requires.  Every protected report of a uniformly
+distributed true answer under k-ary randomized response is uniform too, so for a choice question
+these are the reports the randomizer would send.  :func:`check_store` then checks conservation:
+every acknowledged submission is one stored row and one count in the answer patterns.
 """
 
 from __future__ import annotations
@@ -19,8 +28,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 
 # All load comes from one loopback address, which the per-address submission limit would stop
@@ -133,9 +145,9 @@ class ServerProcess:
 class Tally:
     """What the clients saw: acknowledged submissions (with their bodies), latencies, failures."""
 
-    acked: list = field(default_factory=list)       # the report dicts the server acknowledged
+    acked: list = field(default_factory=list)       # the report dicts the server acknowledged (201)
     latencies: list = field(default_factory=list)   # seconds, acknowledged requests only
-    statuses: dict = field(default_factory=dict)    # non-2xx status → count
+    statuses: dict = field(default_factory=dict)    # any other status → count
     failures: int = 0                               # connection errors (no answer)
     unanswered: list = field(default_factory=list)  # reports sent without an answer: stored or not
 
@@ -189,7 +201,7 @@ async def _client(port: int, path: str, next_report, tally: Tally, stop_at: floa
             reader = writer = None
             await asyncio.sleep(0.01)
             continue
-        if 200 <= status < 300:
+        if status == 201:  # the API's acknowledgement: stored and committed
             tally.acked.append(report)
             tally.latencies.append(time.perf_counter() - start)
         else:
@@ -217,3 +229,189 @@ def drive(port: int, slug: str, next_report, *, clients: int, seconds: float) ->
     start = time.perf_counter()
     asyncio.run(main())
     return tally, time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------
+# bodies
+
+SKIP_OPTIONAL = 0.2  # the chance that a respondent leaves out an optional question they are asked
+MENU_MAX = 4096      # a question with more possible reports draws from a uniform sample of this many
+
+
+@dataclass(frozen=True)
+class Menu:
+    """The reports one question's answers are drawn from (uniformly), and when it is asked."""
+
+    qid: str
+    codes: np.ndarray            # the codes of ``reports``, ascending
+    reports: list                # the JSON reports, as the server's ``report_of`` writes them
+    skip: float                  # the chance it is left out when asked (0: required)
+    source: int | None = None    # the index of the question whose answer decides whether it is asked
+    shown_by: frozenset = frozenset()  # the indices of the source's reports that show it
+
+
+def answer_menus(survey, rng: np.random.Generator, limit: int = MENU_MAX) -> list[Menu]:
+    """Every question's possible reports, and its display condition, in the survey's order.
+
+    Through each question type's own ``n_cells``, ``invalid_codes``, ``report_of`` and ``answer_in``
+    (a revision from before the question types has choices only: a report is the option index).
+    """
+    menus: list[Menu] = []
+    index: dict[str, int] = {}
+    for q in survey.questions:
+        qtype = getattr(q, "qtype", None)
+        n = qtype.n_cells(q) if qtype is not None else q.k
+        codes = np.arange(n) if n <= limit else np.sort(rng.choice(n, size=limit, replace=False))
+        if qtype is not None:
+            codes = codes[~np.asarray(qtype.invalid_codes(q, codes), dtype=bool)]
+        reports = [qtype.report_of(q, int(c)) if qtype is not None else int(c) for c in codes]
+        source, shown_by = None, frozenset()
+        show_if = getattr(q, "show_if", None)
+        if show_if is not None:
+            from deniable.server.survey import logic
+
+            decider = survey.question(show_if.question)
+            options = logic.option_indices(survey, q)
+            source = index[decider.id]
+            shown_by = frozenset(i for i, code in enumerate(menus[source].codes)
+                                 if decider.qtype.answer_in(decider, int(code), options))
+        index[q.id] = len(menus)
+        menus.append(Menu(q.id, codes, reports, 0.0 if q.required else SKIP_OPTIONAL, source, shown_by))
+    return menus
+
+
+def draw(menus: list[Menu], count: int, rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``count`` respondents: per question the index of the report drawn, and whether it is sent."""
+    picks, answered = [], []
+    for menu in menus:
+        pick = rng.integers(0, len(menu.reports), count)
+        asked = np.ones(count, dtype=bool)
+        if menu.source is not None:  # asked only if the deciding question was answered with one of its options
+            asked = answered[menu.source] & np.isin(picks[menu.source], sorted(menu.shown_by))
+        picks.append(pick)
+        answered.append(asked & (rng.random(count) >= menu.skip))
+    return picks, answered
+
+
+def random_reports(menus: list[Menu], count: int, rng: np.random.Generator) -> list[dict]:
+    """``count`` submissions' ``reports``, each answer drawn at random (see the module's notes)."""
+    picks, answered = draw(menus, count, rng)
+    columns = [(menu.qid, menu.reports, pick.tolist(), sent.tolist())
+               for menu, pick, sent in zip(menus, picks, answered)]
+    return [{qid: reports[pick[i]] for qid, reports, pick, sent in columns if sent[i]} for i in range(count)]
+
+
+def fixed_reports(menus: list[Menu], count: int, rng: np.random.Generator) -> list[dict]:
+    """``count`` times the same ``reports`` (one answer pattern: the benchmarks' old kind of body)."""
+    return random_reports(menus, 1, rng) * count
+
+
+def make_reports(survey, count: int, seed: int, *, fixed: bool = False) -> list[dict]:
+    """``count`` submissions' ``reports`` for ``survey``: diverse, or with ``fixed`` all the same."""
+    rng = np.random.default_rng(seed)
+    return (fixed_reports if fixed else random_reports)(answer_menus(survey, rng), count, rng)
+
+
+def distinct_bodies(reports: list[dict]) -> int:
+    return len({json.dumps(r, sort_keys=True) for r in reports})
+
+
+# ---------------------------------------------------------------------------------------------
+# conservation
+
+
+@dataclass
+class Conservation:
+    """What the store holds against what was acknowledged."""
+
+    acknowledged: int           # 201 answers
+    unanswered: int             # requests sent that got no answer (each stored or not)
+    rows: int = 0               # responses stored
+    in_patterns: int = 0        # the answer patterns' total
+    distinct_patterns: int = 0  # distinct answer patterns stored (days merged)
+    problems: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged responses the rows or the answer patterns lack (0 when nothing was lost)."""
+        return max(0, self.acknowledged - min(self.rows, self.in_patterns))
+
+    def line(self) -> str:
+        held = (f"{self.acknowledged:,} acknowledged (201), {self.rows:,} stored, {self.in_patterns:,} in the answer "
+                f"patterns ({self.distinct_patterns:,} distinct)")
+        if self.unanswered:
+            held += f", {self.unanswered:,} sent without an answer"
+        if self.ok:
+            return "conservation: ok — " + held
+        return (f"CONSERVATION FAILED — {held}; {self.lost:,} ACKNOWLEDGED RESPONSES LOST" if self.lost
+                else f"CONSERVATION FAILED — {held}")
+
+
+def _same(a, b) -> bool:
+    """Equal statistics: arrays element by element, dicts key by key."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+                and all(_same(a[k], b[k]) for k in a))
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and bool((a == b).all())
+    return a == b
+
+
+def check_store(db_path: Path, slug: str, acked: list[dict] | None, *, acknowledged: int | None = None,
+                unanswered: int = 0) -> Conservation:
+    """Check that the store holds exactly what was acknowledged, through the server's own readers.
+
+    The rows (``load_db_dataset``), the answer patterns (``pattern_counts``) and the per-question
+    statistics (``survey_stats``: ``counts`` and ``cell_counts``) must hold the same responses, pattern
+    by pattern; with ``acked`` (the acknowledged reports) the rows must be exactly those, else (only
+    a count, as under wrk) between ``acknowledged`` and ``acknowledged + unanswered``.  Also
+    ``PRAGMA integrity_check``.  Call after the server stopped.
+    """
+    from deniable.server.store import aggregates
+    from deniable.server.store.db import connect
+    from deniable.server.store.responses import load_db_dataset, validate_reports
+    from deniable.server.store.surveys import get_survey, survey_stats
+
+    out = Conservation(len(acked) if acked is not None else int(acknowledged), unanswered)
+    db = connect(db_path)
+    try:
+        stored = get_survey(db, slug)
+        survey = stored.survey
+        rows = load_db_dataset(db, slug)
+        by_row = Counter(aggregates.encode_columns(survey, rows.columns))
+        patterns = aggregates.pattern_counts(db, stored)
+        by_pattern = Counter()
+        for pattern, count in zip(aggregates.encode_columns(survey, patterns.columns), patterns.counts.tolist()):
+            by_pattern[pattern] += count
+        out.rows, out.in_patterns, out.distinct_patterns = rows.n_rows, sum(by_pattern.values()), len(by_pattern)
+        stats = survey_stats(db, stored)
+        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        db.conn.close()
+    problems = out.problems
+    if out.in_patterns != out.rows:
+        problems.append(f"{out.rows:,} rows stored but {out.in_patterns:,} responses in the answer patterns")
+    elif by_pattern != by_row:
+        differ = len(set(by_pattern.items()) ^ set(by_row.items()))
+        problems.append(f"the answer patterns differ from the rows in {differ} (pattern, count) pairs")
+    wrong = [qid for qid, expected in rows.all_stats().items() if not _same(stats.get(qid), expected)]
+    if wrong:
+        problems.append(f"statistics (counts, cell_counts) disagree with the rows for {', '.join(wrong)}")
+    if acked is not None:
+        expected = Counter(aggregates.encode(survey, validate_reports(stored, reports)) for reports in acked)
+        if out.rows != len(acked):
+            problems.append(f"{out.rows:,} rows stored but {len(acked):,} submissions acknowledged")
+        elif expected != by_row:
+            problems.append("the stored rows are not the acknowledged reports "
+                            f"({sum((expected - by_row).values())} acknowledged answer patterns missing)")
+    elif not out.acknowledged <= out.rows <= out.acknowledged + unanswered:
+        problems.append(f"{out.rows:,} rows stored, but {out.acknowledged:,} submissions acknowledged "
+                        f"and {unanswered:,} unanswered (stored or not)")
+    if integrity != "ok":
+        problems.append(f"integrity_check: {integrity}")
+    return out

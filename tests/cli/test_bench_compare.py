@@ -55,3 +55,31 @@ def test_head_against_the_worktree_help_only():
         assert float(a) > 0 and float(b) > 0, (figure, result.stdout)
         float(ratio)
         assert flag == "" or re.fullmatch(r"worse by [\d.]+ %|floor moved [+-]\d+ %", flag), flag
+
+
+@pytest.mark.slow
+def test_submissions_fixed_body_on_a_against_diverse_bodies_on_b():
+    """Both sides run this checkout's load script: A sends one fixed body, B a random answer per question
+    per request, and each run's conservation check passes."""
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    if git.returncode != 0:
+        pytest.skip("not a git checkout")
+    if not Path(deniable.__file__).resolve().is_relative_to(ROOT):
+        pytest.skip("deniable is not imported from this checkout")
+    before = compare_worktrees()
+
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_compare.py"), "HEAD", "WORKTREE", "--runs", "1",
+         "--only", "submissions", "--load-seconds", "1", "--fixed-body", "A"],
+        cwd=ROOT, capture_output=True, text=True, timeout=480)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert compare_worktrees() == before
+    assert "RESPONSES LOST" not in result.stdout and "failed" not in result.stdout, result.stdout
+    lines = result.stdout.splitlines()
+    assert "submissions: this checkout's scripts/bench_load.py --seconds 1; A: --fixed-body" in lines
+    patterns = next(line for line in lines if line.startswith("submissions: distinct answer patterns"))
+    found = re.fullmatch(r"submissions: distinct answer patterns stored per run, A: (\d+); B: (\d+)", patterns)
+    assert found and int(found[1]) == 1 and int(found[2]) >= 30, patterns  # of the demo survey's 40
+    rows = [line for line in lines if line.startswith("| submissions")]
+    assert len(rows) == 3, result.stdout
