@@ -201,10 +201,16 @@ def _structural(db: sqlite_utils.Database, survey: StoredSurvey, want: Derived) 
     wrong = sum(n for version, n in want.versions.items() if not 1 <= (version or 0) <= latest)
     if wrong:
         gaps.append(Gap(slug, "text versions", f"{wrong} responses of a version after the survey's {latest}"))
+    return gaps + _bucket_layout(db, survey)
+
+
+def _bucket_layout(db: sqlite_utils.Database, survey: StoredSurvey) -> list[Gap]:
+    """Each day's pattern buckets: numbered 0..B−1, each of the survey's fixed size."""
+    slug, gaps = survey.slug, []
     width = 8 + len(aggregates.encode(survey.survey, {}))
     by_day: dict[str, list[int]] = {}
     for day, bucket, entries in db.execute("SELECT day, bucket, entries FROM pattern_buckets WHERE survey_id = ?",
-                                           [sid]):
+                                           [survey.id]):
         by_day.setdefault(day, []).append(bucket)
         if len(entries) != slots.ENTRIES * width:
             gaps.append(Gap(slug, "pattern buckets", f"{day} bucket {bucket}: {len(entries)} bytes, "
@@ -254,13 +260,13 @@ def check(db: sqlite_utils.Database, slugs=None) -> list[Gap]:
 def quick_check(db: sqlite_utils.Database) -> dict[str, list[Gap]]:
     """Per survey, the disagreements found without reading a report: the answer patterns' total
     against the number of filled slots (one scan of the slots in key order, no sort; per day when
-    they differ), the slots' sizes, and the per-option counts of the single choices the patterns
-    hold against the patterns'."""
+    they differ), the slots' sizes, the buckets' layout, and the per-option counts of the single
+    choices the patterns hold against the patterns'."""
     out: dict[str, list[Gap]] = {}
     filled = dict(db.execute("SELECT survey_id, count(*) FROM response_slots WHERE filled = 1 GROUP BY survey_id"))
     for survey in surveys_of(db):
         have, n = stored(db, survey), filled.get(survey.id, 0)
-        gaps = []
+        gaps = _bucket_layout(db, survey)
         if have.responses != n:
             gaps.append(Gap(survey.slug, "answer patterns", f"{have.responses}, responses {n}"))
             days = Counter(dict(db.execute("SELECT submitted_on, count(*) FROM response_slots WHERE survey_id = ? "
