@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command for a fresh Debian machine (README, "Quick start"); CI runs it via .ci/run.
 # Creates .venv if absent, installs the project with its test extras, installs Debian's chromium
-# for the browser tests and R with its survey and jsonlite packages (the weighted estimates are checked against
+# for the browser tests and R with its survey, jsonlite and haven packages (the weighted estimates are checked against
 # R's survey, tests/unit/test_weights.py) when they are missing, then runs pytest (extra arguments
 # are passed on).
 set -euo pipefail
@@ -17,6 +17,9 @@ if ! Rscript -e 'library(survey)' >/dev/null 2>&1; then
 fi
 if ! Rscript -e 'library(jsonlite)' >/dev/null 2>&1; then
     apt_install r-cran-jsonlite  # the README's R snippet, run by tests/cli/test_r_interop.py
+fi
+if ! Rscript -e 'library(haven)' >/dev/null 2>&1; then
+    apt_install r-cran-haven  # exports read back in R, tests/cli/test_display_logic_offline.py
 fi
 scripts/otree_env.sh  # oTree in a venv of its own, for tests/e2e/test_embed_otree.py
 

@@ -9,7 +9,9 @@ answered under it (the responses CSV says which, per row, in its ``text-version`
 definition's ``translations`` (:mod:`.translations`: the texts respondents could read in other languages,
 not part of the fingerprint); and ``sampling``: the responses file's sampling design — which column holds the weights, the strata,
 the clusters, the finite-population correction — or, for a database's export (which has none),
-that estimates from it are unweighted (:func:`sampling_section`).
+that estimates from it are unweighted (:func:`sampling_section`).  A question with display logic
+(``show_if``) adds ``asked_of`` and ``not_asked``: how each export writes a respondent who was not
+asked it, apart from one who left it blank (:func:`not_asked_section`).
 :func:`~.definition.parse_definition` checks the randomization and the fingerprint on the way back
 in, so a codebook whose ε was edited is refused, naming the question and both values.
 
@@ -112,6 +114,21 @@ def sampling_section(columns=None) -> dict:
                     + " ".join(f"--{role} {name}" for role, name in named.items())}
 
 
+def not_asked_section(question) -> dict:
+    """How each export writes that a respondent was not asked ``question`` (its ``show_if`` did not hold
+    for their answers), distinct from an answer left blank where the format can say so."""
+    from .statfiles import not_asked_value  # statfiles imports this module
+
+    return {"csv": "NA", "parquet": None, "sav": not_asked_value(question), "dta": ".a", "note": NOT_ASKED_NOTE}
+
+
+NOT_ASKED_NOTE = ("How each export writes that a respondent was not asked this question (asked_of does not hold for "
+                  "their answers): the cell NA (CSV); null (Parquet, as not answered: it has one null); this "
+                  "user-missing value, labelled \"Not asked\" where the variable has value labels (SPSS); .a (Stata). "
+                  "Not answered (asked, left blank) is an empty cell, null, system missing and . (Stata). pandas and R "
+                  "read both as missing; neither is a response or counts in n.")
+
+
 def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampling=None) -> dict:
     """The codebook of ``survey``: its definition with every question's randomization and the design
     fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed;
@@ -122,6 +139,7 @@ def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampl
         entry["randomization"] = question_randomization(question)
         if question.show_if is not None:  # its answers come from a subgroup (display logic)
             entry["asked_of"] = logic.asked_of(question)
+            entry["not_asked"] = not_asked_section(question)
     data["design_fingerprint"] = design_fingerprint(survey)
     if text_versions:
         data["text_versions"] = text_versions

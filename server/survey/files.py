@@ -27,12 +27,14 @@ import pyarrow.parquet as pq
 
 from deniable.estimators.validate import check_total
 
-from .dataset import NOT_ANSWERED, Dataset, DesignColumns
+from . import logic
+from .dataset import Dataset, DesignColumns
 from .definition import Survey
 from .responses_csv import (DESIGN_HINT, TEXT_VERSION, CSVError, column_codes, design_values, patterns_dataset,
-                            read_patterns_csv, read_responses_csv, unknown_cell)
+                            read_patterns_csv, read_responses_csv, settle_not_asked, unknown_cell)
 
 COUNT = "count"
+NOT_ASKED_KEY = "deniable.not_asked"  # a Parquet column's field metadata: which of its nulls were not asked
 
 
 def is_parquet(path) -> bool:
@@ -135,11 +137,11 @@ def read_responses_parquet(path, survey: Survey, design: DesignColumns | None = 
         if q.id not in table.column_names:
             raise CSVError(f"{path}: missing column {q.id!r} (expected the question ids: "
                            f"{', '.join(x.id for x in survey.questions)})")
-        column = _indices(path, q, table.column(q.id))
-        if q.required and (column == NOT_ANSWERED).any():
-            row = int(np.argmax(column == NOT_ANSWERED)) + 1
-            raise CSVError(f"{path}: row {row}: column {q.id!r}: empty, but the question is required")
-        columns[q.id] = column
+        columns[q.id] = _indices(path, q, table.column(q.id))
+    columns, problem = settle_not_asked(survey, columns)
+    if problem is not None:
+        qid, row, what = problem
+        raise CSVError(f"{path}: row {row + 1}: column {qid!r}: {what}")
     if design is None:
         return Dataset(survey, columns)
     values = {role: design_values(path, role, name, table.column(name), lambda row: f"{path}: row {row + 1}")
@@ -151,16 +153,25 @@ def write_responses_parquet(path, dataset: Dataset, text_versions: np.ndarray | 
     """Write ``dataset`` (one row per response) as Parquet, each question's column as its type makes it
     (:meth:`~.questions.base.QuestionType.parquet_array`: labels dictionary-encoded, a number's
     reported value as float64, the other types' text cells; null = not answered);
-    ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV."""
-    arrays, names = [], []
+    ``text_versions`` (one per row) adds the ``text-version`` column, as in the CSV.
+
+    A question not asked (display logic) is null too: Parquet has one null, and pandas and R read
+    nothing else as missing.  Its rows are those where the question's ``show_if`` does not hold
+    for the row's answers (:func:`.logic.not_asked`), as its column's field metadata
+    (``deniable.not_asked``) and the codebook (``asked_of``) say."""
+    arrays, fields = [], []
     for q in dataset.survey.questions:
         arrays.append(q.qtype.parquet_array(q, dataset.columns[q.id]))
-        names.append(q.id)
+        metadata = None
+        if q.show_if is not None:
+            metadata = {NOT_ASKED_KEY: f"null where not asked, as where not answered: {logic.asked_of(q)}; "
+                                       f"the row's {q.show_if.question} tells which"}
+        fields.append(pa.field(q.id, arrays[-1].type, metadata=metadata))
     if text_versions is not None:
         arrays.append(pa.array(np.asarray(text_versions, dtype=np.int32)))
-        names.append(TEXT_VERSION)
+        fields.append(pa.field(TEXT_VERSION, pa.int32()))
     try:
-        pq.write_table(pa.Table.from_arrays(arrays, names=names), path, compression="zstd")
+        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path, compression="zstd")
     except (OSError, pa.ArrowException) as exc:
         raise CSVError(f"{path}: cannot write: {exc}") from None
 
@@ -200,6 +211,11 @@ def read_counts(path, survey: Survey, design: DesignColumns | None = None) -> Da
     except ValueError as exc:
         raise CSVError(f"{path}: column {COUNT!r}: {exc}") from None
     columns = {q.id: _indices(path, q, table.column(q.id)) for q in present}
+    # NA (not asked) is no response; rows are checked against the display logic where the counts hold
+    # the condition's question (counts never required an answer)
+    columns, problem = settle_not_asked(survey.only([q.id for q in present]), columns, required=False)
+    if problem is not None:
+        raise CSVError(f"{path}: {where(problem[1])}: column {problem[0]!r}: {problem[2]}")
     if design is None:
         return Dataset(survey.only([q.id for q in present]), columns, weights)
     values = {role: design_values(path, role, name, table.column(name), lambda row: f"{path}: {where(row)}")

@@ -52,20 +52,40 @@ def is_shown(survey: Survey, q: Question, earlier: Mapping[str, bool], codes: Ma
     return earlier[source.id] and code is not None and source.qtype.answer_in(source, code, option_indices(survey, q))
 
 
+def asked_rows(survey: Survey, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per question with a ``show_if``, whether each row was asked it (a boolean array), from the
+    columns of codes (negative = no answer) of the questions its condition names: the rule of
+    :func:`shown`, one vectorized pass.  A question whose condition's question is not among the
+    ``columns`` (a counts file of some questions) is left out: whether it was asked is unknown."""
+    out: dict[str, np.ndarray] = {}
+    for q in survey.questions:
+        if q.show_if is None or q.show_if.question not in columns:
+            continue
+        source = survey.question(q.show_if.question)
+        if source.show_if is not None and source.id not in out:
+            continue  # the condition's own condition is unknown
+        codes = np.asarray(columns[source.id])
+        unique, inverse = np.unique(codes, return_inverse=True)
+        options = option_indices(survey, q)
+        fits = np.array([code >= 0 and source.qtype.answer_in(source, int(code), options) for code in unique.tolist()],
+                        dtype=bool)
+        asked = fits[inverse.reshape(codes.shape)]
+        out[q.id] = asked & out[source.id] if source.id in out else asked
+    return out
+
+
+def not_asked(survey: Survey, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per question with a ``show_if``, the rows that were not asked it (and have no answer to it):
+    what the exports write as "not asked" rather than "not answered" (docs/design.md, "Formats")."""
+    return {qid: ~asked & (np.asarray(columns[qid]) < 0) for qid, asked in asked_rows(survey, columns).items()}
+
+
 def hide_not_asked(survey: Survey, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Columns of codes (−1 = not answered) with every question's code set to −1 where it was not asked
     (simulated respondents follow the display logic as real ones do)."""
     out = dict(columns)
-    for q in survey.questions:
-        if q.show_if is None:
-            continue
-        source = survey.question(q.show_if.question)
-        codes = np.asarray(out[source.id])
-        unique, inverse = np.unique(codes, return_inverse=True)
-        options = option_indices(survey, q)
-        fits = np.array([code >= 0 and source.qtype.answer_in(source, int(code), options) for code in unique], dtype=bool)
-        asked = fits[inverse.reshape(codes.shape)]
-        out[q.id] = np.where(asked, np.asarray(out[q.id]), -1).astype(np.asarray(out[q.id]).dtype)
+    for qid, asked in asked_rows(survey, columns).items():
+        out[qid] = np.where(asked, np.asarray(out[qid]), -1).astype(np.asarray(out[qid]).dtype)
     return out
 
 

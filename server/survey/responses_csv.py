@@ -8,6 +8,14 @@ writes begin with a design line, a comment that the reader checks against the co
 (:mod:`.codebook`), and an export from the database ends each row with ``text-version``: the
 wording the response was answered under (read and ignored for estimation).
 
+A question the respondent was not asked (display logic, :mod:`.logic`) is the cell ``NA``
+(:data:`NOT_ASKED`), which pandas and R read as missing, as they do the empty cell of a question
+asked and left blank.  Reading, a not-asked question is no response to it: its cell must be ``NA``
+or empty (older files), and it is not required; a question that was asked (its ``show_if`` holds
+for the row's answers) is read as any other, so ``NA`` there is an error
+(:func:`settle_not_asked`).  Where ``NA`` is one of a question's own labels, the row's answers
+decide which it is.
+
 Reading streams the file in blocks: each column is parsed as a dictionary array, so mapping the
 labels to option indices (``pyarrow.compute.index_in``) touches only the few distinct values
 of a block, and the strings never pile up in memory.  Every problem raises :class:`CSVError`
@@ -34,6 +42,7 @@ import pyarrow.csv as pcsv
 
 from deniable.errors import FieldError
 
+from . import logic
 from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Survey
@@ -45,6 +54,10 @@ NEEDS_QUOTES = (",", '"', "\n", "\r")
 TEXT_VERSION = "text-version"  # not a valid question id, so it cannot clash with one
 SEPARATORS = {";": "semicolons (;)", "\t": "tabs"}
 DESIGN_HINT = "; design columns such as sampling weights must be named, e.g. deniable estimate --weights COLUMN"
+# The cell of a question not asked (display logic): a missing value to pandas (read_csv), R (read.csv,
+# readr) and data.table alike, and distinct from the empty cell of a question left blank.
+NOT_ASKED = "NA"
+NOT_ASKED_CODE = -3  # a cell NA while a file is read, until settle_not_asked makes it −1 (no response)
 
 
 class CSVError(FieldError):
@@ -261,13 +274,11 @@ def read_responses_csv(path, survey: Survey, progress: bool | Callable[[int], No
     columns = {}
     for q in survey.questions:
         chunks = parts[q.id]
-        column = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int16)
-        if q.required and column.size:
-            empty = np.flatnonzero(column == NOT_ANSWERED)
-            if empty.size:
-                line = _line_of_row(path, int(empty[0]), header_line)
-                raise CSVError(f"{path}:{line}: column {q.id!r}: empty, but the question is required")
-        columns[q.id] = column
+        columns[q.id] = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int16)
+    columns, problem = settle_not_asked(survey, columns)
+    if problem is not None:
+        qid, row, what = problem
+        raise CSVError(f"{path}:{_line_of_row(path, row, header_line)}: column {qid!r}: {what}")
     if design is None:
         return Dataset(survey, columns)
 
@@ -453,10 +464,55 @@ def patterns_dataset(path: Path, survey: Survey, tables: list[pa.Table], count: 
         codes = column_codes(q, table[q.id])
         if codes is None or (codes == -2).any():
             raise CSVError(f"{path}: column {q.id!r}: a cell is not a report of this question")
-        if q.required and (codes == NOT_ANSWERED).any():
-            raise CSVError(f"{path}: column {q.id!r}: empty, but the question is required")
         columns[q.id] = codes.astype(q.qtype.code_dtype, copy=False)
+    columns, problem = settle_not_asked(survey, columns)
+    if problem is not None:
+        raise CSVError(f"{path}: column {problem[0]!r}: {problem[2]}")
     return Dataset(survey, columns, weights)
+
+
+def settle_not_asked(survey: Survey, columns: dict[str, np.ndarray], required: bool = True,
+                     ) -> tuple[dict[str, np.ndarray], tuple[str, int, str] | None]:
+    """The columns of codes read from a file with "not asked" made "no response" (−1), and the first
+    problem ``(qid, row, what)`` or None.
+
+    A row not asked a question (:func:`.logic.asked_rows`: its ``show_if`` does not hold for the
+    row's answers) must have no answer to it: the cell ``NA`` (:data:`NOT_ASKED_CODE`), empty, or, for
+    a question one of whose labels is ``NA``, that label.  A row asked it must not say ``NA`` (unless
+    that is a label), and answers it when it is required (and ``required``: a counts file need not).
+    Questions without a condition are asked of everyone.  Questions are checked in the survey's order,
+    each at its first bad row."""
+    asked_of_rows = logic.asked_rows(survey, columns)
+    out = dict(columns)
+    for q in survey.questions:
+        codes = np.asarray(columns[q.id])
+        marked = codes == NOT_ASKED_CODE
+        asked = asked_of_rows.get(q.id)
+        if q.show_if is None:  # asked of everyone
+            problems = [(marked, f"{NOT_ASKED} (not asked), but every respondent is asked this question")]
+            if q.required and required:
+                problems.append((codes == NOT_ANSWERED, "empty, but the question is required"))
+        elif asked is None:  # whether it was asked is unknown (a counts file without the condition's question)
+            problems = []
+        else:
+            if NOT_ASKED in q.options and q.qtype.categorical:  # the label NA, where the row was not asked, is NA
+                marked |= ~asked & (codes == q.options.index(NOT_ASKED))
+            where = logic.asked_of(q)
+            problems = [
+                (asked & marked, f"{NOT_ASKED} (not asked), but this respondent was asked it ({where})"),
+                (~asked & ~marked & (codes != NOT_ANSWERED),
+                 f"answered, but this respondent was not asked it ({where}): leave the cell {NOT_ASKED} or empty"),
+            ]
+            if q.required and required:
+                problems.append((asked & (codes == NOT_ANSWERED),
+                                 f"empty, but the question is required and this respondent was asked it ({where})"))
+        firsts = [(int(np.argmax(bad)), what) for bad, what in problems if bad.any()]
+        if firsts:
+            row, what = min(firsts)
+            return out, (q.id, row, what)
+        if marked.any():
+            out[q.id] = np.where(marked, NOT_ANSWERED, codes).astype(codes.dtype)
+    return out, None
 
 
 def is_text(column_type: pa.DataType) -> bool:
@@ -473,6 +529,10 @@ def column_codes(question, column) -> np.ndarray | None:
     column is neither text nor numbers)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if len(column) and column.null_count == len(column):
+        # no answer in any row, whatever the type: pandas writes such a column (a question nobody was
+        # asked, read from a CSV export as NaN) as float64 or null
+        return np.full(len(column), NOT_ANSWERED, dtype=np.int64)
     if is_text(column.type):
         encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
         mapping = dictionary_codes(question, encoded.dictionary,
@@ -489,22 +549,27 @@ def column_codes(question, column) -> np.ndarray | None:
 
 
 def value_set(question) -> tuple[pa.Array, np.ndarray]:
-    """The cell texts a column may hold — the labels, "" (not answered), and the labels as the
-    export neutralized them for spreadsheets — and the option index each one stands for."""
+    """The cell texts a column may hold — the labels, "" (not answered), the labels as the export
+    neutralized them for spreadsheets, and ``NA`` (not asked; a label ``NA`` comes first, so it wins)
+    — and the option index each one stands for."""
     neutralized = [(i, spreadsheet_safe(o)) for i, o in enumerate(question.options) if spreadsheet_safe(o) != o]
-    texts = list(question.options) + [""] + [text for _, text in neutralized]
-    meaning = np.array([*range(question.k), NOT_ANSWERED, *(i for i, _ in neutralized)], dtype=np.int16)
+    texts = list(question.options) + [""] + [text for _, text in neutralized] + [NOT_ASKED]
+    meaning = np.array([*range(question.k), NOT_ANSWERED, *(i for i, _ in neutralized), NOT_ASKED_CODE],
+                       dtype=np.int16)
     return pa.array(texts, pa.string()), meaning
 
 
 def dictionary_codes(question, dictionary: pa.Array, labels: tuple[pa.Array, np.ndarray]) -> np.ndarray:
-    """The code of each distinct cell text of a column (−1 not answered, −2 unknown).
+    """The code of each distinct cell text of a column (−1 not answered, −2 unknown, −3 ``NA``: not
+    asked, for :func:`settle_not_asked`).
 
     A choice maps its labels (and their neutralized forms) with ``pyarrow.compute.index_in``; the
     other types parse each distinct text once (:meth:`~.questions.base.QuestionType.codes_of`).
     """
     if not question.qtype.categorical:
-        return question.qtype.codes_of(question, dictionary.to_pylist())
+        texts = dictionary.to_pylist()
+        codes = question.qtype.codes_of(question, texts)
+        return np.where((codes == -2) & np.array([t == NOT_ASKED for t in texts], dtype=bool), NOT_ASKED_CODE, codes)
     texts, meaning = labels
     positions = pc.index_in(dictionary, value_set=texts)
     unknown = positions.is_null().to_numpy(zero_copy_only=False)
@@ -545,8 +610,9 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
     survey = dataset.survey
     # Labels a spreadsheet would run as a formula are written neutralized (.spreadsheet); the
     # other types' cells are numbers, Y/N letters and arm:count, never formula-like.
-    labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + [""], pa.string())
+    labels = {q.id: pa.array([spreadsheet_safe(o) for o in q.options] + ["", NOT_ASKED], pa.string())
               for q in survey.questions if q.qtype.categorical}
+    hidden = logic.not_asked(survey, dataset.columns)  # display logic: NA rather than the empty cell
     texts = [q.id for q in survey.questions] + [spreadsheet_safe(o) for q in survey.questions for o in q.options]
     quoting = "needed" if any(c in t for t in texts for c in NEEDS_QUOTES) else "none"
     fields = [(q.id, pa.dictionary(pa.int16() if q.qtype.categorical else pa.int32(), pa.string()))
@@ -562,12 +628,15 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
         arrays = []
         for q in survey.questions:
             codes = dataset.columns[q.id][start:start + WRITE_CHUNK]
+            not_asked = hidden[q.id][start:start + WRITE_CHUNK] if q.id in hidden else None
             if q.qtype.categorical:
                 indices = codes.astype(np.int16)
                 indices[indices == NOT_ANSWERED] = q.k  # the "" label
+                if not_asked is not None:
+                    indices[not_asked] = q.k + 1  # NA
                 arrays.append(pa.DictionaryArray.from_arrays(pa.array(indices), labels[q.id]))
             else:
-                arrays.append(cell_array(q, codes))
+                arrays.append(cell_array(q, codes, not_asked))
         if text_versions is not None:
             arrays.append(pa.array(np.asarray(text_versions[start:start + WRITE_CHUNK], dtype=np.int32)))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -589,11 +658,16 @@ def write_responses_csv(path, dataset: Dataset, progress: Callable[[int], None] 
         raise CSVError(f"{path}: cannot write: {exc}") from None
 
 
-def cell_array(question, codes: np.ndarray) -> pa.DictionaryArray:
+def cell_array(question, codes: np.ndarray, not_asked: np.ndarray | None = None) -> pa.DictionaryArray:
     """A column of codes of a non-choice question as dictionary-encoded text cells ("" = not answered,
-    the CSV's empty cell; the Parquet column is the type's own, :func:`.files.write_responses_parquet`)."""
-    unique, inverse = np.unique(np.asarray(codes, dtype=np.int64), return_inverse=True)
-    texts = ["" if c == NOT_ANSWERED else question.qtype.text_of(question, c) for c in unique.tolist()]
+    the CSV's empty cell, and ``NA`` in the rows ``not_asked``; the Parquet column is the type's own,
+    :func:`.files.write_responses_parquet`)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if not_asked is not None:
+        codes = np.where(not_asked, NOT_ASKED_CODE, codes)
+    unique, inverse = np.unique(codes, return_inverse=True)
+    texts = ["" if c == NOT_ANSWERED else NOT_ASKED if c == NOT_ASKED_CODE else question.qtype.text_of(question, c)
+             for c in unique.tolist()]
     return pa.DictionaryArray.from_arrays(pa.array(inverse.reshape(-1).astype(np.int32)), pa.array(texts, pa.string()))
 
 

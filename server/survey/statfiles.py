@@ -8,8 +8,12 @@ labelled No/Yes, the variable label "text: option"); a list experiment ``ID_arm`
 cut to the format's limit (SPSS 64 characters, Stata 31), kept unique, and prefixed with ``v``
 where the format refuses the name (an SPSS name beginning with ``_``, a reserved word); each is
 labelled with the question text (cut to the format's limit, keeping the column's own part).  Not
-answered = system missing (SPSS) / ``.`` (Stata).  ``text_version`` (the wording each response was answered
-under) is the last variable when given.  The design line of the CSV
+answered = system missing (SPSS) / ``.`` (Stata).  Not asked (display logic: the question's ``show_if``
+does not hold for the row's answers) = a user-missing value (SPSS: −1, or for a number that can be −1
+or less the first of −9, −99, … below it, :func:`not_asked_value`) / ``.a`` (Stata), labelled "Not
+asked" where the variable has value labels: pandas and R's haven read both as missing, and
+``user_na=TRUE`` / ``na_tag()`` tell them apart.  ``text_version`` (the wording each response was
+answered under) is the last variable when given.  The design line of the CSV
 (:func:`.codebook.design_line`) goes into the file too — SPSS's notes, Stata's data label
 (fingerprint only: it holds 80 characters) — so these files carry their design as well.
 """
@@ -21,6 +25,7 @@ import textwrap
 
 import numpy as np
 
+from . import logic
 from .codebook import SEPARATOR, design_line
 from .dataset import Dataset
 from .definition import design_fingerprint
@@ -31,6 +36,8 @@ STATA_NAME = 31
 SPSS_NAME = 64
 TEXT_VERSION = "text_version"
 FORMATS = ("sav", "dta")
+NOT_ASKED_LABEL = "Not asked"
+STATA_NOT_ASKED = "a"  # Stata's extended missing value .a
 
 
 # Names each format refuses (ReadStat: "a provided name is a reserved word"); SPSS's are case-blind.
@@ -98,26 +105,49 @@ def _note_lines(line: str) -> list[str]:
     return [piece for part in line.split(SEPARATOR) for piece in textwrap.wrap(part, 80)]
 
 
+def not_asked_value(q) -> int:
+    """The SPSS user-missing value that says "not asked" in the variables of ``q``: −1, or, when one of
+    them can hold −1 or less (a number with a negative minimum), the first of −9, −99, −999, … below
+    everything it can hold.  Every type's variables rise or fall with the report's code (a number with
+    its steps, ticks and arms 0 or 1), so the first and the last code hold the least value."""
+    codes = np.array([0, q.qtype.n_cells(q) - 1])
+    lowest = min((float(np.nanmin(values)) for _, values, _, _ in q.qtype.stat_columns(q, codes)
+                  if values.dtype.kind == "f"), default=0.0)
+    value, digits = -1, 1
+    while value >= lowest:
+        value, digits = -(10 ** digits - 1), digits + 1
+    return value
+
+
 def stat_frame(dataset: Dataset, fmt: str, text_versions: np.ndarray | None = None):
-    """The data frame, variable labels and value labels of ``dataset`` as ``fmt`` holds them."""
+    """The data frame, variable labels, value labels and not-asked missing values (SPSS's
+    ``missing_ranges``, Stata's ``missing_user_values``) of ``dataset`` as ``fmt`` holds them."""
     import pandas as pd
 
     survey = dataset.survey
+    hidden = logic.not_asked(survey, dataset.columns)
     limit, label_limit = (STATA_NAME, 80) if fmt == "dta" else (SPSS_NAME, 256)
     parts = [(q, part) for q in survey.questions
              for part in q.qtype.stat_columns(q, np.asarray(dataset.columns[q.id]))]
     names = variable_names([q.id for q, _ in parts], limit, [part[0] for _, part in parts],
                            taken=(TEXT_VERSION,) if text_versions is not None else (), fmt=fmt)
-    columns, value_labels, labels = {}, {}, []
+    columns, value_labels, labels, missing = {}, {}, [], {}
     for name, (q, (_, values, value_label, label)) in zip(names, parts):
-        columns[name] = values
         if value_label:
             value_labels[name] = dict(value_label)
+        if q.id in hidden and values.dtype.kind == "f":  # a text variable (no type has one) keeps ""
+            mark = STATA_NOT_ASKED if fmt == "dta" else not_asked_value(q)
+            values = values.astype(object if fmt == "dta" else float)
+            values[hidden[q.id]] = mark
+            missing[name] = [mark]
+            if value_label:
+                value_labels[name][mark] = NOT_ASKED_LABEL
+        columns[name] = values
         labels.append(_label(label, q.text, label_limit))
     if text_versions is not None:
         columns[TEXT_VERSION] = np.asarray(text_versions, dtype=np.int32)
         labels.append("wording answered under (codebook: text_versions)")
-    return pd.DataFrame(columns), labels, value_labels
+    return pd.DataFrame(columns), labels, value_labels, missing
 
 
 def write_stat_file(path, dataset: Dataset, fmt: str, text_versions: np.ndarray | None = None) -> None:
@@ -127,10 +157,12 @@ def write_stat_file(path, dataset: Dataset, fmt: str, text_versions: np.ndarray 
     if fmt not in FORMATS:
         raise ValueError(f"format: must be one of {', '.join(FORMATS)}, got {fmt!r}")
     survey = dataset.survey
-    frame, labels, value_labels = stat_frame(dataset, fmt, text_versions)
+    frame, labels, value_labels, missing = stat_frame(dataset, fmt, text_versions)
     if fmt == "sav":
         pyreadstat.write_sav(frame, str(path), column_labels=labels, variable_value_labels=value_labels,
-                             file_label=survey.title[:64], note=_note_lines(design_line(survey)))
+                             file_label=survey.title[:64], note=_note_lines(design_line(survey)),
+                             missing_ranges=missing or None)
     else:
         pyreadstat.write_dta(frame, str(path), column_labels=labels, variable_value_labels=value_labels,
-                             file_label=f"{survey.slug} design {design_fingerprint(survey)}"[:80])
+                             file_label=f"{survey.slug} design {design_fingerprint(survey)}"[:80],
+                             missing_user_values=missing or None)
