@@ -413,8 +413,6 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
 
 
 def _store(db_path: str, dataset: Dataset) -> int:
-    from dataclasses import replace
-
     from deniable.server.store.responses import insert_many
     from deniable.server.store.surveys import get_survey
     from deniable.server.survey.responses_csv import settle_not_asked
@@ -429,17 +427,11 @@ def _store(db_path: str, dataset: Dataset) -> int:
             fail(f"{db_path}: survey {stored.slug!r} has a different design "
                  "(questions, options or ε) from the definition file")
         n = dataset.n_rows
-        # insert_many wants every required question answered in every row, but a question hidden by display
-        # logic is not asked and so not required (validate_reports): its rows are -1 (simulate_dataset).
-        # The rows are checked against the display logic here, then stored under the survey with those
-        # questions' required flag lifted, a flag that no stored row or count holds.
-        _, problem = settle_not_asked(dataset.survey, dataset.columns)
+        _, problem = settle_not_asked(dataset.survey, dataset.columns)  # simulated respondents follow the logic
         if problem is not None:
             fail(f"simulated row {problem[1] + 1}: question {problem[0]!r}: {problem[2]}")
-        asked_only = replace(stored, survey=replace(stored.survey, questions=tuple(
-            replace(q, required=False) if q.show_if is not None else q for q in stored.survey.questions)))
         with progress_bar(n, "storing reports", "rows") as bar:  # on a terminal only
-            return insert_many(db, asked_only, dataset.columns, progress=lambda done, total: bar.set(done))
+            return insert_many(db, stored, dataset.columns, progress=lambda done, total: bar.set(done))
 
 
 @click.command("simulate")

@@ -305,7 +305,7 @@ def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[i
     checked = {}
     for q in survey.questions:
         if q.id not in columns:
-            if q.required and n:
+            if q.required and q.show_if is None and n:
                 raise ValueError(f"{q.id}: required question has no column")
             checked[q.id] = np.full(n, -1, dtype=np.int64)
             continue
@@ -319,9 +319,16 @@ def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[i
         invalid = q.qtype.invalid_codes(q, column)
         if invalid.any():
             raise ValueError(f"{q.id}: code {int(column[invalid][0])} is not a possible report (row {int(np.argmax(invalid))})")
-        if q.required and (column == -1).any():
-            raise ValueError(f"{q.id}: required question not answered in row {int(np.argmax(column == -1))}")
         checked[q.id] = column
+    asked = logic.asked_rows(survey, checked)  # display logic: a hidden question is not asked, so not required
+    for q in survey.questions:
+        column, shown = checked[q.id], asked.get(q.id)
+        if shown is not None and ((~shown) & (column != -1)).any():
+            raise ValueError(f"{q.id}: answered in row {int(np.argmax(~shown & (column != -1)))}, which was not asked "
+                             f"this question ({logic.asked_of(q)})")
+        missing = column == -1 if shown is None else shown & (column == -1)
+        if q.required and missing.any():
+            raise ValueError(f"{q.id}: required question not answered in row {int(np.argmax(missing))}")
     return n, checked
 
 

@@ -120,3 +120,22 @@ def test_load_db_dataset_reads_a_readonly_connection(db, stored, db_path):
         assert get_survey(readonly, "demo").status == "open"
     finally:
         readonly.conn.close()
+
+
+def test_insert_many_follows_the_display_logic(db):
+    """A required question hidden by display logic is not asked, so not required, in a bulk insert as in a
+    submission (validate_reports): its rows are -1 where it was hidden; an answer there is refused, and
+    so is a blank where it was asked.  22e6eeb refused the hidden blanks (simulate --db ended in a traceback)."""
+    from deniable.server.survey.definition import parse_definition
+
+    stored = insert_survey(db, parse_definition({"slug": "branch", "title": "B", "questions": [
+        {"id": "smoke", "text": "S", "options": ["Yes", "No"]},
+        {"id": "daily", "text": "D", "options": ["Yes", "No"], "epsilon": 1.0,
+         "show_if": {"question": "smoke", "in": ["Yes"]}}]}), status="open")
+    assert insert_many(db, stored, {"smoke": np.array([0, 1, 1, 0]), "daily": np.array([1, -1, -1, 0])}) == 4
+    assert load_db_dataset(db, "branch").counts("daily").tolist() == [1, 1]
+    with pytest.raises(ValueError, match=r"daily: answered in row 1, which was not asked"):
+        insert_many(db, stored, {"smoke": np.array([0, 1]), "daily": np.array([1, 0])})
+    with pytest.raises(ValueError, match=r"daily: required question not answered in row 1"):
+        insert_many(db, stored, {"smoke": np.array([0, 0]), "daily": np.array([1, -1])})
+    assert load_db_dataset(db, "branch").n_responses == 4
