@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .common import database, db_option, fail, plural
+from .progress import progress as progress_bar
 
 
 @click.command("check")
@@ -68,11 +69,13 @@ def _check(db_path, slugs, *, readonly: bool):
                  "upgrade it with deniable check --repair")
         try:
             surveys = integrity.surveys_of(db, slugs or None)
-            gaps = integrity.check(db, slugs or None) if readonly else []
         except LookupError as exc:
             fail(str(exc.args[0]))
-        ids = ",".join(str(s.id) for s in surveys) or "NULL"
-        responses = db.execute(f"SELECT count(*) FROM responses WHERE survey_id IN ({ids})").fetchone()[0]
+        responses = sum(integrity.respondents(db, survey) for survey in surveys)
+        gaps = []
+        if readonly:  # every response read: a bar on a terminal
+            with progress_bar(responses, "checking", "responses") as bar:
+                gaps = integrity.check(db, slugs or None, progress=bar.update)
     return gaps, len(surveys), responses
 
 

@@ -249,12 +249,21 @@ def surveys_of(db: sqlite_utils.Database, slugs=None) -> list[StoredSurvey]:
     return found
 
 
-def check(db: sqlite_utils.Database, slugs=None) -> list[Gap]:
-    """Every disagreement in the database (or in the surveys ``slugs``); [] when all agree."""
+def check(db: sqlite_utils.Database, slugs=None, progress=None) -> list[Gap]:
+    """Every disagreement in the database (or in the surveys ``slugs``); [] when all agree.
+    ``progress(n)`` is called with each survey's number of responses once it is checked."""
     gaps = []
     for survey in surveys_of(db, slugs):
         gaps += check_survey(db, survey) + check_ledger(db, survey)
+        if progress is not None:
+            progress(respondents(db, survey))
     return gaps
+
+
+def respondents(db: sqlite_utils.Database, survey: StoredSurvey) -> int:
+    """The survey's number of stored responses, from its slots' sizes (0 before its first)."""
+    sizes = slots.sizes(db.conn, survey.id)
+    return sizes[1] if sizes else 0
 
 
 def quick_check(db: sqlite_utils.Database) -> dict[str, list[Gap]]:
