@@ -15,6 +15,14 @@ under one answer and positive under another gives that answer away: ε is infini
 is **not ε-LDP** (:attr:`Design.ldp` False) — accepted, as the plain list experiment is, but never
 with a finite ε.  The realized ε is computed from the integer weights, exactly.
 
+**Decimals as typed.**  A parameter is the decimal a person wrote: a float is read as the decimal of its
+shortest repr (``0.23`` is 23/100, not the binary double nearest it, 0.2300000000000000099…), so that
+``forced(0.62, [0.23, 0.15])`` adds up to 1 exactly, as on paper; a float with more than 12 decimal
+places (``2/3`` computed in Python) is the simplest fraction within 1e-12 of it (:func:`typed_fraction`).
+Python's float repr is the shortest string that reads back to the same double (Steele & White 1990;
+Python's ``float.__repr__``), and JSON numbers in a survey file and the builder's fields reach here as
+such floats, so every surface reads the same fraction.
+
 k-ary randomized response at ε, the project's default design, keeps its own sampler
 (:mod:`.mechanism`, :mod:`.randomizer`); these are the others.
 
@@ -56,6 +64,8 @@ References
 .. [5] Y. Wang, X. Wu, D. Hu, "Using randomized response for differential privacy preserving
    data collection", EDBT/ICDT Workshops 2016.
 .. [6] J.-P. Fox, *Randomized Item Response Theory Models*, 2nd ed. (2016).
+.. [7] G. L. Steele, J. L. White, "How to print floating-point numbers accurately", PLDI 1990
+   (the shortest decimal that reads back to the same double).
 """
 
 from __future__ import annotations
@@ -82,21 +92,62 @@ class DesignError(MechanismError):
         self.problem = problem
 
 
+# A float is read as the decimal it was typed as when its shortest repr has at most this many decimal
+# places (0.23 is 23/100), else as the simplest fraction within FLOAT_TOLERANCE of it (2/3 is 2/3).
+TYPED_DECIMALS = 12
+FLOAT_TOLERANCE = Fraction(1, 10**12)
+
+
+def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
+    """The fraction with the smallest denominator in ``[low, high]`` (``0 ≤ low ≤ high``), by continued fractions.
+
+    If an integer lies in the interval the smallest one is the answer; otherwise both ends share the
+    integer part ``a`` and the answer is ``a + 1/s`` with ``s`` the simplest fraction in
+    ``[1/(high − a), 1/(low − a)]`` (the Stern–Brocot descent; Khinchin, *Continued Fractions*, §6).
+    """
+    whole = math.ceil(low)
+    if whole <= high:
+        return Fraction(whole)
+    a = math.floor(low)
+    return a + 1 / _simplest_between(1 / (high - a), 1 / (low - a))
+
+
+def typed_fraction(value: float) -> Fraction:
+    """The fraction a person meant by the float ``value``: the decimal of its shortest repr when that has at
+    most :data:`TYPED_DECIMALS` decimal places (``0.23`` is 23/100, not the binary double nearest it), else
+    the simplest fraction within :data:`FLOAT_TOLERANCE` of it (``2/3`` typed in Python is 2/3)."""
+    text = repr(float(value))
+    if -Decimal(text).as_tuple().exponent <= TYPED_DECIMALS:
+        return Fraction(text)
+    exact = Fraction(value)
+    # a positive value stays positive (a forced share of 1e-13 is not a zero cell as typed)
+    return _simplest_between(exact - min(FLOAT_TOLERANCE, exact / 2), exact + FLOAT_TOLERANCE)
+
+
 def _probability(value, field: str, *, open_low: bool = False, open_high: bool = False) -> Fraction:
-    """A probability as an exact fraction (a float is taken at its exact binary value)."""
+    """A probability as an exact fraction: a float as the decimal typed (:func:`typed_fraction`), a Decimal,
+    int or Fraction as it is."""
     if isinstance(value, Decimal) and value.is_finite():
         value = Fraction(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DesignError(field, f"must be a probability (a number in [0, 1]), got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise DesignError(field, f"must be a finite probability, got {value!r}")
-    # a float is read as the simplest fraction within 1e-15 of it: 2/3 and 1/6 as written, not their
-    # binary expansions, so that shares meant to add up to 1 do
-    frac = Fraction(value).limit_denominator(10**15) if isinstance(value, float) else Fraction(value)
+    # a float's binary expansion is not what was typed: 0.62 + 0.23 + 0.15 add up to 1 only as decimals,
+    # and 2/3 + 1/6 + 1/6 only as the fractions meant, so that shares meant to add up to 1 do
+    frac = typed_fraction(value) if isinstance(value, float) else Fraction(value)
     if frac < 0 or frac > 1 or (open_low and frac == 0) or (open_high and frac == 1):
         ends = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
         raise DesignError(field, f"must be a probability in {ends}, got {value!r}")
     return frac
+
+
+def _total(total: Fraction) -> str:
+    """A sum that should be 1, in words that show how far it is (``1 + 1e-13``, never a bare ``1``)."""
+    shown = f"{float(total):.6g}"
+    if shown != "1" or total == 1:
+        return shown
+    return f"1 {'+' if total > 1 else '−'} {float(abs(total - 1)):.3g}"
 
 
 def realize_column(probabilities: list[Fraction]) -> list[int]:
@@ -250,7 +301,7 @@ def forced(p, forced_shares, labels=None) -> Design:
     truth = _probability(p, "p", open_low=True)
     shares = [_probability(v, f"forced[{i}]") for i, v in enumerate(forced_shares)]
     if truth + sum(shares) != 1:
-        raise DesignError("forced", f"p + the forced shares must add up to 1, got {float(truth + sum(shares)):.6g}")
+        raise DesignError("forced", f"p + the forced shares must add up to 1, got {_total(truth + sum(shares))}")
     columns = [[truth * (r == t) + shares[r] for r in range(k)] for t in range(k)]
     return _build("forced", {"p": truth, "forced": shares}, columns, _labels(labels, k), "forced")
 
@@ -362,7 +413,7 @@ def custom(matrix, labels=None, reports=None) -> Design:
     for t in range(k):
         total = sum(cells[r][t] for r in range(len(cells)))
         if total != 1:
-            raise DesignError("matrix", f"column {t} (answer {t + 1}) must add up to 1, got {float(total):.6g}")
+            raise DesignError("matrix", f"column {t} (answer {t + 1}) must add up to 1, got {_total(total)}")
     columns = [[cells[r][t] for r in range(len(cells))] for t in range(k)]
     shown = list(reports) if reports is not None else [f"report {r + 1}" for r in range(len(cells))]
     if len(shown) != len(cells):
@@ -595,4 +646,4 @@ class TickDesignMechanism:
 __all__ = ["BINARY", "DESIGNS", "KEYS", "PARAMETERS", "SIDES", "TICK_ANSWERS", "VARIANTS", "Design", "DesignError",
            "DesignMechanism", "TickDesignMechanism", "crosswise", "crosswise_epsilon_range", "crosswise_respondent",
            "custom", "forced", "from_definition", "keys_of", "kuk", "randomize_ticks", "realize_column", "sample",
-           "sample_ticks", "tick_design", "unrelated", "variant_of", "warner"]
+           "sample_ticks", "tick_design", "typed_fraction", "unrelated", "variant_of", "warner"]

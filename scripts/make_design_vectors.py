@@ -49,6 +49,10 @@ DESIGNS = [
     ({"name": "crosswise", "prevalence": 1 / 12}, ["Yes", "No"]),
     ({"name": "custom", "matrix": [[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]]}, ["low", "mid", "high"]),
     ({"name": "custom", "matrix": [[0.6, 0], [0.4, 1]]}, ["Yes", "No"]),  # triangular: not ε-LDP
+    # decimals that add up to 1 only as typed (issue 36): 0.62 + 0.23 + 0.15 in binary floats does not
+    ({"name": "forced", "p": 0.62, "forced": [0.23, 0.15]}, ["Yes", "No"]),
+    ({"name": "forced", "p": 0.62, "forced": [0.23, 0.15, 0]}, ["None", "Some", "Much"]),  # a zero share: not ε-LDP
+    ({"name": "custom", "matrix": [[0.62, 0.2, 0.1], [0.23, 0.6, 0.2], [0.15, 0.2, 0.7]]}, ["low", "mid", "high"]),
 ]
 
 
