@@ -1,23 +1,43 @@
-"""The wheel: build it, install it (not editable) into a fresh venv, and run the command from it.
+"""The wheel: build it, check it holds every file the code opens, install it (not editable) into a
+fresh venv, and run the command from it.
 
-Offline, like every test: the wheel is built with the installed setuptools (``--no-isolation``),
-and the fresh venv gets the wheel alone (``--no-deps``) with this environment's packages lent to
-it by a ``.pth`` line, so that nothing is downloaded; ``deniable`` itself comes from the wheel.
+The tests install the project editable, so a file left out of the wheel's package data (the
+planner's templates were, and the builder answered 500 to every ``scripts/serve.sh`` user) passes
+every other test.  Here the wheel must hold every file of the package folders (``.po`` and ``.pot``
+sources aside), and every template, static file and card script the code or a template names.
+
+Offline, like every test: the wheel is built with the installed setuptools (``--no-isolation``)
+from a copy of the checkout's files (tracked and new, not ignored: what a clean clone has, without a
+stale ``build/`` to slip files in), and the fresh venv gets the wheel alone (``--no-deps``) with this
+environment's packages lent to it by a ``.pth`` line, so that nothing is downloaded; ``deniable``
+itself comes from the wheel.  scripts/test_wheel.sh (CI) does the real install and opens every page.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+from jinja2 import meta
 
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+# folder of the checkout → its folder in the wheel: templates/ → deniable/server/templates/
+IN_WHEEL = {folder: package.replace(".", "/")
+            for package, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items()}
+NOT_SHIPPED = (".po", ".pot")  # the translations' sources: the compiled .mo is what the app reads
+STATIC_FOLDERS = {"static": "client/static", "dashboard.static": "server/web/dashboard/static"}  # url_for's endpoints
+STATIC_URL = re.compile(r"""url_for\(\s*['"](static|dashboard\.static)['"],\s*filename=['"]([^'"]+)['"]""")
+TEMPLATE_CALLS = {"render_template", "get_template", "get_template_attribute", "select_template"}
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +48,25 @@ def run(args, **kwargs):
     return result
 
 
+def checkout_files(*folders: str) -> list[str]:
+    """The checkout's files under ``folders`` that a clean clone would have: tracked or new, not ignored."""
+    listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *folders], cwd=ROOT)
+    return sorted(name for name in set(listed.stdout.split("\0")) if name and (ROOT / name).is_file())
+
+
+def wheel_name(name: str) -> str:
+    """Where the checkout's file ``name`` (``templates/survey.html``) is in the wheel."""
+    folder, _, rest = name.partition("/")
+    return f"{IN_WHEEL[folder]}/{rest}"
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", out, ROOT])
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    for name in ["pyproject.toml", "README.md", *checkout_files(*IN_WHEEL)]:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", out, source])
     (path,) = out.glob("deniable-*.whl")
     return path
 
@@ -44,6 +79,56 @@ def test_wheel_contents(wheel):
             "deniable/server/cli/__init__.py", "deniable/server/cli/analysis.py", "deniable/estimators/__init__.py",
             "deniable/client/randomizer.py"} <= set(names)
     assert not any(n.startswith(("deniable/tests/", "tests/", "scripts/")) for n in names)
+
+
+def test_every_file_of_the_package_folders_is_in_the_wheel(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    files = [name for name in checkout_files(*IN_WHEEL) if not name.endswith(NOT_SHIPPED)]
+    assert any(name.startswith("templates/dashboard/plan/") for name in files)  # the folders were read
+    missing = [name for name in files if wheel_name(name) not in names]
+    assert not missing, f"not in the wheel (add them to [tool.setuptools.package-data] in pyproject.toml): {missing}"
+
+
+def referenced_files(app) -> set[str]:
+    """Every file of the checkout the code or a template names (``templates/…``, ``client/static/…``):
+    the templates of ``render_template`` & co. and of ``{% include/extends/import/from %}``, each
+    question type's card, planner panel and card script, the string constants that are template paths
+    (``"dashboard/plan/design.html"``), and the files of ``url_for('static'/'dashboard.static', filename=…)``."""
+    templates = [p for p in (ROOT / "templates").rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")]
+    python = [p for folder in IN_WHEEL for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts]
+    subfolders = {p.relative_to(ROOT / "templates").parts[0] for p in templates if p.parent != ROOT / "templates"}
+    named = set()  # template names
+    for path in templates:
+        named |= set(meta.find_referenced_templates(app.jinja_env.parse(path.read_text(encoding="utf-8")))) - {None}
+    for path in python:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in TEMPLATE_CALLS):
+                named.add(node.args[0].value)
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and re.fullmatch(r"[\w-]+(/[\w.-]+)+\.(html|css)", node.value)
+                  and node.value.split("/")[0] in subfolders):
+                named.add(node.value)
+    from deniable.server.survey import questions
+
+    types = questions.all_types()
+    files = {f"templates/{name}" for qtype in types for name in (qtype.card, qtype.plan_template) if name}
+    files |= {f"client/static/{qtype.script}" for qtype in types if qtype.script}
+    files |= {f"templates/{name}" for name in named}
+    for path in [*templates, *python]:
+        for endpoint, name in STATIC_URL.findall(path.read_text(encoding="utf-8")):
+            files.add(f"{STATIC_FOLDERS[endpoint]}/{name}")
+    return files
+
+
+def test_every_file_the_code_names_is_in_the_wheel(wheel, app):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    files = referenced_files(app)
+    assert {"templates/dashboard/plan/_uninformative.html", "templates/dashboard/types.css",
+            "templates/cards/list.html", "templates/dashboard/plan/design.html", "client/static/types/numeric.js",
+            "server/web/dashboard/static/builder.js"} <= files  # the kinds of reference are all read
+    missing = sorted(name for name in files if wheel_name(name) not in names)
+    assert not missing, f"named by the code but not in the wheel: {missing}"
 
 
 def test_installed_wheel_runs(wheel, tmp_path):
