@@ -156,9 +156,10 @@ class Session:
 
 
 class Server:
-    """``deniable serve --demo`` on a free port, its output in files of ``workdir``."""
+    """``deniable serve [--demo]`` on a free port, its output in files of ``workdir``; ``env``: more
+    environment variables."""
 
-    def __init__(self, deniable_bin: Path, db: Path, workdir: Path):
+    def __init__(self, deniable_bin: Path, db: Path, workdir: Path, *, demo: bool = True, env: dict | None = None):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -166,19 +167,25 @@ class Server:
         self.out, self.err = workdir / "serve.out", workdir / "serve.err"
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.process = subprocess.Popen(
-                [str(deniable_bin), "serve", "--port", str(port), "--db", str(db), "--demo"], cwd=workdir,
-                stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+                [str(deniable_bin), "serve", "--port", str(port), "--db", str(db), *(["--demo"] if demo else [])],
+                cwd=workdir, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, **(env or {})})
 
-    def demo_login(self) -> tuple[str, str]:
-        """Wait until the server answers; the demo login it printed."""
+    def wait(self, ready=lambda: True) -> None:
+        """Wait until the server answers (and ``ready()``), 60 s at most."""
         probe = Session(self.base, [], {})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and self.process.poll() is None:
-            login = re.search(rb"log in as (\S+) with password (\S+)\)", self.out.read_bytes())
-            if login and probe.request("/auth/login")[0] == 200:
-                return login.group(1).decode(), login.group(2).decode()
+            if probe.request("/auth/login")[0] == 200 and ready():
+                return
             time.sleep(0.2)
-        raise RuntimeError("deniable serve --demo did not answer (or printed no demo login) within 60 s")
+        raise RuntimeError("deniable serve did not answer within 60 s")
+
+    def demo_login(self) -> tuple[str, str]:
+        """Wait until the server answers; the demo login it printed."""
+        login = lambda: re.search(rb"log in as (\S+) with password (\S+)\)", self.out.read_bytes())  # noqa: E731
+        self.wait(login)
+        return login().group(1).decode(), login().group(2).decode()
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -4,7 +4,9 @@
 # build/) the way `pip install .` in scripts/serve.sh builds it (an isolated build environment with the
 # pyproject's setuptools), installs it NOT editable, with its real dependencies from the package index, into
 # a fresh venv, and runs scripts/smoke_installed.py with that venv's Python from outside the checkout:
-# `deniable serve --demo`, every page, the planner of every type and design, a submission, the exports.
+# `deniable serve --demo`, every page, the planner of every type and design, a submission, the exports; then
+# scripts/accept_installed.py: 400 single diverse submissions counted by every surface, deniable check and
+# --repair of a database written by 22e6eeb.
 # The tests install the project editable, so a file missing from the wheel passes them; this does not.
 # About 80 s on two busy cores, half of it the install. Extra arguments go to the smoke
 # script (e.g. --verbose).
@@ -41,4 +43,6 @@ step "installing $(basename "$wheel") with its dependencies"
 step "smoke test of the installed package"
 cd "$work"  # outside the checkout: nothing can be imported from the source tree
 env -u PYTHONPATH "$work/venv/bin/python" "$root/scripts/smoke_installed.py" --workdir "$work/smoke" "$@"
+step "nothing lost through the installed package (400 single diverse submissions, check, repair)"
+env -u PYTHONPATH "$work/venv/bin/python" "$root/scripts/accept_installed.py" --workdir "$work/accept"
 step "done"
