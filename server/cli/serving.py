@@ -14,12 +14,14 @@ not read at all (the app answers 413 in its own shape, and the connection is clo
 cut off by the client, or chunked encoding that does not parse, is a 400 without the app.  An
 idle keep-alive connection is closed after the same time.
 
-**Logs.**  Nothing a client does writes a log line (a supervisor's timestamp on the line would
-date the request): bad requests, bodies cut off, connections closed at the deadline and
-exceptions are counted in memory (:mod:`deniable.server.web.logs`) and each worker writes the
-counts at most once a day and when it stops.  :class:`Logger` gives gunicorn's error log, Flask's
-logger and every other the one format of :mod:`~deniable.server.web.logs`: no time, no address.
-There is no access log.
+**Logs.**  No request on the respondents' side writes a log line (a supervisor's timestamp on
+the line would date the request): bad requests, bodies cut off, connections closed at the
+deadline, warnings and exceptions are counted in memory (:mod:`deniable.server.web.logs`) and each
+worker writes the counts at most once a day and when it stops.  Only an unexpected exception on a
+researcher's route (the dashboard, ``/auth/…``, the researchers' results API:
+:func:`deniable.server.web.logs.researchers_route`) is written at once, with its traceback.
+:class:`Logger` gives gunicorn's error log, Flask's logger and every other the one format of
+:mod:`~deniable.server.web.logs`: no time, no address.  There is no access log.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ Bad input is always a 4xx with a message a person can act on, never a 500 page: 
 project raises on purpose (:class:`deniable.errors.DeniableError`) that a view does not answer
 itself is a 400 here, naming its field.  A failed
 CSRF check on the survey form re-renders the form (with a fresh token) and says why.  An
-unexpected exception is counted in memory, not logged (:mod:`.logs`): a log line would date the
-request that caused it.
+unexpected exception is a 500 page; on the respondents' side it is counted in memory, not logged
+(:mod:`.logs`: a log line would date the request that caused it), on a researcher's route
+(:func:`.logs.researchers_route`) it is written at once with its traceback.
 """
 
 from __future__ import annotations

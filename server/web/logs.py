@@ -1,12 +1,22 @@
-"""One logging configuration for gunicorn, Flask and the app, in which no line can be dated to a request.
+"""One logging configuration for gunicorn, Flask and the app, in which no line can be dated to a respondent's request.
 
 systemd and Docker put a time on every line a process writes, so a line written *because of* a
-request dates that request, whatever the line says.  So nothing a client does writes a line:
-what goes wrong with requests (a request that does not parse, a body cut off or too slow, an
-unexpected exception) is counted in memory, in :data:`TALLY`, and each server process writes the
-counts as a summary at most once a day (:data:`SUMMARY_SECONDS`, from its own start, not from
-any request) and when it stops.  A summary holds counts and, for an unexpected exception, one
-traceback; no time, no address (:func:`redact`), no port.
+request dates that request, whatever the line says.  So no request on the respondents' side
+writes a line: what goes wrong with requests (a request that does not parse, a body cut off or
+too slow, a warning, an unexpected exception) is counted in memory, in :data:`TALLY`, and each
+server process writes the counts as a summary at most once a day (:data:`SUMMARY_SECONDS`, from
+its own start, not from any request) and when it stops.  A summary holds counts and, for an
+unexpected exception, one traceback; no time, no address (:func:`redact`), no port.  A warning
+(numpy's ``RuntimeWarning``, say) is a log record too (:func:`configure`), counted like any other.
+
+**The researchers' routes** (:func:`researchers_route`: the dashboard, ``/auth/…`` and the
+researchers' results API, every route under the dashboard's parent blueprint) are the exception
+for one kind of line: their unexpected exception is written at once, ``unexpected error in
+METHOD RULE (answered 500)`` and its traceback — the route's rule, never its path (an invitation
+link's token is in its path), no address, and every value the request carried (path, query,
+form, cookies, body) blanked out of the exception's message.  Dating a researcher's page view
+tells nothing about any respondent, and a researcher who met a 500 needs the traceback now, not
+tomorrow.
 
 :func:`configure` gives gunicorn's error log, Flask's logger and every other logger of the
 process one format, ``[pid] [LEVEL] message``, and one filter (:class:`Redact`);
@@ -106,12 +116,13 @@ def summarize(logger: logging.Logger | None = None) -> int:
 
 class CountDuringRequests(logging.Filter):
     """A record logged while a request is served (Flask-WTF's "The CSRF token is missing.", say) is
-    counted by its logger and level, with its first message kept for the summary, not written."""
+    counted by its logger and level, with its first message kept for the summary, not written; but
+    a researcher's route's unexpected exception (:class:`_CountExceptions` marks it) is written."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from flask import has_request_context
 
-        if not has_request_context():
+        if not has_request_context() or getattr(record, WRITE_AT_ONCE, False):
             return True
         TALLY.count(f"{record.levelname} messages from {record.name}", redact(record.getMessage()))
         return False
@@ -133,16 +144,74 @@ def configure(handlers) -> None:
     root = logging.getLogger()
     root.handlers = list(handlers)
     root.setLevel(logging.INFO)
+    # A warning (numpy's RuntimeWarning, say) would go straight to stderr, with the file and line
+    # and no filter: as a record of ``py.warnings`` it is counted during a request like any other.
+    logging.captureWarnings(True)
+
+
+WRITE_AT_ONCE = "deniable_write_at_once"  # the attribute that lets a record through CountDuringRequests
+RESEARCHERS_BLUEPRINTS = frozenset({"dashboard", "auth", "join"})  # and every blueprint under "dashboard"
+
+
+def researchers_route() -> bool:
+    """Whether the request being served is on a researcher's route: the dashboard (every blueprint
+    registered under its parent, the researchers' results API ``/api/v1/surveys/<slug>/estimates``
+    included), ``/auth/login``, ``/auth/logout`` and ``/auth/join/<token>``.  Every other route —
+    the survey pages, the respondents' API, the embed files, the public results page, ``/`` and
+    ``/static`` — and a path that matches no route is not."""
+    from flask import has_request_context, request
+
+    if not has_request_context() or request.url_rule is None:
+        return False
+    return (request.blueprint or "").split(".")[0] in RESEARCHERS_BLUEPRINTS
 
 
 class _CountExceptions(logging.Filter):
-    """Flask's ``Exception on …`` records (and any other with a traceback) become counts, not lines."""
+    """Flask's ``Exception on …`` records (and any other with a traceback) become counts, not lines;
+    on a researcher's route, one line at once: the route's rule and the traceback (module notes)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.exc_info:
             return True
+        if researchers_route():
+            # Flask's message has the request's path (an invitation's token is in one): the rule instead
+            record.msg, record.args = f"unexpected error in {_route()} (answered 500)", None
+            record.exc_text = redact(_without_request_values(traceback.format_exception(*record.exc_info))).rstrip()
+            setattr(record, WRITE_AT_ONCE, True)
+            return True
         TALLY.exception(_route(), record.exc_info)
         return False
+
+
+def _without_request_values(lines: list[str]) -> str:
+    """A formatted traceback with the request's values blanked out of its unindented lines (the
+    exceptions' own messages: one may quote a value); the frames' lines (indented) are code."""
+    values = sorted(_request_values(), key=len, reverse=True)
+    out = []
+    for chunk in lines:
+        for line in chunk.splitlines(keepends=True):
+            if not line.startswith(" "):
+                for value in values:
+                    line = line.replace(value, "[request value]")
+            out.append(line)
+    return "".join(out)
+
+
+def _request_values() -> set[str]:
+    """What the request carried — its path's values (an invitation's token), query, form fields,
+    cookies and body — each of at least 8 characters (shorter ones would blank out line numbers)."""
+    from flask import request
+
+    values = {str(v) for v in (request.view_args or {}).values()}
+    for source in (request.args, request.cookies, *((request.form,) if request.mimetype in _FORMS else ())):
+        for _, items in source.lists():
+            values.update(items)
+    values.add(request.headers.get("Cookie", ""))
+    values.add(request.get_data(cache=True, as_text=True))
+    return {v for v in values if len(v) >= 8}
+
+
+_FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 def _route() -> str:
@@ -155,7 +224,8 @@ def _route() -> str:
 
 
 def init_app(app) -> None:
-    """No line of Flask's own format (it has the time), and exceptions counted, not written."""
+    """No line of Flask's own format (it has the time), and exceptions counted, not written (but a
+    researcher's route's, :class:`_CountExceptions`)."""
     from flask.logging import default_handler
 
     app.logger.removeHandler(default_handler)
