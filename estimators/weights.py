@@ -123,6 +123,20 @@ def _labels(values, n: int, field: str) -> np.ndarray:
     return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
 
 
+def _check_squares(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -> None:
+    """DesignError unless every positive weight's square, and their sum (Kish's effective n, every
+    variance), is a positive finite float: 1e308 squares to infinity, 1e-170 to 0."""
+    positive = w[(w > 0) & (c > 0)]
+    if not positive.size:
+        return
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fine = np.square(positive.min()) > 0 and math.isfinite(float(c @ np.square(w)))
+    if not fine:
+        raise DesignError(f"{what} range from {positive.min():g} to {positive.max():g}, beyond what floating point "
+                          "can square (Kish's effective sample size and the variances add up their squares); "
+                          "multiply them all by one number (a share's estimate depends only on their ratios)", field)
+
+
 def survey_design(weights, *, strata=None, clusters=None, population_clusters=None) -> SurveyDesign:
     """Check and build a :class:`SurveyDesign`: finite positive weights, labels per respondent.
 
@@ -138,6 +152,7 @@ def survey_design(weights, *, strata=None, clusters=None, population_clusters=No
         raise DesignError(f"weights: weights cannot be negative (found {w[w < 0][0]:g})", "weights")
     if not np.any(w > 0):
         raise DesignError("weights: every weight is 0", "weights")
+    _check_squares(w, np.ones(w.size), "weights: the weights")
     n = w.size
     h = np.zeros(n, dtype=np.int64) if strata is None else _labels(strata, n, "strata")
     if clusters is None:
@@ -1019,6 +1034,9 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
                               f"not meet the margins in {iterations} rounds; widen the bounds", "trim")
         raise DesignError(f"margins: raking did not converge in {iterations} rounds (the margins may contradict "
                           "each other on the respondents' combinations)", "margins")
+    if not np.all(np.isfinite(w)):
+        raise DesignError("margins: raking made weights that are not finite numbers", "margins")
+    _check_squares(w, c, "margins: the raked weights", "margins")
     achieved = {name: (np.bincount(codes, weights=c * w, minlength=target.size) / float(c @ w)).tolist()
                 for name, (codes, target) in columns.items()}
     positive = (w > 0) & (c > 0)

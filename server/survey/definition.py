@@ -411,10 +411,35 @@ def check_randomization(question: Question, stated, path: tuple) -> None:
                               f"question says {has}: was the codebook edited?")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_characters(data) -> None:
+    """Raise DefinitionError at the first text, key or value, holding a lone surrogate (JSON's
+    ``"\\ud800"`` without its pair): not a character, so neither SQLite nor a file nor a terminal
+    can take it in UTF-8."""
+    stack = [((), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str) and (found := _SURROGATE.search(node)):
+            raise DefinitionError(path or ("definition",), f"holds a lone surrogate "
+                                  f"({found.group().encode('unicode_escape').decode()}), which is not a "
+                                  "character: write the character itself (in a JSON escape, both halves of "
+                                  "its pair, such as \\ud83d\\ude00)")
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in reversed(list(children)):
+            if isinstance(key, str) and (found := _SURROGATE.search(key)):
+                raise DefinitionError(path or ("definition",), f"a key holds a lone surrogate "
+                                      f"({found.group().encode('unicode_escape').decode()}), which is not a "
+                                      "character")
+            stack.append(((*path, key), child))
+
+
 def parse_definition(data) -> Survey:
     """Validate a decoded survey definition and return a :class:`Survey`."""
     if not isinstance(data, dict):
         raise DefinitionError(("definition",), "must be a JSON object")
+    _check_characters(data)
     _unknown_keys(data, SURVEY_KEYS, ("definition",))
     for key in ("slug", "title", "questions"):
         if key not in data:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,16 +80,23 @@ def _split(text: str, sign: str) -> list[str]:
     for i, c in enumerate(text):
         depth += (c == "(") - (c == ")")
         if depth < 0:
-            raise FormulaError(f"unbalanced parentheses in {text.strip()!r}")
+            raise FormulaError(f"unbalanced parentheses in the formula: {text.strip()!r}")
         if c == sign and depth == 0:
             parts.append(text[start:i])
             start = i + 1
     if depth:
-        raise FormulaError(f"unbalanced parentheses in {text.strip()!r}")
+        raise FormulaError(f"unbalanced parentheses in the formula: {text.strip()!r}")
     return [*parts, text[start:]]
 
 
 _OPERATORS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
+# Operators and parentheses in one I(…): its tree is at most this deep, so that reading it, writing
+# it back and evaluating it (each recursive) stay far from Python's recursion limit.
+MAX_OPERATORS = 100
+
+
+def _short(text: str, size: int = 60) -> str:
+    return text if len(text) <= size else f"{text[:size]}…"
 
 
 def _expression(text: str) -> tuple[ast.expr, list[str]]:
@@ -96,11 +104,16 @@ def _expression(text: str) -> tuple[ast.expr, list[str]]:
 
     ``^`` is a power, as in R's formulas (read as Python's ``**``: it binds tighter than × and /, and
     from the right, as R's does), never a bitwise operator."""
+    text = text.strip()
+    if sum(text.count(c) for c in "+-*/^(") > MAX_OPERATORS:
+        raise FormulaError(f"I({_short(text)}): more than {MAX_OPERATORS} operators and parentheses in the formula; "
+                           "write a shorter expression")
+    source = text.replace("^", "**")
     try:
-        tree = ast.parse(text.strip().replace("^", "**"), mode="eval").body
-    except SyntaxError:
-        raise FormulaError(f"cannot read I({text.strip()}): write arithmetic with + - * / ^ on question ids and "
-                           "numbers, e.g. I(age/10) or I((age/10)^2)") from None
+        tree = ast.parse(source, mode="eval").body
+    except (SyntaxError, ValueError):  # ValueError: what some Python versions raise for a null byte
+        raise FormulaError(f"cannot read I({_short(text, 200)}) in the formula: write arithmetic with + - * / ^ on "
+                           "question ids and numbers, e.g. I(age/10) or I((age/10)^2)") from None
     names = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -110,11 +123,20 @@ def _expression(text: str) -> tuple[ast.expr, list[str]]:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             continue
         elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            try:
+                finite = math.isfinite(float(node.value))
+            except OverflowError:  # an integer beyond a float's range
+                finite = False
+            if not finite:
+                number = _short(ast.get_source_segment(source, node) or "", 20)
+                raise FormulaError(f"I({_short(text)}): the number {number} in the formula is beyond a float's range "
+                                   "(about 1.8e308)")
             continue
         elif not isinstance(node, (ast.operator, ast.unaryop, ast.expr_context)):
-            raise FormulaError(f"I({text.strip()}): only numbers, question ids, + - * / ^ and parentheses")
+            raise FormulaError(f"I({_short(text, 200)}) in the formula: only numbers, question ids, + - * / ^ and "
+                               "parentheses")
     if not names:
-        raise FormulaError(f"I({text.strip()}) names no question")
+        raise FormulaError(f"I({_short(text, 200)}) in the formula names no question")
     return tree, names
 
 

@@ -781,7 +781,8 @@ def parse_margins(document, survey: Survey) -> dict[str, np.ndarray]:
     option left out has a share of 0.  Only single-choice questions asked directly may weight
     (:func:`rakeable`): a protected question's answers are randomized, and weighting on them would
     both bias the weights and spend its privacy.  Shares are numbers ≥ 0 that add up to 1 (within
-    1e-9).  A DesignError names the field: ``margins.QUESTION`` or ``margins.QUESTION.OPTION``."""
+    1e-9), each 0 or at least 1e-9.  A DesignError names the field: ``margins.QUESTION`` or
+    ``margins.QUESTION.OPTION``."""
     if not isinstance(document, dict) or not document:
         raise _margin_error('give a JSON object {"question": {"option": share, …}, …} with at least one question')
     ids = {q.id for q in survey.questions}
@@ -814,9 +815,19 @@ def parse_margins(document, survey: Survey) -> dict[str, np.ndarray]:
             seen.add(index)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise _margin_error("a share must be a number between 0 and 1", qid, str(key))
-            if not math.isfinite(value) or value < 0:
-                raise _margin_error(f"a share must be a finite number ≥ 0 (got {value!r})", qid, str(key))
-            target[index] = float(value)
+            try:
+                share = float(value)
+            except OverflowError:  # an integer beyond a float's range (JSON's 1000…0)
+                share = math.inf
+            if not math.isfinite(share) or share < 0:
+                shown = repr(value) if len(repr(value)) <= 24 else f"{repr(value)[:20]}… ({len(repr(value))} digits)"
+                raise _margin_error(f"a share must be a finite number ≥ 0 (got {shown})", qid, str(key))
+            if 0 < share < MARGIN_TOLERANCE:
+                # below the tolerance of the total it is 0 in all but name, and raking to it would make
+                # weights too small to square (Kish's effective n, the variances)
+                raise _margin_error(f"a share must be 0 or at least {MARGIN_TOLERANCE:g} (got {share:g})", qid,
+                                    str(key))
+            target[index] = share
         total = float(target.sum())
         if abs(total - 1) > MARGIN_TOLERANCE:
             raise _margin_error(f"the shares add up to {total:.12g}, not 1", qid)
