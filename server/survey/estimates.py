@@ -162,6 +162,39 @@ class Crosstab:
     result: object  # estimators.CrosstabResult
 
 
+@dataclass(frozen=True)
+class PairPrivacy:
+    """What protects each respondent's two answers in a cross-tab: the one computation behind the
+    command line's table and JSON and the dashboard's cross-tab page (:func:`pair_privacy`)."""
+
+    epsilon: float | None  # the randomized sides' realized ε, added up (None: no side at a finite ε)
+    protected: tuple[Question, ...]  # randomized at a finite ε
+    direct: tuple[Question, ...]  # asked directly: its answer is not randomized, and adds no ε
+    not_ldp: tuple[Question, ...]  # randomized by a design one of whose reports can give an answer away
+
+    @property
+    def text(self) -> str:
+        """The pair's ε as the table says it: ``ε = 1.0000 (age asked directly)``, ``ε = 3.0000 (ε₁ + ε₂)``."""
+        if self.not_ldp:
+            return f"not ε-LDP ({self.not_ldp[0].id}'s design can give an answer away)"
+        if not self.protected:
+            return "no randomization"
+        if self.direct:
+            return f"ε = {self.epsilon:.4f} ({self.direct[0].id} asked directly)"
+        return f"ε = {self.epsilon:.4f} (ε₁ + ε₂)"
+
+
+def pair_privacy(row: Question, col: Question) -> PairPrivacy:
+    """The realized ε a respondent spent on the pair's randomized answers (:class:`PairPrivacy`): a
+    question asked directly adds none (the estimator counts it as infinite), and a design that is not
+    ε-LDP leaves the pair without a finite ε."""
+    protected = tuple(q for q in (row, col) if q.protected)
+    not_ldp = tuple(q for q in (row, col) if not q.protected and q.design is not None)
+    direct = tuple(q for q in (row, col) if not q.protected and q.design is None)
+    epsilon = None if not_ldp or not protected else float(sum(q.mechanism.epsilon for q in protected))
+    return PairPrivacy(epsilon=epsilon, protected=protected, direct=direct, not_ldp=not_ldp)
+
+
 def crosstab_estimates(survey: Survey, row_qid: str, col_qid: str, joint_counts, *,
                        confidence: float = 0.95) -> Crosstab:
     """Estimate the joint distribution of two questions from their ``k_row × k_col`` report counts."""
@@ -191,15 +224,15 @@ def crosstab_json(ct: Crosstab) -> dict:
                 "estimate": cells[-1]["conditional_estimate"], "ci_low": cells[-1]["conditional_ci_low"],
                 "ci_high": cells[-1]["conditional_ci_high"]})
     total_epsilon = sum(q.epsilon for q in (ct.row, ct.col) if q.protected)
+    privacy = pair_privacy(ct.row, ct.col)
     return {
         "row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
         "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
         "n": int(r.n),
         "declared_epsilon": total_epsilon if total_epsilon else None,
         # the realized ε of the protected sides (a question asked directly adds none: the table's own
-        # r.epsilon counts it as infinite)
-        "epsilon": json_number(sum(side.epsilon for q, side in ((ct.row, r.row), (ct.col, r.col)) if q.protected))
-        if total_epsilon else None,
+        # r.epsilon counts it as infinite; a design that is not ε-LDP: null)
+        "epsilon": json_number(privacy.epsilon),
         "confidence": json_number(r.confidence),
         # exact conservative intervals (deniable.estimators.joint); the note says whether the
         # consistent fit converged and which rows were too small for conditionals
@@ -213,16 +246,9 @@ def crosstab_json(ct: Crosstab) -> dict:
 def crosstab_table(ct: Crosstab) -> str:
     r = ct.result
     data = crosstab_json(ct)
-    direct = [q.id for q in (ct.row, ct.col) if not q.protected]
-    if data["epsilon"] is None:
-        eps = "no randomization"
-    elif direct:
-        eps = f"ε = {data['epsilon']:.4f} ({direct[0]} asked directly)"
-    else:
-        eps = f"ε = {data['epsilon']:.4f} (ε₁ + ε₂)"
     lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
-             f"  n = {int(r.n):,} answered both · {eps} · {100 * r.confidence:g}% intervals, method: "
-             f"{r.method} (conservative: at least {100 * r.confidence:g}% for every cell)"]
+             f"  n = {int(r.n):,} answered both · {pair_privacy(ct.row, ct.col).text} · {100 * r.confidence:g}% "
+             f"intervals, method: {r.method} (conservative: at least {100 * r.confidence:g}% for every cell)"]
     headers = [f"{ct.row.id} \\ {ct.col.id}", "reported", "joint", "interval",
                f"{ct.col.id} | {ct.row.id}", "interval"]
     rows = [

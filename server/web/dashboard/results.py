@@ -22,7 +22,7 @@ from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.responses import load_db_dataset
 from deniable.server.store.surveys import option_counts, respondent_count
 from deniable.server.survey import analysis
-from deniable.server.survey.estimates import CSV_COLUMNS, question_json, question_rows
+from deniable.server.survey.estimates import CSV_COLUMNS, pair_privacy, question_json, question_rows
 from deniable.server.survey.patterns import Patterns
 from deniable.server.survey.questions.base import headline, json_number
 
@@ -184,7 +184,7 @@ def crosstab_view(db, stored, args) -> tuple[dict, int]:
     level = float(confidence)
     dataset = survey_patterns(db, stored).dataset()  # aggregates: no row scan
     joint = dataset.joint_counts(q_row.id, q_col.id)
-    view.update(q_row=q_row, q_col=q_col, joint=joint, cost=q_row.mechanism.epsilon + q_col.mechanism.epsilon)
+    view.update(q_row=q_row, q_col=q_col, joint=joint, privacy=pair_privacy(q_row, q_col))  # as the CLI's table says
     if joint.sum() == 0:
         view["error"] = "No respondent has answered both questions yet."
         return view, 200
