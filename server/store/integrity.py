@@ -10,9 +10,9 @@ every disagreement; :func:`repair` writes them again from the reports, in one tr
 survey.  Nothing here writes a report.
 
 - :func:`check` reads every report (one pass, as an export does): ``deniable check``.
-- :func:`quick_check` compares the aggregates with each other and with the number of reports per
-  day, without reading a report (one grouped scan of the slots, then O(patterns)): what
-  ``deniable serve`` runs at every start, repairing the surveys it finds short.
+- :func:`quick_check` compares the aggregates with each other, without reading a report or scanning
+  the slots (O(patterns)): what ``deniable serve`` runs at every start, repairing the surveys it
+  finds short.
 - :func:`repair_due` rebuilds the surveys that migration m19 marked (``aggregates_due``): a database
   written before the fix of the answer patterns' full buckets held them short (docs/running.md).
 
@@ -267,23 +267,18 @@ def respondents(db: sqlite_utils.Database, survey: StoredSurvey) -> int:
 
 
 def quick_check(db: sqlite_utils.Database) -> dict[str, list[Gap]]:
-    """Per survey, the disagreements found without reading a report: the answer patterns' total
-    against the number of filled slots (one scan of the slots in key order, no sort; per day when
-    they differ), the slots' sizes, the buckets' layout, and the per-option counts of the single
-    choices the patterns hold against the patterns'."""
+    """Per survey, the disagreements found without reading a report or scanning the slots (O(answer
+    patterns), whatever the number of responses): the answer patterns' total against the number of
+    filled slots the slots' sizes count (both kept in each insert's transaction), the buckets' layout,
+    and the per-option counts of the single choices the patterns hold against the patterns'.  What
+    only a scan would find — a slot filled behind the sizes' back, a pattern on the wrong day — is
+    :func:`check`'s."""
     out: dict[str, list[Gap]] = {}
-    filled = dict(db.execute("SELECT survey_id, count(*) FROM response_slots WHERE filled = 1 GROUP BY survey_id"))
     for survey in surveys_of(db):
-        have, n = stored(db, survey), filled.get(survey.id, 0)
+        have, n = stored(db, survey), respondents(db, survey)
         gaps = _bucket_layout(db, survey)
         if have.responses != n:
             gaps.append(Gap(survey.slug, "answer patterns", f"{have.responses}, responses {n}"))
-            days = Counter(dict(db.execute("SELECT submitted_on, count(*) FROM response_slots WHERE survey_id = ? "
-                                           "AND filled = 1 GROUP BY submitted_on", [survey.id])))
-            gaps += _compare(survey.slug, "answer patterns by day", have.days, days, str)
-        sizes = slots.sizes(db.conn, survey.id)
-        if sizes is not None and sizes[1] != n:
-            gaps.append(Gap(survey.slug, "slot sizes", f"filled {sizes[1]}, filled slots {n}"))
         gaps += _compare(survey.slug, "counts", Counter({k: c for k, c in have.counts.items() if k[0] in
                                                          _patterned_choices(survey)}),
                          _counts_of_patterns(survey, have.patterns), lambda k: f"{k[0]} option {k[1]}")

@@ -159,7 +159,7 @@ def test_single_submissions_after_a_repair_keep_every_aggregate_true(db, eight):
 def test_the_start_check_finds_a_short_survey_without_reading_a_report_and_repairs_it(db, eight):
     db.execute("DELETE FROM pattern_buckets WHERE bucket = 1")
     gaps, rebuilt = integrity.repair_quick(db)
-    assert rebuilt == ["eight"] and any(g.structure == "answer patterns by day" for g in gaps)
+    assert rebuilt == ["eight"]
     assert any(str(g).startswith("eight: answer patterns: ") for g in gaps)
     assert integrity.check(db) == []
     assert integrity.summary(*integrity.repair_quick(db)) == \
