@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtr, xlogy
+from scipy.special import ndtr
 
 from .binomial import binom_pmf, z
 
@@ -51,7 +51,11 @@ def _kl(a: float, b: float) -> float:
     """KL divergence between Bernoulli(a) and Bernoulli(b)."""
     if b <= 0 or b >= 1:
         return math.inf
-    return float(xlogy(a, a / b) + xlogy(1 - a, (1 - a) / (1 - b)))
+    # log1p of the relative differences: log(a/b) rounds away what separates a from b when they are close
+    # (ε near 0, a design near p = ½), where the two terms cancel to first order and the KL is second order
+    first = a * math.log1p((a - b) / b) if a > 0 else 0.0
+    second = (1 - a) * math.log1p((b - a) / (1 - b)) if a < 1 else 0.0
+    return float(first + second)
 
 
 def information(n: int, p: float, q: float) -> float:
@@ -111,20 +115,27 @@ def _two(epsilon: float) -> tuple[float, float]:
     return m.p, m.q
 
 
+def uninformative_note(n: int, info: float, needed: float, privacy: str, confidence: float, what: str = "an option",
+                       holds: str = "holds") -> str:
+    """Rule 1's note: the reports of n respondents (expected log-likelihood ratio ``info``, below
+    ``χ²₁(confidence)/2``) cannot tell ``what`` nobody ``holds`` from one everybody ``holds``; ``needed``
+    respondents would reach the critical value.  ``privacy`` names the randomization (``ε = 0.001``)."""
+    critical = z(confidence) ** 2 / 2
+    return (f"with {privacy} and n = {n:,} the reports cannot tell {what} nobody {holds} from one everybody "
+            f"{holds} (expected log-likelihood ratio {info:.2g}, below {critical:.2f}): the intervals keep "
+            f"their coverage but mostly show the range [0, 1], not the data; about {math.ceil(needed):,} "
+            "respondents would be needed")
+
+
 def notes(n: int, k: int, p: float, q: float, epsilon: float, confidence: float, consistent) -> list[str]:
     """Return the notes (module rules 1–3) for an estimate with these parameters."""
     if n == 0:
         return []
     out = []
-    critical = z(confidence) ** 2 / 2  # χ²₁(confidence)/2
-    uninformative = p < 1 and information(n, p, q) < critical
+    uninformative = p < 1 and information(n, p, q) < z(confidence) ** 2 / 2
     if uninformative:
-        needed = respondents_to_inform(p, q, confidence)
-        out.append(
-            f"with ε = {epsilon:.3g} and n = {n:,} the reports cannot tell an option nobody holds from one "
-            f"everybody holds (expected log-likelihood ratio {information(n, p, q):.2g}, below "
-            f"{critical:.2f}): the intervals keep their coverage but mostly show the range "
-            f"[0, 1], not the data; about {math.ceil(needed):,} respondents would be needed")
+        out.append(uninformative_note(n, information(n, p, q), respondents_to_inform(p, q, confidence),
+                                      f"ε = {epsilon:.3g}", confidence))
     if p < 1 and not uninformative:  # (when uninformative, every estimate is mostly the clip)
         s = math.sqrt(max(q * (1 - q), p * (1 - p), min(0.25, q * (1 - q) + p * (1 - p))) / n) / (p - q)
         shares = np.clip(np.asarray(consistent, dtype=float), 0, 1)

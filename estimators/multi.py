@@ -227,6 +227,21 @@ def oriented(design):
     return replace(design, weights=design.weights[::-1], reports=design.reports[::-1]), True
 
 
+def _tick_notes(rows) -> str:
+    """The ticks' design notes (:func:`.designs.design_notes`) once each, the boundary's naming the options
+    (1, 2, …) whose consistent share of ticking sits at 0 or 1."""
+    from .designs import BOUNDARY
+
+    notes = sorted({part for r in rows for part in r.notes
+                    if not part.startswith("the consistent estimate sits on the boundary")})
+    edge = [str(j + 1) for j, r in enumerate(rows) if not (BOUNDARY < r.consistent[0] < 1 - BOUNDARY)]
+    if edge:
+        notes.append(f"the consistent estimate of option{'s' if len(edge) > 1 else ''} {', '.join(edge)} sits on the "
+                     "boundary of [0, 1] (its unbiased estimate on or outside the edge); the intervals show what "
+                     "the data allow")
+    return "; ".join(notes)
+
+
 def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, method="exact",
                           simultaneous=False) -> MultiDesignResult:
     """Estimate a check-all question whose every tick is randomized by the binary ``design``.
@@ -270,7 +285,7 @@ def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, m
     pair_results: dict[tuple[int, int], CrosstabResult] = _pair_results(
         n, ticks, pairs, flipped, epsilon_row=None, epsilon_col=None, confidence=confidence,
         row_design=both_sides, col_design=both_sides)
-    note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]" if n == 0 else ""
+    note = "no reports: estimates are undefined (NaN) and intervals are [0, 1]" if n == 0 else _tick_notes(rows)
     return MultiDesignResult(
         n=n, k=k, epsilon=k * design.epsilon, declared_epsilon=k * design.epsilon, p=a, q=b, method=method,
         confidence=confidence, simultaneous=bool(simultaneous), noisy_counts=frozen(ticks, np.int64),

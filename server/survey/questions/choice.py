@@ -552,7 +552,8 @@ class DesignedChoice(Choice):
     def estimate(self, q, stats, *, method, confidence, simultaneous, monitoring=False, tuned_for=10_000):
         from deniable.estimators.designs import estimate_design
 
-        return estimate_design(np.asarray(stats, dtype=np.int64), design_of(q), confidence=confidence, method=method)
+        return estimate_design(np.asarray(stats, dtype=np.int64), design_of(q), confidence=confidence, method=method,
+                               answers=q.options)
 
     def record(self, q, result):
         d = design_of(q)
@@ -560,7 +561,7 @@ class DesignedChoice(Choice):
         return {"id": q.id, "text": q.text, "n": result.n, "epsilon": json_number(result.epsilon) if d.ldp else None,
                 "declared_epsilon": None, "ldp": d.ldp, "design": d.name, "p": None, "q": None,
                 "method": result.method, "confidence": result.confidence, "simultaneous": False,
-                "note": result.note, "privacy": d.privacy,
+                "note": result.note, "converged": result.converged, "privacy": d.privacy,
                 **({"side": "respondent", "epsilon_range": list(d.epsilon_range)} if d.respondent_side else {}),
                 "options": [{"label": option, "noisy_count": int(result.counts[i]), "estimate": row["estimate"],
                              "consistent": row["consistent"], "std_error": json_number(result.std_error[i]),
