@@ -397,7 +397,10 @@ def estimate_design(counts, design, *, confidence: float = 0.95, method: str = "
     if k == 2:
         r = _binary_row(m)
         p_shown, q_shown = float(m[r, 0]), float(m[r, 1])
-        lo0, hi0 = _binary_intervals(m, r, np.array([c[r]]), n, method, confidence)
+        if design.respondent_side:
+            lo0, hi0 = respondent_intervals(design, np.array([c[0]]), n, confidence=confidence, method=method)
+        else:
+            lo0, hi0 = _binary_intervals(m, r, np.array([c[r]]), n, method, confidence)
         low = np.array([lo0[0], 1 - hi0[0]])
         high = np.array([hi0[0], 1 - lo0[0]])
         used = method
@@ -433,6 +436,45 @@ def _binary_intervals(m: np.ndarray, r: int, x: np.ndarray, n: int, method: str,
     return 1 - hi1, 1 - lo1
 
 
+def range_designs(design) -> list:
+    """The respondent-side crosswise model's device-side twins at the low end of its fact's stated prevalence
+    range, at the stated prevalence and at the high end (:func:`respondent_intervals`)."""
+    from deniable.client.designs import crosswise
+
+    params = dict(design.params)
+    low, high = params["prevalence_range"]
+    return [crosswise(value) for value in (low, params["prevalence"], high)]
+
+
+def respondent_intervals(design, same, n: int, *, confidence: float = 0.95, method: str = "exact"):
+    """The respondent-side crosswise model's interval for the first answer's share from the counts ``same``
+    of its first report ("same"), each of n reports: the hull of the binary intervals (module notes) at the
+    low end of the private fact's stated prevalence range, at the stated prevalence and at the high end.
+
+    Notes
+    -----
+    With the fact's true prevalence ``π_y`` the count of "same" is Binomial(n, ``π_y π + (1 − π_y)(1 − π)``)
+    (Yu, Tian & Tang 2008), so an interval computed at a stated prevalence covers only when the truth is
+    that prevalence.  The fact's prevalence is only known to lie in ``[low, high]``; at either end the
+    interval computed there covers π with at least the nominal probability, and so does any interval that
+    contains it — the hull.  For a fixed report share the estimate ``(1 − π_y − λ)/(1 − 2π_y)`` is monotone
+    in ``π_y`` (its derivative is ``(1 − 2λ)/(1 − 2π_y)²``), so the ends bound it in between.  The
+    coverage, summed exactly over the binomial distribution at both ends, is in docs/statistics.md
+    (``python scripts/design_coverage.py --crosswise``).
+
+    Examples
+    --------
+    >>> from deniable.client.designs import crosswise_respondent
+    >>> d = crosswise_respondent(0.25, "Born in Jan-Mar?", [0.23, 0.27])
+    >>> low, high = respondent_intervals(d, [300], 500)
+    >>> [round(float(v), 3) for v in (low[0], high[0])]
+    [0.335, 0.499]
+    """
+    x = np.asarray(same, dtype=np.int64)
+    ends = [_binary_intervals(twin.matrix, 0, x, n, method, confidence) for twin in range_designs(design)]
+    return np.min([lo for lo, _ in ends], axis=0), np.max([hi for _, hi in ends], axis=0)
+
+
 def _column_information(n: int, m: np.ndarray) -> tuple[float, float]:
     """The expected log-likelihood ratio of n reports between "everybody gives answer t" and "everybody gives
     answer t'", ``n · min(KL(M_t‖M_t'), KL(M_t'‖M_t))`` for the least distinguishable pair of columns, and
@@ -459,6 +501,7 @@ def design_notes(n: int, design, estimate, fit: ConsistentFit, labels, confidenc
     * **On the boundary**: a consistent share within ``BOUNDARY`` of 0 or 1 — the unbiased estimate on
       or outside the edge of the simplex.
     * **Not converged**: the consistent estimate missed the KKT conditions (:func:`fit_consistent`).
+    * **The respondent-side crosswise model**: its interval covers the fact's whole stated range.
     """
     from .binomial import z
     from .caveats import information, respondents_to_inform, uninformative_note
@@ -494,6 +537,11 @@ def design_notes(n: int, design, estimate, fit: ConsistentFit, labels, confidenc
         shown = "0" if abs(value) <= BOUNDARY else "1" if abs(value - 1) <= BOUNDARY else f"{value:.3g}"
         out.append(f"the consistent estimate sits on the boundary of [0, 1] ({where}): the unbiased estimate of "
                    f"'{labels[worst]}' is {shown}, {side} [0, 1]; the intervals show what the data allow")
+    if design.respondent_side:
+        low, high = (float(v) for v in dict(design.params)["prevalence_range"])
+        stated = float(dict(design.params)["prevalence"])
+        out.append(f"the interval holds over the private fact's whole stated prevalence range [{low:g}, {high:g}] "
+                   f"(it joins the intervals at its ends and at {stated:g}); the estimates use {stated:g}")
     return out
 
 
@@ -587,5 +635,5 @@ def design_margin(design, n: int, *, confidence: float = 0.95) -> tuple[float, b
 
 
 __all__ = ["ConsistentFit", "DesignPlan", "DesignResult", "design_channels", "design_margin", "design_notes",
-           "estimate_design", "fit_consistent", "kkt_gap", "maximum_likelihood", "plan_design", "standard_errors",
-           "unbiased", "worst_variance"]
+           "estimate_design", "fit_consistent", "kkt_gap", "maximum_likelihood", "plan_design", "range_designs",
+           "respondent_intervals", "standard_errors", "unbiased", "worst_variance"]
