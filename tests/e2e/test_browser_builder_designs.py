@@ -68,6 +68,13 @@ def test_the_live_panel_shows_each_designs_epsilon_and_precision(builder, live_s
     # a share that makes the sum miss 1: the panel says so, in the server's words
     page.fill("#questions-0-design_forced", "0.25\n0.25")
     panel_says(page, 0, "must add up to 1")
+    # decimals that add up to 1 only as typed (0.62 + 0.23 + 0.15 in binary floats does not): ε = ln(0.77/0.15)
+    page.fill("#questions-0-design_p", "0.62")
+    page.fill("#questions-0-design_forced", "0.23\n0.15")
+    panel_says(page, 0, f"ε = {math.log(0.77 / 0.15):.4f}")
+    page.fill("#questions-0-design_p", "0,6")
+    page.fill("#questions-0-design_forced", "0.25\n0.25")
+    panel_says(page, 0, "must add up to 1")
     # Warner's design: only p; p = 1/2 says nothing (a singular design)
     page.check("#questions-0-randomization-2")
     assert not page.locator("#questions-0-design_forced").is_visible()
