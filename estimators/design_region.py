@@ -59,8 +59,56 @@ def report_box(counts, confidence: float) -> tuple[np.ndarray, np.ndarray]:
 def region_intervals(counts, matrix, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Simultaneous intervals ``(low, high)`` for every share π_t, of coverage at least ``confidence``
     (module notes, steps 2–3)."""
+    return box_intervals(*report_box(counts, confidence), matrix)
+
+
+def rounded_region_intervals(shares, n: int, matrix, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals for every share π_t that contain :func:`region_intervals` of every whole count vector
+    within one of ``n · shares`` (each count rounded down or up): the region of the box whose lower
+    ends are the Clopper–Pearson lower ends at the counts rounded down and whose upper ends are the
+    upper ends at the counts rounded up.  Both ends of a Clopper–Pearson interval increase with the
+    count, so that box holds the box of every such count vector, and a larger box a larger region
+    (module notes, step 2) — unless a count vector's own region is empty, when its intervals are
+    [0, 1] (step 3): the box of lower ends at the counts rounded up and upper ends at the counts
+    rounded down lies in every such vector's box, so when its region is empty too the intervals are
+    [0, 1] (a rounding whose region is not empty then only makes them wider than need be).  For
+    weighted report shares (:mod:`.weights`): the exact region of the same shares at ``n`` unweighted
+    respondents, when ``n · shares`` is not whole; at whole counts it is :func:`region_intervals`."""
+    from scipy.special import betaincinv
+
+    x = np.clip(np.asarray(shares, dtype=float), 0.0, 1.0) * n
+    nearest = np.round(x)
+    whole = np.abs(x - nearest) <= 1e-9 * n
+    down = np.where(whole, nearest, np.floor(x))
+    up = np.where(whole, nearest, np.ceil(x))
+    tail = (1.0 - confidence) / (2 * len(x))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low_box = np.where(down > 0, betaincinv(down, n - down + 1, tail), 0.0)
+        high_box = np.where(up < n, betaincinv(up + 1, n - up, 1.0 - tail), 1.0)
+        inner_low = np.where(up > 0, betaincinv(up, n - up + 1, tail), 0.0)
+        inner_high = np.where(down < n, betaincinv(down + 1, n - down, 1.0 - tail), 1.0)
+    k = np.asarray(matrix).shape[1]
+    if np.any(down != up) and not _nonempty(inner_low, inner_high, matrix):
+        return np.zeros(k), np.ones(k)
+    return box_intervals(low_box, high_box, matrix)
+
+
+def _nonempty(low_box, high_box, matrix) -> bool:
+    """Whether some shares π make report probabilities ``M π`` in the box (a linear program's feasibility)."""
+    from scipy.optimize import linprog
+
     m = np.asarray(matrix, dtype=float)
-    low_box, high_box = report_box(counts, confidence)
+    k = m.shape[1]
+    a = np.vstack([m, -m, -np.eye(k)])
+    b = np.concatenate([np.asarray(high_box, dtype=float), -np.asarray(low_box, dtype=float), np.zeros(k)])
+    return linprog(np.zeros(k), A_ub=a, b_ub=b, A_eq=np.ones((1, k)), b_eq=[1.0], method="highs").status == 0
+
+
+def box_intervals(low_box, high_box, matrix) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals of the shares that could have made report probabilities in the box
+    ``[low_box, high_box]`` (module notes, steps 2–3)."""
+    m = np.asarray(matrix, dtype=float)
+    low_box, high_box = np.asarray(low_box, dtype=float), np.asarray(high_box, dtype=float)
     k = m.shape[1]
     # S = {π : A π ≤ b, Σ π = 1}: M π ≤ u, −M π ≤ −l, −π ≤ 0
     a = np.vstack([m, -m, -np.eye(k)])

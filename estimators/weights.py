@@ -35,7 +35,33 @@ respondents, and ``degf``'s intervals fall short at small samples (coverage 0.92
 respondents with weights of CV 1.5).  With equal weights (and clusters of equal weight) the two
 agree and so does the interval.  With p = 1 (asked directly) the estimates and standard errors are
 exactly ``svymean``'s, and the intervals ``svyciprop``'s recipe at those degrees of freedom
-(tests/unit/test_weights.py runs R).
+(tests/unit/test_weights.py runs R), joined with the exact interval below.
+
+**Never more certain than the reports.**  Korn and Graubard's effective sample size comes from the
+estimated variance, which can be 0, or nearly so, although every report was randomized: when the
+few respondents who carry most of the weight happen to agree (one weight of 10⁶ beside seven of 1
+at ε = 1 gave [1, 1]; k-ary randomized response at ε = 4 with lognormal weights of CV 1.5 and
+n = 200 gave [0, 0] for about 11 % of the samples at π = 0), or every report is the same (a custom
+design's 8 identical reports gave [1, 1], [0, 0], [0, 0]).  So every weighted and raked interval
+(:func:`weighted_estimate`, :func:`weighted_design_estimate`, :func:`raked_estimate`,
+:func:`raked_design_estimate`, and a cross-tab's cells where they are a domain's or a proportion)
+is joined with the **exact interval an unweighted question gets for the same report shares at
+Kish's effective sample size** ``n_K = max(1, ⌊(Σw)²/Σw²⌋)`` of the rows it is over (a domain's:
+rows of weight 0, outside it or not answered, count for nothing): Feldman and Cousins' interval of
+the report's ``λ = q + (p − q)π`` (:func:`deniable.estimators.intervals.exact`; a design's binary
+report, forced response's report per answer, the simultaneous region of
+:mod:`.design_region` for other designs; the respondent-side crosswise model's hull over its fact's
+stated range), at the whole counts on either side of ``n_K λ̂`` (:func:`exact_at`).  Kish's n is the
+size of the simple random sample whose mean is as precise as the weighted mean when the answers do
+not go with the weights (Kish 1965), and n for equal weights; the rule says that weighting never
+makes the randomized reports of a sample tell more than that many unweighted reports would.  The
+joined interval holds both, so it covers whenever either does: its coverage is at least Korn and
+Graubard's (the rule can only widen), and the rule sets an interval mostly where Korn and Graubard's
+variance is near 0 (a report share near 0 or 1) or where the design's variance is below Kish's
+(strata, or raking on variables that go with the answers).  The result's ``kish_floor`` says, per
+option, where the rule widened an interval (by more than 1e-9), and ``note`` says so
+(:func:`kish_note`).  With a variance of 0 Korn and Graubard's effective size is the respondents
+with a positive weight, not the rows.
 
 **Raking** (:func:`rake`): iterative proportional fitting of the weights to population margins of
 questions asked directly (Deming & Stephan 1940), until every margin is met to a tolerance; the
@@ -68,6 +94,8 @@ References
 .. [10] R. F. Potthoff, M. A. Woodbury, K. G. Manton, "'Equivalent sample size' and 'equivalent
    degrees of freedom' refinements for inference using survey weights under superpopulation
    models", J. American Statistical Association 87 (1992) 383–396.
+.. [11] G. J. Feldman, R. D. Cousins, "Unified approach to the classical statistical analysis of small
+   signals", Physical Review D 57 (1998) 3873–3889 (the exact interval of the Kish rule).
 """
 
 from __future__ import annotations
@@ -81,6 +109,7 @@ from scipy.stats import beta, t
 from deniable.client.mechanism import resolve
 from deniable.errors import FieldError
 
+from .intervals import exact as exact_interval
 from .result import Result, frozen
 from .validate import check_confidence
 
@@ -291,12 +320,15 @@ def weights_degrees_of_freedom(design: SurveyDesign, rows=None) -> float:
     return float(df) if denominator <= 0 else min(float(df), float(s.sum()) ** 2 / denominator)
 
 
-def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float) -> tuple[float, float]:
+def korn_graubard(share: float, variance: float, n: int, df: int, confidence: float,
+                  positive: float | None = None) -> tuple[float, float]:
     """Korn & Graubard's beta interval for a proportion from a complex sample (module notes; R's
-    ``svyciprop(method = "beta")``)."""
+    ``svyciprop(method = "beta")``).  ``n``: the rows of the design (R's ``nrow``, in the t ratio);
+    ``positive``: the respondents with a positive weight (default ``n``), the effective sample size
+    when the variance is 0 — a row of weight 0 (outside a domain, not answered) tells nothing."""
     alpha = 1 - confidence
     if variance <= 0:
-        n_eff = float(n)
+        n_eff = float(n if positive is None else max(positive, 1.0))
     else:
         n_eff = share * (1 - share) / variance
         if df > 0:
@@ -305,6 +337,60 @@ def korn_graubard(share: float, variance: float, n: int, df: int, confidence: fl
     low = float(beta.ppf(alpha / 2, x, n_eff - x + 1)) if x > 0 else 0.0
     high = float(beta.ppf(1 - alpha / 2, x + 1, n_eff - x)) if n_eff - x > 0 else 1.0
     return (0.0 if math.isnan(low) else low), (1.0 if math.isnan(high) else high)
+
+
+KISH_TOLERANCE = 1e-9  # an exact end beyond Korn–Graubard's by less than this is rounding, not the rule
+
+
+def kish_respondents(effective_n: float) -> int:
+    """Kish's effective sample size rounded down, at least 1: the unweighted respondents whose exact
+    interval every weighted interval contains (module notes, "Never more certain than the reports")."""
+    if not math.isfinite(effective_n) or effective_n < 1:
+        return 1
+    return int(math.floor(effective_n * (1 + 1e-12)))  # Kish's n of equal weights is whole to rounding
+
+
+def _whole_counts(share: float, n: int) -> np.ndarray:
+    """The whole counts on either side of ``n · share`` (the same count twice when it is whole)."""
+    x = min(max(float(share), 0.0), 1.0) * n
+    nearest = round(x)
+    if abs(x - nearest) <= 1e-9 * n:
+        return np.array([nearest, nearest], dtype=np.int64)
+    return np.array([math.floor(x), math.ceil(x)], dtype=np.int64)
+
+
+def exact_at(share: float, n: int, p: float, q: float, confidence: float) -> tuple[float, float]:
+    """The exact (Feldman–Cousins) interval for π of ``n`` unweighted reports of which a share ``share``
+    is the report with probability ``λ = q + (p − q)π`` (:func:`deniable.estimators.intervals.exact`, the
+    interval an unweighted question gets), joined over the whole counts on either side of ``n · share``
+    (so it contains the interval at whichever of them ``n · share`` is rounded to)."""
+    low, high = exact_interval(_whole_counts(share, n), n, p, q, confidence)
+    return float(np.min(low)), float(np.max(high))
+
+
+def kish_note(floored, effective_n: float, labels=None, what: str = "option") -> str | None:
+    """The note of a weighted result whose intervals the Kish rule set (module notes): which options'
+    (``labels``, default ``what`` and the index), and at how many unweighted respondents; None if none."""
+    which = np.flatnonzero(np.asarray(floored, dtype=bool)) if floored is not None else np.empty(0, dtype=int)
+    if not which.size:
+        return None
+    names = [repr(str(labels[j])) if labels is not None else f"{what} {j}" for j in which]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    n_k = kish_respondents(effective_n)
+    return (f"the interval{'s' if len(names) > 1 else ''} of {listed} {'are' if len(names) > 1 else 'is'} widened to "
+            f"contain the exact interval of {n_k:,} unweighted respondent{'s' if n_k != 1 else ''} with the same "
+            f"report shares (Kish's effective sample size {effective_n:,.1f}, rounded down): Korn–Graubard's "
+            f"interval from the weighted variance was narrower, more certain than {n_k:,} randomized "
+            f"report{'s' if n_k != 1 else ''} can be")
+
+
+def _with_floor(lows, highs, floors) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each interval joined with its exact interval at Kish's n, and whether that widened it."""
+    lows, highs = np.asarray(lows, dtype=float), np.asarray(highs, dtype=float)
+    floor_low = np.array([f[0] for f in floors])
+    floor_high = np.array([f[1] for f in floors])
+    floored = (floor_low < lows - KISH_TOLERANCE) | (floor_high > highs + KISH_TOLERANCE)
+    return np.minimum(lows, floor_low) + 0.0, np.maximum(highs, floor_high) + 0.0, floored  # + 0.0: no -0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,6 +414,8 @@ class WeightedResult(Result):
     method: str = ("Korn-Graubard beta interval at the design's effective sample size (linearization), "
                    "on the weights' Satterthwaite degrees of freedom")
     simultaneous: bool = False  # Bonferroni: each option's interval at 1 − α/k (sampling.weighted_estimates)
+    kish_floor: np.ndarray | None = None  # per option: the exact interval at Kish's n widened it (module notes)
+    note: str | None = None  # kish_note: which intervals that rule set, and at how many respondents
 
 
 def _domain(design: SurveyDesign, subset) -> tuple[SurveyDesign, int, int, float]:
@@ -389,12 +477,13 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     mech = resolve(k, epsilon)
     design, n, df, interval_df = _domain(design, subset)
     w = design.weights
+    positive = int(np.count_nonzero(w > 0))
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         y = (r == j).astype(float)
         share = float(w @ y / w.sum())
         variance = linearized_variance(y, design)
-        low, high = korn_graubard(share, variance, n, interval_df, confidence)
+        low, high = korn_graubard(share, variance, n, interval_df, confidence, positive)
         shares.append(share)
         errors.append(math.sqrt(variance))
         lows.append(low)
@@ -405,11 +494,16 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     def to_pi(x):
         return np.clip((np.asarray(x) - mech.q) / span, 0.0, 1.0)
 
+    effective_n = design.effective_n
+    n_kish = kish_respondents(effective_n)
+    ci_low, ci_high, floored = _with_floor(to_pi(lows), to_pi(highs),
+                                           [exact_at(share, n_kish, mech.p, mech.q, confidence) for share in lam])
     return WeightedResult(
-        n=n, effective_n=design.effective_n, degrees_of_freedom=df, k=k,
+        n=n, effective_n=effective_n, degrees_of_freedom=df, k=k,
         epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence,
         report_share=frozen(lam), report_std_error=frozen(errors), estimate=frozen((lam - mech.q) / span),
-        std_error=frozen(np.array(errors) / span), ci_low=frozen(to_pi(lows)), ci_high=frozen(to_pi(highs)))
+        std_error=frozen(np.array(errors) / span), ci_low=frozen(ci_low), ci_high=frozen(ci_high),
+        kish_floor=frozen(floored, dtype=bool), note=kish_note(floored, effective_n))
 
 
 DESIGN_UNION = ("the union of the t interval (linearization) and Korn-Graubard's beta interval at the estimate's "
@@ -437,7 +531,11 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
       ``λ_r = b + (a − b) π₀`` (``a = M[r, 0]``, ``b = M[r, 1]``), the form of k-ary randomized
       response with ``p = max(a, b)``, ``q = min(a, b)``; Korn and Graubard's interval for λ_r (at
       the weights' Satterthwaite degrees of freedom, as :func:`weighted_estimate`) maps through
-      ``(x − q)/(p − q)`` to the answer whose probability it rises with, ``1 −`` it to the other;
+      ``(x − q)/(p − q)`` to the answer whose probability it rises with, ``1 −`` it to the other (the
+      respondent-side crosswise model: the hull of that interval under its device-side matrices at the
+      low end of the fact's stated prevalence range, the stated prevalence and the high end, as
+      :func:`deniable.estimators.designs.respondent_intervals` joins the exact ones; the estimate stays
+      at the stated prevalence);
     * forced response: ``λ_t = p_t + p π_t`` for every answer t, so report t's interval maps
       through ``p = p + p_t``, ``q = p_t``;
     * other designs with more than two answers: no report is affine in one share, so no single
@@ -445,6 +543,9 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
       (:func:`_unaffine_interval`, labelled :data:`DESIGN_UNION`), kept in [0, 1]: the t interval
       ``π̂_t ± t_{ν, 1−α/2} SE_t`` (ν: :func:`weights_degrees_of_freedom`) and Korn and Graubard's
       beta interval at the estimate's own effective sample size ``π̂_t(1 − π̂_t)/SE_t²``.
+
+    Each interval then contains the unweighted design's exact interval of the same report shares at
+    Kish's effective sample size (module notes, "Never more certain than the reports").
 
     ``p`` and ``q`` of the result are a binary design's (forced response: those of the largest
     ``p_t``), NaN otherwise; ``subset`` is a domain as for :func:`weighted_estimate`."""
@@ -461,10 +562,12 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
     y = (r[:, None] == np.arange(k_reports)).astype(float)
     lam = w @ y / w.sum()
     sigma = linearized_covariance(w[:, None] * (y - lam) / w.sum(), sample)
-    return _design_result(design, lam, sigma, n, df, interval_df, sample.effective_n, confidence)
+    return _design_result(design, lam, sigma, n, df, interval_df, sample.effective_n, confidence,
+                          positive=int(np.count_nonzero(w > 0)))
 
 
-def _unaffine_interval(estimate: float, variance: float, n: int, df: float, confidence: float) -> tuple[float, float]:
+def _unaffine_interval(estimate: float, variance: float, n: int, df: float, confidence: float,
+                       positive: float | None = None) -> tuple[float, float]:
     """The interval of a debiased share ``π̂`` that no report is affine in (a design's share that mixes
     several reports: :func:`weighted_design_estimate`), kept in [0, 1]: the union of
 
@@ -487,16 +590,19 @@ def _unaffine_interval(estimate: float, variance: float, n: int, df: float, conf
     half = float(t.ppf(0.5 + confidence / 2, df)) * math.sqrt(max(variance, 0.0)) if df > 0 else math.inf
     low, high = estimate - half, estimate + half
     if 0 < estimate < 1 and variance > 0:
-        kg_low, kg_high = korn_graubard(estimate, variance, n, df, confidence)
+        kg_low, kg_high = korn_graubard(estimate, variance, n, df, confidence, positive)
         low, high = min(low, kg_low), max(high, kg_high)
     return float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))
 
 
 def _design_result(design, lam: np.ndarray, sigma: np.ndarray, n: int, df: int, interval_df: float,
-                   effective_n: float, confidence: float) -> WeightedResult:
+                   effective_n: float, confidence: float, positive: float | None = None) -> WeightedResult:
     """:func:`weighted_design_estimate`'s estimate ``M⁺ λ̂``, covariance ``M⁺ Σ̂ M⁺ᵀ`` and intervals from
     the report shares ``lam`` and their covariance ``sigma`` (design-based, or calibrated:
-    :func:`raked_design_estimate`), Korn and Graubard's at ``n`` on ``interval_df`` degrees of freedom."""
+    :func:`raked_design_estimate`), Korn and Graubard's at ``n`` on ``interval_df`` degrees of freedom
+    (``positive``: the respondents with a positive weight, :func:`korn_graubard`'s n at a variance of 0),
+    each joined with the exact interval of the same report shares at Kish's ``effective_n``
+    (:func:`_design_floor`)."""
     m = np.asarray(design.matrix, dtype=float)
     k = m.shape[1]
     pinv = np.linalg.pinv(m)
@@ -505,7 +611,7 @@ def _design_result(design, lam: np.ndarray, sigma: np.ndarray, n: int, df: int, 
     report_se = np.sqrt(np.clip(np.diag(sigma), 0.0, None))
 
     def kg(row: int, hi: float, lo: float) -> tuple[float, float]:
-        low, high = korn_graubard(float(lam[row]), float(sigma[row, row]), n, interval_df, confidence)
+        low, high = korn_graubard(float(lam[row]), float(sigma[row, row]), n, interval_df, confidence, positive)
         return (float(np.clip((low - lo) / (hi - lo), 0, 1)), float(np.clip((high - lo) / (hi - lo), 0, 1)))
 
     p_shown = q_shown = float("nan")
@@ -514,8 +620,14 @@ def _design_result(design, lam: np.ndarray, sigma: np.ndarray, n: int, df: int, 
         row = int(np.argmax(np.abs(m[:, 0] - m[:, 1])))
         a, b = float(m[row, 0]), float(m[row, 1])
         p_shown, q_shown = max(a, b), min(a, b)
-        lo, hi = kg(row, p_shown, q_shown)
-        first = (lo, hi) if a > b else (1 - hi, 1 - lo)  # the report rises with answer 0, or with answer 1
+        channels = [(row, a, b)]
+        if getattr(design, "respondent_side", False):  # the hull over the fact's stated range, as unweighted
+            channels = [(0, float(twin[0, 0]), float(twin[0, 1])) for twin in _range_matrices(design)]
+        first = [1.0, 0.0]
+        for r, a, b in channels:
+            lo, hi = kg(r, max(a, b), min(a, b))
+            lo, hi = (lo, hi) if a > b else (1 - hi, 1 - lo)  # the report rises with answer 0, or with answer 1
+            first = [min(first[0], lo), max(first[1], hi)]
         lows, highs = np.array([first[0], 1 - first[1]]), np.array([first[1], 1 - first[0]])
     elif design.name == "forced":
         params = dict(design.params)
@@ -525,15 +637,75 @@ def _design_result(design, lam: np.ndarray, sigma: np.ndarray, n: int, df: int, 
         ends = [kg(j, truth + forced[j], forced[j]) for j in range(k)]
         lows, highs = np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
     else:
-        ends = [_unaffine_interval(float(estimate[j]), float(std_error[j]) ** 2, n, interval_df, confidence)
-                for j in range(k)]
+        ends = [_unaffine_interval(float(estimate[j]), float(std_error[j]) ** 2, n, interval_df, confidence,
+                                   positive) for j in range(k)]
         lows, highs = np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
         method = DESIGN_UNION
+    lows, highs, floored = _with_floor(lows, highs, _design_floor(design, lam, kish_respondents(effective_n),
+                                                                  confidence))
     return WeightedResult(
         n=n, effective_n=effective_n, degrees_of_freedom=df, k=k, epsilon=design.epsilon, p=p_shown,
         q=q_shown, confidence=confidence, report_share=frozen(lam), report_std_error=frozen(report_se),
         estimate=frozen(estimate), std_error=frozen(std_error), ci_low=frozen(lows), ci_high=frozen(highs),
-        method=method)
+        method=method, kish_floor=frozen(floored, dtype=bool), note=kish_note(floored, effective_n, what="answer"))
+
+
+def _design_floor(design, lam: np.ndarray, n: int, confidence: float) -> list[tuple[float, float]]:
+    """Each answer's exact interval from the report shares ``lam`` of ``n`` unweighted respondents, as an
+    unweighted question of the design gets it (:func:`deniable.estimators.designs.estimate_design`): a
+    binary design's report r with ``λ_r = M[r, 1] + (M[r, 0] − M[r, 1]) π₀`` (for the respondent-side
+    crosswise model, the hull over the private fact's stated prevalence range: its low end, the stated
+    prevalence and its high end), forced response's ``λ_t = p_t + p π_t``, any other design the
+    simultaneous region (:func:`deniable.estimators.design_region.rounded_region_intervals`); each
+    joined over the whole counts on either side of ``n · λ̂`` (:func:`exact_at`)."""
+    if getattr(design, "respondent_side", False):  # the hull over the fact's stated prevalence range
+        floors = [_matrix_floor(twin, lam, n, confidence) for twin in _range_matrices(design)]
+        return [(min(f[t][0] for f in floors), max(f[t][1] for f in floors)) for t in range(2)]
+    affine = None
+    if design.name == "forced":
+        params = dict(design.params)
+        affine = [(float(params["p"]) + float(share), float(share)) for share in params["forced"]]
+    return _matrix_floor(design.matrix, lam, n, confidence, affine)
+
+
+def _range_matrices(design) -> list[np.ndarray]:
+    """The respondent-side crosswise model's device-side matrices at the low end of its fact's stated
+    prevalence range, at the stated prevalence and at the high end (as
+    :func:`deniable.estimators.designs.respondent_intervals` joins them: the fact's true prevalence is
+    only known to lie in the range, and the interval at either end covers when the truth is there)."""
+    from deniable.client.designs import crosswise
+
+    params = dict(design.params)
+    low, high = (float(v) for v in params["prevalence_range"])
+    return [np.asarray(crosswise(v).matrix, dtype=float) for v in (low, float(params["prevalence"]), high)]
+
+
+def _matrix_floor(matrix, lam: np.ndarray, n: int, confidence: float, affine=None) -> list[tuple[float, float]]:
+    """:func:`_design_floor` of a misclassification ``matrix`` (reports × answers): two answers by the
+    report r whose probability differs most between them; more, each by its report t when ``affine[t]``
+    gives ``(p_t, q_t)`` with ``λ_t = q_t + (p_t − q_t) π_t`` for every t (forced response), else the
+    simultaneous region."""
+    m = np.asarray(matrix, dtype=float)
+    k = m.shape[1]
+    if k == 2:
+        row = int(np.argmax(np.abs(m[:, 0] - m[:, 1])))
+        a, b = float(m[row, 0]), float(m[row, 1])
+        lo, hi = exact_at(float(lam[row]), n, max(a, b), min(a, b), confidence)
+        lo, hi = (lo, hi) if a > b else (1 - hi, 1 - lo)  # the report rises with answer 0, or with answer 1
+        return [(lo, hi), (1 - hi, 1 - lo)]
+    if affine is not None and all(pair is not None for pair in affine):
+        out = []
+        for t, (p_t, q_t) in enumerate(affine):
+            if p_t > q_t:
+                out.append(exact_at(float(lam[t]), n, p_t, q_t, confidence))
+            else:  # the report falls with its answer: λ_t = p_t + (q_t − p_t)(1 − π_t)
+                lo, hi = exact_at(float(lam[t]), n, q_t, p_t, confidence)
+                out.append((1 - hi, 1 - lo))
+        return out
+    from .design_region import rounded_region_intervals
+
+    low, high = rounded_region_intervals(lam, n, m, confidence)
+    return list(zip(low.tolist(), high.tolist()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -632,6 +804,7 @@ class WeightedCrosstabResult(Result):
     conditional_ci_high: np.ndarray
     method: str
     simultaneous: bool = False  # Bonferroni over the cells (sampling.weighted_crosstab_of)
+    note: str | None = None  # which intervals the exact interval at Kish's n widened (module notes)
 
 
 AFFINE_TOLERANCE = 1.5 / 2**32  # a realized design's column is within one unit of 2^32 of its probabilities
@@ -768,6 +941,7 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
     cw = c * w
     inv_a, _, row_direct = _channel(k_row, row_epsilon, row_matrix, "row_matrix")
     inv_b, col_affine, col_direct = _channel(k_col, col_epsilon, col_matrix, "col_matrix")
+    notes = []
     direct = row_direct and col_direct
     t_half = float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else math.nan
     total = float(cw.sum())
@@ -785,10 +959,21 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
             variance = variance_of(w * (zij - joint[i, j]) / total)
             joint_se[i, j] = math.sqrt(variance)
             if direct:
-                joint_low[i, j], joint_high[i, j] = korn_graubard(joint[i, j], variance, n_all, df, confidence)
+                joint_low[i, j], joint_high[i, j] = korn_graubard(joint[i, j], variance, n_all, df, confidence,
+                                                                  float(c[cw > 0].sum()))
             else:
                 joint_low[i, j], joint_high[i, j] = joint[i, j] - t_half * joint_se[i, j], \
                     joint[i, j] + t_half * joint_se[i, j]
+    kish_both = total**2 / float(c @ w**2)
+    if direct:  # a joint cell of two questions asked directly is a proportion: the exact interval at Kish's n
+        n_kish = kish_respondents(kish_both)
+        floors = [exact_at(float(v), n_kish, 1.0, 0.0, confidence) for v in share.ravel()]
+        low, high, floored = _with_floor(joint_low.ravel(), joint_high.ravel(), floors)
+        joint_low, joint_high = low.reshape(shape), high.reshape(shape)
+        if floored.any():
+            notes.append(f"{int(floored.sum())} joint cell interval{'s' if floored.sum() > 1 else ''} widened to "
+                         f"contain the exact interval of {n_kish:,} unweighted respondents (Kish's effective "
+                         f"sample size {kish_both:,.1f}, rounded down)")
     cond, cond_se = np.full(shape, math.nan), np.full(shape, math.nan)
     cond_low, cond_high = np.zeros(shape), np.ones(shape)
     n_both = int(round(float(c @ both)))
@@ -802,6 +987,7 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
         if row_direct:  # the conditional shares are a domain's (the respondents who answered i)
             members = both & (a == i)
             n_i, df_i = domain(members)
+            positive_i = float(c[(cw > 0) & members].sum())
         for j in range(k_col):
             zij = z(i, j)
             cond[i, j] = joint[i, j] / row_total
@@ -809,11 +995,12 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
             variance = variance_of(w * (zij - cond[i, j] * z_row) / (row_total * total))
             cond_se[i, j] = math.sqrt(variance)
             if row_direct and col_affine[j] is None:  # no report affine in this share: as the domain's --by
-                cond_low[i, j], cond_high[i, j] = _unaffine_interval(cond[i, j], variance, n_i, df_i, confidence)
+                cond_low[i, j], cond_high[i, j] = _unaffine_interval(cond[i, j], variance, n_i, df_i, confidence,
+                                                                     positive_i)
             elif row_direct:
                 p_j, q_j = col_affine[j]
                 lam = float(cw @ (members & (b == j)) / (cw @ members))  # the domain's report share of j
-                low, high = korn_graubard(lam, variance * (p_j - q_j) ** 2, n_i, df_i, confidence)
+                low, high = korn_graubard(lam, variance * (p_j - q_j) ** 2, n_i, df_i, confidence, positive_i)
                 cond_low[i, j], cond_high[i, j] = sorted(((low - q_j) / (p_j - q_j), (high - q_j) / (p_j - q_j)))
             else:
                 v_joint = joint_se[i, j] ** 2
@@ -830,8 +1017,22 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
                             ends = ((kg_low - floor) / span, (kg_high - floor) / span)
                             low, high = min(low, *ends), max(high, *ends)
                 cond_low[i, j], cond_high[i, j] = low, high
+        if row_direct:  # the domain's intervals, as --by gives them: never narrower than exact at its Kish n
+            wm = w * members
+            kish_i = float((c @ wm) ** 2 / (c @ wm**2))
+            n_kish = kish_respondents(kish_i)
+            lam_i = np.array([float(cw @ (members & (b == j)) / (cw @ members)) for j in range(k_col)])
+            if col_matrix is None:
+                floors = [exact_at(float(lam_i[j]), n_kish, *col_affine[j], confidence) for j in range(k_col)]
+            else:
+                floors = _matrix_floor(col_matrix, lam_i, n_kish, confidence, col_affine)
+            cond_low[i], cond_high[i], floored = _with_floor(cond_low[i], cond_high[i], floors)
+            if floored.any():
+                notes.append(f"{int(floored.sum())} conditional interval{'s' if floored.sum() > 1 else ''} given "
+                             f"row option {i} widened to contain the exact interval of {n_kish:,} unweighted "
+                             f"respondents (the row's Kish effective sample size {kish_i:,.1f}, rounded down)")
     return WeightedCrosstabResult(
-        n=n_both, effective_n=float(total**2 / (c @ w**2)), degrees_of_freedom=df, confidence=confidence,
+        n=n_both, effective_n=float(kish_both), degrees_of_freedom=df, confidence=confidence,
         report_share=frozen(share), joint_estimate=frozen(joint), joint_std_error=frozen(joint_se),
         joint_ci_low=frozen(np.clip(joint_low, 0, 1)), joint_ci_high=frozen(np.clip(joint_high, 0, 1)),
         conditional_estimate=frozen(cond), conditional_std_error=frozen(cond_se),
@@ -842,7 +1043,9 @@ def _crosstab(r1, r2, both, w, c, variance_of, n_all: int, df: int, domain, row_
                    "the union of Fieller's and Korn-Graubard's intervals for the ratio (conditional)")
                 + ("; the union of the t interval and Korn-Graubard's beta interval at the share's effective sample "
                    "size, on the domain's degrees of freedom, where no report of the column is affine in its share"
-                   if row_direct and None in col_affine else "")))
+                   if row_direct and None in col_affine else "")),
+        note=("; ".join(notes) + ": Korn–Graubard's interval from the weighted variance was narrower, more certain "
+              "than that many randomized reports can be") if notes else None)
 
 
 def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, variables=(), *, k_row: int,
@@ -1172,28 +1375,33 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
     if design is not None:  # a sampling design: the weights' degrees of freedom, as weighted_estimate's
         interval_df = weights_degrees_of_freedom(replace(design, weights=w * (1.0 if domain is None else
                                                                      np.asarray(domain, dtype=float))))
+    d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
+    positive = float(c[w * d > 0].sum())
     shares, errors, lows, highs = [], [], [], []
     for j in range(k):
         share, variance = raked_mean((r == j).astype(float), w, variables, counts=None if design else c,
                                      domain=domain, design=design)
         if variance < 1e-12 * share * (1 - share) / n:  # calibrated exactly (a raking question): rounding
             variance = 0.0
-        low, high = korn_graubard(share, variance, n, interval_df, confidence)
+        low, high = korn_graubard(share, variance, n, interval_df, confidence, positive)
         shares.append(share)
         errors.append(math.sqrt(max(variance, 0.0)))
         lows.append(low)
         highs.append(high)
     lam = np.array(shares)
     span = mech.p - mech.q
-    d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
     kish = float((c @ (w * d)) ** 2 / (c @ (w * d) ** 2))
+    n_kish = kish_respondents(kish)
+    ci_low, ci_high, floored = _with_floor(np.clip((np.array(lows) - mech.q) / span, 0.0, 1.0),
+                                           np.clip((np.array(highs) - mech.q) / span, 0.0, 1.0),
+                                           [exact_at(share, n_kish, mech.p, mech.q, confidence) for share in lam])
     return WeightedResult(
         n=n, effective_n=kish, degrees_of_freedom=df, k=k, epsilon=mech.epsilon, p=mech.p, q=mech.q,
         confidence=confidence, report_share=frozen(lam), report_std_error=frozen(errors),
         estimate=frozen((lam - mech.q) / span), std_error=frozen(np.array(errors) / span),
-        ci_low=frozen(np.clip((np.array(lows) - mech.q) / span, 0.0, 1.0)),
-        ci_high=frozen(np.clip((np.array(highs) - mech.q) / span, 0.0, 1.0)),
-        method="Korn-Graubard beta interval at the effective sample size (raking: calibration variance)")
+        ci_low=frozen(ci_low), ci_high=frozen(ci_high),
+        method="Korn-Graubard beta interval at the effective sample size (raking: calibration variance)",
+        kish_floor=frozen(floored, dtype=bool), note=kish_note(floored, kish))
 
 
 
@@ -1274,7 +1482,8 @@ def raked_design_estimate(reports, design, weights, variables=(), *, counts=None
     if sample is not None:
         interval_df = weights_degrees_of_freedom(replace(sample, weights=w * d))
     kish = float((c @ (w * d)) ** 2 / (c @ (w * d) ** 2))
-    result = _design_result(design, lam, sigma, n, df, interval_df, kish, confidence)
+    result = _design_result(design, lam, sigma, n, df, interval_df, kish, confidence,
+                            positive=float(c[w * d > 0].sum()))
     return replace(result, method=RAKED_DESIGN_UNION if result.method == DESIGN_UNION else RAKED_DESIGN_METHOD)
 
 

@@ -54,7 +54,7 @@ from deniable.estimators.weights import (DesignError, RakeResult, SurveyDesign, 
                                          WeightedDifference, WeightedResult, domain_degrees_of_freedom,
                                          linearized_variance, rake, raked_crosstab, raked_design_estimate,
                                          raked_difference, raked_estimate, raked_mean,
-                                         survey_design,
+                                         kish_note, survey_design,
                                          weighted_crosstab, weighted_design_estimate, weighted_difference,
                                          weighted_estimate)
 
@@ -237,11 +237,12 @@ def _ticked(q: Question, per_option: list, ticked: int = 1) -> WeightedResult:
     def column(name):
         return np.array([getattr(r, name)[ticked] for r in per_option])
 
+    floored = column("kish_floor").astype(bool)
     return dataclasses.replace(
         first, k=len(per_option), epsilon=q.mechanism.epsilon if q.protected else first.epsilon,
         report_share=column("report_share"), report_std_error=column("report_std_error"),
         estimate=column("estimate"), std_error=column("std_error"), ci_low=column("ci_low"),
-        ci_high=column("ci_high"))
+        ci_high=column("ci_high"), kish_floor=floored, note=kish_note(floored, first.effective_n))
 
 
 def _tick_design_estimate(q: Question, codes: np.ndarray, design: SurveyDesign, confidence: float,
@@ -428,7 +429,7 @@ def weighted_crosstab_json(ct: WeightedCrosstab) -> dict:
             "n": r.n, "weighted": True, "design": design_json(ct.weighted),
             "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
             "confidence": json_number(r.confidence), "simultaneous": r.simultaneous, "method": r.method,
-            "cells": crosstab_cells(ct.row, ct.col, r)}
+            "note": r.note, "cells": crosstab_cells(ct.row, ct.col, r)}
 
 
 def crosstab_cells(row: Question, col: Question, r: WeightedCrosstabResult) -> list[dict]:
@@ -466,7 +467,8 @@ def _crosstab_table(ct, data: dict, grid, how: str) -> str:
             for c in data["cells"]]
     headers = [f"{ct.row.id} \\ {ct.col.id}", f"reported ({how})", "joint", "std.err", "interval",
                f"{ct.col.id} | {ct.row.id}", "interval"]
-    return "\n".join(lines + grid(headers, rows)) + "\n"
+    note = [f"  note: {data['note']}"] if data.get("note") else []
+    return "\n".join(lines + grid(headers, rows) + note) + "\n"
 
 
 def weighted_crosstab_csv(ct: WeightedCrosstab) -> str:
@@ -516,9 +518,11 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
                                "ci_low": json_number(max(0.0, r.ci_low)), "ci_high": json_number(min(1.0, r.ci_high))},
                 "control": {"estimate": json_number(r.means[0]), "std_error": json_number(r.mean_std_errors[0])},
                 "treatment": {"estimate": json_number(r.means[1]), "std_error": json_number(r.mean_std_errors[1])}}
+    floored = np.zeros(len(q.options), dtype=bool) if r.kish_floor is None else np.asarray(r.kish_floor, dtype=bool)
     options = [{"label": label, "report_share": json_number(r.report_share[i]),
                 "estimate": json_number(r.estimate[i]), "std_error": json_number(r.std_error[i]),
-                "ci_low": json_number(r.ci_low[i]), "ci_high": json_number(r.ci_high[i])}
+                "ci_low": json_number(r.ci_low[i]), "ci_high": json_number(r.ci_high[i]),
+                "kish_floor": bool(floored[i])}
                for i, label in enumerate(q.options)]
     designed = getattr(q.qtype.mechanism(q), "design", None)
     if designed is not None:  # a randomized-response design: named, its realized ε only (none declared)
@@ -528,7 +532,7 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
             "declared_epsilon": q.epsilon if q.protected and designed is None else None,
             "p": json_number(r.p), "q": json_number(r.q),
             "method": r.method, "confidence": json_number(r.confidence), "simultaneous": r.simultaneous,
-            "options": options}
+            "note": kish_note(floored, r.effective_n, q.options), "options": options}
 
 
 def weighted_document(w: Weighted) -> dict:
@@ -587,6 +591,9 @@ def weighted_table(w: Weighted, grid) -> str:
         lines += [f"  n = {n:,} · weighted · {privacy}",
                   f"  {100 * r.confidence:g}% intervals, method: {r.method}",
                   *grid(["option", "reported (weighted)", "estimate", "std.err", "interval"], rows)]
+        note = question_json(q, n, r)["note"]
+        if note:
+            lines.append(f"  note: {note}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
@@ -1076,9 +1083,10 @@ def _option_by_option(results: list):
     """One check-all result of each option's result alone (None stays None)."""
     if results[0] is None:
         return None
-    names = ("report_share", "report_std_error", "estimate", "std_error", "ci_low", "ci_high")
-    return dataclasses.replace(results[0], k=len(results),
-                               **{name: np.concatenate([getattr(r, name) for r in results]) for name in names})
+    names = ("report_share", "report_std_error", "estimate", "std_error", "ci_low", "ci_high", "kish_floor")
+    joined = {name: np.concatenate([getattr(r, name) for r in results]) for name in names}
+    return dataclasses.replace(results[0], k=len(results), **joined,
+                               note=kish_note(joined["kish_floor"], results[0].effective_n))
 
 
 def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
@@ -1420,7 +1428,7 @@ def raked_crosstab_json(ct: RakedCrosstab) -> dict:
             "n": r.n, "weighted": True, "raked": True, "raking": raking_json(ct),
             "effective_n": json_number(r.effective_n), "degrees_of_freedom": r.degrees_of_freedom,
             "confidence": json_number(r.confidence), "simultaneous": r.simultaneous, "method": r.method,
-            "cells": crosstab_cells(ct.row, ct.col, r)}
+            "note": r.note, "cells": crosstab_cells(ct.row, ct.col, r)}
 
 
 def raked_crosstab_table(ct: RakedCrosstab, grid) -> str:

@@ -25,6 +25,7 @@ from deniable.server.store.db import init_db
 from deniable.server.store.responses import insert_many
 from deniable.server.store.surveys import insert_survey
 from deniable.server.survey.definition import parse_definition
+from support.kish import kish_n, with_floor
 from support.r_survey import rake_svymean, write_csv
 
 DEFINITION = {"slug": "panel", "title": "Panel", "questions": [
@@ -93,8 +94,10 @@ def estimate_json(*args) -> dict:
 
 @pytest.mark.slow  # R itself
 def test_raked_estimates_equal_r_rake(tmp_path):
-    """Every option's estimate, standard error and interval equal R's after ``rake()`` to 1e-6: a
-    question asked directly (p = 1), randomized ones, and one some respondents skipped (a domain)."""
+    """Every option's estimate, standard error and interval equal R's after ``rake()`` to 1e-6 (the interval
+    joined with the exact interval of the same report share at the raked weights' Kish effective sample
+    size, support/kish.py): a question asked directly (p = 1), randomized ones, and one some respondents
+    skipped (a domain)."""
     rows = sample()
     definition, responses, margins_path = write_files(tmp_path, rows)
     ours = estimate_json(definition, responses, "--rake", margins_path)
@@ -133,8 +136,9 @@ def test_raked_estimates_equal_r_rake(tmp_path):
                 assert option["std_error"] == pytest.approx(0, abs=1e-6)
                 continue
             assert option["std_error"] == pytest.approx(se, abs=1e-6), (q.id, j)
-            assert option["ci_low"] == pytest.approx(max(0.0, (low - m.q) / (m.p - m.q)), abs=1e-6), (q.id, j)
-            assert option["ci_high"] == pytest.approx(min(1.0, (high - m.q) / (m.p - m.q)), abs=1e-6), (q.id, j)
+            expected = with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share,
+                                  kish_n(r_weights * (rows[q.id] >= 0)), m.p, m.q)
+            assert [option["ci_low"], option["ci_high"]] == pytest.approx(expected, abs=1e-6), (q.id, j)
             checked += 1
     assert checked == 2 + 3 + 2
 

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from deniable.client.mechanism import resolve
 from deniable.server.cli import cli
 from deniable.server.survey.definition import load_definition
+from support.kish import exact_interval, join, kish_n, with_floor
 from support.r_survey import svyglm, svymean, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,8 +66,9 @@ def estimate_json(*args) -> dict:
 @pytest.mark.slow  # R itself
 @pytest.mark.parametrize("skipped", [0, 9], ids=["all answered", "cheated skipped by some"])
 def test_weighted_estimates_equal_r_survey(tmp_path, skipped):
-    """Every option's estimate, standard error and interval equal R's; a question some respondents
-    skipped is a domain (R: ``na.rm = TRUE``, the design keeping its clusters)."""
+    """Every option's estimate, standard error and interval equal R's (the interval joined with the exact
+    interval of the same report share at the question's Kish effective sample size: support/kish.py); a
+    question some respondents skipped is a domain (R: ``na.rm = TRUE``, the design keeping its clusters)."""
     survey, rows = design_sample()
     rows["cheated"][np.random.default_rng(1).choice(len(rows["w"]), skipped, replace=False)] = -1
     path = responses_csv(tmp_path / "responses.csv", survey, rows)
@@ -99,8 +101,9 @@ def test_weighted_estimates_equal_r_survey(tmp_path, skipped):
             assert option["estimate"] == pytest.approx(mean, abs=1e-8), (q.id, j)
             assert option["std_error"] == pytest.approx(se, abs=1e-8), (q.id, j)
             assert option["report_share"] == pytest.approx(share, abs=1e-8), (q.id, j)
-            assert option["ci_low"] == pytest.approx(max(0.0, (low - m.q) / (m.p - m.q)), abs=1e-8), (q.id, j)
-            assert option["ci_high"] == pytest.approx(min(1.0, (high - m.q) / (m.p - m.q)), abs=1e-8), (q.id, j)
+            expected = with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share,
+                                  kish_n(w * (rows[q.id] >= 0)), m.p, m.q)
+            assert [option["ci_low"], option["ci_high"]] == pytest.approx(expected, abs=1e-8), (q.id, j)
 
 
 NUMBERS_SURVEY = {"slug": "numbers", "title": "Numbers", "questions": [
@@ -440,7 +443,8 @@ def test_designed_questions_weighted_estimates_equal_r_survey(tmp_path):
     ``svymean`` of the debiased indicator ``M⁺[t, report]``; the interval of forced response and of a
     binary design is ``svyciprop(method = "beta")``'s recipe for one report's indicator mapped through
     its affine map, a custom design with three answers gets the labelled union of the t interval and that
-    recipe for the debiased indicator."""
+    recipe for the debiased indicator; each joined with the exact interval of the same report shares at
+    the question's Kish effective sample size (support/kish.py; the custom design's: it holds R's)."""
     survey = load_definition(_json(tmp_path, DESIGNED_SURVEY))
     _, rows = design_sample(21)
     rng = np.random.default_rng(21)
@@ -470,14 +474,18 @@ def test_designed_questions_weighted_estimates_equal_r_survey(tmp_path):
             assert option["estimate"] == pytest.approx(mean, abs=1e-8), (q.id, t)
             assert option["std_error"] == pytest.approx(se, abs=1e-8), (q.id, t)
     for t, option in enumerate(records["forced"]["options"]):  # λ_t = p_t + p π_t
-        _, _, low, high = r[f"r_forced_{t}"]
+        reported, _, low, high = r[f"r_forced_{t}"]
         share = [0.2, 0.1, 0.1][t]
-        assert option["ci_low"] == pytest.approx(max(0.0, (low - share) / 0.6), abs=1e-8)
-        assert option["ci_high"] == pytest.approx(min(1.0, (high - share) / 0.6), abs=1e-8)
-    _, _, low, high = r["r_warner_0"]  # λ_0 = 0.25 + 0.5 π_0
+        floor = exact_interval(reported, kish_n(rows["w"] * (reports["forced"] >= 0)), 0.6 + share, share)
+        assert [option["ci_low"], option["ci_high"]] == pytest.approx(
+            list(join((low - share) / 0.6, (high - share) / 0.6, floor)), abs=1e-8)
+    reported, _, low, high = r["r_warner_0"]  # λ_0 = 0.25 + 0.5 π_0
     yes = records["warner"]["options"][0]
-    assert [yes["ci_low"], yes["ci_high"]] == pytest.approx([max(0.0, (low - 0.25) / 0.5),
-                                                            min(1.0, (high - 0.25) / 0.5)], abs=1e-8)
+    assert [yes["ci_low"], yes["ci_high"]] == pytest.approx(
+        list(with_floor((low - 0.25) / 0.5, (high - 0.25) / 0.5, reported, kish_n(rows["w"]), 0.75, 0.25)), abs=1e-8)
+    for t, option in enumerate(records["custom"]["options"]):  # the union of two approximations, or wider
+        mean, se, _, _ = r[f"z_custom_{t}"]
+        assert option["ci_low"] <= mean <= option["ci_high"]
     assert records["warner"]["p"] == pytest.approx(0.75) and records["warner"]["q"] == pytest.approx(0.25)
     assert [records[q]["design"] for q in ("forced", "warner", "custom")] == ["forced", "warner", "custom"]
     assert records["custom"]["method"].startswith("the union of the t interval") and "and Korn-Graubard's beta " \
@@ -499,7 +507,8 @@ def test_raking_from_sampling_weights_equals_r_rake_of_the_weighted_design(tmp_p
     """``--rake MARGINS.json --weights w --strata s --cluster c`` starts raking from the sampling
     weights: the raked weights, every estimate, standard error and interval equal R's ``rake()`` of
     the weighted, stratified, clustered ``svydesign`` (the calibrated influence values through the
-    design's strata and clusters, Korn–Graubard on the design's degrees of freedom) to 1e-8, and the
+    design's strata and clusters, Korn–Graubard on the design's degrees of freedom, joined with the exact
+    interval of the same report share at the raked weights' Kish effective sample size) to 1e-8, and the
     unraked estimates beside are ``deniable estimate --weights``'s own."""
     from support.r_survey import rake_design_svymean
 
@@ -550,8 +559,10 @@ def test_raking_from_sampling_weights_equals_r_rake_of_the_weighted_design(tmp_p
             share, _, low, high = r[f"r_{qid}_{j}"]
             assert [option["estimate"], option["std_error"], option["report_share"]] == \
                 pytest.approx([mean, se, share], abs=1e-8), (qid, j)
+            n_kish = kish_n(r_weights * (codes[qid] >= 0))
             assert [option["ci_low"], option["ci_high"]] == pytest.approx(
-                np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1), abs=1e-8), (qid, j)
+                with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share, n_kish, m.p, m.q),
+                abs=1e-8), (qid, j)
             unraked = plain[qid]["options"][j]
             assert option["unraked"] == pytest.approx({key: unraked[key] for key in option["unraked"]}, abs=1e-12)
     got = records["kids"]["mean"]

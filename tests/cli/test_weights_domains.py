@@ -18,6 +18,7 @@ import pytest
 
 from deniable.client.mechanism import resolve
 from deniable.server.survey.definition import load_definition
+from support.kish import kish_n, with_floor
 from support.r_survey import _run, svyby, svycontrast_arms, svymean, svyratio, write_csv
 
 from .test_weights_cli import SURVEY, _csv, _json, design_sample, estimate_json, responses_csv, run
@@ -53,7 +54,8 @@ def test_weighted_subgroups_equal_r_svyby(tmp_path):
     """Each group's estimates, standard errors and intervals are R's domain estimates: svyby, with
     the group's own respondents and degrees of freedom in Korn and Graubard's interval; a numeric
     mean's t interval on the group's degrees of freedom; the respondents who skipped the grouping
-    question are a group too."""
+    question are a group too.  Each interval is joined with the exact interval of the same report share at
+    the group's Kish effective sample size (support/kish.py)."""
     survey, rows, codes, path = _grouped_sample(tmp_path)
     ours = estimate_json(tmp_path / "survey.json", path, *DESIGN, "--by", "year")
 
@@ -97,8 +99,10 @@ def test_weighted_subgroups_equal_r_svyby(tmp_path):
                 assert option["estimate"] == pytest.approx(mean, abs=1e-8), (q.id, group["group"], j)
                 assert option["std_error"] == pytest.approx(se, abs=1e-8), (q.id, group["group"], j)
                 assert option["report_share"] == pytest.approx(share, abs=1e-8)
+                n_kish = kish_n(rows["w"] * (members & (codes[q.id] >= 0)))
                 assert [option["ci_low"], option["ci_high"]] == pytest.approx(
-                    np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1), abs=1e-8)
+                    with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share, n_kish, m.p, m.q),
+                    abs=1e-8)
                 checked += 1
     assert checked == 4 * (2 + 3 + 1)
 
@@ -199,7 +203,8 @@ def test_weighted_crosstab_equals_r_survey(tmp_path, pair):
 
 @pytest.mark.slow  # R itself
 def test_weighted_crosstab_of_direct_questions_has_korn_graubard_cells(tmp_path):
-    """Asked directly, a joint cell is a proportion: its interval is R's svyciprop(method = "beta")."""
+    """Asked directly, a joint cell is a proportion: its interval is R's svyciprop(method = "beta"), joined
+    with the exact interval of the same share at the respondents' Kish effective sample size."""
     survey_path = _json(tmp_path, {"slug": "d", "title": "D", "questions": [
         {"id": "sex", "text": "Sex?", "options": ["F", "M"]},
         {"id": "year", "text": "Year?", "options": ["First", "Second", "Third"]}]})
@@ -216,7 +221,7 @@ def test_weighted_crosstab_of_direct_questions_has_korn_graubard_cells(tmp_path)
     for cell, (mean, se, low, high) in zip(ours["cells"], r):
         assert cell["report_share"] == pytest.approx(mean, abs=1e-12)
         assert [cell["estimate"], cell["std_error"], cell["ci_low"], cell["ci_high"]] == \
-            pytest.approx([mean, se, low, high], abs=1e-8)
+            pytest.approx([mean, se, *with_floor(low, high, mean, kish_n(rows["w"]))], abs=1e-8)
 
 
 def test_equal_weights_give_the_unweighted_subgroup_and_crosstab_estimates(tmp_path):
@@ -325,7 +330,7 @@ def _types_sample(tmp_path, seed=31):
 def test_weighted_check_all_ticks_equal_r_survey(tmp_path):
     """Each option of a check-all question is a binary randomized response at ε/K: its share is R's
     svymean of the tick's debiased indicator, its interval svyciprop's of the tick mapped through the
-    tick's p and q."""
+    tick's p and q, joined with the exact interval of the same tick share at Kish's n."""
     from deniable.client.multi import multi_mechanism
 
     survey, rows, codes, path = _types_sample(tmp_path)
@@ -351,7 +356,8 @@ def test_weighted_check_all_ticks_equal_r_survey(tmp_path):
             assert [option["estimate"], option["std_error"], option["report_share"]] == \
                 pytest.approx([mean, se, share], abs=1e-8), (qid, j)
             assert [option["ci_low"], option["ci_high"]] == pytest.approx(
-                np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1), abs=1e-8), (qid, j)
+                with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share,
+                           kish_n(rows["w"] * (codes[qid] >= 0)), m.p, m.q), abs=1e-8), (qid, j)
     assert ours["sites"]["epsilon"] == pytest.approx(multi_mechanism(3, 2.0).epsilon)
 
 

@@ -28,6 +28,7 @@ from scipy.stats import beta as beta_dist
 from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
+from support.kish import exact_interval, join, kish_n, report_interval
 from support.r_survey import RAKE_TO_MARGINS, _run, margins_csv, rake_design_svymean, rake_svymean, write_csv
 
 SURVEY = {"slug": "typed", "title": "Typed", "questions": [
@@ -95,7 +96,9 @@ def test_designed_questions_raked_equal_r(tmp_path):
     answer's raked estimate and standard error are R's svymean of the debiased score on the raked
     design; Warner's and forced response's intervals svyciprop's of a report mapped through its affine
     map, the custom design's the union of the t interval on n − 1 degrees of freedom and the beta
-    recipe at the score's effective sample size, clipped."""
+    recipe at the score's effective sample size, clipped — each joined with the exact interval of the
+    same report shares at the raked weights' Kish effective sample size (support/kish.py; the custom
+    design's exact region makes its interval R's or wider)."""
     survey, codes = typed_sample()
     n = len(codes["age"])
     raked = sampling.raked_estimates(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey))
@@ -109,8 +112,9 @@ def test_designed_questions_raked_equal_r(tmp_path):
         for r, y in reports.items():
             columns[f"r_{qid}_{r}"] = y
             names.append(f"r_{qid}_{r}")
-    values, _ = rake_svymean(tmp_path, columns, _r_margins(survey, n), names)
+    values, r_weights = rake_svymean(tmp_path, columns, _r_margins(survey, n), names)
     r = dict(zip(names, values))
+    n_kish = {qid: kish_n(r_weights * (codes[qid] >= 0)) for qid in ("warner", "forced", "custom")}
     for qid in ("warner", "forced", "custom"):
         size, result = ours[qid]
         assert size == int((codes[qid] >= 0).sum())
@@ -122,27 +126,31 @@ def test_designed_questions_raked_equal_r(tmp_path):
                 n_eff = mean * (1 - mean) / se**2  # on n − 1 degrees of freedom: no df adjustment
                 kg = beta_dist.ppf(0.025, n_eff * mean, n_eff * (1 - mean) + 1), \
                     beta_dist.ppf(0.975, n_eff * mean + 1, n_eff * (1 - mean))
-                assert [result.ci_low[t], result.ci_high[t]] == pytest.approx(
-                    np.clip([min(low, kg[0]), max(high, kg[1])], 0, 1), abs=1e-8)
+                union = np.clip([min(low, kg[0]), max(high, kg[1])], 0, 1)
+                assert result.ci_low[t] <= union[0] + 1e-8 and result.ci_high[t] >= union[1] - 1e-8
+                if not result.kish_floor[t]:
+                    assert [result.ci_low[t], result.ci_high[t]] == pytest.approx(union, abs=1e-8)
     # Warner: report 0 rises with answer 0 (0.75 against 0.25)
-    _, _, low, high = r["r_warner_0"]
-    first = np.clip([(low - 0.25) / 0.5, (high - 0.25) / 0.5], 0, 1)
+    share, _, low, high = r["r_warner_0"]
+    first = join((low - 0.25) / 0.5, (high - 0.25) / 0.5, report_interval(share, n_kish["warner"], 0.75, 0.25))
     warner = ours["warner"][1]
     assert [warner.ci_low[0], warner.ci_high[0]] == pytest.approx(first, abs=1e-6)
     assert [warner.ci_low[1], warner.ci_high[1]] == pytest.approx([1 - first[1], 1 - first[0]], abs=1e-6)
     # forced response: λ_t = f_t + p π_t
     forced = ours["forced"][1]
     for t, share in enumerate([0.2, 0.1, 0.1]):
-        _, _, low, high = r[f"r_forced_{t}"]
+        reported, _, low, high = r[f"r_forced_{t}"]
+        floor = exact_interval(reported, n_kish["forced"], 0.6 + share, share)
         assert [forced.ci_low[t], forced.ci_high[t]] == pytest.approx(
-            np.clip([(low - share) / 0.6, (high - share) / 0.6], 0, 1), abs=1e-6), t
+            list(join((low - share) / 0.6, (high - share) / 0.6, floor)), abs=1e-6), t
     assert "raking: calibration variance" in forced.method and forced.degrees_of_freedom == n - 1
 
 
 @pytest.mark.slow  # R itself
 def test_check_all_ticks_raked_equal_r(tmp_path):
     """Each tick of a check-all question (randomized at ε/K, and asked directly: p = 1) is a two-option
-    question: R's svymean of its debiased indicator and svyciprop of the tick, mapped through p and q."""
+    question: R's svymean of its debiased indicator and svyciprop of the tick, mapped through p and q and
+    joined with the exact interval of the same tick share at the raked weights' Kish effective sample size."""
     survey, codes = typed_sample(13)
     n = len(codes["age"])
     raked = sampling.raked_estimates(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey))
@@ -153,7 +161,7 @@ def test_check_all_ticks_raked_equal_r(tmp_path):
         for j, (tick, z, _) in per.items():
             columns[f"r_{qid}_{j}"], columns[f"z_{qid}_{j}"] = tick, z
             names += [f"z_{qid}_{j}", f"r_{qid}_{j}"]
-    values, _ = rake_svymean(tmp_path, columns, _r_margins(survey, n), names)
+    values, r_weights = rake_svymean(tmp_path, columns, _r_margins(survey, n), names)
     r = dict(zip(names, values))
     for qid, per in ticks.items():
         size, result = ours[qid]
@@ -163,8 +171,9 @@ def test_check_all_ticks_raked_equal_r(tmp_path):
             share, _, low, high = r[f"r_{qid}_{j}"]
             assert [result.estimate[j], result.std_error[j], result.report_share[j]] == \
                 pytest.approx([mean, se, share], abs=1e-8), (qid, j)
+            floor = exact_interval(share, kish_n(r_weights * (codes[qid] >= 0)), bit.p, bit.q)
             assert [result.ci_low[j], result.ci_high[j]] == pytest.approx(
-                np.clip([(low - bit.q) / (bit.p - bit.q), (high - bit.q) / (bit.p - bit.q)], 0, 1), abs=1e-7)
+                list(join((low - bit.q) / (bit.p - bit.q), (high - bit.q) / (bit.p - bit.q), floor)), abs=1e-7)
     unraked = raked.unweighted["owns"]  # the same estimator with equal weights, beside
     assert unraked.estimate[0] == pytest.approx(float(np.mean((codes["owns"] & 1) == 1)), abs=1e-12)
 

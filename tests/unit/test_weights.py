@@ -19,6 +19,7 @@ from deniable import estimators
 from deniable.client.mechanism import mechanism
 from deniable.estimators.weights import (DesignError, korn_graubard, rake, survey_design, weighted_estimate,
                                          weights_degrees_of_freedom)
+from support.kish import kish_n, with_floor
 from support.r_survey import r_survey, sample, svyglm
 
 
@@ -28,7 +29,8 @@ def test_weighted_shares_standard_errors_and_intervals_equal_r_survey(tmp_path, 
     """The estimates and standard errors are R's ``svymean``; the interval is ``svyciprop(method =
     "beta")``'s recipe (korn_graubard at R's degf gives R's interval) on the smaller of degf and the
     weights' Satterthwaite degrees of freedom, ν computed in R from R's design object — so with these
-    unequal weights it is wider than R's, and holds R's."""
+    unequal weights it is wider than R's, and holds R's — joined with the exact interval of the same share
+    at Kish's effective sample size (support/kish.py), which sets the third option's lower end at seed 3."""
     stratum, cluster, w, y, big_n = sample(seed)
     r_own = r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc)
     expected = r_survey(tmp_path, stratum, cluster, w, y, big_n, fpc, kg_weights_df=True)
@@ -39,8 +41,9 @@ def test_weighted_shares_standard_errors_and_intervals_equal_r_survey(tmp_path, 
     for share, se, low, high in r_own:  # R's own interval is the recipe at R's degrees of freedom
         assert korn_graubard(share, se**2, design.n, design.degrees_of_freedom, 0.95) == \
             pytest.approx((low, high), abs=1e-6)
-    assert ours.ci_low == pytest.approx(expected[:, 2], abs=1e-6)
-    assert ours.ci_high == pytest.approx(expected[:, 3], abs=1e-6)
+    floored = [with_floor(low, high, share, kish_n(w)) for share, _, low, high in expected]
+    assert ours.ci_low == pytest.approx([f[0] for f in floored], abs=1e-6)
+    assert ours.ci_high == pytest.approx([f[1] for f in floored], abs=1e-6)
     assert weights_degrees_of_freedom(design) < design.degrees_of_freedom
     assert np.all(ours.ci_low < r_own[:, 2]) and np.all(ours.ci_high > r_own[:, 3])
 
@@ -299,8 +302,9 @@ def test_satterthwaites_degrees_of_freedom_match_the_variance_estimates_spread()
 
 def test_equal_weights_keep_r_surveys_interval_and_unequal_ones_widen_it():
     """With equal weights (and clusters of equal size) ν is the number of clusters, above the design's
-    clusters − 1, so the interval is svyciprop(method = "beta")'s at degf; with weights of coefficient
-    of variation about 1.5 and 200 respondents ν is near a dozen and the interval holds R's."""
+    clusters − 1, so the interval is svyciprop(method = "beta")'s at degf (joined with the exact interval
+    of the same share at Kish's n, here all 200); with weights of coefficient of variation about 1.5 and
+    200 respondents ν is near a dozen and the interval holds R's."""
     rng = np.random.default_rng(5)
     reports = rng.integers(0, 3, 200)
     for clusters in (None, np.repeat(np.arange(20), 10)):
@@ -311,8 +315,9 @@ def test_equal_weights_keep_r_surveys_interval_and_unequal_ones_widen_it():
         for j in range(3):
             low, high = korn_graubard(ours.report_share[j], ours.report_std_error[j] ** 2, 200,
                                       equal.degrees_of_freedom, 0.95)
+            kg = np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1)
             assert (ours.ci_low[j], ours.ci_high[j]) == pytest.approx(
-                tuple(np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1)), abs=1e-12)
+                with_floor(*kg, ours.report_share[j], 200, m.p, m.q), abs=1e-12)
     sigma = math.sqrt(math.log(1 + 1.5**2))
     unequal = survey_design(np.exp(sigma * rng.standard_normal(200)))
     nu = weights_degrees_of_freedom(unequal)

@@ -28,6 +28,7 @@ from deniable.client.mechanism import resolve
 from deniable.estimators.weights import (DesignError, survey_design, weighted_crosstab, weighted_design_estimate,
                                          weights_degrees_of_freedom)
 from deniable.server.survey.definition import load_definition
+from support.kish import join, kish_n, report_interval
 from support.r_survey import svyglm, svymean, svyratio, write_csv
 
 from ..cli.test_weights_cli import _json, run
@@ -258,7 +259,8 @@ def test_check_all_ticks_with_a_design_equal_r_survey(tmp_path):
     """Each option of a check-all question with a binary design on each tick: its share is svymean of
     the tick's debiased score ``M⁻¹[0, report]`` (report 0: ticked), its interval Korn and Graubard's
     of the ticked-report indicator (on the weights' degrees of freedom) mapped through
-    ``λ₀ = M[0, 1] + (M[0, 0] − M[0, 1]) π₀``."""
+    ``λ₀ = M[0, 1] + (M[0, 0] − M[0, 1]) π₀``, joined with the exact interval of the same report share at
+    the domain's Kish effective sample size (support/kish.py)."""
     survey, codes, design_columns, path = _designed_file(tmp_path)
     ours = {q["id"]: q for q in _estimate(tmp_path / "survey.json", path, *DESIGN_ARGS)["questions"]}
     columns, variables = dict(design_columns), []
@@ -285,7 +287,8 @@ def test_check_all_ticks_with_a_design_equal_r_survey(tmp_path):
             assert [option["estimate"], option["std_error"], option["report_share"]] == \
                 pytest.approx([mean, se, share], abs=1e-8), (qid, j)
             ends = sorted([(low - m[0, 1]) / (m[0, 0] - m[0, 1]), (high - m[0, 1]) / (m[0, 0] - m[0, 1])])
-            assert [option["ci_low"], option["ci_high"]] == pytest.approx(list(np.clip(ends, 0, 1)), abs=1e-8)
+            floor = report_interval(share, kish_n(columns["w"] * (codes[qid] >= 0)), m[0, 0], m[0, 1])
+            assert [option["ci_low"], option["ci_high"]] == pytest.approx(list(join(*ends, floor)), abs=1e-8)
 
 
 def test_check_all_ticks_with_a_design_go_by_group_and_simultaneous(tmp_path):

@@ -17,8 +17,10 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import t as student_t
 
 from deniable.client import designs
+from deniable.estimators.design_region import rounded_region_intervals
 from deniable.estimators.weights import (DESIGN_UNION, DesignError, survey_design, weighted_design_estimate,
                                          weighted_estimate, weights_degrees_of_freedom)
+from support.kish import exact_interval, join, kish_n
 from support.r_survey import svymean
 
 
@@ -78,23 +80,26 @@ def test_designed_estimates_equal_r_survey(tmp_path, name):
         assert ours.ci_low[0] == pytest.approx(max(0.0, ends[0]), abs=1e-8)
         assert ours.ci_high[0] == pytest.approx(min(1.0, ends[1]), abs=1e-8)
         assert ours.ci_low[1] == pytest.approx(1 - ours.ci_high[0], abs=1e-12)
-    elif design.name == "forced":
+    elif design.name == "forced":  # joined with the exact interval of the same report share at Kish's n
         p, forced = 0.6, [0.2, 0.1, 0.1]
         for answer in range(3):
-            _, _, low, high = got[f"r{answer}"]
-            assert ours.ci_low[answer] == pytest.approx(max(0.0, (low - forced[answer]) / p), abs=1e-8)
-            assert ours.ci_high[answer] == pytest.approx(min(1.0, (high - forced[answer]) / p), abs=1e-8)
-    else:  # the union of the t interval and svyciprop's beta recipe at z's effective n, on the weights' df
-        assert ours.method == DESIGN_UNION
+            share, _, low, high = got[f"r{answer}"]
+            floor = exact_interval(share, kish_n(w), p + forced[answer], forced[answer])
+            expected = join((low - forced[answer]) / p, (high - forced[answer]) / p, floor)
+            assert (ours.ci_low[answer], ours.ci_high[answer]) == pytest.approx(expected, abs=1e-8)
+    else:  # the union of the t interval and svyciprop's beta recipe at z's effective n, on the weights' df,
+        assert ours.method == DESIGN_UNION  # joined with the exact region of the report shares at Kish's n
         df = weights_degrees_of_freedom(sample)
+        shares = [got[f"r{r}"][0] for r in range(design.k_reports)]
+        region = rounded_region_intervals(shares, kish_n(w), design.matrix, 0.95)
         for a in range(design.k):
             mean, se = got[f"z{a}"][:2]
             half = student_t.ppf(0.975, df) * se
             n_eff = mean * (1 - mean) / se**2 * (student_t.ppf(0.025, w.size - 1) / student_t.ppf(0.025, df)) ** 2
             kg = (beta_dist.ppf(0.025, n_eff * mean, n_eff * (1 - mean) + 1),
                   beta_dist.ppf(0.975, n_eff * mean + 1, n_eff * (1 - mean)))
-            assert ours.ci_low[a] == pytest.approx(np.clip(min(mean - half, kg[0]), 0, 1), abs=1e-8)
-            assert ours.ci_high[a] == pytest.approx(np.clip(max(mean + half, kg[1]), 0, 1), abs=1e-8)
+            expected = join(min(mean - half, kg[0]), max(mean + half, kg[1]), (region[0][a], region[1][a]))
+            assert (ours.ci_low[a], ours.ci_high[a]) == pytest.approx(expected, abs=1e-8)
 
 
 def test_a_design_that_is_k_ary_randomized_response_gives_weighted_estimate():

@@ -13,6 +13,7 @@ from deniable.client.mechanism import resolve
 from deniable.server.survey import sampling
 from deniable.server.survey.dataset import Dataset
 from deniable.server.survey.definition import parse_definition
+from support.kish import kish_n, with_floor
 from support.r_survey import rake_svymean
 
 SURVEY = {"slug": "raked", "title": "Raked", "questions": [
@@ -63,18 +64,20 @@ def test_raked_subgroups_equal_r(tmp_path):
         for key, value in found.items():
             columns[f"{key}_{g + 1}"] = value
         names += [f"z{j}_{g + 1}" for j in range(3)] + [f"r{j}_{g + 1}" for j in range(3)]
-    r, _ = rake_svymean(tmp_path, columns, _r_margins(survey, codes), names)
+    r, raked = rake_svymean(tmp_path, columns, _r_margins(survey, codes), names)
     by_name = dict(zip(names, r))
     assert [label for label, *_ in ours.groups] == ["first", "second", "not answered"]
     for (label, _, size, result), g in zip(ours.groups, (0, 1, -1)):
         assert size == int(((codes["year"] == g) & (codes["cheat"] >= 0)).sum())
         for j in range(3):
             mean, se, _, _ = by_name[f"z{j}_{g + 1}"]
-            _, _, low, high = by_name[f"r{j}_{g + 1}"]
+            share, _, low, high = by_name[f"r{j}_{g + 1}"]
             assert result.estimate[j] == pytest.approx(mean, abs=1e-8), (label, j)
             assert result.std_error[j] == pytest.approx(se, abs=1e-8), (label, j)
+            n_kish = kish_n(raked * ((codes["year"] == g) & (codes["cheat"] >= 0)))  # the domain's (Kish rule)
             assert [result.ci_low[j], result.ci_high[j]] == pytest.approx(
-                np.clip([(low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q)], 0, 1), abs=1e-7), (label, j)
+                with_floor((low - m.q) / (m.p - m.q), (high - m.q) / (m.p - m.q), share, n_kish, m.p, m.q),
+                abs=1e-7), (label, j)
 
 
 @pytest.mark.slow  # R itself

@@ -273,7 +273,7 @@ def weighted_crosstab(db, stored, weighting: PageWeighting, row: str, col: str, 
     weighting.raking = _raking_summary(ct.raking, ct.n)
     r = ct.result
     return {"n": r.n, "method": r.method, "confidence": r.confidence, "effective_n": r.effective_n,
-            "cells": sampling.crosstab_cells(ct.row, ct.col, r), "row": ct.row, "col": ct.col}
+            "cells": sampling.crosstab_cells(ct.row, ct.col, r), "row": ct.row, "col": ct.col, "note": r.note}
 
 
 def _raking_summary(result, n: int) -> dict:
