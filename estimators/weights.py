@@ -152,6 +152,10 @@ def _labels(values, n: int, field: str) -> np.ndarray:
     return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
 
 
+WEIGHT_RATIO = 1e300  # the largest positive weight may be at most this many times the smallest
+RESCALE_BEYOND = 2.0**256  # weights above this (or below its inverse) are rescaled by a power of two
+
+
 def _check_squares(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -> None:
     """DesignError unless every positive weight's square, and their sum (Kish's effective n, every
     variance), is a positive finite float: 1e308 squares to infinity, 1e-170 to 0."""
@@ -166,8 +170,48 @@ def _check_squares(w: np.ndarray, c: np.ndarray, what: str, field: str = "weight
                           "multiply them all by one number (a share's estimate depends only on their ratios)", field)
 
 
+def _rescaled(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -> np.ndarray:
+    """The weights, multiplied by a power of two when they lie beyond ``2^±256``, so that the largest and
+    the smallest positive one are as far above 1 as below it; DesignError naming the bound when the
+    largest is more than :data:`WEIGHT_RATIO` times the smallest (no scale then keeps both squares in
+    floating point), or when their squares still cannot be added up (:func:`_check_squares`).
+
+    Every number a weighted estimate reports — shares, standard errors, intervals, Kish's effective
+    sample size, degrees of freedom, a regression's coefficients — is a ratio of sums of weights (or
+    of their squares) in which the weights' scale cancels: the Hájek share ``Σ w y/Σ w``, the influence
+    values ``w (y − ȳ)/Σ w``, ``(Σ w)²/Σ w²``, Satterthwaite's ``(Σ a T²)²/Σ a² T⁴``.  So weights of 10³⁰⁸
+    (whose squares are infinite) or 10⁻³⁰⁰ (whose squares are 0) estimate exactly what weights of 1 do.
+    A power of two changes no digit of a weight (only its exponent), so every ratio of the rescaled
+    weights is the ratio of the given ones, and weights within ``2^±256`` are left as they are."""
+    positive = w[(w > 0) & (c > 0)]
+    if not positive.size:
+        return w
+    high, low = float(positive.max()), float(positive.min())
+    if high > low * WEIGHT_RATIO:
+        raise DesignError(f"{what} range from {low:g} to {high:g}, beyond what floating point can square (Kish's "
+                          f"effective sample size and the variances add up their squares): the largest may be at "
+                          f"most {WEIGHT_RATIO:g} times the smallest positive one", field)
+    if high > RESCALE_BEYOND or low < 1 / RESCALE_BEYOND:
+        w = np.ldexp(w, -((math.frexp(high)[1] + math.frexp(low)[1]) // 2))
+    _check_squares(w, c, what, field)
+    return w
+
+
+def _given_weights(weights) -> np.ndarray:
+    """Weights handed to a raked estimator (:func:`rake`'s, or any): finite, not negative, rescaled as
+    :func:`survey_design` rescales sampling weights (:func:`_rescaled`)."""
+    w = np.asarray(weights, dtype=float)
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise DesignError("weights: every weight must be a finite number, not negative", "weights")
+    return _rescaled(w, np.ones(w.shape), "weights: the weights")
+
+
 def survey_design(weights, *, strata=None, clusters=None, population_clusters=None) -> SurveyDesign:
     """Check and build a :class:`SurveyDesign`: finite positive weights, labels per respondent.
+
+    Weights beyond ``2^±256`` are multiplied by a power of two (every estimate is scale-free in them), and
+    weights whose largest is more than 1e300 times their smallest positive one are refused
+    (:func:`_rescaled`).
 
     ``population_clusters`` (per respondent: the number of clusters of its stratum in the
     population, ``N_h``) gives the finite-population correction ``1 − n_h/N_h``.
@@ -181,7 +225,7 @@ def survey_design(weights, *, strata=None, clusters=None, population_clusters=No
         raise DesignError(f"weights: weights cannot be negative (found {w[w < 0][0]:g})", "weights")
     if not np.any(w > 0):
         raise DesignError("weights: every weight is 0", "weights")
-    _check_squares(w, np.ones(w.size), "weights: the weights")
+    w = _rescaled(w, np.ones(w.size), "weights: the weights")
     n = w.size
     h = np.zeros(n, dtype=np.int64) if strata is None else _labels(strata, n, "strata")
     if clusters is None:
@@ -1074,7 +1118,7 @@ def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, 
     ``sample`` has them — so the conditional shares given a row asked directly are that group's
     ``--rake --weights --by`` estimates, intervals included."""
     confidence = check_confidence(confidence)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     if base is not None and (base.n != w.size or (counts is not None and np.any(c != 1))):
         raise DesignError(f"weights: raking from a sample's design needs one row per respondent ({base.n})",
@@ -1145,8 +1189,8 @@ class RakeResult(Result):
     achieved: dict  # variable → achieved shares per category
     iterations: int
     converged: bool
-    smallest: float
-    largest: float
+    smallest: float  # the smallest positive raked weight × the mean weight (scale-free, as the bounds)
+    largest: float  # the largest, × the mean weight
     effective_n: float
     bounds: tuple | None = None  # (low, high) × the mean weight: the trimming bounds, or None
     trimmed: int = 0  # respondents whose weight is at a bound
@@ -1167,7 +1211,9 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
 
     ``variables``: name → category index per respondent (0..m−1; a question asked directly);
     ``margins``: name → population share of each category (adding up to 1).  Iterative proportional
-    fitting (module notes); the total of the weights is kept.  ``counts`` (optional): how many
+    fitting (module notes); the total of the weights is kept (weights beyond ``2^±256`` are first
+    rescaled by a power of two, as :func:`survey_design` does; the result's ``smallest`` and
+    ``largest`` are × the mean weight, so they do not depend on the scale).  ``counts`` (optional): how many
     identical respondents each row stands for (answer patterns), so that a row's weight is each
     of its respondents' weight.  ``bounds = (low, high)``: trimming — after each round of fitting,
     the weights are clipped to ``[low, high]`` × the mean weight, and fitting goes on until the
@@ -1247,8 +1293,9 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
     if bounds is not None:
         at_bound = np.isclose(w, low, rtol=1e-12, atol=0) | np.isclose(w, high, rtol=1e-12, atol=0)
         trimmed = int(round(float(c[at_bound].sum())))
+    mean = float(c @ w) / float(c.sum())  # the weights' range × their mean: the same whatever their scale
     return RakeResult(weights=frozen(w), achieved=achieved, iterations=done, converged=converged,
-                      smallest=float(w[positive].min()), largest=float(w[positive].max()),
+                      smallest=float(w[positive].min()) / mean, largest=float(w[positive].max()) / mean,
                       effective_n=float((c @ w) ** 2 / (c @ w**2)),
                       bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])), trimmed=trimmed)
 
@@ -1335,7 +1382,7 @@ def raked_mean(values, weights, variables=(), *, counts=None, domain=None,
     ``rake(svydesign(ids = ~cluster, strata = ~stratum, weights = ~w), …)``, whose ``svyrecvar``
     calibrates the influence values before the multistage formula)."""
     y = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     d = np.ones(w.size) if domain is None else np.asarray(domain, dtype=float)
     wd = w * d
@@ -1366,7 +1413,7 @@ def raked_estimate(reports, epsilon, weights, variables=(), *, k: int, counts=No
     margins gives :func:`weighted_estimate`'s interval."""
     confidence = check_confidence(confidence)
     r = np.asarray(reports)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     mech = resolve(k, epsilon)
     n = int(round(float(c.sum())))
@@ -1424,7 +1471,7 @@ def raked_covariance(values, weights, variables=(), *, counts=None, domains=None
     influence values, so the residual-based linearization of a contrast is the contrast of the
     residuals (R: ``svycontrast`` of ``svyby(…, covmat = TRUE)`` on a ``rake()``d design)."""
     y = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     if y.ndim != 2 or y.shape[0] != w.size:
         raise DesignError(f"values: one row per respondent ({w.size}) needed", "values")
@@ -1469,7 +1516,7 @@ def raked_design_estimate(reports, design, weights, variables=(), *, counts=None
     m = np.asarray(design.matrix, dtype=float)
     k_reports = m.shape[0]
     r = np.asarray(reports)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     if r.shape != w.shape or r.dtype.kind not in "iu" or r.min(initial=0) < 0 or r.max(initial=0) >= k_reports:
         raise DesignError(f"reports: one report index 0..{k_reports - 1} per row ({w.size}) needed", "reports")
     c = _frequencies(counts, w.size)
@@ -1511,7 +1558,7 @@ def raked_difference(values, groups, weights, variables=(), *, counts=None, conf
     confidence = check_confidence(confidence)
     y = np.asarray(values, dtype=float)
     g = np.asarray(groups)
-    w = np.asarray(weights, dtype=float)
+    w = _given_weights(weights)
     if y.shape != w.shape or g.shape != w.shape:
         raise DesignError(f"values: one value and one group per row ({w.size}) needed", "values")
     c = _frequencies(counts, w.size)
