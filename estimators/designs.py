@@ -468,7 +468,7 @@ def respondent_intervals(design, same, n: int, *, confidence: float = 0.95, meth
     >>> d = crosswise_respondent(0.25, "Born in Jan-Mar?", [0.23, 0.27])
     >>> low, high = respondent_intervals(d, [300], 500)
     >>> [round(float(v), 3) for v in (low[0], high[0])]
-    [0.335, 0.499]
+    [0.19, 0.396]
     """
     x = np.asarray(same, dtype=np.int64)
     ends = [_binary_intervals(twin.matrix, 0, x, n, method, confidence) for twin in range_designs(design)]

@@ -76,7 +76,7 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
             click.echo(f"Dashboard:   {base_url}/dashboard/  (log in as {email} with password {password})")
         from deniable.server.store import integrity
 
-        click.echo(integrity.summary(*integrity.repair_quick(db)), err=True)  # deniable check's totals, repaired
+        checked = integrity.summary(*integrity.repair_quick(db))  # the aggregates' totals, repaired: said below
         from deniable.server.store.scrub import scrub_before_answering
 
         if not scrub_before_answering(db, 10.0):  # what a crash left in the WAL goes before the server listens
@@ -94,6 +94,7 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
         app = create_app()
     except ValueError as exc:
         fail(f"configuration: {exc}")
+    click.echo(checked, err=True)
     from deniable.server.store import scrub
 
     scrub.start(db_path, float(app.config["SCRUB_SECONDS"]))  # file times on a timer from the start
