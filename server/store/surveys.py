@@ -9,8 +9,10 @@ survey may still be fixed (:mod:`.wording`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import os
 import weakref
 from dataclasses import dataclass, replace
 
@@ -53,9 +55,38 @@ class StoredSurvey:
         return self.survey.slug
 
 
+_fixed_day: str | None = None  # set_today: a test's clock
+
+
 def today() -> str:
-    """The date at day granularity, the finest time the database keeps."""
+    """The date at day granularity, the finest time the database keeps.
+
+    Every day the store writes comes from here.  Tests fix it: :func:`set_today` (or
+    :func:`fixed_today`) in their own process, ``DENIABLE_TODAY=YYYY-MM-DD`` in the environment of a
+    server they start (a test setting only: docs/developing.md).
+    """
+    day = _fixed_day or os.environ.get("DENIABLE_TODAY")
+    if day:
+        return datetime.date.fromisoformat(day).isoformat()  # a malformed setting fails loudly
     return datetime.date.today().isoformat()
+
+
+def set_today(day: str | None) -> str | None:
+    """Make :func:`today` return ``day`` (``YYYY-MM-DD``; None: the clock again); return the setting
+    it replaces.  For tests."""
+    global _fixed_day
+    before, _fixed_day = _fixed_day, None if day is None else datetime.date.fromisoformat(day).isoformat()
+    return before
+
+
+@contextlib.contextmanager
+def fixed_today(day: str):
+    """:func:`today` is ``day`` inside the block.  For tests."""
+    before = set_today(day)
+    try:
+        yield
+    finally:
+        set_today(before)
 
 
 def spec_json(q: Question) -> str | None:
