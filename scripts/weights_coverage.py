@@ -61,6 +61,26 @@ on each row's domain).  Coverage of
 option 0 (or of column 2 given row 0) and the smallest over the options (conditional shares)::
 
     python scripts/weights_coverage.py --designed              # 2,000 replicates per cell
+
+**Raking with very unequal weights** (``--raking``): R ``survey``'s ``apipop`` (6,194 Californian
+schools, read from R: ``data(api)``), samples of n schools drawn without replacement with
+probabilities ∝ a size (successive sampling, as R's ``sample(prob = )``): ×1, ×10, ×20 for
+elementary, high and middle schools (``stype`` E, H, M) and ×4 when the school did not meet its
+schoolwide target (``sch.wide`` = No), each size raised to a power, the skew (1: the issue's cell;
+0.5 milder, 1.5 harsher), weights ∝ 1/size, raked (:func:`deniable.estimators.weights.rake`) to the
+population's ``stype`` and ``sch.wide`` margins.  Two shares asked directly (p = 1): ``awards`` = Yes
+(0.6727) and ``api00`` > 850 (0.0788), each estimated by
+:func:`deniable.estimators.weights.raked_estimate` — Korn and Graubard's interval at the calibration
+variance on n − 1 degrees of freedom, joined with the exact interval at the raked weights' Kish
+effective sample size — and, for contrast, by R's own recipe alone (``svyciprop(method = "beta")`` of
+the ``rake()``d ``svydesign(ids = ~1)``: :func:`deniable.estimators.weights.korn_graubard` at the
+calibration variance, n − 1 degrees of freedom).  A sample in which a raking category has no school
+cannot be raked (refused by name) and is counted, not estimated.  ``--r-check N`` runs R itself on
+the first N samples of each cell and prints the largest difference between its intervals and the
+recipe's::
+
+    python scripts/weights_coverage.py --raking --reps 3000               # the grid: n 100-1,000, skew 0.5-1.5
+    python scripts/weights_coverage.py --raking --reps 3000 --n 200 --skew 1   # the acceptance cell
 """
 
 from __future__ import annotations
@@ -78,7 +98,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deniable.client import designs  # noqa: E402
 from deniable.client.mechanism import resolve  # noqa: E402
-from deniable.estimators.weights import (survey_design, weighted_crosstab, weighted_design_estimate,  # noqa: E402
+from deniable.estimators.weights import (DesignError, korn_graubard, rake, raked_estimate,  # noqa: E402
+                                         raked_mean, survey_design, weighted_crosstab, weighted_design_estimate,
                                          weighted_estimate)
 
 K = 3
@@ -361,6 +382,185 @@ def designed_main(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- raking with very unequal weights
+
+RAKING_NS = (100, 200, 500, 1000)
+SKEWS = (0.5, 1.0, 1.5)
+STYPE_SIZES = np.array([1.0, 10.0, 20.0])  # E, H, M
+NOT_MET_SIZE = 4.0  # sch.wide = No
+APIPOP_R = r"""
+suppressMessages(library(survey))
+data(api)
+args <- commandArgs(trailingOnly = TRUE)
+write.csv(data.frame(stype = apipop$stype, sch_wide = apipop$sch.wide, awards = apipop$awards,
+                     api00 = apipop$api00), args[1], row.names = FALSE)
+"""
+
+
+def apipop(path: Path | None = None) -> dict:
+    """R survey's ``apipop`` (written by Rscript to ``path``, or read from it when it exists): per school its
+    ``stype`` (0 E, 1 H, 2 M), ``wide`` (0 No, 1 Yes) and the two outcomes as 0/1."""
+    import csv
+    import subprocess
+    import tempfile
+
+    if path is None or not Path(path).exists():
+        target = Path(path) if path is not None else Path(tempfile.mkdtemp()) / "apipop.csv"
+        script = target.with_suffix(".R")
+        script.write_text(APIPOP_R, encoding="utf-8")
+        subprocess.run(["Rscript", str(script), str(target)], check=True, capture_output=True)
+        path = target
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return {"stype": np.array(["EHM".index(r["stype"]) for r in rows]),
+            "wide": np.array([0 if r["sch_wide"] == "No" else 1 for r in rows]),
+            "awards": np.array([r["awards"] == "Yes" for r in rows], dtype=np.int64),
+            "api850": np.array([int(r["api00"]) > 850 for r in rows], dtype=np.int64)}
+
+
+RAKING_SHARES = ("awards", "api850")
+
+
+def raking_sample(pop: dict, n: int, skew: float, rng: np.random.Generator):
+    """One sample: the schools' rows, their weights (1/size) and the raking variables."""
+    size = STYPE_SIZES[pop["stype"]] ** skew * np.where(pop["wide"] == 0, NOT_MET_SIZE ** skew, 1.0)
+    rows = rng.choice(size.size, n, replace=False, p=size / size.sum())
+    return rows, 1.0 / size[rows]
+
+
+def raking_cell(pop: dict, n: int, skew: float, reps: int, rng: np.random.Generator, r_check: int = 0) -> dict:
+    """Coverage of the raked shares' 95 % intervals (the module's notes, ``--raking``)."""
+    margins = {"stype": np.bincount(pop["stype"], minlength=3) / pop["stype"].size,
+               "wide": np.bincount(pop["wide"], minlength=2) / pop["wide"].size}
+    truth = {name: float(pop[name].mean()) for name in RAKING_SHARES}
+    held = {(name, how): [] for name in RAKING_SHARES for how in ("ours", "r")}
+    width = {(name, how): [] for name in RAKING_SHARES for how in ("ours", "r")}
+    floored = {name: [] for name in RAKING_SHARES}
+    kish, refused, samples = [], 0, []
+    for _ in range(reps):
+        rows, w0 = raking_sample(pop, n, skew, rng)
+        variables = {"stype": pop["stype"][rows], "wide": pop["wide"][rows]}
+        try:
+            raked = rake(w0, variables, margins)
+        except DesignError:  # a category with no school in the sample: nothing to rake to
+            refused += 1
+            continue
+        w = np.asarray(raked.weights)
+        kish.append(raked.effective_n)
+        if len(samples) < r_check:
+            samples.append((rows, w0))
+        for name in RAKING_SHARES:
+            y = pop[name][rows]
+            ours = raked_estimate(y, None, w, list(variables.values()), k=2)
+            share, variance = raked_mean(y.astype(float), w, list(variables.values()))
+            r_low, r_high = korn_graubard(share, variance, n, n - 1, NOMINAL)
+            for how, (low, high) in (("ours", (ours.ci_low[1], ours.ci_high[1])), ("r", (r_low, r_high))):
+                held[name, how].append(low <= truth[name] <= high)
+                width[name, how].append(high - low)
+            floored[name].append(bool(ours.kish_floor[1]))
+    out = {"kish": float(np.mean(kish)), "kish_low": float(np.percentile(kish, 5)), "refused": refused,
+           "estimated": len(kish), "truth": truth,
+           "r_check": r_check_cell(pop, samples, margins) if samples else None}
+    for key in held:
+        out[key] = (float(np.mean(held[key])), float(np.mean(width[key])))
+    for name in RAKING_SHARES:
+        out[name, "floored"] = float(np.mean(floored[name]))
+    return out
+
+
+R_RAKE_CHECK = r"""
+suppressMessages(library(survey))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1])
+pop_stype <- data.frame(stype = 0:2, Freq = as.numeric(strsplit(args[2], ",")[[1]]))
+pop_wide <- data.frame(wide = 0:1, Freq = as.numeric(strsplit(args[3], ",")[[1]]))
+out <- c()
+for (s in sort(unique(d$sample))) {
+  one <- d[d$sample == s, ]
+  des <- svydesign(ids = ~1, weights = ~w, data = one)
+  des <- rake(des, list(~stype, ~wide), list(pop_stype, pop_wide), control = list(maxit = 1000, epsilon = 1e-10))
+  for (v in c("awards", "api850")) {
+    ci <- attr(svyciprop(as.formula(paste0("~", v)), des, method = "beta", level = 0.95), "ci")
+    out <- c(out, ci[[1]], ci[[2]])
+  }
+}
+cat(sprintf("%.15g", out), sep = "\n")
+"""
+
+
+def r_check_cell(pop: dict, samples: list, margins: dict) -> float:
+    """The largest difference between R's own ``svyciprop(method = "beta")`` of the ``rake()``d design and
+    the recipe (:func:`korn_graubard` at the calibration variance) over ``samples``."""
+    import csv
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    with open(folder / "samples.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["sample", "w", "stype", "wide", "awards", "api850"])
+        for s, (rows, w0) in enumerate(samples):
+            for row, weight in zip(rows, w0):
+                writer.writerow([s, repr(float(weight)), pop["stype"][row], pop["wide"][row], pop["awards"][row],
+                                 pop["api850"][row]])
+    (folder / "check.R").write_text(R_RAKE_CHECK, encoding="utf-8")
+    size = pop["stype"].size  # R rakes to the population's totals (the estimates do not depend on the scale)
+    args = [",".join(repr(float(v) * size) for v in margins[name]) for name in ("stype", "wide")]
+    done = subprocess.run(["Rscript", str(folder / "check.R"), str(folder / "samples.csv"), *args], check=True,
+                          capture_output=True, text=True)
+    r_ends = np.array([float(v) for v in done.stdout.split()]).reshape(len(samples), 2, 2)
+    worst = 0.0
+    for s, (rows, w0) in enumerate(samples):
+        variables = {"stype": pop["stype"][rows], "wide": pop["wide"][rows]}
+        w = np.asarray(rake(w0, variables, margins).weights)
+        for i, name in enumerate(RAKING_SHARES):
+            share, variance = raked_mean(pop[name][rows].astype(float), w, list(variables.values()))
+            ends = korn_graubard(share, variance, rows.size, rows.size - 1, NOMINAL)
+            worst = max(worst, float(np.max(np.abs(np.array(ends) - r_ends[s, i]))))
+    return worst
+
+
+def raking_main(args) -> int:
+    """The raking table (``--raking``)."""
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    mc_se = math.sqrt(NOMINAL * (1 - NOMINAL) / args.reps)
+    floor = NOMINAL - 2 * mc_se
+    pop = apipop(args.apipop)
+    print(f"raked shares of R survey's apipop ({pop['stype'].size:,} schools), 95% intervals; {args.reps:,} samples per "
+          f"cell, Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; seed {args.seed}")
+    print("sizes E/H/M 1/10/20 and x4 when sch.wide = No, each ^ skew; drawn without replacement with probability "
+          "proportional to size, weights 1/size, raked to the stype and sch.wide margins")
+    print(f"{'skew':>4} {'n':>5} {'Kish n':>7} {'5%':>5} {'refused':>7}  {'share':<8} {'ours':>7} {'width':>6} "
+          f"{'Kish set':>8} {'below?':>6}  {'R':>7} {'width':>6} {'below?':>6}")
+    short, short_r = [], []
+    for skew in args.skew or SKEWS:
+        for n in args.n or RAKING_NS:
+            c = raking_cell(pop, n, skew, args.reps, rng, args.r_check)
+            for name in RAKING_SHARES:
+                (cov, wid), (r_cov, r_wid) = c[name, "ours"], c[name, "r"]
+                below, below_r = cov < floor, r_cov < floor
+                label = f"{name} {c['truth'][name]:.3f}"
+                print(f"{skew:>4g} {n:>5} {c['kish']:>7.1f} {c['kish_low']:>5.1f} {c['refused']:>7}  {label:<14} "
+                      f"{cov:>7.4f} {wid:>6.3f} {c[name, 'floored']:>8.3f} {'BELOW' if below else 'no':>6}  "
+                      f"{r_cov:>7.4f} {r_wid:>6.3f} {'BELOW' if below_r else 'no':>6}", flush=True)
+                if below:
+                    short.append(f"skew {skew:g}, n {n}, {name}")
+                if below_r:
+                    short_r.append(f"skew {skew:g}, n {n}, {name}")
+            if c["r_check"] is not None:
+                print(f"      R's own svyciprop on the first {args.r_check} samples: largest difference from the "
+                      f"recipe {c['r_check']:.2e}", flush=True)
+    print(f"\ncells below 0.95 - 2 MC s.e.: {len(short)}" + "".join(f"\n  {s}" for s in short))
+    print(f"with R's interval alone: {len(short_r)}" + "".join(f"\n  {s}" for s in short_r))
+    print("(Kish n: the raked weights' mean Kish effective sample size, 5%: its 5th percentile; refused: samples with "
+          "a raking category empty, not estimated (coverage is over the others); ours: raked_estimate's interval, "
+          "Kish set: the share of samples where the exact interval at Kish's n widened it; R: svyciprop(method = "
+          "'beta') of the raked design alone; width: mean interval width)")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000, help="replicates per cell (default 2,000)")
@@ -371,8 +571,17 @@ def main(argv=None) -> int:
                         help="questions randomized by a randomized-response design (shares and a cross-tab)")
     parser.add_argument("--cv", type=float, action="append", choices=CVS,
                         help="only this coefficient of variation of the weights (repeatable; default all)")
-    parser.add_argument("--n", type=int, action="append", choices=NS, help="only this sample size (repeatable)")
+    parser.add_argument("--n", type=int, action="append", choices=sorted({*NS, *RAKING_NS}),
+                        help="only this sample size (repeatable)")
+    parser.add_argument("--raking", action="store_true",
+                        help="raked shares of R survey's apipop under very unequal weights (the module's notes)")
+    parser.add_argument("--skew", type=float, action="append", help="--raking: only this skew (repeatable)")
+    parser.add_argument("--apipop", type=Path, help="--raking: apipop as a CSV (written there by Rscript if missing)")
+    parser.add_argument("--r-check", type=int, default=0,
+                        help="--raking: run R's svyciprop on the first N samples of each cell and compare")
     args = parser.parse_args(argv)
+    if args.raking:
+        return raking_main(args)
     if args.crosstab:
         return crosstab_main(args)
     if args.designed:
