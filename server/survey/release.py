@@ -157,10 +157,15 @@ def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
     return items
 
 
+def _always_answered(question: Question) -> bool:
+    """Whether every respondent answers the question: required, and asked of everyone (no display logic)."""
+    return question.required and question.show_if is None
+
+
 def _group_labels(question: Question) -> list[str]:
-    """The categories of a direct question (its type's), and "not answered" if it is optional."""
+    """The categories of a direct question (its type's), and "not answered" unless everyone answers it."""
     labels = _categories(question)
-    return [*labels] if question.required else [*labels, NOT_ANSWERED]
+    return [*labels] if _always_answered(question) else [*labels, NOT_ANSWERED]
 
 
 def _code_counts(patterns: Patterns, question: Question) -> np.ndarray:
@@ -174,7 +179,7 @@ def _code_counts(patterns: Patterns, question: Question) -> np.ndarray:
 def _histogram(patterns: Patterns, question: Question) -> np.ndarray:
     """Counts of each category (:func:`_group_labels`): they add up to every respondent."""
     answered = _code_counts(patterns, question)
-    return answered if question.required else np.append(answered, n_responses(patterns) - int(answered.sum()))
+    return answered if _always_answered(question) else np.append(answered, n_responses(patterns) - int(answered.sum()))
 
 
 def _table(patterns: Patterns, question: Question, by: Question, columns: np.ndarray) -> np.ndarray:
@@ -183,7 +188,7 @@ def _table(patterns: Patterns, question: Question, by: Question, columns: np.nda
     rows, counts = collapse(patterns, [by.id, question.id])
     table = np.zeros((len(_group_labels(by)), columns.shape[1]), dtype=np.int64)
     for (group, report), count in zip(rows, counts):
-        if report >= 0:  # a required question is always answered: group −1 only when optional
+        if report >= 0:  # group −1 only when not everyone answers ``by`` (_always_answered)
             table[group if group >= 0 else len(_categories(by))] += count * columns[report]
     return table
 

@@ -387,12 +387,9 @@ SMOKING = {"slug": "smoking", "title": "Smoking", "questions": [
 SMOKERS = [{"smoke": 1}] * 10 + [{}] * 5 + [{"smoke": 0, "brand": 1, "many": 0}] * 5
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known bug (web/dashboard/results.py respondents_from_counts): respondents are counted "
-                          "as the answers to the first required single choice, which display logic may hide")
 def test_respondents_of_a_survey_whose_first_required_choice_has_display_logic():
-    """20 acknowledged responses; the results page, the estimates API and its export say 5 (the smokers
-    asked 'brand'); deniable estimate --db says 20."""
+    """20 acknowledged responses: the results page, the estimates API and its export said 5 (the smokers
+    asked 'brand', a required choice display logic hides), deniable estimate --db 20; now all 20."""
     machine = Conservation()
     try:
         machine.create(SMOKING, "store")
@@ -411,12 +408,10 @@ def test_respondents_of_a_survey_whose_first_required_choice_has_display_logic()
         machine.teardown()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known bug (survey/release.py): a release of counts makes a required question asked "
-                          "under display logic sum to every respondent, as if the unasked had answered it")
 def test_released_counts_of_a_required_question_asked_under_display_logic():
-    """The 5 smokers all answered brand 'B'; released at ε = 20, the public page shows brand as A 8 and
-    B 12 (summing to the 20 respondents, its share of A 0.40 outside its own interval [0, 0.17])."""
+    """The 5 smokers all answered brand 'B'; released at ε = 20, the public page showed brand as A 8 and
+    B 12 (summing to the 20 respondents, its share of A 0.40 outside its own interval [0, 0.17]); now the
+    15 not asked are "(not answered)"."""
     machine = Conservation()
     try:
         machine.create(SMOKING, "store")

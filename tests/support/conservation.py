@@ -325,13 +325,13 @@ class Record:
 
     def release(self, counts_of: str | None) -> None:
         """A release of the responses now: their number, and the counts of ``counts_of`` (if given), with
-        those who did not answer it as "(not answered)" when it is optional."""
+        those who did not answer it as "(not answered)" unless everyone answers it (required, no display logic)."""
         self.released_n, self.released_counts = self.n, None
         self.released_short_arm = any(self.short_arm(q) for q in self.survey.questions if q.protected)
         if counts_of is not None:
             q = self.survey.question(counts_of)
             counts = dict(zip(q.options, self.option_counts(q.id)))
-            if not q.required:
+            if not q.required or q.show_if is not None:
                 counts["(not answered)"] = self.n - self.answered(q.id)
             self.released_counts = {q.id: counts}
 
@@ -433,25 +433,12 @@ def has_integrity_check() -> bool:
 # Each is reproduced by a strict xfail in tests/stateful/test_conservation.py; the checks below let
 # exactly what the bug predicts through, counted in Surfaces.skipped, and fail on anything else.
 
-KNOWN_RESPONDENTS_BUG = ("known bug: respondents counted as the answers to the first required single choice, "
-                         "which display logic may hide (results page, estimates API and export, survey list)")
-KNOWN_RELEASE_BUG = ("known bug: released counts of a required question asked under display logic are made to "
-                     "sum to every respondent")
 KNOWN_PUBLIC_LIST_BUG = ("known bug: the public page fails (TypeError, a 500) on a release with a protected list "
                          "experiment that an arm has fewer than 2 respondents in")
 
 # estimators/rrlogit.py's profile-likelihood interval (the regression page, deniable regress) divides by a
 # vanishing slope when the likelihood barely drops on one side: numpy's warning, an error under the tests
 KNOWN_REGRESSION_WARNING = "overflow encountered in scalar divide"
-
-
-def respondents_shown(record: "Record") -> int:
-    """The respondents the dashboard shows (KNOWN_RESPONDENTS_BUG: ``respondents_from_counts`` takes the
-    answers to the first required single-choice question, though display logic may not have asked it)."""
-    for q in record.survey.questions:
-        if q.required and q.qtype.categorical:
-            return record.answered(q.id)
-    return record.n
 
 
 # ---------------------------------------------------------------- the surfaces
@@ -527,8 +514,6 @@ class Surfaces:
         if not full:
             got = (api.get_json()["n_responses"], {q["id"]: q["n"] for q in api.get_json()["questions"]})
             want = (record.n, {q.id: record.answered(q.id) for q in record.survey.questions})
-            if got[0] != want[0] and self._known_respondents(record, got[0]):
-                got = (want[0], got[1])
             return [] if got == want else [f"estimates API: (n_responses, n) {want} != {got}"]
         expected = _expected_document(record, self.target_n)
         problems += self._document(record, expected, api.get_json(), "estimates API")
@@ -548,17 +533,8 @@ class Surfaces:
                 f"lost {sum(lost.values())} (such as {next(iter(lost), None)}), "
                 f"not acknowledged {sum(extra.values())} (such as {next(iter(extra), None)})"]
 
-    def _known_respondents(self, record: Record, shown) -> bool:
-        """Whether ``shown`` respondents is exactly what KNOWN_RESPONDENTS_BUG shows instead of the model's."""
-        if shown == respondents_shown(record) != record.n:
-            self.skipped[KNOWN_RESPONDENTS_BUG] += 1
-            return True
-        return False
-
     def _document(self, record: Record, expected: dict, got: dict, where: str) -> list[str]:
-        """An estimates document against the model's (its respondents as the known bug shows them let through)."""
-        if got.get("n_responses") != expected["n_responses"] and self._known_respondents(record, got.get("n_responses")):
-            got = {**got, "n_responses": expected["n_responses"]}
+        """An estimates document against the model's."""
         return [] if got == expected else [f"{where}: {_differences(expected, got)}"]
 
     def _results_page(self, record: Record, expected: dict) -> list[str]:
@@ -566,7 +542,7 @@ class Surfaces:
         out = []
         shown = re.search(r'id="respondents" data-value="(\d+)"', page)
         shown = shown and int(shown.group(1))
-        if shown != record.n and not self._known_respondents(record, shown):
+        if shown != record.n:
             out.append(f"results page: respondents {record.n} != {shown}")
         sections = re.findall(r'<section class="question-results card" id="q-([^"]+)".*?>(.*?)</section>', page, re.S)
         for qid, body in sections:
@@ -787,9 +763,6 @@ class Surfaces:
         out = []
         for qid, want in (record.released_counts or {}).items():
             q = record.survey.question(qid)
-            if q.required and q.show_if is not None:
-                self.skipped[KNOWN_RELEASE_BUG] += 1
-                continue
             section = re.search(rf'data-kind="counts" data-question="{re.escape(qid)}">(.*?)</table>', page, re.S)
             got = dict(re.findall(r'<th scope="row">(.*?)</th><td class="count">(\d+)</td>', section.group(1))) \
                 if section else {}

@@ -298,11 +298,11 @@ def survey_patterns(db, stored) -> Patterns:
 def respondents_from_counts(db, stored, counts) -> int:
     """Respondents so far, from the counts table when possible (no scan of the responses).
 
-    Every stored response answers every required question, so a required choice question's counts
-    add up to the number of responses (``counts`` may be :func:`~deniable.server.store.surveys.survey_stats`);
-    with no such question, add up the answer patterns.
+    Every stored response answers every required question that display logic does not hide, so such a
+    choice question's counts add up to the number of responses (``counts`` may be
+    :func:`~deniable.server.store.surveys.survey_stats`); with no such question, add up the answer patterns.
     """
     for q in stored.survey.questions:
-        if q.required and q.qtype.categorical and q.id in counts:
+        if q.required and q.show_if is None and q.qtype.categorical and q.id in counts:
             return int(counts[q.id].sum())
     return respondent_count(db, stored.id)
