@@ -60,7 +60,7 @@ def protected_items(stored, document: dict) -> list[dict]:
             item["chart"] = charts.scale_chart(
                 record, chart_id=f"p{position}",
                 title=f"{q.text} — mean and distribution with {confidence:.0%} intervals, n = {record.get('n')}")
-        elif bars:
+        elif charts.drawable(bars):
             item["chart"] = charts.estimate_bars(
                 bars["labels"], bars["estimate"], bars["ci_low"], bars["ci_high"], chart_id=f"p{position}",
                 title=f"{q.text} — estimates with {confidence:.0%} intervals, n = {record.get('n')}")

@@ -248,6 +248,12 @@ def bar_y(row: int) -> float:
     return BAR_TOP + row * ROW_H
 
 
+def drawable(drawn) -> bool:
+    """Whether a type's chart data (:meth:`~deniable.server.survey.questions.base.QuestionType.chart`) has
+    every estimate and interval end: a list experiment with an arm of fewer than two respondents has none."""
+    return bool(drawn) and not any(v is None for key in ("estimate", "ci_low", "ci_high") for v in drawn[key])
+
+
 def estimate_bars(labels: Sequence[str], estimates: Sequence[float], ci_low: Sequence[float],
                   ci_high: Sequence[float], *, title: str, chart_id: str = "chart") -> Markup:
     """Horizontal bars of the estimates with whiskers from ``ci_low`` to ``ci_high``, one row per option.

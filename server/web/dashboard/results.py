@@ -116,7 +116,7 @@ def _chart(q, record: dict, position: int, title: str):
     if charts.is_scale_record(record):
         return charts.scale_chart(record, chart_id=f"q{position}", title=title)
     drawn = q.qtype.chart(q, record)
-    if not drawn or any(v is None for key in ("estimate", "ci_low", "ci_high") for v in drawn[key]):
+    if not charts.drawable(drawn):
         return None
     return charts.estimate_bars(drawn["labels"], drawn["estimate"], drawn["ci_low"], drawn["ci_high"],
                                 chart_id=f"q{position}", title=title)
