@@ -27,7 +27,7 @@ over the three options; its Monte Carlo standard error is ``√(0.95 · 0.05 / r
 falls short when its coverage is below 0.95 − 2 MC SE.  The unweighted column is the same
 estimator with equal weights (and the same clusters), for contrast.  Usage::
 
-    python scripts/weights_coverage.py              # 2,000 replicates per cell: 13 minutes on one core
+    python scripts/weights_coverage.py              # 2,000 replicates per cell: 44 minutes on a shared machine
     python scripts/weights_coverage.py --reps 500   # a quick look (about 3 minutes)
     python scripts/weights_coverage.py --reps 500 --cv 1.5 --n 200   # only those cells
 
