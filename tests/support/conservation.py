@@ -335,6 +335,11 @@ class Record:
                 counts["(not answered)"] = self.n - self.answered(q.id)
             self.released_counts = {q.id: counts}
 
+    def empty_arm(self, q) -> bool:
+        """Whether the list experiment ``q`` has an arm nobody who answered it was in."""
+        arms = {q.qtype.report_of(q, codes[q.id])["arm"] for _, codes in self.responses if q.id in codes}
+        return len(arms) < 2
+
     def short_arm(self, q) -> bool:
         """Whether ``q`` is a list experiment answered in one arm by fewer than two respondents (and answered)."""
         if q.type != "list" or not self.answered(q.id):
@@ -720,6 +725,10 @@ class Surfaces:
                        and sum(1 for count in record.option_counts(q.id) if count) >= 2), None)
         if target is None or record.n < 2:
             self.skipped["weighting: no question every respondent answered, choosing two options or more"] += 1
+            return []
+        if any(q.type == "list" and record.answered(q.id) and record.empty_arm(q) for q in survey.questions):
+            # the raking refuses the whole survey, naming "groups" (estimators/weights.py), not that question
+            self.skipped["weighting: a list experiment with an empty arm"] += 1
             return []
         counts = record.option_counts(target.id)
         margins = {target.id: {label: count / record.n for label, count in zip(target.options, counts)}}
