@@ -1595,7 +1595,8 @@ def raked_difference(values, groups, weights, variables=(), *, counts=None, conf
 
 
 __all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
-           "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "fieller", "korn_graubard",
+           "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "exact_at", "fieller",
+           "kish_note", "kish_respondents", "korn_graubard",
            "linearized_covariance", "linearized_variance", "rake", "raked_covariance", "raked_crosstab",
            "raked_design_estimate", "raked_difference", "raked_estimate", "raked_mean",
            "survey_design",

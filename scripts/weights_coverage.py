@@ -326,7 +326,8 @@ def through(matrix: np.ndarray, answers: np.ndarray, rng: np.random.Generator) -
 
 def designed_cell(pop: dict, n: int, which: str, reps: int, rng: np.random.Generator) -> dict:
     """Coverage of a designed question's 95 % intervals (the module's notes, ``--designed``)."""
-    held = []
+    held, width, floored = [], [], []
+    first = K_COL - 1 if which.startswith("crosstab") else 0  # column 2 given row 0, or option 0
     for _ in range(reps):
         answers, weights, clusters = draw(pop, n, rng)
         sample = survey_design(weights, clusters=clusters)
@@ -341,15 +342,19 @@ def designed_cell(pop: dict, n: int, which: str, reps: int, rng: np.random.Gener
                                   col_matrix=col_design.matrix)
             truth = pop["truth"]
             held.append(((x.conditional_ci_low <= truth) & (truth <= x.conditional_ci_high)).ravel())
+            width.append(x.conditional_ci_high[0, first] - x.conditional_ci_low[0, first])
+            floored.append(x.note is not None)
             continue
         design = {"forced": FORCED, "warner": WARNER, "custom": MIXED}[which]
         truth = pop["truth"] if design.k == K else np.array([pop["truth"][0], 1 - pop["truth"][0]])
         answers = answers if design.k == K else (answers != 0).astype(np.int64)
         result = weighted_design_estimate(through(design.matrix, answers, rng), design, sample, confidence=NOMINAL)
         held.append((np.asarray(result.ci_low) <= truth) & (truth <= np.asarray(result.ci_high)))
+        width.append(result.ci_high[first] - result.ci_low[first])
+        floored.append(bool(result.kish_floor[first]))
     coverage = np.mean(held, axis=0)
-    first = K_COL - 1 if which.startswith("crosstab") else 0  # column 2 given row 0, or option 0
-    return {"coverage": float(coverage[first]), "min_coverage": float(coverage.min())}
+    return {"coverage": float(coverage[first]), "min_coverage": float(coverage.min()), "width": float(np.mean(width)),
+            "floored": float(np.mean(floored))}
 
 
 def designed_main(args) -> int:
@@ -360,7 +365,8 @@ def designed_main(args) -> int:
     floor = NOMINAL - 2 * mc_se
     print(f"weighted estimates of questions randomized by a design, 95% intervals; {args.reps:,} replicates per cell, "
           f"Monte Carlo s.e. {mc_se:.4f}, floor 0.95 - 2 MC s.e. = {floor:.4f}; seed {args.seed}")
-    print(f"{'design':<13} {'CV':>4} {'n':>5}  {'question':<26} {'cov':>7} {'min cov':>7} {'below?':>6}")
+    print(f"{'design':<13} {'CV':>4} {'n':>5}  {'question':<26} {'cov':>7} {'min cov':>7} {'below?':>6} "
+          f"{'width':>6} {'Kish set':>8}")
     short = []
     for clustered in (False, True):
         for cv in args.cv or CVS:
@@ -372,12 +378,14 @@ def designed_main(args) -> int:
                     below = c["min_coverage"] < floor
                     label = "clustered" if clustered else "not clustered"
                     print(f"{label:<13} {cv:>4g} {n:>5}  {which:<26} {c['coverage']:>7.4f} {c['min_coverage']:>7.4f} "
-                          f"{'BELOW' if below else 'no':>6}", flush=True)
+                          f"{'BELOW' if below else 'no':>6} {c['width']:>6.3f} {c['floored']:>8.3f}", flush=True)
                     if below:
                         short.append(f"{label}, CV {cv:g}, n {n}, {which}")
     print(f"\ncells below 0.95 - 2 MC s.e.: {len(short)}" + "".join(f"\n  {s}" for s in short))
     print("(cov: option 0 (share 0.2; warner: answer 0 against the others), or column 2 given row 0 (0.2) for a "
-          "cross-tab; min cov: the smallest over the options, or over the six conditional shares)")
+          "cross-tab; min cov: the smallest over the options, or over the six conditional shares; width: the mean "
+          "width of that first interval; Kish set: the share of samples where the exact interval at Kish's n widened "
+          "it (a cross-tab: any of its intervals))")
     print(f"({time.perf_counter() - start:.0f} s)")
     return 0
 
