@@ -135,6 +135,22 @@ def test_lognormal_weights_never_give_a_point_and_hold_the_exact_interval(epsilo
             assert holds(result, j, unweighted(result.report_share[j], n, 3, epsilon)), j
 
 
+def test_forced_response_with_lognormal_weights_never_gives_a_point():
+    """Forced response (p = 0.6, forced shares 0.2, 0.1, 0.1), lognormal weights of CV 1.5, n = 200, everyone
+    holding answer 1: no interval is a point, and each holds the exact interval of its report share at Kish's
+    n (report t's probability ``f_t + p π_t``; support/kish.py, from the weights)."""
+    from support.kish import exact_interval
+
+    rng = np.random.default_rng(12)
+    for _ in range(100):
+        w = _lognormal(rng, 200)
+        reports = np.minimum((rng.random(200)[:, None] > np.cumsum(FORCED.matrix[:, 1])).sum(axis=1), 2)
+        result = weighted_design_estimate(reports, FORCED, survey_design(w))
+        for t, share in enumerate([0.2, 0.1, 0.1]):
+            assert result.ci_low[t] < result.ci_high[t]
+            assert holds(result, t, exact_interval(result.report_share[t], kish(w), 0.6 + share, share))
+
+
 def test_forced_response_and_a_binary_design_hold_the_unweighted_intervals():
     """With equal weights Kish's n is n and n · share is whole: the weighted interval contains the
     unweighted design's own (``estimate_design``) at every count, including the ends."""
