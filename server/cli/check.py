@@ -44,9 +44,8 @@ def check(slugs, db_path, repair) -> None:
     if upgraded:
         click.echo(f"{db_path}: upgraded; every aggregate written again from the stored responses")
     if repair and gaps:
-        _, surveys, responses = _check(db_path, slugs, readonly=False)  # the upgrade rebuilds what m19 marks
-        with database(db_path, create=True) as db:
-            integrity.repair(db, slugs or None)
+        with database(db_path, create=True) as db:  # upgraded on opening; the surveys found wrong rebuilt once
+            integrity.rebuild_surveys(db, sorted({gap.slug for gap in gaps}))
         for slug in sorted({gap.slug for gap in gaps}):
             click.echo(f"{slug}: rebuilt every aggregate from the stored responses")
         gaps, surveys, responses = _check(db_path, slugs, readonly=True)

@@ -333,13 +333,15 @@ def rebuild(db: sqlite_utils.Database, survey: StoredSurvey) -> int:
 def repair(db: sqlite_utils.Database, slugs=None) -> list[str]:
     """Rebuild the aggregates of every survey (or of ``slugs``) that :func:`check` finds wrong, one write
     transaction each; return the slugs rebuilt."""
-    done = []
-    for survey in surveys_of(db, slugs):
-        if check_survey(db, survey):
-            with write_transaction(db):
-                rebuild(db, survey)
-            done.append(survey.slug)
-    return done
+    return rebuild_surveys(db, [survey.slug for survey in surveys_of(db, slugs) if check_survey(db, survey)])
+
+
+def rebuild_surveys(db: sqlite_utils.Database, slugs) -> list[str]:
+    """:func:`rebuild` each survey of ``slugs``, one write transaction each; return the slugs."""
+    for slug in slugs:
+        with write_transaction(db):
+            rebuild(db, get_survey(db, slug))
+    return list(slugs)
 
 
 def repair_due(db: sqlite_utils.Database) -> list[str]:
@@ -369,11 +371,7 @@ def repair_quick(db: sqlite_utils.Database) -> tuple[list[Gap], list[str]]:
     survey it finds short; ``(the gaps found, the slugs rebuilt)``."""
     rebuilt = repair_due(db)
     found = quick_check(db)
-    for slug in found:
-        survey = get_survey(db, slug)
-        with write_transaction(db):
-            rebuild(db, survey)
-        rebuilt.append(slug)
+    rebuilt += rebuild_surveys(db, found)
     return [gap for gaps in found.values() for gap in gaps], rebuilt
 
 
