@@ -8,9 +8,12 @@ makes them), made ahead of need and written all at once in key order.  A submiss
 free slot chosen at random (:func:`fill`) with bytes of exactly the slot's size — ``filled`` 0 → 1
 (SQLite stores both in no bytes), the day in place of ``0000-00-00``, ``reports`` and ``design``
 padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶ (:data:`OFFSET`) — and SQLite
-overwrites a cell of the same size where it is.  A slot is chosen by a random key: the first slot
-at or after it (its chance is the gap before it, which has nothing to do with time), drawn again
-while that slot is filled.
+overwrites a cell of the same size where it is.  A slot is drawn uniformly among the free ones
+(:func:`_free_slot`, from the process's list of the survey's free keys), so nothing about a key — its
+place, the gap of keys before it — says when its slot was filled.  (Until issue 41 a slot was "the
+first at or after a random key": its chance was the gap before it, so the larger gaps were filled
+first, and a growth pass, which splits every gap, left that bias on the slots filled after it —
+"larger gap = later" ordered 0.54-0.56 of pairs, tests/store/test_slot_keys_order.py.)
 
 When fewer than half the slots are free, the batch of submissions that notices it starts a
 **growth pass** (:func:`growth_due`), which the server runs after answering that batch, in write
@@ -74,7 +77,7 @@ def pad_of(n: int) -> bytes:
 
 MIN_SLOTS = 64
 GROWTH = 2  # a rebuild makes this many times the slots: 4 rows written per response, at most 2.7 slots per response
-PROBES = 200  # random keys tried before the slots are counted again (a quarter free: 4 on average)
+PROBES = 200  # listed free keys tried before the list is read again (a quarter free: 4 on average)
 
 _random = random.SystemRandom()
 
@@ -129,6 +132,7 @@ def rebuild(conn, survey_id: int, *, room: int, reports_width: int, design_width
             taken.add(rid)
             out.append((survey_id, rid, 0, FREE_DAY, " " * reports_width, " " * design_width, OFFSET))
     out.sort(key=lambda slot: slot[1])
+    forget_free(conn, survey_id)
     conn.execute("DELETE FROM response_slots WHERE survey_id = ?", [survey_id])
     conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", out)
     conn.execute("INSERT OR REPLACE INTO response_slot_sizes VALUES (?, ?, ?, ?, ?)",
@@ -151,18 +155,56 @@ def _ready(conn, survey_id: int, n: int, reports: list[str], designs: list[str])
                    design_width=width_for(designs, design_width))
 
 
-PROBE = "SELECT id, filled FROM response_slots WHERE survey_id = ? AND id >= ? ORDER BY id LIMIT 1"
+class _Free:
+    """The free slots of one survey as this process last read them: keys only, in memory, never on disk."""
+
+    __slots__ = ("keys", "slots")
+
+    def __init__(self, keys: list[str], slots: int):
+        self.keys, self.slots = keys, slots
 
 
-def _free_slot(conn, survey_id: int) -> str | None:
-    """A free slot: the first slot at or after a random key, while it is free (its chance is the gap of
-    keys before it, which has nothing to do with when anything was written); a key after the last
-    slot is drawn again."""
-    for _ in range(PROBES):
-        found = conn.execute(PROBE, [survey_id, new_id()]).fetchone()
-        if found is not None and not found[1]:
-            return found[0]
+_free: dict[tuple[int, int], _Free] = {}  # (connection, survey) → its free slots as last read
+FREE_KEYS = "SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0"
+IS_FREE = "SELECT filled FROM response_slots WHERE survey_id = ? AND id = ?"
+
+
+def _read_free(conn, survey_id: int, slots: int) -> _Free:
+    if len(_free) >= 256:  # connections long closed (a test run, a command that opened many files)
+        _free.clear()
+    found = _free[(id(conn), survey_id)] = _Free([key for (key,) in conn.execute(FREE_KEYS, [survey_id])], slots)
+    return found
+
+
+def _free_slot(conn, survey_id: int, slots: int, passing: bool) -> str | None:
+    """A free slot drawn uniformly among the free ones: from this process's list of the survey's free
+    keys (:class:`_Free`), each draw checked against the file (another process may have filled it) and
+    taken off the list.  The list is read again when it runs out and when the survey's slots changed
+    and no growth pass is under way (a pass adds its slots range by range in key order: they join the
+    draw all at once when it ends, so no range of keys is drawn before another).  Nothing about a key —
+    its place, the gap before it — changes its chance, so the keys of the filled slots say nothing of
+    when they were filled; None if no free slot is found (the caller rebuilds)."""
+    free = _free.get((id(conn), survey_id))
+    if free is None or (free.slots != slots and not passing):
+        free = _read_free(conn, survey_id, slots)
+    for reads in range(2):
+        keys = free.keys
+        for _ in range(min(PROBES, len(keys))):
+            at = _random.randrange(len(keys))
+            key = keys[at]
+            keys[at] = keys[-1]
+            keys.pop()
+            row = conn.execute(IS_FREE, [survey_id, key]).fetchone()
+            if row is not None and not row[0]:
+                return key
+        if reads == 0:
+            free = _read_free(conn, survey_id, slots)
     return None
+
+
+def forget_free(conn, survey_id: int) -> None:
+    """Drop this process's list of the survey's free slots (after a rebuild gave every free slot a new key)."""
+    _free.pop((id(conn), survey_id), None)
 
 
 FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, design = ?, "
@@ -170,24 +212,26 @@ FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, de
 
 
 COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
-             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {WIDTH}")
+             f"RETURNING slots & {MASK}, filled & {MASK}, reports_width & {MASK}, design_width & {MASK}")
 
 
 def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
-    """Store one response in a random free slot of the survey (inside the caller's transaction); its id."""
+    """Store one response in a free slot of the survey drawn uniformly at random (inside the caller's
+    transaction); its id."""
     known = conn.execute(COUNT_ONE, [survey_id]).fetchone()  # counted first: one statement, not two
     rid = None
     if known is not None:
         slots, filled, reports_width, design_width = known
+        passing, design_width = bool(design_width >> WIDTH_BITS), design_width & WIDTH
         if (len(reports.encode()) <= reports_width and len(design.encode()) <= design_width
                 and (slots - filled) * 4 >= slots):
-            rid = _free_slot(conn, survey_id)
+            rid = _free_slot(conn, survey_id, slots, passing)
     if rid is None:  # growth, wider reports, the first response, or slots changed by hand: rebuild
-        _, _, reports_width, design_width = rebuild(
+        slots, _, reports_width, design_width = rebuild(
             conn, survey_id, room=1, reports_width=width_for([reports], known[2] if known else 0),
-            design_width=width_for([design], known[3] if known else 0))
+            design_width=width_for([design], (known[3] & WIDTH) if known else 0))
         conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
-        rid = _free_slot(conn, survey_id)
+        rid = _free_slot(conn, survey_id, slots, False)
     conn.execute(FILL, [day, pad(reports, reports_width), pad(design, design_width), survey_id, survey_id, rid])
     return rid
 
