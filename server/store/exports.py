@@ -21,6 +21,7 @@ wording was ever fixed (the ``text-version`` of each response) is exported by th
 
 from __future__ import annotations
 
+import datetime
 import io
 import os
 import secrets
@@ -138,11 +139,20 @@ def codebook_text(db: sqlite_utils.Database, slug: str) -> str:
 
 
 def _wordings(history: list[dict], responses_per_version: dict) -> list[dict] | None:
-    """The codebook's ``text_versions``: each wording with how many responses were answered under it."""
+    """The codebook's ``text_versions``: each wording, the day it was shown from (``since``), the first day
+    whose responses record it (``recorded_from``: the next day, or None when it was fixed again the same
+    day; the first wording is recorded from its own day) and how many responses record it."""
     if not history:
         return None
-    return [{"version": h["version"], "since": h["since"], "responses": int(responses_per_version.get(h["version"], 0)),
-             "wording": h["wording"]} for h in history]
+    last_of_day = {h["since"]: h["version"] for h in history}
+    return [{"version": h["version"], "since": h["since"],
+             "recorded_from": h["since"] if h["version"] == 1 else
+             _next_day(h["since"]) if last_of_day[h["since"]] == h["version"] else None,
+             "responses": int(responses_per_version.get(h["version"], 0)), "wording": h["wording"]} for h in history]
+
+
+def _next_day(day: str) -> str:
+    return (datetime.date.fromisoformat(day) + datetime.timedelta(days=1)).isoformat()
 
 
 def write_export(db: sqlite_utils.Database, slug: str, out_dir, formats=("csv",)) -> list[Path]:

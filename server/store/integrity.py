@@ -197,6 +197,9 @@ def _structural(db: sqlite_utils.Database, survey: StoredSurvey, want: Derived) 
             gaps.append(Gap(slug, "slot sizes", f"slots {sizes[0]}, slots stored {total}"))
     elif want.responses:
         gaps.append(Gap(slug, "slot sizes", f"none, responses {want.responses}"))
+    off_rule = db.execute(f"SELECT count(*) {slots.OTHER_DAY_VERSION}", [sid]).fetchone()[0]
+    if off_rule:
+        gaps.append(Gap(slug, "text versions", f"{off_rule} responses record another wording than their day began with"))
     latest = db.execute("SELECT text_version FROM surveys WHERE id = ?", [sid]).fetchone()[0]
     wrong = sum(n for version, n in want.versions.items() if not 1 <= (version or 0) <= latest)
     if wrong:
@@ -309,7 +312,8 @@ def rebuild(db: sqlite_utils.Database, survey: StoredSurvey) -> int:
     """Write every aggregate of the survey again from its stored reports, inside the caller's write
     transaction; return the number of responses.  Counts are zeroed in place and added again; the
     cell counts, answer patterns and raking cells are deleted and written again in key order, day by
-    day, as inserts write them (:func:`.responses.add_statistics`); the slots' sizes are counted again."""
+    day, as inserts write them (:func:`.responses.add_statistics`); the slots' sizes are counted again, and a
+    response's text version set to the one its day began with where it is not (:data:`.slots.DAY_VERSION`)."""
     sid, conn = survey.id, db.conn
     days, _, data = _read_reports(db, survey)
     conn.executemany("INSERT OR IGNORE INTO counts (survey_id, qid, option, count, pad) VALUES (?, ?, ?, 0, ?)",
@@ -323,6 +327,9 @@ def rebuild(db: sqlite_utils.Database, survey: StoredSurvey) -> int:
         mine = days == day
         add_statistics(db, survey, day, {qid: column[mine] for qid, column in data.columns.items()})
     conn.execute("UPDATE surveys SET raking_cells_due = 0 WHERE id = ?", [sid])
+    conn.execute(f"UPDATE response_slots SET text_version = {slots.OFFSET} + "  # in place: eight bytes
+                 f"{slots.DAY_VERSION.replace('?2', 'submitted_on')} WHERE id IN (SELECT id {slots.OTHER_DAY_VERSION}) "
+                 "AND survey_id = ?1", [sid])
     total, filled = conn.execute("SELECT count(*), ifnull(sum(filled = 1), 0) FROM response_slots "
                                  "WHERE survey_id = ?", [sid]).fetchone()
     conn.execute("UPDATE response_slot_sizes SET slots = ?, filled = ? WHERE survey_id = ?",

@@ -611,3 +611,21 @@ def m19_aggregates_rebuilt_from_the_reports(db: sqlite_utils.Database) -> None:
     db["surveys"].add_column("aggregates_due", int, not_null_default=0)
     db.execute("UPDATE surveys SET aggregates_due = 1 WHERE id IN "
                "(SELECT survey_id FROM response_slots WHERE filled = 1)")
+
+
+@migrations()
+def m20_text_versions_by_day(db: sqlite_utils.Database) -> None:
+    """Each response's text version made the one its day began with (issue 41, item 1).  Until this
+    version a response recorded the wording at the moment it arrived, so every fix made during a day
+    split that day's responses into groups in the order they came (five fixes seconds apart: each
+    response carried the window it was sent in).  From now on a fix shows at once but is recorded from
+    the next day (``slots.DAY_VERSION``); here the stored responses get the same rule: the highest
+    version fixed before their day, else 1.  The column keeps its eight bytes (2⁵⁶ + version), so each
+    slot is overwritten in place."""
+    offset = 1 << 56
+    db.execute(f"""UPDATE response_slots SET text_version = {offset} + coalesce(
+                       (SELECT max(version) FROM wording_versions AS w
+                        WHERE w.survey_id = response_slots.survey_id AND w.since < response_slots.submitted_on), 1)
+                   WHERE filled = 1 AND (text_version & {offset - 1}) != coalesce(
+                       (SELECT max(version) FROM wording_versions AS w
+                        WHERE w.survey_id = response_slots.survey_id AND w.since < response_slots.submitted_on), 1)""")

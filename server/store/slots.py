@@ -7,7 +7,9 @@ written in.  So a response is never a new row.  Each survey has **slots** in ``r
 makes them), made ahead of need and written all at once in key order.  A submission overwrites a
 free slot chosen at random (:func:`fill`) with bytes of exactly the slot's size — ``filled`` 0 → 1
 (SQLite stores both in no bytes), the day in place of ``0000-00-00``, ``reports`` and ``design``
-padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶ (:data:`OFFSET`) — and SQLite
+padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶ (:data:`OFFSET`; the wording the
+response's *day* began with, :data:`DAY_VERSION`: a fix made during a day shows at once and is recorded
+from the next day, so no version divides a day's responses by time) — and SQLite
 overwrites a cell of the same size where it is.  A slot is drawn uniformly among the free ones
 (:func:`_free_slot`, from the process's list of the survey's free keys), so nothing about a key — its
 place, the gap of keys before it — says when its slot was filled.  (Until issue 41 a slot was "the
@@ -207,8 +209,12 @@ def forget_free(conn, survey_id: int) -> None:
     _free.pop((id(conn), survey_id), None)
 
 
-FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?, reports = ?, design = ?, "
-        f"text_version = (SELECT text_version FROM surveys WHERE id = ?) + {OFFSET} WHERE survey_id = ? AND id = ?")
+# A response records the wording its day began with (:data:`DAY_VERSION`), not the one at its moment.
+DAY_VERSION = "(SELECT coalesce(max(version), 1) FROM wording_versions WHERE survey_id = ?1 AND since < ?2)"
+OTHER_DAY_VERSION = ("FROM response_slots AS r WHERE survey_id = ?1 AND filled = 1 AND (text_version & "
+                     f"{MASK}) != {DAY_VERSION.replace('?2', 'r.submitted_on')}")  # responses off the rule
+FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?2, reports = ?3, design = ?4, "
+        f"text_version = {DAY_VERSION} + {OFFSET} WHERE survey_id = ?1 AND id = ?5")
 
 
 COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
@@ -232,7 +238,7 @@ def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
             design_width=width_for([design], (known[3] & WIDTH) if known else 0))
         conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
         rid = _free_slot(conn, survey_id, slots, False)
-    conn.execute(FILL, [day, pad(reports, reports_width), pad(design, design_width), survey_id, survey_id, rid])
+    conn.execute(FILL, [survey_id, day, pad(reports, reports_width), pad(design, design_width), rid])
     return rid
 
 
@@ -252,7 +258,7 @@ def fill_many(conn, survey_id: int, day: str, reports: list[str], designs: list[
     # Each response gets a slot drawn at random (so the slots' key order is not the rows' order), and
     # the slots are written in key order.
     chosen = sorted(zip(_random.sample(free, n), reports, designs))
-    conn.executemany(FILL, ((day, pad(rep, reports_width), pad(des, design_width), survey_id, survey_id, rid)
+    conn.executemany(FILL, ((survey_id, day, pad(rep, reports_width), pad(des, design_width), rid)
                             for rid, rep, des in chosen))
     conn.execute("UPDATE response_slot_sizes SET filled = filled + ? WHERE survey_id = ?", [n, survey_id])
 

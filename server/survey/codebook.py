@@ -4,8 +4,9 @@ The **codebook** is the survey definition (so ``deniable estimate CODEBOOK.json 
 reads it) plus what the reports were made under: each question's ``randomization`` (``k``,
 ``threshold``, declared and realized ε, ``p``, ``q``), the survey's ``design_fingerprint``
 (:func:`~.definition.design_fingerprint`) and, once the wording of a launched survey has been
-fixed, ``text_versions``: each wording, the day it took effect and how many responses were
-answered under it (the responses CSV says which, per row, in its ``text-version`` column); the
+fixed, ``text_versions``: each wording, the day it was shown from, the day responses record it from
+and how many do (the responses CSV says which, per row, in its ``text-version`` column; a response
+records the wording its day began with, :data:`TEXT_VERSIONS_NOTE`); the
 definition's ``translations`` (:mod:`.translations`: the texts respondents could read in other languages,
 not part of the fingerprint); and ``sampling``: the responses file's sampling design — which column holds the weights, the strata,
 the clusters, the finite-population correction — or, for a database's export (which has none),
@@ -129,6 +130,13 @@ NOT_ASKED_NOTE = ("How each export writes that a respondent was not asked this q
                   "read both as missing; neither is a response or counts in n.")
 
 
+TEXT_VERSIONS_NOTE = ("A response records the wording its day began with: a fix was shown to respondents from the "
+                      "moment it was made (since) and is recorded from the next day (recorded_from; null for a "
+                      "wording fixed again the same day, which no response records), so that no version divides a "
+                      "day's responses by the time they came. Responses of a day on which the wording was fixed "
+                      "may have read any wording shown that day.")
+
+
 def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampling=None) -> dict:
     """The codebook of ``survey``: its definition with every question's randomization and the design
     fingerprint; ``text_versions`` (``{version, since, responses, wording}``) when the wording changed;
@@ -143,6 +151,7 @@ def codebook_dict(survey: Survey, text_versions: list[dict] | None = None, sampl
     data["design_fingerprint"] = design_fingerprint(survey)
     if text_versions:
         data["text_versions"] = text_versions
+        data["text_versions_note"] = TEXT_VERSIONS_NOTE
     data["sampling"] = sampling_section(sampling)
     return data
 

@@ -67,7 +67,7 @@ LANGUAGES = ("en", "es", "fr")
 SURVEY_KEYS = {"slug", "title", "description", "questions", "information", "contact", "consent", "language",
                "translations",  # the texts in other languages (.translations)
                # written into codebooks (.codebook) and checked on the way back in
-               "design_fingerprint", "text_versions", "sampling"}
+               "design_fingerprint", "text_versions", "text_versions_note", "sampling"}
 CODEBOOK_KEYS = {"randomization", "asked_of", "not_asked"}  # a codebook's question: what its reports were made under
 QUESTION_KEYS = {"id", "text", "epsilon", "required", "shuffle", "show_if", "page_break"} | CODEBOOK_KEYS  # every type's; each type adds its own
 # Names the survey page's form uses for itself; a question with such an id would shadow them.

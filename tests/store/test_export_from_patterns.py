@@ -28,7 +28,7 @@ from deniable.server.survey.simulate import simulate_dataset
 
 from support import rating
 from support.battery import SLUG, battery_definition, battery_truth
-from support.store import store_response
+from support.store import next_day, store_response
 
 
 @pytest.fixture(autouse=True)
@@ -164,7 +164,8 @@ def test_a_multi_of_more_than_seven_options_or_a_fixed_wording_keeps_the_row_sca
     store_response(db, two, {"year": 0})
     assert load_export(db, "two").source == "patterns"
     fix_wording(db, "two", {"questions": {"year": {"options": ["Freshman", "Second"]}}})
-    store_response(db, get_survey(db, "two"), {"year": 1})
+    with next_day():  # the fix is recorded from the next day on
+        store_response(db, get_survey(db, "two"), {"year": 1})
     export = load_export(db, "two")
     assert export.source == "rows" and sorted(export.text_versions.tolist()) == [1, 2]
 

@@ -11,7 +11,7 @@ import pytest
 
 from deniable.server.store.exports import load_export, write_export
 from deniable.server.store.responses import load_db_dataset
-from support.store import store_response
+from support.store import next_day, store_response
 from deniable.server.store.surveys import insert_survey
 from deniable.server.store.wording import fix_wording
 from deniable.server.survey.codebook import DesignMismatch, check_design, design_line
@@ -78,7 +78,8 @@ def test_an_edited_codebook_is_refused_naming_the_question_and_both_values(db, a
 
 def test_after_a_wording_fix_each_row_says_its_wording(db, answered, tmp_path):
     fix_wording(db, "demo", {"questions": {"drug_use": {"options": ["No", "Yes, at least once"]}}})
-    store_response(db, answered, {"drug_use": 1, "cheating": 0})
+    with next_day():  # recorded from the next day on (the day's responses record the wording it began with)
+        store_response(db, answered, {"drug_use": 1, "cheating": 0})
     export = load_export(db, "demo")
     assert sorted(export.text_versions.tolist()) == [1, 1, 2]
     codebook = json.loads(export.codebook())

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from deniable.server.store.demo import demo_survey
-from support.store import store_response
+from support.store import next_day, store_response
 from deniable.server.store.surveys import (LifecycleError, delete_draft, duplicate_survey, get_launched_survey,
                                            get_survey, insert_survey, set_status)
 from deniable.server.store.wording import WordingError, fix_wording, wording_changes, wording_history
@@ -75,9 +75,11 @@ def test_fix_the_wording_of_an_open_survey_and_keep_each_version(db, stored):
             for q in fixed.survey.questions] == \
         [(q.id, q.k, q.epsilon, q.mechanism.threshold if q.protected else None, q.required)
          for q in stored.survey.questions]
-    store_response(db, stored, {"drug_use": 0, "cheating": 1})
+    store_response(db, stored, {"drug_use": 0, "cheating": 1})  # the same day: the wording the day began with
+    with next_day():
+        store_response(db, stored, {"drug_use": 0, "cheating": 3})
     versions = sorted(v for (v,) in db.execute("SELECT text_version FROM responses"))
-    assert versions == [1, 2]  # each response says which wording it was answered under
+    assert versions == [1, 1, 2]  # each response says which wording its day began with
     history = wording_history(db, stored.id)
     assert [h["version"] for h in history] == [1, 2] and history[1]["changed_by"] == "ada@example.org"
     assert history[0]["wording"]["title"] == stored.survey.title

@@ -28,7 +28,6 @@ from deniable.server.store.surveys import insert_survey
 from deniable.server.survey.definition import parse_definition
 from support.store import store_response
 
-pytestmark = pytest.mark.slow
 
 SURVEYS, RESPONSES, TOLERANCE = 3, 1000, 0.03
 _DIGIT = {char: value for value, char in enumerate(slots.KEY_CHARS)}

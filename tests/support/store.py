@@ -13,7 +13,15 @@ from deniable.server.store import slots
 from deniable.server.store.db import write_transaction
 from deniable.server.store.responses import check_open, insert_validated, validate_reports
 from deniable.server.store.scrub import scrub_before_answering
-from deniable.server.store.surveys import today
+from deniable.server.store.surveys import fixed_today, today
+
+
+def next_day():
+    """The next day for the store (:func:`~deniable.server.store.surveys.fixed_today`), for a block: a wording
+    fixed today is recorded from then on (a response records the wording its day began with)."""
+    import datetime
+
+    return fixed_today((datetime.date.fromisoformat(today()) + datetime.timedelta(days=1)).isoformat())
 
 
 def store_response(db, stored, reports: Mapping, invitation: str | None = None, *, scrub_now: bool = True) -> str:

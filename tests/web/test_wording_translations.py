@@ -10,6 +10,7 @@ import re
 import pytest
 
 from deniable.server.store.surveys import get_survey
+from support.store import next_day
 from support.dashboard import (EMAIL, ensure_researcher, login, make_survey, open_db, page_text, post,
                                share_survey, store_reports)
 
@@ -90,7 +91,8 @@ def test_fix_a_french_question_text_of_an_open_survey(app, auth_client, client, 
     assert response.status_code == 302 and response.headers["Location"].endswith("/dashboard/habits/edit#changes-title")
     edit = page_text(auth_client.get("/dashboard/habits/edit"))
     assert "French text fixed. Respondents reading the survey in French see the new text now" in edit
-    store_reports(app, "habits", {"drugs": [0], "age": [1], "shop": [2]})
+    with next_day():  # the fix is recorded from the next day on (responses record the wording their day began with)
+        store_reports(app, "habits", {"drugs": [0], "age": [1], "shop": [2]})
     # the French page shows it at once; the English and Spanish ones are as they were
     french = page_text(client.get("/s/habits?lang=fr"))
     assert FIXED in french and TYPO not in french and "<h1>Habitudes</h1>" in french
