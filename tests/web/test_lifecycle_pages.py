@@ -185,3 +185,28 @@ def test_estimates_files_are_named_with_method_and_confidence(app, auth_client):
         assert response.headers["Content-Disposition"] == f'attachment; filename="habits-{name}"'
     results = auth_client.get("/dashboard/habits/results?method=wilson&confidence=0.99").get_data(as_text=True)
     assert "habits-estimates-wilson-99.csv" in results
+
+
+def test_fixes_seconds_apart_through_the_form_leave_one_version_per_day(app, auth_client, client):
+    """Issue 41, item 1, as the red team ran it: five fixes through the wording form with submissions
+    through the JSON API between them.  The pages show each fix at once; the responses, the export's
+    ``text-version`` and the codebook's counts put every response of the day under one version."""
+    import time
+
+    stored = make_survey(app, status="open")
+    for fix in range(5):
+        for i in range(16):
+            answer = client.post("/api/v1/surveys/habits/responses",
+                                 json={"reports": {"drugs": i % 2, "cheat": i % 3, "age": i % 2}})
+            assert answer.status_code == 201
+        title = f"Habits, take {fix}"
+        assert post(auth_client, "/dashboard/habits/wording", **wording_form(
+            get_survey(open_db(app), "habits"), **{"wording-title": title})).status_code == 302
+        assert f"<h1>{title}</h1>" in client.get("/s/habits").get_data(as_text=True)  # shown at once
+        time.sleep(0.05)
+    rows = auth_client.get("/dashboard/habits/export/responses.csv").get_data(as_text=True).splitlines()[1:]
+    assert rows[0].endswith(",text-version") and len(rows) == 81
+    assert {row.rsplit(",", 1)[1] for row in rows[1:]} == {"1"}
+    codebook = auth_client.get("/dashboard/habits/export/codebook.json").get_json()
+    assert [(v["version"], v["responses"]) for v in codebook["text_versions"]] == [(1, 80)] + [(v, 0) for v in range(2, 7)]
+    assert stored.text_version == 1 and get_survey(open_db(app), "habits").text_version == 6
