@@ -166,28 +166,51 @@ class _Free:
         self.keys, self.slots = keys, slots
 
 
-_free: dict[tuple[int, int], _Free] = {}  # (connection, survey) → its free slots as last read
+_free: dict[tuple[str, int], _Free] = {}  # (database file, survey) → its free slots as last read
+_files: dict[int, tuple[object, str]] = {}  # id(connection) → (the connection, its file): held, so no id is reused
 FREE_KEYS = "SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0"
 IS_FREE = "SELECT filled FROM response_slots WHERE survey_id = ? AND id = ?"
+SLOTS_NOW = f"SELECT slots & {MASK}, (design_width & {MASK}) >> {WIDTH_BITS} FROM response_slot_sizes WHERE survey_id = ?"
+
+
+def _file_of(conn) -> str:
+    held = _files.get(id(conn))
+    if held is None or held[0] is not conn:
+        if len(_files) >= 256:  # connections long closed (a test run, a command that opened many files)
+            _files.clear()
+            _free.clear()
+        held = _files[id(conn)] = (conn, conn.execute("PRAGMA database_list").fetchone()[2])
+    return held[1]
 
 
 def _read_free(conn, survey_id: int, slots: int) -> _Free:
-    if len(_free) >= 256:  # connections long closed (a test run, a command that opened many files)
-        _free.clear()
-    found = _free[(id(conn), survey_id)] = _Free([key for (key,) in conn.execute(FREE_KEYS, [survey_id])], slots)
+    found = _free[(_file_of(conn), survey_id)] = _Free([key for (key,) in conn.execute(FREE_KEYS, [survey_id])], slots)
     return found
+
+
+def _stale(free: _Free | None, slots: int, passing: bool) -> bool:
+    """Whether the list must be read again: none yet, run out, or the slots changed and no pass is under way
+    (a growth pass adds its slots range by range in key order: they join the draw all at once when it ends,
+    so no range of keys is drawn before another)."""
+    return free is None or not free.keys or (free.slots != slots and not passing)
+
+
+def read_free_slots(conn, survey_id: int) -> None:
+    """Read the survey's free keys now if the next draw would (:func:`_stale`): the server calls it before
+    it takes the write lock, so a survey of 10⁶ slots (about a second to read) holds no other writer."""
+    row = conn.execute(SLOTS_NOW, [survey_id]).fetchone()
+    if row is not None and _stale(_free.get((_file_of(conn), survey_id)), row[0], bool(row[1])):
+        _read_free(conn, survey_id, row[0])
 
 
 def _free_slot(conn, survey_id: int, slots: int, passing: bool) -> str | None:
     """A free slot drawn uniformly among the free ones: from this process's list of the survey's free
     keys (:class:`_Free`), each draw checked against the file (another process may have filled it) and
-    taken off the list.  The list is read again when it runs out and when the survey's slots changed
-    and no growth pass is under way (a pass adds its slots range by range in key order: they join the
-    draw all at once when it ends, so no range of keys is drawn before another).  Nothing about a key —
-    its place, the gap before it — changes its chance, so the keys of the filled slots say nothing of
-    when they were filled; None if no free slot is found (the caller rebuilds)."""
-    free = _free.get((id(conn), survey_id))
-    if free is None or (free.slots != slots and not passing):
+    taken off the list, which is read again when :func:`_stale`.  Nothing about a key — its place, the
+    gap before it — changes its chance, so the keys of the filled slots say nothing of when they were
+    filled; None if no free slot is found (the caller rebuilds)."""
+    free = _free.get((_file_of(conn), survey_id))
+    if _stale(free, slots, passing):
         free = _read_free(conn, survey_id, slots)
     for reads in range(2):
         keys = free.keys
@@ -206,7 +229,7 @@ def _free_slot(conn, survey_id: int, slots: int, passing: bool) -> str | None:
 
 def forget_free(conn, survey_id: int) -> None:
     """Drop this process's list of the survey's free slots (after a rebuild gave every free slot a new key)."""
-    _free.pop((id(conn), survey_id), None)
+    _free.pop((_file_of(conn), survey_id), None)
 
 
 # A response records the wording its day began with (:data:`DAY_VERSION`), not the one at its moment.

@@ -86,6 +86,10 @@ class GroupCommit:
         try:
             time.sleep(0)  # first let the worker's other submissions that are ready join the queue
             with pooled(app) as db:
+                with self.guard:
+                    waiting = {p.stored.id for p in self.queue}
+                for survey_id in waiting:  # the free slots' keys read now, if due: not under the write lock
+                    slots.read_free_slots(db.conn, survey_id)
                 with write_transaction(db, cooperative=True):
                     batch, invited, day = self._take(), False, today()
                     for pending in batch:
