@@ -28,8 +28,10 @@ def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
 
     A new file is created readable by its owner only (SQLite gives its ``-wal`` and ``-shm`` the
     same permissions), and write connections zero deleted content (``secure_delete``), so a
-    consumed invitation token is not left in a page's free space, and cut the WAL back to the
-    commit that restarts it (``journal_size_limit = 0``), so no older frame stays behind that one.
+    consumed invitation token is not left in a page's free space, and never cut the WAL file
+    (``journal_size_limit = -1``): SQLite would cut it back to the commit that restarts it before
+    that commit rewrites the ``-shm``'s list of pages, and a kill in between would leave that list
+    naming pages the WAL no longer holds.  The scrub cuts it instead (:mod:`.scrub`).
     """
     if not readonly:
         _create_private(Path(path))
@@ -49,9 +51,9 @@ def connect(path, *, readonly: bool = False) -> sqlite_utils.Database:
         # WAL + NORMAL survives a killed process (not a power cut) and keeps commits cheap.
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
-        # Whoever restarts the WAL cuts the file back to its own commit: no earlier frame stays behind
-        # it (deniable.server.store.scrub).
-        conn.execute("PRAGMA journal_size_limit = 0")
+        # No commit cuts the WAL file (the default, stated: a build may set another): SQLite cuts it
+        # before it rewrites the -shm's list of pages.  The scrub cuts it (deniable.server.store.scrub).
+        conn.execute("PRAGMA journal_size_limit = -1")
     return sqlite_utils.Database(conn)
 
 

@@ -8,17 +8,49 @@ arrived.  Write connections zero deleted bytes (``secure_delete``, :func:`.db.co
 remains is the WAL and the shm.
 
 :func:`scrub` removes both traces: a ``RESTART`` checkpoint (every frame copied into the
-database, and no reader left on the WAL, so the next commit restarts it), then one write to the
-one-row ``scrub`` table.  The commit that restarts the WAL, this write or another connection's
-that got there first, rewrites its header, zeroes the shm's frame list as it writes the first frame,
-and cuts the file back to its own frames (every write connection has ``journal_size_limit = 0``,
-:func:`.db.connect`): the WAL then holds the ``scrub`` page and any commit made since, and the shm
-lists exactly those frames.  The WAL is not truncated afterwards: another writer may commit between
-a scrub's write and a ``TRUNCATE`` checkpoint, which would copy that commit into the database and
-empty the WAL but leave the shm listing the pages it wrote, in commit order, beside an empty WAL.
-So a server killed at any moment of a scrub, with other writers at work, leaves a shm that lists no
-page beyond the WAL's frames (``tests/store/test_at_rest.py`` copies the files at every step).
+database, and no reader left on the WAL, so the next commit restarts it), one write to the one-row
+``scrub`` table, then a cut of the WAL file (:func:`cut_wal`).  The commit that restarts the WAL,
+this write or another connection's that got there first, rewrites its header (new salts, which
+every frame of this generation repeats) and, as it lists its first frame, zeroes the shm's list of
+pages.  The frames of earlier generations stay behind it in the file until the cut, made while the
+scrub holds the write lock (``BEGIN IMMEDIATE``: nobody appends or restarts meanwhile), truncates
+the file after the last frame that carries the header's salts.  The WAL then holds the ``scrub``
+page and any commit made since, and the shm lists exactly those frames.
 :func:`needs_scrub` tells a WAL that holds nothing but a scrub's own commit from one that holds more.
+
+**Why the scrub cuts the file, not SQLite.**  SQLite shrinks the WAL in two places a running server
+reaches, and both leave the shm listing pages that the file no longer holds:
+
+- a commit that restarts the WAL under ``journal_size_limit`` cuts the file back to its own frames
+  *before* it lists them in the shm (``sqlite3WalFrames`` in ``wal.c``: ``walLimitSize``, then
+  ``walIndexAppend``, which zeroes the list as it appends frame 1).  Killed in between, a server
+  left the previous generation's list of pages, in commit order, beside a WAL of one frame (issue
+  41: 774 pages, under load; any worker's restart after an automatic checkpoint did it too);
+- a ``TRUNCATE`` checkpoint resets the shm's header and empties the file but leaves the list:
+  another worker's commit between a scrub's write and that checkpoint stayed listed beside an
+  empty WAL.
+
+No call of SQLite's API both leaves the shm listing nothing that matters and then cuts the file
+without releasing the write lock, so another writer can always commit in between.  So no
+connection lets SQLite cut the WAL (``journal_size_limit = -1``, :func:`.db.connect`), and
+:func:`cut_wal` does what ``walLimitSize`` does, under the same lock, after the list is rewritten:
+one ``truncate``, of frames no reader or checkpointer can need (they read frames of the current
+generation only, up to the last commit).  It opens only the ``-wal``, on which SQLite holds no lock
+(closing a descriptor of the database or ``-shm`` would drop the process's POSIX locks on it).  The
+restarts other writers make after SQLite's automatic checkpoints no longer cut the file: the older
+frames stay behind theirs until the next scrub, which the timer below bounds as it bounds the rest.
+
+So a server killed at any moment, with other writers at work, leaves a shm that lists no page
+beyond the WAL's frames: every rewrite of the list comes after the frames it names are in the file,
+and the only shrink is one system call that keeps every frame the list can name.  What is left
+needs a writer killed on its own, not the whole server: killed between writing the frames of a
+commit that restarts the WAL and listing them, it leaves the old list until the next commit; a
+cut in that interval (after the scrub's own commit, so only if another checkpoint and restart came
+in between) would cut below it.  The list and file are whole again at the next commit.
+``tests/store/test_at_rest.py`` copies the files at every step of a scrub, beside another writer;
+``tests/store/test_wal_cut_kill.py`` kills a process right after any cut SQLite makes of the WAL:
+with ``journal_size_limit = 0`` there was one, and such a kill broke this, in the scrub's restart, in
+another writer's and in a restart after an automatic checkpoint; now there is none.
 
 :func:`start` runs a :class:`Scrubber` in the background of each server process: every
 ``interval`` seconds it scrubs if the WAL holds anything but a scrub's commit, so every trace of a
@@ -49,7 +81,7 @@ import threading
 import time
 from pathlib import Path
 
-from .db import connect, pragmas, write_transaction
+from .db import begin_immediate, connect, pragmas, write_transaction
 
 SCRUB_BUSY_MS = 200  # how long a scrub waits for readers before it tries again at the next tick
 
@@ -65,7 +97,8 @@ def scrub_page(db) -> int | None:
 
 
 def scrub(db) -> bool:
-    """Checkpoint the WAL and restart it with a write of the ``scrub`` table; True if nothing was busy.
+    """Checkpoint the WAL, restart it with a write of the ``scrub`` table and cut the file after that
+    generation (:func:`cut_wal`); True if nothing was busy.
 
     Waits at most :data:`SCRUB_BUSY_MS` for readers (the connection's own busy timeout is restored).
     """
@@ -74,6 +107,11 @@ def scrub(db) -> bool:
             return False
         with write_transaction(db):
             db.execute("UPDATE scrub SET passes = passes + 1")
+        begin_immediate(db)  # the write lock, so that nobody writes or restarts the WAL during the cut
+        try:
+            cut_wal(database_file(db))
+        finally:
+            db.conn.execute("ROLLBACK")
         return True
 
 
@@ -89,6 +127,43 @@ def scrub_before_answering(db, seconds: float = 1.0) -> bool:
 
 
 WAL_HEADER, FRAME_HEADER = 32, 24  # bytes (https://sqlite.org/fileformat2.html#walformat)
+WAL_MAGIC = (0x377F0682, 0x377F0683)  # checksums little- or big-endian
+
+
+def database_file(db) -> str:
+    """The path of the connection's main database file ("" for a temporary or in-memory one)."""
+    return next(row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main")
+
+
+def cut_wal(path: str) -> int | None:
+    """Truncate ``path``'s WAL after the last frame of its current generation; the size left, or None
+    when there is no WAL or nothing to cut.  Only while holding the write lock (``BEGIN IMMEDIATE``).
+
+    The current generation is the frames from the start that carry the header's salts (committed or
+    not: a transaction rolled back just after a restart leaves its frames listed in the shm); every
+    later frame is of an earlier generation, which a restart changes the salts of (module notes).
+    """
+    if not path:
+        return None
+    name = f"{path}-wal"
+    try:
+        # The -wal carries no lock of SQLite's: closing this descriptor drops none of the process's.
+        with open(name, "rb") as wal:
+            head, size = wal.read(WAL_HEADER), os.fstat(wal.fileno()).st_size
+            if len(head) < WAL_HEADER or int.from_bytes(head[:4], "big") not in WAL_MAGIC:
+                return None
+            frame, salts, end = FRAME_HEADER + int.from_bytes(head[8:12], "big"), head[16:24], WAL_HEADER
+            while end + frame <= size:
+                wal.seek(end + 8)
+                if wal.read(8) != salts:
+                    break
+                end += frame
+        if end >= size:
+            return None
+        os.truncate(name, end)
+    except OSError:  # gone (no connection open), or not ours to cut: the next scrub tries again
+        return None
+    return end
 
 
 def needs_scrub(path: str, page: int | None = None) -> bool:
