@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from deniable.estimators.names import METHODS
+from deniable.server.survey.readers import SOURCES, sources_help
 
 from .common import confidence_option, database, db_option, design_options, echo_json, fail, plural, rake_options
 from .progress import progress as progress_bar
@@ -69,52 +70,21 @@ def _load_dataset(inputs: tuple[str, ...], db_path: str | None, counts_path: str
     return dataset, dataset.all_stats(), dataset.n_responses, dataset.survey
 
 
-FROM_READERS = {  # --from SOURCE: (module of server/survey, its reader, what the second argument is)
-    "surveyjs": ("surveyjs", "read_surveyjs", "RESULTS.json"),
-    "otree": ("otree_export", "read_otree", "EXPORT.csv"),
-    "qualtrics": ("platform_exports", "read_qualtrics", "EXPORT.csv"),
-    "limesurvey": ("platform_exports", "read_limesurvey", "EXPORT.csv"),
-    "redcap": ("platform_exports", "read_redcap", "EXPORT.csv"),
-}
-
-
 def _load_file_dataset(inputs: tuple[str, ...], counts_path: str | None, source: str | None = None) -> Dataset:
-    from deniable.server.survey import files  # pyarrow: only here
-    from deniable.server.survey.codebook import DesignMismatch, check_design
-    from deniable.server.survey.responses_csv import CSVError, read_design
+    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
 
-    if source is not None:  # another survey tool's results: its reader module and what it reads
-        import importlib
-
-        from deniable.errors import FieldError
-
-        module, function, what = FROM_READERS[source]
+    if source is not None:  # another survey tool's results
         if counts_path is not None or len(inputs) != 2:
-            raise click.UsageError(f"with --from {source}, give SURVEY.json and {what}")
-        try:
-            read = getattr(importlib.import_module(f"deniable.server.survey.{module}"), function)
-            return read(inputs[1], _load_survey(inputs[0]))
-        except FieldError as exc:
-            fail(str(exc))
-
+            raise click.UsageError(f"with --from {source}, give SURVEY.json and {SOURCES[source].file}")
+        return readers.read(inputs[1], _load_survey(inputs[0]), source=source)
     if counts_path is not None:
         if len(inputs) != 1:
             raise click.UsageError("with --counts, give exactly one argument: SURVEY.json")
-        survey = _load_survey(inputs[0])
-        try:
-            return files.read_counts(counts_path, survey)
-        except CSVError as exc:
-            fail(str(exc))
+        return readers.read_counts(counts_path, _load_survey(inputs[0]))
     if len(inputs) != 2:
         raise click.UsageError("give SURVEY.json and RESPONSES.csv (or .parquet), or SURVEY.json --counts FILE, "
                                "or --db FILE SLUG")
-    survey = _load_survey(inputs[0])
-    try:
-        if not files.is_parquet(inputs[1]):  # a CSV says which design it was exported under
-            check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
-        return files.read_patterns(inputs[1], survey, progress=True)
-    except (CSVError, DesignMismatch) as exc:
-        fail(str(exc))
+    return readers.read(inputs[1], _load_survey(inputs[0]), codebook=inputs[0], grouped=True, progress=True)
 
 
 def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=None):
@@ -129,33 +99,14 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=Non
         raise click.UsageError("with --counts, give SURVEY.json and --counts FILE")
     if counts_path is None and len(inputs) != 2:
         raise click.UsageError("with --weights, give SURVEY.json and RESPONSES.csv (or .parquet)")
-    from deniable.estimators.weights import DesignError
-    from deniable.server.survey import files  # pyarrow: only here
-    from deniable.server.survey.codebook import DesignMismatch, check_design
-    from deniable.server.survey.responses_csv import CSVError, read_design
+    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
 
     survey = _load_survey(inputs[0])
-    try:
-        if check is not None:
-            check(survey)
-        if source is not None:  # the reader keeps the design's columns of the responses it keeps
-            import importlib
-
-            from deniable.errors import FieldError
-
-            module, function, _ = FROM_READERS[source]
-            try:
-                read = getattr(importlib.import_module(f"deniable.server.survey.{module}"), function)
-                return survey, read(inputs[1], survey, design=columns)
-            except FieldError as exc:
-                fail(str(exc))
-        if counts_path is not None:  # each row's design columns: those of its count respondents
-            return survey, files.read_counts(counts_path, survey, design=columns)
-        if not files.is_parquet(inputs[1]):
-            check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
-        return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
-    except (CSVError, DesignMismatch, DesignError) as exc:
-        fail(str(exc))
+    if check is not None:
+        check(survey)
+    if counts_path is not None:  # each row's design columns: those of its count respondents
+        return survey, readers.read_counts(counts_path, survey, design=columns)
+    return survey, readers.read(inputs[1], survey, source=source, design=columns, codebook=inputs[0], progress=True)
 
 
 def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, crosstab=None, by_qid=None,
@@ -309,10 +260,7 @@ def _check_analysis(analysis, survey: Survey, crosstab, by_qid) -> None:
               help="Estimate every other question within each option of this directly asked question.")
 @design_options("Estimates are then weighted and design-based (linearization, Korn-Graubard intervals).")
 @rake_options("estimates are then weighted, with the calibration variance.")
-@click.option("--from", "source", type=click.Choice(tuple(FROM_READERS)),
-              help="The responses file is another survey tool's results: surveyjs (a JSON list of survey.data "
-                   "objects holding the embed's reports), otree (oTree's CSV export, wide or one app's), "
-                   "qualtrics, limesurvey or redcap (their CSV exports; docs/embedding.md).")
+@click.option("--from", "source", type=click.Choice(tuple(SOURCES)), help=sources_help())
 def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
              weights, strata, cluster, fpc, margins_path, trim, source) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.

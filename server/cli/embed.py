@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from deniable.server.survey.readers import SOURCES
+
 from .common import echo_json, fail
 
 
@@ -85,7 +87,7 @@ def _design_document(survey) -> dict:
 
 
 @embed.command("recipe")
-@click.argument("platform", type=click.Choice(("surveyjs", "otree", "qualtrics", "limesurvey", "redcap")))
+@click.argument("platform", type=click.Choice(tuple(SOURCES)))  # a recipe for each tool deniable reads
 @click.argument("survey_path", metavar="SURVEY.json")
 @click.option("--src", required=True, metavar="URL",
               help="Where the page loads the embed from: your deniable's address (it serves "

@@ -80,18 +80,11 @@ def _read_design(inputs, db_path, columns):
              "weights (and strata, clusters) as columns, and fit the file with --weights COLUMN")
     if len(inputs) != 3:
         raise click.UsageError('with --weights, give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …"')
-    from deniable.estimators.weights import DesignError
-    from deniable.server.survey import files
-    from deniable.server.survey.codebook import DesignMismatch
-    from deniable.server.survey.definition import DefinitionError, load_definition
-    from deniable.server.survey.responses_csv import CSVError
+    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
+    from deniable.server.survey.definition import load_definition
 
-    try:
-        survey = load_definition(inputs[0])
-        _check_design_line(survey, inputs)
-        return survey, files.read_responses(inputs[1], survey, progress=True, design=columns)
-    except (DefinitionError, CSVError, DesignError, DesignMismatch) as exc:
-        fail(str(exc))
+    survey = load_definition(inputs[0])
+    return survey, readers.read(inputs[1], survey, design=columns, codebook=inputs[0], progress=True)
 
 
 def _weighted(inputs, db_path, reference, confidence, columns):

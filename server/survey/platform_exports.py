@@ -223,12 +223,3 @@ def read_redcap(path, survey: Survey, design=None) -> Dataset:
     return _dataset(path, survey, header, table[1:], 2, columns("redcap", survey),
                     "export raw data with field names as headers (docs/embedding.md, REDCap)", row_id, design)
 
-
-READERS = {"qualtrics": read_qualtrics, "limesurvey": read_limesurvey, "redcap": read_redcap}
-
-
-def read_export(platform: str, path, survey: Survey) -> Dataset:
-    """The reports of ``platform``'s CSV export at ``path``, with ``survey`` as the codebook."""
-    if platform not in READERS:
-        raise PlatformExportError(f"unknown platform {platform!r}: one of {', '.join(PLATFORMS)}", "platform")
-    return READERS[platform](path, survey)

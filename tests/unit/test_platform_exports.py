@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 from deniable.client.embed import current, integrity
 from deniable.server.cli import cli
+from deniable.server.survey import readers
 from deniable.server.survey.definition import design_fingerprint, load_definition, parse_definition
-from deniable.server.survey.platform_exports import PlatformExportError, column_name, columns, read_export
+from deniable.server.survey.platform_exports import PlatformExportError, column_name, columns
 from deniable.server.survey.recipes import design_json
 
 PLATFORMS_DIR = Path(__file__).resolve().parents[1] / "data" / "platforms"
@@ -40,7 +41,7 @@ def test_the_fixtures_are_made_under_the_survey_s_design():
 @pytest.mark.parametrize("platform", EXPORTS)
 def test_each_reader_gives_the_reports_written_in_the_export(platform):
     survey = load_definition(SURVEY)
-    dataset = read_export(platform, PLATFORMS_DIR / EXPORTS[platform], survey)
+    dataset = readers.read(PLATFORMS_DIR / EXPORTS[platform], survey, source=platform)
     for q in survey.questions:
         column = dataset.columns[q.id]
         assert len(column) == len(REPORTS)  # the row without any report is not a response

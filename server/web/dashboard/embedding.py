@@ -18,14 +18,14 @@ from flask import Blueprint, render_template, request, url_for
 
 from deniable.client.embed import NAME, current, integrity
 from deniable.server.survey.platform_exports import PlatformExportError
+from deniable.server.survey.readers import SOURCES
 from deniable.server.survey.recipes import RECIPE_PLATFORMS, design_document, embeddable, recipe
 
 from .permissions import survey_for
 
 bp = Blueprint("embedding", __name__, url_prefix="/dashboard")
 
-LABELS = {"surveyjs": "SurveyJS", "otree": "oTree", "qualtrics": "Qualtrics", "limesurvey": "LimeSurvey",
-          "redcap": "REDCap"}
+LABELS = {name: source.label for name, source in SOURCES.items()}  # the tools whose results deniable reads
 
 
 @bp.get("/<slug>/embed")
