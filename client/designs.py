@@ -538,6 +538,7 @@ class DesignMechanism:
     design: Design
 
     threshold = None  # not k-ary randomized response: the integer weights say everything
+    proof = "deniable.client.designs"  # the module notes, "ε from the matrix"
 
     @property
     def k(self) -> int:
@@ -554,6 +555,9 @@ class DesignMechanism:
     @property
     def declared_epsilon(self) -> float:
         return self.design.epsilon
+
+    def as_dict(self) -> dict:
+        return {"mechanism": "design", **self.design.as_dict()}
 
 
 # ---------------------------------------------------------------- a design on each tick of a check-all question
@@ -623,6 +627,7 @@ class TickDesignMechanism:
 
     threshold = None  # not randomized response at ε/K: the design's integer weights say everything
     per_tick = True  # the codebook's matrix is each tick's
+    proof = "deniable.client.designs"  # TickDesignMechanism's notes: ε = K · ε_d over the ticks
 
     @property
     def protected(self) -> bool:
@@ -641,6 +646,10 @@ class TickDesignMechanism:
     @property
     def declared_epsilon(self) -> float:
         return self.epsilon
+
+    def as_dict(self) -> dict:
+        return {"mechanism": "design on each tick", "options": self.k, "epsilon": self.epsilon,
+                "declared_epsilon": self.declared_epsilon, "tick": self.design.as_dict()}
 
 
 __all__ = ["BINARY", "DESIGNS", "KEYS", "PARAMETERS", "SIDES", "TICK_ANSWERS", "VARIANTS", "Design", "DesignError",

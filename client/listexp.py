@@ -40,6 +40,8 @@ class ListMechanism(ThroughRR):
     items: int  # J, the control items
     rr: Mechanism  # k = J + 2
 
+    proof = "deniable.client.listexp"  # the module notes, "Protected": ε of rr over the count
+
     @property
     def k(self) -> int:
         return self.items + 2

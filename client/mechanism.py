@@ -107,6 +107,9 @@ class Mechanism:
     threshold: int
     declared_epsilon: float
 
+    proof = "deniable.client.mechanism"  # the module notes: ε = ln(p/q) of the realized threshold
+    design = None  # k-ary randomized response, not one of .designs
+
     @property
     def protected(self) -> bool:
         """Whether reports are randomized (``p < 1``)."""
@@ -179,6 +182,7 @@ class ThroughRR:
     ``rr`` field (the list experiment's count, the grid index): protected, threshold and ε are its."""
 
     rr: Mechanism
+    design = None
 
     @property
     def protected(self) -> bool:

@@ -48,6 +48,9 @@ class MultiMechanism:
     bit: Mechanism  # binary randomized response of each tick (k = 2)
     declared_epsilon: float
 
+    proof = "deniable.client.multi"  # the module notes, "Privacy accounting": ε = K · ε_bit
+    design = None
+
     @property
     def protected(self) -> bool:
         return self.bit.protected

@@ -116,6 +116,15 @@ class LaplaceMechanism:
     threshold: int
     declared_epsilon: float
 
+    proof = "deniable.client.numeric"  # the module notes, "Discrete Laplace": ε = −m ln t
+    design = None
+    protected = True  # ε-LDP whatever ε (a number asked directly has no mechanism at all)
+
+    @property
+    def k(self) -> int:
+        """The true answers it takes: the steps ``0..m``."""
+        return self.m + 1
+
     @property
     def t(self) -> float:
         return self.threshold / TWO_32
@@ -257,6 +266,8 @@ class GridMechanism(ThroughRR):
     m: int
     grid: int
     rr: Mechanism  # k = grid + 1
+
+    proof = "deniable.client.numeric"  # the module notes, "Grid randomized response": ε of rr (rounding is free)
 
     @property
     def spacing(self) -> int:
