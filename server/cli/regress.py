@@ -2,7 +2,7 @@
 
 A thin click shell over :func:`deniable.server.survey.regression.fit_formula` (imported when the
 command runs, like the other offline commands): the responses
-(a CSV with its definition, or a survey in a database) become answer patterns, the formula a
+(a CSV or Parquet file with its definition, or a survey in a database) become answer patterns, the formula a
 design, and the fit a table or JSON.  Every problem — a formula naming an unknown question, an
 empty cell, collinear covariates, separation — is one ``Error:`` line.
 """
@@ -36,28 +36,12 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             return pattern_counts(db, stored), inputs[1], stored.survey
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
-    from deniable.server.survey.codebook import DesignMismatch
-    from deniable.server.survey.definition import DefinitionError, load_definition
+    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
+    from deniable.server.survey.definition import load_definition
     from deniable.server.survey.patterns import from_dataset
-    from deniable.server.survey.responses_csv import CSVError, read_responses_csv
 
-    try:
-        survey = load_definition(inputs[0])
-        _check_design_line(survey, inputs)
-        return from_dataset(read_responses_csv(inputs[1], survey, progress=True)), inputs[2], survey
-    except (DefinitionError, CSVError, DesignMismatch) as exc:
-        fail(str(exc))
-
-
-def _check_design_line(survey, inputs) -> None:
-    """DesignMismatch if the responses CSV's design line says other questions, ε or designs than the
-    codebook SURVEY.json, as deniable estimate checks it (a Parquet file has no design line)."""
-    from deniable.server.survey import files
-    from deniable.server.survey.codebook import check_design
-    from deniable.server.survey.responses_csv import read_design
-
-    if not files.is_parquet(inputs[1]):
-        check_design(survey, read_design(inputs[1]), responses=inputs[1], codebook=inputs[0])
+    survey = load_definition(inputs[0])
+    return from_dataset(readers.read(inputs[1], survey, codebook=inputs[0], progress=True)), inputs[2], survey
 
 
 def _design_columns(weights, strata, cluster, fpc):

@@ -190,3 +190,16 @@ def test_responses_of_another_design_are_refused_as_estimate_refuses_them(tmp_pa
         result = run(survey, other, "drugs ~ year", *options)
         assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
         assert result.output.startswith(f"Error: {other}: question 'drugs': the responses were collected with ε = 2 ")
+
+
+def test_a_parquet_file_gives_the_fit_of_the_same_responses_as_csv(tmp_path, files):
+    """regress reads through the one reader, as estimate and regress --weights did: by the file's suffix
+    (the unweighted fit read every file as CSV, and a Parquet file was 'not UTF-8 text')."""
+    survey, responses = files
+    parquet = tmp_path / "responses.parquet"
+    made = CliRunner().invoke(cli, ["simulate", str(survey), "--n", "4000", "--truth", str(tmp_path / "truth.json"),
+                                    "--seed", "3", "-o", str(parquet)])
+    assert made.exit_code == 0, made.output
+    from_csv, from_parquet = (run(survey, path, "drugs ~ year", "--format", "json") for path in (responses, parquet))
+    assert from_parquet.exit_code == 0, from_parquet.output
+    assert json.loads(from_parquet.output) == json.loads(from_csv.output)

@@ -4,6 +4,7 @@ deniable's own files are checked against the codebook, and importing it loads no
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
@@ -118,3 +119,34 @@ def test_importing_the_table_loads_no_reader():
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pyarrow', 'scipy', 'flask'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+READER_MODULES = {"files", "responses_csv", "surveyjs", "otree_export", "platform_exports"}
+
+
+def reader_calls(source: str) -> list[str]:
+    """The readers of ``source`` that bypass :mod:`.readers`: ``read_…`` imported from a reader module, or
+    called on one (``files.read_responses``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in READER_MODULES:
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("read")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("read") and \
+                isinstance(node.value, ast.Name) and node.value.id in READER_MODULES:
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_the_scan_finds_a_reader_called_around_the_table():
+    assert reader_calls("from deniable.server.survey.surveyjs import read_surveyjs") == \
+        ["deniable.server.survey.surveyjs.read_surveyjs"]
+    assert reader_calls("from deniable.server.survey import files\nfiles.read_counts(p, s)") == ["files.read_counts"]
+    assert reader_calls("from deniable.server.survey import files\nfiles.is_parquet(p)") == []
+
+
+FRONT_ENDS = sorted((ROOT / "server" / "cli").glob("*.py")) + sorted((ROOT / "server" / "web").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_command_line_and_the_web_app_read_files_through_the_table(path):
+    assert reader_calls(path.read_text(encoding="utf-8")) == []
