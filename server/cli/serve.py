@@ -17,6 +17,12 @@ from .common import database, db_option, fail
 @click.option("--connections", default=4000, show_default=True, type=click.IntRange(10, 100_000),
               help="Simultaneous connections per worker (gevent: a slow client costs a greenlet, not a thread); "
                    "the open-file limit is raised to fit, up to its hard limit.")
+@click.option("--connections-per-address", default=256, show_default=True, type=click.IntRange(0, 1_000_000),
+              metavar="N", envvar="DENIABLE_CONNECTIONS_PER_ADDRESS", show_envvar=True,
+              help="Connections one client address may hold open at once, over all workers (an IPv6 address: "
+                   "its /64); one more is reset as soon as it is accepted, before anything is read.  0: no bound.  "
+                   "Not applied behind a reverse proxy (DENIABLE_PROXY_FIX_X_FOR set), where every connection "
+                   "comes from the proxy: bound connections per client there.")
 @click.option("--read-timeout", default=15.0, show_default=True, type=click.FloatRange(0.5, 3600),
               metavar="SECONDS", help="A request must arrive whole (request line, headers, body) within this "
               "time, or its connection is closed; an idle keep-alive connection is closed after it too.")
@@ -30,18 +36,19 @@ from .common import database, db_option, fail
               "(the same password at every start, kept in FILE.demo-password).")
 @click.option("--reset-demo-password", is_flag=True,
               help="With --demo: give the demo researcher a new password, ending every session made with the old one.")
-def serve(host, port, workers, connections, read_timeout, public_hosts, base_url, db_path, demo,
-          reset_demo_password) -> None:
+def serve(host, port, workers, connections, connections_per_address, read_timeout, public_hosts, base_url, db_path,
+          demo, reset_demo_password) -> None:
     """Serve the survey pages, the JSON API and the dashboard with gunicorn.
 
     The database schema is created or upgraded before the workers start; the app is loaded
     once and forked, so all workers share the same secret key (``FILE.secret``) and the same
     rate-limit counters (in shared memory).  Workers are gevent workers that read every request
     whole (chunked bodies too) within --read-timeout before the app sees it, so slow or silent
-    clients cannot stall the server.  The server answers only to localhost and the --public-host
-    names.  No request writes a log line: what goes wrong is counted and summarised at most once
-    a day, without times or addresses; there is no access log.  Files are created readable by
-    their owner only.
+    clients cannot stall the server, and one address holds at most --connections-per-address
+    connections at once, so it cannot take every connection either.  The server answers only to
+    localhost and the --public-host names.  No request writes a log line: what goes wrong is
+    counted and summarised at most once a day, without times or addresses; there is no access
+    log.  Files are created readable by their owner only.
 
     \b
     Example:
@@ -102,6 +109,11 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
 
     serving.READ_SECONDS = read_timeout  # the workers are forked from this process
     connections = _open_files_for(connections)
+    bound = per_address_bound(connections_per_address, app.config)
+    if bound:  # made here, before the fork: every worker counts in the same shared table
+        from deniable.server.web.ratelimit_storage import ConnectionCounts
+
+        serving.PER_ADDRESS = ConnectionCounts(bound, columns=2 * workers + 1, connections=connections)
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     serving.run_gunicorn({
         "bind": bind,
@@ -115,7 +127,25 @@ def serve(host, port, workers, connections, read_timeout, public_hosts, base_url
         "loglevel": "info",
         "proc_name": "deniable",
         "control_socket_disable": True,  # gunicorn ≥ 27: no shared socket in the home directory
+        **serving.HOOKS,  # the master gives each worker its column of the connection counts, and empties it
     })
+
+
+def per_address_bound(bound: int, config) -> int:
+    """The bound on one address's open connections that ``serve`` applies: ``bound``
+    (``--connections-per-address``), or 0 (none) behind a reverse proxy.
+
+    With ``PROXY_FIX_X_FOR`` set every connection comes from the proxy (a client that could reach
+    the server past it could write its own ``X-Forwarded-For`` and every rate limit would count
+    the address it wrote), so a bound per connecting address would be a bound on the whole site:
+    the proxy, which sees the clients, bounds them (docs/running.md has nginx's ``limit_conn``).
+    """
+    if bound and int(config.get("PROXY_FIX_X_FOR", 0) or 0):
+        click.echo(f"Note: behind a reverse proxy (PROXY_FIX_X_FOR) every connection comes from the proxy, so "
+                   f"--connections-per-address {bound} is not applied; bound the connections per client at the "
+                   "proxy (nginx: limit_conn).", err=True)
+        return 0
+    return bound
 
 
 def _open_files_for(connections: int) -> int:

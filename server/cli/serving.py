@@ -14,6 +14,16 @@ not read at all (the app answers 413 in its own shape, and the connection is clo
 cut off by the client, or chunked encoding that does not parse, is a 400 without the app.  An
 idle keep-alive connection is closed after the same time.
 
+**Connections per address.**  One address may hold at most ``deniable serve
+--connections-per-address`` connections open at once, over all the workers (:data:`PER_ADDRESS`,
+counted in shared memory under a keyed hash of the address:
+:class:`deniable.server.web.ratelimit_storage.ConnectionCounts`).  :class:`Server` checks as it
+accepts, before a greenlet is spawned or a byte read: a connection over the bound is reset at once
+(``SO_LINGER`` 0: no TIME_WAIT for a flood's churn) and counted in the summary.  A connection is
+released when its greenlet ends, however the connection ended; a worker killed outright has its
+count forgotten by the master (:func:`_pre_fork`, :func:`_child_exit`).  Behind a reverse proxy
+every connection comes from the proxy, so ``serve`` sets no bound there (the proxy must).
+
 **Logs.**  No request on the respondents' side writes a log line (a supervisor's timestamp on
 the line would date the request): bad requests, bodies cut off, connections closed at the
 deadline, warnings and exceptions are counted in memory (:mod:`deniable.server.web.logs`) and each
@@ -29,18 +39,24 @@ from __future__ import annotations
 import io
 import os
 import signal
+import socket
+import struct
 import sys
 
 import gevent
 from gevent.pywsgi import Input
 from gunicorn import glogging
-from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler
+from gunicorn.workers.ggevent import GeventPyWSGIWorker, PyWSGIHandler, PyWSGIServer
 
 from deniable.server.web import logs
+from deniable.server.web.ratelimit_storage import COUNTED, REFUSED, ConnectionCounts
 
 READ_SECONDS = 15.0  # a request must arrive whole within this time (an idle keep-alive ends then too)
 DEFAULT_MAX_BODY = 64 * 1024  # when the app sets no MAX_CONTENT_LENGTH
 _NO_BODY = Input(None, 0)  # what gevent discards after the response: nothing, the body was read before
+PER_ADDRESS: ConnectionCounts | None = None  # the bound on one address's connections (None: none); set before the fork
+REFUSED_CONNECTIONS = "connections reset as they were accepted: their address held --connections-per-address already"
+_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets the connection
 
 
 def _plain_400(message: str) -> bytes:
@@ -155,12 +171,86 @@ class Handler(PyWSGIHandler):
             logs.TALLY.exception("the app (outside Flask)", (kind, value, tb))
 
 
-class Worker(GeventPyWSGIWorker):
-    """gunicorn's gevent worker with :class:`Handler`, and the summary of what went wrong."""
+class Server(PyWSGIServer):
+    """gunicorn's gevent WSGI server, with the bound on each address's open connections (:data:`PER_ADDRESS`).
 
+    gevent's accept loop calls :meth:`do_read` for each connection to start (up to ``max_accept`` in
+    a row while the listening socket has more) and :meth:`do_close` once its greenlet is done —
+    after the handler returns, raises, or is killed — or when the greenlet could not be spawned.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._counted: dict = {}  # socket → the key its address is counted under
+
+    def do_read(self):
+        table = PER_ADDRESS
+        for _ in range(self.max_accept):  # a refused connection: take the next one at once, a bounded number
+            accepted = super().do_read()
+            if accepted is None or table is None:
+                return accepted
+            sock, address = accepted
+            key = table.key(address)
+            verdict = table.enter(key) if key is not None else None  # None: not an IP address, not bounded
+            if verdict == REFUSED:
+                self._refuse(sock)
+                continue
+            if verdict == COUNTED:
+                self._counted[sock] = key
+            return accepted
+        return None
+
+    @staticmethod
+    def _refuse(sock) -> None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        except OSError:
+            pass  # already reset by the client
+        sock.close()
+        logs.TALLY.count(REFUSED_CONNECTIONS)
+
+    def do_close(self, sock, *args):
+        try:
+            super().do_close(sock, *args)
+        finally:
+            key = self._counted.pop(sock, None)
+            if key is not None:
+                PER_ADDRESS.leave(key)
+
+
+def _pre_fork(arbiter, worker) -> None:
+    """gunicorn's master, before it forks a worker: the worker's column of :data:`PER_ADDRESS`."""
+    if PER_ADDRESS is not None:
+        worker.deniable_column = PER_ADDRESS.claim()  # None if every column is taken: it counts nothing
+
+
+def _child_exit(arbiter, worker) -> None:
+    """gunicorn's master, once a worker has exited (whatever ended it): its connections are closed."""
+    column = getattr(worker, "deniable_column", None)
+    if PER_ADDRESS is not None and column is not None:
+        worker.deniable_column = None
+        PER_ADDRESS.release(column)
+
+
+def _worker_exit(arbiter, worker) -> None:
+    """gunicorn runs this in the exiting worker, and in the master for a worker that vanished
+    before it was reaped (``kill_worker``: ESRCH); only the master's counts."""
+    if os.getpid() == arbiter.pid:
+        _child_exit(arbiter, worker)
+
+
+HOOKS = {"pre_fork": _pre_fork, "child_exit": _child_exit, "worker_exit": _worker_exit}
+
+
+class Worker(GeventPyWSGIWorker):
+    """gunicorn's gevent worker with :class:`Server` and :class:`Handler`, and the summary of what went wrong."""
+
+    server_class = Server
     wsgi_handler = Handler
 
     def init_process(self):
+        if PER_ADDRESS is not None:
+            PER_ADDRESS.column = getattr(self, "deniable_column", None)  # the column the master gave it
         # Until gunicorn installs the worker's own handlers, a TERM meets the handler inherited from
         # the master, which only queues it: a worker told to stop while booting (gevent's patching
         # makes that take a while) would run on until the graceful timeout.  Nothing is in flight
