@@ -82,14 +82,17 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .respondent import api, pages, submit_route
 
     connections.init_app(app)
-    submit_route.install(app)  # inside security's ProxyFix, which must see the request first
+    # POST /api/v1/surveys/<slug>/responses is answered here, in front of Flask (faster); its rule, api.submit,
+    # is listed with the API's below, and its view never runs.  Inside security's ProxyFix, which sees the
+    # request first.
+    submit_route.install(app)
     security.init_app(app)
     csrf.init_app(app)
     i18n.init_app(app)
 
     # The respondents' side and the public results page: no login.
     app.register_blueprint(pages.bp)  # /s/<slug>, /favicon.ico
-    app.register_blueprint(api.bp)  # /api/v1/surveys/<slug>
+    app.register_blueprint(api.bp)  # /api/v1/surveys/<slug>, and POST …/responses (answered by submit_route)
     app.register_blueprint(public.bp)  # /r/<slug>
     app.register_blueprint(auth.bp)  # /auth/login, /auth/logout
     app.register_blueprint(join.bp)  # /auth/join/<token>: an invitation link (the link is the credential)

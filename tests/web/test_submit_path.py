@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
+from flask import url_for
+from flask.cli import routes_command
+from werkzeug.exceptions import HTTPException
 
 from deniable.server.store.db import connect
 from deniable.server.survey.definition import parse_definition
@@ -97,6 +101,35 @@ def test_the_route_answers_as_flask_did(client, open_demo):
     assert client.post(URL + "/", json=VALID).status_code == 404  # only the exact path
     assert client.post("/api/v1/surveys/a/b/responses", json=VALID).status_code == 404
 
+
+
+def test_flask_routes_lists_the_route(app):
+    """Its rule, api.submit, is in the url_map, so ``flask routes`` lists it and url_for builds it."""
+    listed = app.test_cli_runner().invoke(routes_command)
+    assert listed.exit_code == 0, listed.output
+    assert re.search(r"^api\.submit +POST +/api/v1/surveys/<slug>/responses *$", listed.output, re.M), listed.output
+    with app.test_request_context():
+        assert url_for("api.submit", slug="demo") == URL
+
+
+@pytest.mark.parametrize("path", [URL, "//api/v1/surveys/demo/responses", "/api/v1//surveys/demo/responses"])
+def test_flask_never_matches_the_listed_rule(app, client, open_demo, path):
+    """The rule is built, never matched: submit_route answers its path before Flask sees the request, and
+    Flask answers the paths werkzeug would have taken for it (leading or doubled slashes) as before it was
+    listed: 404, not the rule's 405, nor its view."""
+    called = []
+    app.view_functions["api.submit"] = lambda slug: called.append(slug) or ("", 204)
+    adapter = app.url_map.bind("localhost")
+    for method in ("POST", "GET"):
+        with pytest.raises(HTTPException) as caught:
+            adapter.match(path, method=method)
+        assert caught.value.code == 404
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "CONTENT_TYPE": "application/json"}
+    answered = client.open(URL, method="POST", data=json.dumps(VALID), environ_overrides=environ)
+    assert answered.status_code == (201 if path == URL else 404)
+    assert client.open(URL, method="GET", environ_overrides={"PATH_INFO": path}).status_code == \
+        (405 if path == URL else 404)
+    assert called == []
 
 def test_an_untrusted_host_cannot_submit(db_path, open_demo, stored_state):
     app = create_app({"TESTING": True, "DATABASE": db_path, "SECRET_KEY": "k", "RATELIMIT_ENABLED": False,

@@ -29,6 +29,7 @@ PUBLIC = {
     "respond.thanks": "the thank-you page",
     "respond.favicon": "the icon",
     "api.survey": "a published design, for a client that randomizes",
+    "api.submit": "sending a response through the JSON API (answered in front of Flask, by submit_route)",
     "public.results": "a survey's released results",
     "public.chart": "a chart of a survey's released results, as an SVG file",
     "embed.module": "the embeddable randomizer (ES module), for surveys on other platforms",
