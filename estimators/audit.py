@@ -47,6 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 from .binomial import cp_lower, cp_upper
 
 
@@ -70,12 +72,12 @@ def epsilon_lower_bound(counts, confidence: float = 0.95) -> EpsilonBound:
     """
     counts = np.asarray(counts, dtype=np.int64)
     if counts.ndim != 2 or min(counts.shape) < 2:
-        raise ValueError(f"counts must be an r × s table with r, s ≥ 2, got shape {counts.shape}")
+        raise FieldError(f"counts must be an r × s table with r, s ≥ 2, got shape {counts.shape}", "counts")
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+        raise FieldError(f"confidence must be in (0, 1), got {confidence}", "confidence")
     totals = counts.sum(axis=1)
     if (counts < 0).any() or totals.min() != totals.max() or totals[0] == 0:
-        raise ValueError("every true value needs the same positive number of runs")
+        raise FieldError("every true value needs the same positive number of runs", "counts")
     k, n = counts.shape[0], int(totals[0])
     tests = 2 * counts.size
     alpha = (1 - confidence) / tests

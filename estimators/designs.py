@@ -69,6 +69,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 from .intervals import check_method, interval
 from .result import Result, json_number
 from .validate import check_confidence
@@ -131,7 +133,7 @@ class DesignResult(Result):
 def _counts(counts, k_reports: int) -> np.ndarray:
     c = np.asarray(counts)
     if c.ndim != 1 or c.size != k_reports or c.dtype.kind not in "iu" or (c < 0).any():
-        raise ValueError(f"counts must be {k_reports} non-negative integers (one per report), got {counts!r}")
+        raise FieldError(f"counts must be {k_reports} non-negative integers (one per report), got {counts!r}", "counts")
     return c.astype(np.int64)
 
 
@@ -614,7 +616,7 @@ def plan_design(design, margin: float, *, confidence: float = 0.95) -> DesignPla
         return DesignPlan(worst.n, float(margin), worst.half_width, True,
                           "exact (Feldman–Cousins, worst case over the prevalence)", design.epsilon, confidence)
     if not 0 < float(margin) < 0.5:
-        raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+        raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
     variance = worst_variance(design.matrix)
     n = max(1, int(np.ceil(z(confidence) ** 2 * variance / float(margin) ** 2)))
     return DesignPlan(n, float(margin), z(confidence) * float(np.sqrt(variance / n)), False,

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.stats import binom
 
 from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
 
 from .exact import belt, survival
 from .intervals import _to_pi, check_method, interval
@@ -37,11 +38,11 @@ def _setup(method, n, k, epsilon, pi, confidence):
     method = check_method(method)
     confidence = check_confidence(confidence)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise FieldError(f"n must be a positive integer, got {n!r}", "n")
     mech = resolve(k, epsilon)
     pi = np.atleast_1d(np.asarray(pi, dtype=float))
     if pi.size and (np.any(~np.isfinite(pi)) or pi.min() < 0 or pi.max() > 1):
-        raise ValueError("pi must lie in [0, 1]")
+        raise FieldError("pi must lie in [0, 1]", "pi")
     return method, int(n), mech, pi, confidence
 
 

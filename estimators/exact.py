@@ -108,6 +108,8 @@ import threading
 import numpy as np
 from scipy.special import betainc, expit, logit, ndtr
 
+from deniable.errors import FieldError
+
 from .binomial import _pmf_kernel
 
 TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
@@ -950,7 +952,7 @@ def fill_belts(requests) -> None:
     # locks taken in one order (by id), so that two batches sharing belts cannot deadlock
     requests = [(b, np.concatenate(counts)) for _, (b, counts) in sorted(merged.items())]
     if len({b.confidence for b, _ in requests}) > 1:
-        raise ValueError("fill_belts: the belts must share one confidence level")
+        raise FieldError("fill_belts: the belts must share one confidence level", "requests")
     locks = [b._lock for b, _ in requests]
     for lock in locks:
         lock.acquire()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from deniable.errors import FieldError
+
 from . import names
 from .binomial import cp_lower, cp_upper, z
 from .exact import belt
@@ -116,9 +118,9 @@ INTERVAL_FUNCTIONS = dict(zip(names.METHODS, (exact, likelihood, wilson, clopper
 
 
 def check_method(method) -> str:
-    """Return the interval method name, or raise ValueError listing the valid ones."""
+    """Return the interval method name, or raise FieldError (``method``) listing the valid ones."""
     if method not in INTERVAL_FUNCTIONS:
-        raise ValueError(f"method must be one of {', '.join(INTERVAL_FUNCTIONS)}; got {method!r}")
+        raise FieldError(f"method must be one of {', '.join(INTERVAL_FUNCTIONS)}; got {method!r}", "method")
     return method
 
 

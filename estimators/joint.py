@@ -93,6 +93,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
 
 from .exact import belt
 from .marginal import estimate
@@ -406,12 +407,12 @@ def fit_joints(joint_counts, p_row: np.ndarray, p_col: np.ndarray) -> tuple[np.n
     table = np.asarray(joint_counts, dtype=float)
     m = table.shape[0]
     if table.shape[1:] != (2, 2):
-        raise ValueError(f"fit_joints takes a stack of 2 × 2 tables, got shape {table.shape}")
+        raise FieldError(f"fit_joints takes a stack of 2 × 2 tables, got shape {table.shape}", "joint_counts")
     counts = table.reshape(m, 4)
     design = np.kron(p_row, p_col)
     n = counts.sum(axis=-1)
     if (n <= 0).any():
-        raise ValueError("fit_joints needs at least one report in every table")
+        raise FieldError("fit_joints needs at least one report in every table", "joint_counts")
     pi = (counts / n[:, None]) @ np.linalg.inv(design).T
     boundary = np.flatnonzero(~(pi >= 0).all(axis=-1))
     if boundary.size:
@@ -591,7 +592,7 @@ def _side(k, epsilon, design, reports, confidence):
     from .designs import estimate_design
 
     if design.k_reports != k or design.k != k:
-        raise ValueError(f"the design has {design.k_reports} reports of {design.k} answers; the table has {k}")
+        raise FieldError(f"the design has {design.k_reports} reports of {design.k} answers; the table has {k}", "design")
     m = design.matrix
     return m, np.linalg.inv(m), option_channels(own_reports(design)[0]), \
         estimate_design(np.asarray(reports, dtype=np.int64), design, confidence=confidence), design.epsilon
@@ -623,7 +624,7 @@ def own_counts(counts, row_design, col_design) -> np.ndarray:
 
 def option_channels(design) -> list[tuple[float, float]]:
     """Each report i's ``(p_i, q_i)``: its probability under answer i and under every other answer,
-    or ValueError when it is not one number under every other answer, below ``p_i`` (module notes)."""
+    or FieldError (``design``) when it is not one number under every other answer, below ``p_i`` (module notes)."""
     weights = np.array(design.weights, dtype=np.int64)
     out = []
     for i in range(design.k):
@@ -632,8 +633,8 @@ def option_channels(design) -> list[tuple[float, float]]:
         # forced share of report i may be realized as w or w + 1 in 2^32 under different answers (a
         # forced design with shares of 0.1); q_i is then their mean, within 2^-32 (2.3e-10) of each
         if others.max() - others.min() > 1 or weights[i, i] <= others.max():
-            raise ValueError(f"the {design.name} design's report {i + 1} is not likelier under its own answer than "
-                             "under any other, equally: no exact cross-tab interval")
+            raise FieldError(f"the {design.name} design's report {i + 1} is not likelier under its own answer than "
+                             "under any other, equally: no exact cross-tab interval", "design")
         out.append((float(design.matrix[i, i]), float(others.mean() / 2**32)))
     return out
 
@@ -656,7 +657,7 @@ def crosstab(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_des
         A question randomized by a design instead (its report i stored as option i), of the form
         the exact intervals need: report i has one probability ``p_i`` under answer i and one
         ``q_i < p_i`` under every other (module notes, "A randomized-response design"; else
-        ValueError).  That question's ε argument is then ignored: the design's realized ε counts,
+        FieldError).  That question's ε argument is then ignored: the design's realized ε counts,
         infinite when it is not ε-LDP.
 
     Returns
@@ -795,7 +796,7 @@ def crosstabs(joint_counts, epsilon_row, epsilon_col, *, confidence=0.95, row_de
     """
     tables = np.asarray(joint_counts)
     if tables.ndim != 3 or tables.shape[1:] != (2, 2):
-        raise ValueError(f"joint_counts must be a stack of 2 × 2 tables, got shape {tables.shape}")
+        raise FieldError(f"joint_counts must be a stack of 2 × 2 tables, got shape {tables.shape}", "joint_counts")
     confidence = check_confidence(confidence)
     m = tables.shape[0]
     if m == 0:

@@ -130,7 +130,7 @@ def estimate_list(control, treatment, items: int, epsilon, *, confidence: float 
     control = np.asarray(control, dtype=np.int64)
     treatment = np.asarray(treatment, dtype=np.int64)
     if control.shape != (k,) or treatment.shape != (k,) or (control < 0).any() or (treatment < 0).any():
-        raise ValueError(f"each arm needs {k} non-negative report counts (counts 0..{items + 1})")
+        raise FieldError(f"each arm needs {k} non-negative report counts (counts 0..{items + 1})")
     if not mech.protected and control[items + 1] > 0:
         raise FieldError(f"control: {int(control[items + 1])} control report(s) of {items + 1} items, but the control "
                          f"arm has only J = {items} items (a plain list experiment's control count is at most J)",
@@ -244,7 +244,7 @@ def list_sample_size(items: int, epsilon, margin: float, confidence: float = 0.9
     19208
     """
     if isinstance(margin, bool) or not 0 < float(margin) < 1:
-        raise ValueError(f"margin must be a number in (0, 1), got {margin!r}")
+        raise FieldError(f"margin must be a number in (0, 1), got {margin!r}", "margin")
     worst, typical = list_variances(items, epsilon)
     zq = z(check_confidence(confidence))
     worst_arm, typical_arm = (int(np.ceil(zq * zq * v / (margin * margin))) for v in (worst, typical))

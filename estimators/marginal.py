@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
 
 from . import caveats, point
 from .intervals import check_method, interval
@@ -38,9 +39,9 @@ def estimate(counts, epsilon, *, confidence=0.95, method="exact", simultaneous=F
 
     Raises
     ------
-    ValueError
+    deniable.errors.FieldError
         For k < 2, negative or non-integer counts, ε out of range, confidence outside (0, 1)
-        or an unknown method; the message names the argument.
+        or an unknown method; the message and ``field`` name the argument.  A ValueError, as before.
 
     Notes
     -----
@@ -102,7 +103,7 @@ def estimate(counts, epsilon, *, confidence=0.95, method="exact", simultaneous=F
     confidence = check_confidence(confidence)
     method = check_method(method)
     if not isinstance(simultaneous, (bool, np.bool_)):
-        raise ValueError(f"simultaneous must be True or False, got {simultaneous!r}")
+        raise FieldError(f"simultaneous must be True or False, got {simultaneous!r}", "simultaneous")
     mech = resolve(noisy.size, epsilon)
     n = int(noisy.sum())
     level = 1 - (1 - confidence) / mech.k if simultaneous else confidence
@@ -148,5 +149,5 @@ def subgroups(counts_by_group, epsilon, *, confidence=0.95, method="exact", simu
     """
     table = np.asarray(counts_by_group) if not isinstance(counts_by_group, np.ndarray) else counts_by_group
     if table.ndim != 2 or table.shape[0] < 1:
-        raise ValueError(f"counts_by_group must be a 2-d array (groups x options), got shape {table.shape}")
+        raise FieldError(f"counts_by_group must be a 2-d array (groups x options), got shape {table.shape}", "counts_by_group")
     return [estimate(row, epsilon, confidence=confidence, method=method, simultaneous=simultaneous) for row in table]

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deniable.client.multi import bit_epsilon, direct_multi, multi_mechanism
+from deniable.errors import FieldError
 
 from .intervals import check_method
 from .joint import crosstabs
@@ -126,16 +127,16 @@ def _pair_results(n, ticks, pairs, flip=False, **options) -> dict:
 
 
 def _checked_counts(n, ticks, pairs, ticked):
-    """``(n, ticks, pairs, ticked)`` as integers, or ValueError when their shapes or sums do not fit."""
+    """``(n, ticks, pairs, ticked)`` as integers, or FieldError when their shapes or sums do not fit."""
     ticks = np.asarray(ticks, dtype=np.int64)
     k = ticks.size
     pairs = np.asarray(pairs, dtype=np.int64)
     ticked = np.asarray(ticked, dtype=np.int64)
     n = int(n)
     if pairs.shape != (k, k) or ticked.shape != (k + 1,):
-        raise ValueError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries")
+        raise FieldError(f"pairs must be {k} × {k} and ticked must have {k + 1} entries", "pairs")
     if (ticks < 0).any() or (ticks > n).any() or (pairs < 0).any() or (ticked < 0).any() or ticked.sum() != n:
-        raise ValueError("counts must be non-negative, at most n, and the numbers ticked must add up to n")
+        raise FieldError("counts must be non-negative, at most n, and the numbers ticked must add up to n", "counts")
     return n, ticks, pairs, ticked
 
 
@@ -265,7 +266,7 @@ def estimate_multi_design(n, ticks, pairs, ticked, design, *, confidence=0.95, m
     confidence = check_confidence(confidence)
     method = check_method(method)
     if design.k != 2 or design.k_reports != 2:
-        raise ValueError(f"a tick's design must have 2 answers and 2 reports, got {design.k_reports} × {design.k}")
+        raise FieldError(f"a tick's design must have 2 answers and 2 reports, got {design.k_reports} × {design.k}", "design")
     n, ticks, pairs, ticked = _checked_counts(n, ticks, pairs, ticked)
     k = ticks.size
     m = design.matrix

@@ -61,6 +61,7 @@ import numpy as np
 
 from deniable.client.mechanism import resolve
 from deniable.client.numeric import LaplaceMechanism, laplace
+from deniable.errors import FieldError
 
 from .binomial import cp_lower, cp_upper, z
 from .intervals import check_method, interval
@@ -213,7 +214,7 @@ def grid_mean(counts, m: int, grid: int, epsilon, confidence: float = 0.95):
         else:
             n_ = int(n.flat[0])
             if not (n == n_).all():
-                raise ValueError("a batch of count vectors must share n")
+                raise FieldError("a batch of count vectors must share n", "counts")
             lo, hi = interval("exact", counts[..., 1], n_, mech.p, mech.q, confidence)
         lam = counts[..., 1] / np.maximum(n, 1)
         est = (lam - mech.q) / (mech.p - mech.q)
@@ -389,7 +390,7 @@ def estimate_grid(counts, m: int, grid: int, epsilon, *, confidence: float = 0.9
     method = check_method(method)
     counts = np.asarray(counts, dtype=np.int64)
     if counts.ndim != 1 or counts.size != grid + 1 or (counts < 0).any():
-        raise ValueError(f"counts must be {grid + 1} non-negative report counts (one per grid point)")
+        raise FieldError(f"counts must be {grid + 1} non-negative report counts (one per grid point)", "counts")
     mech = resolve(grid + 1, epsilon)
     n = int(counts.sum())
     mean = _mean_result(grid_mean(counts, m, grid, epsilon, confidence), n, confidence)
@@ -434,10 +435,10 @@ def estimate_laplace(values, counts, m: int, epsilon: float, *, confidence: floa
     values = np.asarray(values, dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
     if values.shape != counts.shape or values.ndim != 1 or (counts < 0).any():
-        raise ValueError("values and counts must be 1-d arrays of the same length, counts non-negative")
+        raise FieldError("values and counts must be 1-d arrays of the same length, counts non-negative", "values")
     mech = laplace(m, epsilon)
     if values.size and (values.min() < mech.low or values.max() > mech.high):
-        raise ValueError(f"reports must lie in {mech.low}..{mech.high}")
+        raise FieldError(f"reports must lie in {mech.low}..{mech.high}", "values")
     n = int(counts.sum())
     mean = _mean_result(laplace_mean(values, counts, m, epsilon, confidence), n, confidence)
     histogram, steps, converged = deconvolve(values, counts, mech)

@@ -75,6 +75,7 @@ from pathlib import Path
 import numpy as np
 
 from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
 
 from .binomial import _pmf_kernel, binom_pmf, z
 from .result import Result
@@ -522,9 +523,9 @@ def _cache_write(path: Path | None, values: list) -> None:
 
 def _check_n(n) -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise FieldError(f"n must be a positive integer, got {n!r}", "n")
     if n > MAX_N:
-        raise ValueError(f"n must be at most {MAX_N:,}, got {n!r}")
+        raise FieldError(f"n must be at most {MAX_N:,}, got {n!r}", "n")
     return int(n)
 
 
@@ -740,7 +741,7 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
 
     Raises
     ------
-    ValueError
+    deniable.errors.FieldError
         For a margin outside (0, 0.5), or one that needs more than 10⁹ respondents.
 
     Notes
@@ -791,14 +792,14 @@ def plans(requests, *, confidence=0.95, also=()) -> list[Plan]:
     for epsilon, k, margin in requests:
         mech = resolve(k, epsilon)
         if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
-            raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+            raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
         margin = float(margin)
         path = _cache_file("plan", (mech.p, mech.q, confidence), margin.hex())
         key = (mech.k, mech.p, mech.q, margin, confidence)
         found = _read_plan(path, margin)
         if found is None:
             if model_half_width(MAX_N, mech.p, mech.q, z(confidence))[0] > margin:
-                raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon")
+                raise FieldError(f"margin {margin} needs more than {MAX_N:,} respondents at this epsilon", "margin")
             if _plan.get(key) is None:
                 todo[key] = None
         asked.append((mech, margin, path, key, found))
@@ -826,9 +827,9 @@ def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95,
     and the margin exactly as :func:`plan`'s; ``k`` and ``epsilon`` are only carried to the result."""
     p, q = float(p), float(q)
     if not 0 <= q < p <= 1:
-        raise ValueError(f"a report's probabilities must satisfy 0 <= q < p <= 1, got p = {p}, q = {q}")
+        raise FieldError(f"a report's probabilities must satisfy 0 <= q < p <= 1, got p = {p}, q = {q}")
     if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
-        raise ValueError(f"margin must be a number in (0, 0.5), got {margin!r}")
+        raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
     confidence = check_confidence(confidence)
     margin = float(margin)
     path = _cache_file("plan", (p, q, confidence), margin.hex())
@@ -838,7 +839,7 @@ def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95,
         n, value, pi, before = found
     else:
         if model_half_width(MAX_N, p, q, z(confidence))[0] > margin:
-            raise ValueError(f"margin {margin} needs more than {MAX_N:,} respondents with this design")
+            raise FieldError(f"margin {margin} needs more than {MAX_N:,} respondents with this design", "margin")
         n, value, pi, before = _plan(k, p, q, margin, confidence)
         _cache_write(path, [n, value, pi, before])
     return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=k,

@@ -67,6 +67,8 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from deniable.errors import FieldError
+
 from .binomial import cp_lower, cp_upper
 
 HISTOGRAM = 2  # L1 sensitivity of a direct question's histogram (one respondent: −1 here, +1 there)
@@ -87,9 +89,9 @@ def consistent_counts(noisy, total: int) -> np.ndarray:
     """
     y = np.asarray(noisy, dtype=float)
     if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"noisy counts must be a non-empty 1-d array, got shape {y.shape}")
+        raise FieldError(f"noisy counts must be a non-empty 1-d array, got shape {y.shape}", "noisy")
     if isinstance(total, bool) or int(total) != total or total < 0:
-        raise ValueError(f"total must be a non-negative integer, got {total!r}")
+        raise FieldError(f"total must be a non-negative integer, got {total!r}", "total")
     total = int(total)
     if total == 0:
         return np.zeros(y.size, dtype=np.int64)
@@ -191,7 +193,7 @@ def noisy_group_interval(noisy_row, option: int, p: float, q: float, beta: float
     t = noise_bound(beta, row.size, delta)
     alpha = 1 - confidence - delta
     if alpha <= 0:
-        raise ValueError(f"confidence + delta must be below 1, got {confidence} + {delta}")
+        raise FieldError(f"confidence + delta must be below 1, got {confidence} + {delta}", "confidence")
     x_low, x_high = max(int(row[option]) - t, 0), max(int(row[option]) + t, 0)
     others = np.delete(row, option)
     m_low, m_high = int(np.maximum(others - t, 0).sum()), int(np.maximum(others + t, 0).sum())
@@ -218,7 +220,7 @@ def simultaneous_group_intervals(noisy_row, p: float, q: float, beta: float, con
     row = np.asarray(noisy_row, dtype=np.int64)
     alpha = 1 - confidence - delta
     if alpha <= 0:
-        raise ValueError(f"confidence + delta must be below 1, got {confidence} + {delta}")
+        raise FieldError(f"confidence + delta must be below 1, got {confidence} + {delta}", "confidence")
     each = 1 - delta - alpha / row.size
     ends = [noisy_group_interval(row, j, p, q, beta, each, delta) for j in range(row.size)]
     return np.array([low for low, _ in ends]), np.array([high for _, high in ends])

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 from .audit import EpsilonBound
 from .binomial import cp_lower, cp_upper
 
@@ -29,12 +31,12 @@ def neighbour_epsilon_bound(counts_a, counts_b, confidence: float = 0.95) -> Eps
     """
     a, b = (np.asarray(c, dtype=np.int64) for c in (counts_a, counts_b))
     if a.ndim != 1 or a.shape != b.shape or a.size < 2:
-        raise ValueError(f"need two 1-d arrays of event counts of the same length >= 2, got {a.shape}, {b.shape}")
+        raise FieldError(f"need two 1-d arrays of event counts of the same length >= 2, got {a.shape}, {b.shape}")
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+        raise FieldError(f"confidence must be in (0, 1), got {confidence}", "confidence")
     n = int(a.sum())
     if (a < 0).any() or (b < 0).any() or n == 0 or int(b.sum()) != n:
-        raise ValueError("both neighbours need the same positive number of runs")
+        raise FieldError("both neighbours need the same positive number of runs")
     tests = 4 * a.size
     alpha = (1 - confidence) / tests
     best, point, worst = 0.0, 0.0, (0, 1, 0)

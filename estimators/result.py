@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from deniable.errors import FieldError
+
 
 def frozen(array, dtype=float) -> np.ndarray:
     """Return a read-only copy of ``array``."""
@@ -112,7 +114,7 @@ class OptionEstimates(Result):
         ``estimate``, ``consistent``, ``std_error``, ``ci_low`` and ``ci_high`` (NaN becomes None)."""
         labels = list(labels) if labels is not None else [str(i) for i in range(self.k)]
         if len(labels) != self.k:
-            raise ValueError(f"labels must have k={self.k} entries, got {len(labels)}")
+            raise FieldError(f"labels must have k={self.k} entries, got {len(labels)}", "labels")
         return [
             {
                 "label": labels[i],

@@ -61,6 +61,7 @@ import numpy as np
 from scipy.special import betaln, xlogy
 
 from deniable.client.mechanism import resolve
+from deniable.errors import FieldError
 
 from . import caveats, point
 from .result import EstimateResult, Result, frozen
@@ -77,9 +78,9 @@ NOTE = ("confidence sequence: valid at every n at once, so it may be watched dai
 
 
 def check_tuned_for(tuned_for) -> int:
-    """Return ``tuned_for`` as an int ≥ 1, or raise ValueError naming it."""
+    """Return ``tuned_for`` as an int ≥ 1, or raise FieldError naming it."""
     if isinstance(tuned_for, bool) or not isinstance(tuned_for, (int, np.integer)) or tuned_for < 1:
-        raise ValueError(f"tuned_for must be a whole number of respondents >= 1, got {tuned_for!r}")
+        raise FieldError(f"tuned_for must be a whole number of respondents >= 1, got {tuned_for!r}", "tuned_for")
     return int(tuned_for)
 
 
@@ -223,7 +224,7 @@ def monitor(counts, epsilon, *, confidence=0.95, simultaneous=False, tuned_for=D
     confidence = check_confidence(confidence)
     tuned_for = check_tuned_for(tuned_for)
     if not isinstance(simultaneous, (bool, np.bool_)):
-        raise ValueError(f"simultaneous must be True or False, got {simultaneous!r}")
+        raise FieldError(f"simultaneous must be True or False, got {simultaneous!r}", "simultaneous")
     mech = resolve(noisy.size, epsilon)
     n = int(noisy.sum())
     level = 1 - (1 - confidence) / mech.k if simultaneous else confidence
@@ -299,13 +300,13 @@ def monitor_path(counts_by_time, epsilon, *, labels=None, confidence=0.95, tuned
 
     table = np.asarray(counts_by_time)
     if table.ndim != 2 or table.shape[0] < 1:
-        raise ValueError(f"counts_by_time must be a 2-d array (periods x options), got shape {table.shape}")
+        raise FieldError(f"counts_by_time must be a 2-d array (periods x options), got shape {table.shape}", "counts_by_time")
     if table.shape[1] < 2:
-        raise ValueError(f"counts_by_time must have at least 2 options (columns), got shape {table.shape}")
+        raise FieldError(f"counts_by_time must have at least 2 options (columns), got shape {table.shape}", "counts_by_time")
     table = check_counts(table.reshape(-1), "counts_by_time").reshape(table.shape)
     labels = tuple(range(table.shape[0])) if labels is None else tuple(labels)
     if len(labels) != table.shape[0]:
-        raise ValueError(f"labels must have one entry per period ({table.shape[0]}), got {len(labels)}")
+        raise FieldError(f"labels must have one entry per period ({table.shape[0]}), got {len(labels)}", "labels")
     cumulative = np.cumsum(table, axis=0)
     mech = resolve(table.shape[1], epsilon)
     n = cumulative.sum(axis=1)
