@@ -37,7 +37,7 @@ _HOMES = {
     "RegressionResult": "regression_result",
     "CrosstabResult": "result", "EstimateResult": "result", "Result": "result",
     "SequencePath": "sequential", "monitor": "sequential", "monitor_path": "sequential",
-    "RakeResult": "weights", "SurveyDesign": "weights", "WeightedResult": "weights", "rake": "weights",
+    "RakeResult": "weights", "SamplingDesignError": "weights", "SurveyDesign": "weights", "WeightedResult": "weights", "rake": "weights",
     "survey_design": "weights", "weighted_estimate": "weights",
 }
 

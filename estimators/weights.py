@@ -117,8 +117,18 @@ RAKE_TOLERANCE = 1e-10
 RAKE_ITERATIONS = 1000
 
 
-class DesignError(FieldError):
-    """A survey design (weights, strata, clusters, margins) that cannot be used; ``field`` names the part."""
+class SamplingDesignError(FieldError):
+    """A sampling design (weights, strata, clusters, margins) that cannot be used; ``field`` names the part.
+
+    Not :class:`deniable.client.designs.DesignError`, which is a randomized-response design's."""
+
+
+# This class was named DesignError until issue 37, a second class of that name beside the
+# randomized-response design's (deniable.client.designs.DesignError).  Code outside the repository
+# may import it from here, a public module (as server/cli/analysis.py still does), so the old name
+# stays an alias of the same class; not in __all__: new code names SamplingDesignError
+# (tests/unit/test_error_family.py holds both).
+DesignError = SamplingDesignError
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,7 +158,7 @@ class SurveyDesign:
 def _labels(values, n: int, field: str) -> np.ndarray:
     values = np.asarray(values)
     if values.shape != (n,):
-        raise DesignError(f"{field}: one value per respondent ({n}) needed, got shape {values.shape}", field)
+        raise SamplingDesignError(f"{field}: one value per respondent ({n}) needed, got shape {values.shape}", field)
     return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
 
 
@@ -157,7 +167,7 @@ RESCALE_BEYOND = 2.0**256  # weights above this (or below its inverse) are resca
 
 
 def _check_squares(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -> None:
-    """DesignError unless every positive weight's square, and their sum (Kish's effective n, every
+    """SamplingDesignError unless every positive weight's square, and their sum (Kish's effective n, every
     variance), is a positive finite float: 1e308 squares to infinity, 1e-170 to 0."""
     positive = w[(w > 0) & (c > 0)]
     if not positive.size:
@@ -165,14 +175,15 @@ def _check_squares(w: np.ndarray, c: np.ndarray, what: str, field: str = "weight
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         fine = np.square(positive.min()) > 0 and math.isfinite(float(c @ np.square(w)))
     if not fine:
-        raise DesignError(f"{what} range from {positive.min():g} to {positive.max():g}, beyond what floating point "
-                          "can square (Kish's effective sample size and the variances add up their squares); "
-                          "multiply them all by one number (a share's estimate depends only on their ratios)", field)
+        raise SamplingDesignError(
+            f"{what} range from {positive.min():g} to {positive.max():g}, beyond what floating point "
+            "can square (Kish's effective sample size and the variances add up their squares); "
+            "multiply them all by one number (a share's estimate depends only on their ratios)", field)
 
 
 def _rescaled(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -> np.ndarray:
     """The weights, multiplied by a power of two when they lie beyond ``2^±256``, so that the largest and
-    the smallest positive one are as far above 1 as below it; DesignError naming the bound when the
+    the smallest positive one are as far above 1 as below it; SamplingDesignError naming the bound when the
     largest is more than :data:`WEIGHT_RATIO` times the smallest (no scale then keeps both squares in
     floating point), or when their squares still cannot be added up (:func:`_check_squares`).
 
@@ -188,9 +199,10 @@ def _rescaled(w: np.ndarray, c: np.ndarray, what: str, field: str = "weights") -
         return w
     high, low = float(positive.max()), float(positive.min())
     if high > low * WEIGHT_RATIO:
-        raise DesignError(f"{what} range from {low:g} to {high:g}, beyond what floating point can square (Kish's "
-                          f"effective sample size and the variances add up their squares): the largest may be at "
-                          f"most {WEIGHT_RATIO:g} times the smallest positive one", field)
+        raise SamplingDesignError(
+            f"{what} range from {low:g} to {high:g}, beyond what floating point can square (Kish's "
+            f"effective sample size and the variances add up their squares): the largest may be at "
+            f"most {WEIGHT_RATIO:g} times the smallest positive one", field)
     if high > RESCALE_BEYOND or low < 1 / RESCALE_BEYOND:
         w = np.ldexp(w, -((math.frexp(high)[1] + math.frexp(low)[1]) // 2))
     _check_squares(w, c, what, field)
@@ -202,7 +214,7 @@ def _given_weights(weights) -> np.ndarray:
     :func:`survey_design` rescales sampling weights (:func:`_rescaled`)."""
     w = np.asarray(weights, dtype=float)
     if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise DesignError("weights: every weight must be a finite number, not negative", "weights")
+        raise SamplingDesignError("weights: every weight must be a finite number, not negative", "weights")
     return _rescaled(w, np.ones(w.shape), "weights: the weights")
 
 
@@ -218,13 +230,13 @@ def survey_design(weights, *, strata=None, clusters=None, population_clusters=No
     """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 1 or w.size == 0:
-        raise DesignError("weights: one weight per respondent needed", "weights")
+        raise SamplingDesignError("weights: one weight per respondent needed", "weights")
     if not np.all(np.isfinite(w)):
-        raise DesignError("weights: every weight must be a finite number (found NaN or infinity)", "weights")
+        raise SamplingDesignError("weights: every weight must be a finite number (found NaN or infinity)", "weights")
     if np.any(w < 0):
-        raise DesignError(f"weights: weights cannot be negative (found {w[w < 0][0]:g})", "weights")
+        raise SamplingDesignError(f"weights: weights cannot be negative (found {w[w < 0][0]:g})", "weights")
     if not np.any(w > 0):
-        raise DesignError("weights: every weight is 0", "weights")
+        raise SamplingDesignError("weights: every weight is 0", "weights")
     w = _rescaled(w, np.ones(w.size), "weights: the weights")
     n = w.size
     h = np.zeros(n, dtype=np.int64) if strata is None else _labels(strata, n, "strata")
@@ -233,22 +245,24 @@ def survey_design(weights, *, strata=None, clusters=None, population_clusters=No
     else:
         raw = np.asarray(clusters).astype(str)
         if raw.shape != (n,):
-            raise DesignError(f"clusters: one value per respondent ({n}) needed, got shape {raw.shape}", "clusters")
+            raise SamplingDesignError(
+                f"clusters: one value per respondent ({n}) needed, got shape {raw.shape}", "clusters")
         c = np.unique(np.char.add(np.char.add(h.astype(str), "\x00"), raw), return_inverse=True)[1].astype(np.int64)
     for stratum in np.unique(h):
         if np.unique(c[h == stratum]).size < 2:
-            raise DesignError("strata: a stratum has a single cluster, so its variance cannot be estimated; "
-                              "merge it with another stratum", "strata")
+            raise SamplingDesignError("strata: a stratum has a single cluster, so its variance cannot be estimated; "
+                                      "merge it with another stratum", "strata")
     big_n = None
     if population_clusters is not None:
         big_n = np.asarray(population_clusters, dtype=float)
         if big_n.shape != (n,) or not np.all(np.isfinite(big_n)):
-            raise DesignError("population_clusters: one finite number per respondent needed", "population_clusters")
+            raise SamplingDesignError(
+                "population_clusters: one finite number per respondent needed", "population_clusters")
         for stratum in np.unique(h):
             sampled = np.unique(c[h == stratum]).size
             if np.any(big_n[h == stratum] < sampled) or np.unique(big_n[h == stratum]).size != 1:
-                raise DesignError("population_clusters: must be one number per stratum, at least the clusters "
-                                  f"sampled in it ({sampled})", "population_clusters")
+                raise SamplingDesignError("population_clusters: must be one number per stratum, at least the clusters "
+                                          f"sampled in it ({sampled})", "population_clusters")
     return SurveyDesign(weights=w, strata=h, clusters=c, population_clusters=big_n)
 
 
@@ -471,11 +485,11 @@ def _domain(design: SurveyDesign, subset) -> tuple[SurveyDesign, int, int, float
     if subset is not None:
         subset = np.asarray(subset, dtype=bool)
         if subset.shape != (design.n,):
-            raise DesignError(f"subset: one flag per respondent ({design.n}) needed", "subset")
+            raise SamplingDesignError(f"subset: one flag per respondent ({design.n}) needed", "subset")
         n, df = int(subset.sum()), domain_degrees_of_freedom(design, subset)
         design = replace(design, weights=design.weights * subset)
         if not np.any(design.weights > 0):
-            raise DesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
+            raise SamplingDesignError("subset: no respondent of the subpopulation has a positive weight", "subset")
     return design, n, df, weights_degrees_of_freedom(design, subset)
 
 
@@ -519,10 +533,10 @@ def weighted_estimate(reports, epsilon, design: SurveyDesign, *, k: int | None =
     confidence = check_confidence(confidence)
     r = np.asarray(reports)
     if r.shape != (design.n,) or r.dtype.kind not in "iu":
-        raise DesignError(f"reports: one option index per respondent ({design.n}) needed", "reports")
+        raise SamplingDesignError(f"reports: one option index per respondent ({design.n}) needed", "reports")
     k = int(r.max()) + 1 if k is None else int(k)
     if r.min() < 0 or r.max() >= k:
-        raise DesignError(f"reports: option indices must be 0..{k - 1}", "reports")
+        raise SamplingDesignError(f"reports: option indices must be 0..{k - 1}", "reports")
     mech = resolve(k, epsilon)
     design, n, df, interval_df = _domain(design, subset)
     w = design.weights
@@ -603,9 +617,9 @@ def weighted_design_estimate(reports, design, sample: SurveyDesign, *, confidenc
     k_reports, k = m.shape
     r = np.asarray(reports)
     if r.shape != (sample.n,) or r.dtype.kind not in "iu":
-        raise DesignError(f"reports: one report index per respondent ({sample.n}) needed", "reports")
+        raise SamplingDesignError(f"reports: one report index per respondent ({sample.n}) needed", "reports")
     if r.min() < 0 or r.max() >= k_reports:
-        raise DesignError(f"reports: report indices must be 0..{k_reports - 1}", "reports")
+        raise SamplingDesignError(f"reports: report indices must be 0..{k_reports - 1}", "reports")
     sample, n, df, interval_df = _domain(sample, subset)
     w = sample.weights
     y = (r[:, None] == np.arange(k_reports)).astype(float)
@@ -798,7 +812,7 @@ def weighted_difference(values, groups, design: SurveyDesign, *, confidence: flo
     y = np.asarray(values, dtype=float)
     g = np.asarray(groups)
     if y.shape != (design.n,) or g.shape != (design.n,):
-        raise DesignError(f"values: one value and one group per respondent ({design.n}) needed", "values")
+        raise SamplingDesignError(f"values: one value and one group per respondent ({design.n}) needed", "values")
     df = design.degrees_of_freedom
     rows = np.ones(design.n, dtype=bool) if subset is None else np.asarray(subset, dtype=bool)
     if subset is not None:
@@ -810,7 +824,7 @@ def weighted_difference(values, groups, design: SurveyDesign, *, confidence: flo
         d = (g == arm) & rows
         total = float(w @ d)
         if total <= 0:
-            raise DesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
+            raise SamplingDesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
         mean = float(w @ (d * y) / total)
         influence = w * d * np.where(d, y - mean, 0.0) / total
         means.append(mean)
@@ -865,19 +879,21 @@ def _channel(k: int, epsilon, matrix, field: str) -> tuple[np.ndarray, list, boo
     :func:`debiasing_matrix`), per option j the ``(p_j, q_j)`` with which report j is affine in that
     option's share alone, ``λ_j = q_j + (p_j − q_j) π_j`` (report j has one probability ``q_j`` under
     every other answer: k-ary randomized response, forced response, every binary design), or None,
-    and whether the question is asked directly (M = I).  DesignError names ``field`` for a matrix
+    and whether the question is asked directly (M = I).  SamplingDesignError names ``field`` for a matrix
     that is not a square, invertible matrix of probabilities whose columns add up to 1."""
     if matrix is None:
         mech = resolve(k, epsilon)
         return debiasing_matrix(k, epsilon), [(mech.p, mech.q)] * k, mech.q == 0
     if epsilon is not None:
-        raise DesignError(f"{field}: give the epsilon None with a matrix (the design's ε is its own)", field)
+        raise SamplingDesignError(f"{field}: give the epsilon None with a matrix (the design's ε is its own)", field)
     m = np.asarray(matrix, dtype=float)
     if m.shape != (k, k) or not np.all(np.isfinite(m)) or np.any(m < 0) or np.any(np.abs(m.sum(axis=0) - 1) > 1e-9):
-        raise DesignError(f"{field}: a {k} × {k} matrix of probabilities (reports × answers) whose columns add up "
-                          "to 1 needed", field)
+        raise SamplingDesignError(
+            f"{field}: a {k} × {k} matrix of probabilities (reports × answers) whose columns add up "
+            "to 1 needed", field)
     if np.linalg.matrix_rank(m) < k:
-        raise DesignError(f"{field}: the matrix is singular (two answers have the same report distribution)", field)
+        raise SamplingDesignError(
+            f"{field}: the matrix is singular (two answers have the same report distribution)", field)
     affine = []
     for j in range(k):
         others = np.delete(m[j], j)
@@ -962,10 +978,11 @@ def weighted_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, design
     r1, r2 = np.asarray(row_reports), np.asarray(col_reports)
     for name, r, k in (("row_reports", r1, k_row), ("col_reports", r2, k_col)):
         if r.shape != (design.n,) or r.dtype.kind not in "iu" or r.max(initial=-1) >= k or r.min(initial=0) < -1:
-            raise DesignError(f"{name}: one option index 0..{k - 1} (or −1) per respondent ({design.n}) needed", name)
+            raise SamplingDesignError(
+                f"{name}: one option index 0..{k - 1} (or −1) per respondent ({design.n}) needed", name)
     both = (r1 >= 0) & (r2 >= 0)
     if not both.any():
-        raise DesignError("reports: no respondent answered both questions", "reports")
+        raise SamplingDesignError("reports: no respondent answered both questions", "reports")
     df = design.degrees_of_freedom
 
     def domain(members):  # a row asked directly: its respondents, and the degrees of freedom the --by
@@ -1126,15 +1143,15 @@ def raked_crosstab(row_reports, col_reports, row_epsilon, col_epsilon, weights, 
     w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     if base is not None and (base.n != w.size or (counts is not None and np.any(c != 1))):
-        raise DesignError(f"weights: raking from a sample's design needs one row per respondent ({base.n})",
-                          "weights")
+        raise SamplingDesignError(f"weights: raking from a sample's design needs one row per respondent ({base.n})",
+                                  "weights")
     r1, r2 = np.asarray(row_reports), np.asarray(col_reports)
     for name, r, k in (("row_reports", r1, k_row), ("col_reports", r2, k_col)):
         if r.shape != w.shape or r.dtype.kind not in "iu" or r.max(initial=-1) >= k or r.min(initial=0) < -1:
-            raise DesignError(f"{name}: one option index 0..{k - 1} (or −1) per row ({w.size}) needed", name)
+            raise SamplingDesignError(f"{name}: one option index 0..{k - 1} (or −1) per row ({w.size}) needed", name)
     both = (r1 >= 0) & (r2 >= 0)
     if not np.any(both & (c > 0)):
-        raise DesignError("reports: no respondent answered both questions", "reports")
+        raise SamplingDesignError("reports: no respondent answered both questions", "reports")
     n = float(c.sum())
     raking = list(variables)
 
@@ -1206,7 +1223,7 @@ def _frequencies(counts, n: int) -> np.ndarray:
         return np.ones(n)
     c = np.asarray(counts, dtype=float)
     if c.shape != (n,) or not np.all(np.isfinite(c)) or np.any(c < 0):
-        raise DesignError(f"counts: one non-negative count per row ({n}) needed", "counts")
+        raise SamplingDesignError(f"counts: one non-negative count per row ({n}) needed", "counts")
     return c
 
 
@@ -1223,7 +1240,7 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
     of its respondents' weight.  ``bounds = (low, high)``: trimming — after each round of fitting,
     the weights are clipped to ``[low, high]`` × the mean weight, and fitting goes on until the
     margins are met within the bounds (so the trimmed weights are still calibrated).  Raises
-    DesignError naming the variable for margins that do not add up to 1, a category with a
+    SamplingDesignError naming the variable for margins that do not add up to 1, a category with a
     population share but no respondent (or respondents but a share of 0), or raking that does not
     converge (``field``: ``trim`` when bounds were given).
     """
@@ -1233,29 +1250,29 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
     columns = {}
     for name, target in margins.items():
         if name not in variables:
-            raise DesignError(f"margins: {name!r} is not one of the variables ({', '.join(variables)})", name)
+            raise SamplingDesignError(f"margins: {name!r} is not one of the variables ({', '.join(variables)})", name)
         target = np.asarray(target, dtype=float)
         if target.ndim != 1 or np.any(target < 0) or not np.all(np.isfinite(target)) or \
                 abs(target.sum() - 1) > 1e-9:
-            raise DesignError(f"{name}: the margin must be non-negative shares adding up to 1", name)
+            raise SamplingDesignError(f"{name}: the margin must be non-negative shares adding up to 1", name)
         codes = np.asarray(variables[name])
         if codes.shape != w.shape or codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= target.size:
-            raise DesignError(f"{name}: one category 0..{target.size - 1} per respondent needed", name)
+            raise SamplingDesignError(f"{name}: one category 0..{target.size - 1} per respondent needed", name)
         present = np.bincount(codes, weights=c * w, minlength=target.size) > 0
         missing = np.flatnonzero(~present & (target > 0))
         if missing.size:
-            raise DesignError(f"{name}: category {int(missing[0])} has a population share but no respondent "
-                              "(merge it with another)", name)
+            raise SamplingDesignError(f"{name}: category {int(missing[0])} has a population share but no respondent "
+                                      "(merge it with another)", name)
         extra = np.flatnonzero(present & (target == 0))
         if extra.size:
-            raise DesignError(f"{name}: category {int(extra[0])} has respondents but a population share of 0",
-                              name)
+            raise SamplingDesignError(f"{name}: category {int(extra[0])} has respondents but a population share of 0",
+                                      name)
         columns[name] = (codes, target)
     low = high = None
     if bounds is not None:
         low, high = (float(b) * total / c.sum() for b in bounds)
         if not (0 <= low < high) or not math.isfinite(high):
-            raise DesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
+            raise SamplingDesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
     if bounds is not None:
         _check_feasible(columns, c, low, high, total)
     done = 0
@@ -1284,12 +1301,14 @@ def rake(weights, variables: dict, margins: dict, *, tolerance: float = RAKE_TOL
             break
     if not converged:
         if bounds is not None:
-            raise DesignError(f"trim: raking within the bounds {bounds[0]:g}..{bounds[1]:g} × the mean weight did "
-                              f"not meet the margins in {iterations} rounds; widen the bounds", "trim")
-        raise DesignError(f"margins: raking did not converge in {iterations} rounds (the margins may contradict "
-                          "each other on the respondents' combinations)", "margins")
+            raise SamplingDesignError(
+                f"trim: raking within the bounds {bounds[0]:g}..{bounds[1]:g} × the mean weight did "
+                f"not meet the margins in {iterations} rounds; widen the bounds", "trim")
+        raise SamplingDesignError(
+            f"margins: raking did not converge in {iterations} rounds (the margins may contradict "
+            "each other on the respondents' combinations)", "margins")
     if not np.all(np.isfinite(w)):
-        raise DesignError("margins: raking made weights that are not finite numbers", "margins")
+        raise SamplingDesignError("margins: raking made weights that are not finite numbers", "margins")
     _check_squares(w, c, "margins: the raked weights", "margins")
     achieved = {name: (np.bincount(codes, weights=c * w, minlength=target.size) / float(c @ w)).tolist()
                 for name, (codes, target) in columns.items()}
@@ -1322,7 +1341,7 @@ def _check_feasible(columns: dict, c: np.ndarray, low: float, high: float, total
     found = linprog(np.zeros(len(cells)), A_eq=np.array(rows), b_eq=np.array(goals), bounds=[(low, high)] * len(cells),
                     method="highs")
     if found.status == 2:
-        raise DesignError("trim: no weights within the bounds meet the margins; widen the bounds", "trim")
+        raise SamplingDesignError("trim: no weights within the bounds meet the margins; widen the bounds", "trim")
 
 
 def _bounded_factor(a: np.ndarray, c: np.ndarray, low: float, high: float, goal: float, name: str) -> float:
@@ -1332,8 +1351,8 @@ def _bounded_factor(a: np.ndarray, c: np.ndarray, low: float, high: float, goal:
     truncated distance, solved block by block as iterative proportional fitting solves raking)."""
     if goal < low * c.sum() * (1 - 1e-12) or goal > high * c.sum() * (1 + 1e-12) or \
             not np.all(np.isfinite(a) & (a > 0)) or not (1e-250 < a.min() and a.max() < 1e250):
-        raise DesignError(f"trim: {name}: a category's population share cannot be met with weights within the "
-                          "bounds; widen them", "trim")
+        raise SamplingDesignError(f"trim: {name}: a category's population share cannot be met with weights within the "
+                                  "bounds; widen them", "trim")
     lo, hi = math.log(low / a.max()) if low > 0 else math.log(1e-300 / a.max()), math.log(high / a.min())
     for _ in range(200):
         mid = (lo + hi) / 2
@@ -1397,7 +1416,7 @@ def raked_mean(values, weights, variables=(), *, counts=None, domain=None,
         wd * (y - mean) / total
     if design is not None:
         if counts is not None and np.any(c != 1):
-            raise DesignError("counts: a design's rows are respondents (no counts)", "counts")
+            raise SamplingDesignError("counts: a design's rows are respondents (no counts)", "counts")
         return mean, float(linearized_covariance(x[:, None], design)[0, 0])
     n = float(c.sum())
     centred = float(c @ x**2) - float(c @ x) ** 2 / n
@@ -1483,20 +1502,20 @@ def raked_covariance(values, weights, variables=(), *, counts=None, domains=None
     w = _given_weights(weights)
     c = _frequencies(counts, w.size)
     if y.ndim != 2 or y.shape[0] != w.size:
-        raise DesignError(f"values: one row per respondent ({w.size}) needed", "values")
+        raise SamplingDesignError(f"values: one row per respondent ({w.size}) needed", "values")
     d = np.ones_like(y) if domains is None else np.broadcast_to(
         np.asarray(domains, dtype=float).reshape(w.size, -1), y.shape)
     wd = w[:, None] * d
     totals = c @ wd
     if np.any(totals <= 0):
-        raise DesignError("domains: a domain has no respondent with a positive weight", "domains")
+        raise SamplingDesignError("domains: a domain has no respondent with a positive weight", "domains")
     means = (c @ (wd * y)) / totals
     x = wd * (y - means) / totals
     if len(variables):
         x = np.column_stack([calibration_residuals(x[:, p], w, list(variables), c) for p in range(y.shape[1])])
     if design is not None:
         if counts is not None and np.any(c != 1):
-            raise DesignError("counts: a design's rows are respondents (no counts)", "counts")
+            raise SamplingDesignError("counts: a design's rows are respondents (no counts)", "counts")
         return means, linearized_covariance(x, design)
     n = float(c.sum())
     sums = c @ x
@@ -1527,7 +1546,7 @@ def raked_design_estimate(reports, design, weights, variables=(), *, counts=None
     r = np.asarray(reports)
     w = _given_weights(weights)
     if r.shape != w.shape or r.dtype.kind not in "iu" or r.min(initial=0) < 0 or r.max(initial=0) >= k_reports:
-        raise DesignError(f"reports: one report index 0..{k_reports - 1} per row ({w.size}) needed", "reports")
+        raise SamplingDesignError(f"reports: one report index 0..{k_reports - 1} per row ({w.size}) needed", "reports")
     c = _frequencies(counts, w.size)
     n = int(round(float(c.sum())))
     y = (r[:, None] == np.arange(k_reports)).astype(float)
@@ -1569,12 +1588,12 @@ def raked_difference(values, groups, weights, variables=(), *, counts=None, conf
     g = np.asarray(groups)
     w = _given_weights(weights)
     if y.shape != w.shape or g.shape != w.shape:
-        raise DesignError(f"values: one value and one group per row ({w.size}) needed", "values")
+        raise SamplingDesignError(f"values: one value and one group per row ({w.size}) needed", "values")
     c = _frequencies(counts, w.size)
     arms = np.column_stack([g == 0, g == 1])
     for arm in (0, 1):
         if not np.any(arms[:, arm] & (w * c > 0)):
-            raise DesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
+            raise SamplingDesignError(f"groups: no respondent with a positive weight in group {arm}", "groups")
     means, cov = raked_covariance(np.column_stack([y, y]), w, variables, counts=None if design is not None else c,
                                   domains=arms, design=design)
     n = int(round(float(c.sum())))
@@ -1594,7 +1613,7 @@ def raked_difference(values, groups, weights, variables=(), *, counts=None, conf
                "calibration variance)")
 
 
-__all__ = ["DesignError", "RakeResult", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
+__all__ = ["RakeResult", "SamplingDesignError", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
            "calibration_residuals", "debiasing_matrix", "domain_degrees_of_freedom", "exact_at", "fieller",
            "kish_note", "kish_respondents", "korn_graubard",
            "linearized_covariance", "linearized_variance", "rake", "raked_covariance", "raked_crosstab",

@@ -98,7 +98,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deniable.client import designs  # noqa: E402
 from deniable.client.mechanism import resolve  # noqa: E402
-from deniable.estimators.weights import (DesignError, korn_graubard, rake, raked_estimate,  # noqa: E402
+from deniable.estimators.weights import (SamplingDesignError, korn_graubard, rake, raked_estimate,  # noqa: E402
                                          raked_mean, survey_design, weighted_crosstab, weighted_design_estimate,
                                          weighted_estimate)
 
@@ -450,7 +450,7 @@ def raking_cell(pop: dict, n: int, skew: float, reps: int, rng: np.random.Genera
         variables = {"stype": pop["stype"][rows], "wide": pop["wide"][rows]}
         try:
             raked = rake(w0, variables, margins)
-        except DesignError:  # a category with no school in the sample: nothing to rake to
+        except SamplingDesignError:  # a category with no school in the sample: nothing to rake to
             refused += 1
             continue
         w = np.asarray(raked.weights)

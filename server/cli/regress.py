@@ -74,7 +74,7 @@ def _read_design(inputs, db_path, columns):
 def _weighted(inputs, db_path, reference, confidence, columns):
     """``(slug, formula, built, result)`` of a design-based fit (:func:`deniable.server.survey.sampling.fit_weighted_formula`)."""
     from deniable.estimators.regression import RegressionError
-    from deniable.estimators.weights import DesignError
+    from deniable.estimators.weights import SamplingDesignError
     from deniable.server.survey import sampling
     from deniable.server.survey.regression import FormulaError
 
@@ -82,7 +82,7 @@ def _weighted(inputs, db_path, reference, confidence, columns):
     try:
         return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
                                                             confidence=confidence))
-    except (DesignError, FormulaError, RegressionError) as exc:
+    except (SamplingDesignError, FormulaError, RegressionError) as exc:
         fail(str(exc))
 
 
@@ -93,7 +93,7 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
     from the responses file's rows, raking starting from their sampling weights, the variance keeping
     the design's strata, clusters and fpc."""
     from deniable.estimators.regression import RegressionError
-    from deniable.estimators.weights import DesignError
+    from deniable.estimators.weights import SamplingDesignError
     from deniable.server.survey import sampling
     from deniable.server.survey.regression import FormulaError
 
@@ -109,7 +109,7 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
         return (survey.slug, *sampling.fit_raked_formula(dataset, margins, text, trim=trim, reference=reference,
                                                          confidence=confidence, survey=survey, base=base,
                                                          base_column=None if columns is None else columns.weights))
-    except (DesignError, FormulaError, RegressionError) as exc:
+    except (SamplingDesignError, FormulaError, RegressionError) as exc:
         fail(str(exc))
 
 

@@ -77,3 +77,17 @@ def test_an_estimator_refuses_with_a_field_error_naming_the_argument(call, field
         call()
     assert str(caught.value) == message and caught.value.field == field
     assert isinstance(caught.value, ValueError)  # callers that catch ValueError keep working
+
+
+def test_one_design_error_and_the_sampling_designs_own():
+    from deniable.client import designs
+    from deniable.client.mechanism import MechanismError
+    from deniable.estimators import weights
+
+    assert issubclass(designs.DesignError, MechanismError)  # a randomized-response design's
+    assert issubclass(weights.SamplingDesignError, FieldError) and weights.SamplingDesignError is not designs.DesignError
+    # the old name, kept for code outside the repository (public module); not exported by __all__
+    assert weights.DesignError is weights.SamplingDesignError and "DesignError" not in weights.__all__
+    with pytest.raises(weights.DesignError) as caught:
+        weights.survey_design([1.0, -1.0])
+    assert caught.value.field == "weights"

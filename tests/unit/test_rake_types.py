@@ -389,7 +389,7 @@ def test_a_design_that_is_not_ldp_never_weights():
     zero = survey.question("zero")
     assert zero.epsilon is None and not zero.protected  # what made it look asked directly
     assert not sampling.rakeable(zero)
-    with pytest.raises(sampling.DesignError) as exc:
+    with pytest.raises(sampling.SamplingDesignError) as exc:
         sampling.parse_margins({"zero": {"Yes": 0.5, "No": 0.5}}, survey)
     assert exc.value.field == "margins.zero" and "asked directly" in str(exc.value)
     rng = np.random.default_rng(2)
@@ -496,10 +496,10 @@ def test_raked_crosstab_from_sampling_weights_given_a_direct_row_is_that_groups_
 
 
 def test_raked_crosstab_from_a_design_needs_one_row_per_respondent():
-    from deniable.estimators.weights import DesignError, raked_crosstab, survey_design
+    from deniable.estimators.weights import SamplingDesignError, raked_crosstab, survey_design
 
     base = survey_design(np.ones(4), clusters=[0, 0, 1, 1])
-    with pytest.raises(DesignError) as exc:
+    with pytest.raises(SamplingDesignError) as exc:
         raked_crosstab(np.array([0, 1, 0, 1]), np.array([1, 0, 0, 1]), None, None, np.ones(4), k_row=2, k_col=2,
                        counts=[1, 2, 1, 1], base=base)
     assert exc.value.field == "weights" and "one row per respondent" in str(exc.value)

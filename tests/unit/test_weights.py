@@ -17,7 +17,7 @@ import pytest
 
 from deniable import estimators
 from deniable.client.mechanism import mechanism
-from deniable.estimators.weights import (DesignError, korn_graubard, rake, survey_design, weighted_estimate,
+from deniable.estimators.weights import (SamplingDesignError, korn_graubard, rake, survey_design, weighted_estimate,
                                          weights_degrees_of_freedom)
 from support.kish import kish_n, with_floor
 from support.r_survey import r_survey, sample, svyglm
@@ -96,7 +96,7 @@ def test_raking_meets_the_margins_and_says_what_it_did():
     (lambda: rake([1, 1], {"a": np.array([0, 1])}, {"b": [0.5, 0.5]}), "b"),
 ])
 def test_bad_designs_name_their_field(call, field):
-    with pytest.raises(DesignError) as caught:
+    with pytest.raises(SamplingDesignError) as caught:
         call()
     assert caught.value.field == field
 
@@ -197,15 +197,15 @@ def test_the_weighted_difference_of_two_arms_is_the_difference_of_their_weighted
     assert ours.estimate == pytest.approx(means[1] - means[0], abs=1e-12)
     assert ours.n_groups == (int((arm == 0).sum()), int((arm == 1).sum()))
     assert ours.ci_low < ours.estimate < ours.ci_high
-    with pytest.raises(DesignError, match="no respondent with a positive weight in group 1"):
+    with pytest.raises(SamplingDesignError, match="no respondent with a positive weight in group 1"):
         weighted_difference(y.astype(float), np.where(arm == 1, 0, arm), design)
 
 
 def test_a_subset_with_no_weight_is_refused_by_name():
     design = survey_design([1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(DesignError, match="subset: one flag per respondent"):
+    with pytest.raises(SamplingDesignError, match="subset: one flag per respondent"):
         weighted_estimate(np.array([0, 1, 0, 1]), None, design, k=2, subset=[True, False])
-    with pytest.raises(DesignError, match="subset: no respondent"):
+    with pytest.raises(SamplingDesignError, match="subset: no respondent"):
         weighted_estimate(np.array([0, 1, 0, 1]), None, design, k=2, subset=[False] * 4)
 
 

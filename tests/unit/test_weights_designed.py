@@ -25,8 +25,8 @@ from scipy.stats import t as student_t
 from deniable import estimators
 from deniable.client import designs
 from deniable.client.mechanism import resolve
-from deniable.estimators.weights import (DesignError, survey_design, weighted_crosstab, weighted_design_estimate,
-                                         weights_degrees_of_freedom)
+from deniable.estimators.weights import (SamplingDesignError, survey_design, weighted_crosstab,
+                                         weighted_design_estimate, weights_degrees_of_freedom)
 from deniable.server.survey.definition import load_definition
 from support.kish import join, kish_n, report_interval
 from support.r_survey import svyglm, svymean, svyratio, write_csv
@@ -204,7 +204,7 @@ def test_a_bad_matrix_is_refused_by_name(kwargs, field):
     design = survey_design([1.0, 2.0, 1.5, 3.0, 2.5, 1.0])
     args = {"row_epsilon": None, "col_epsilon": None, **kwargs}
     rows, cols = np.array([0, 1, 0, 1, 0, 1]), np.array([0, 1, 2, 0, 1, 2])
-    with pytest.raises(DesignError) as info:
+    with pytest.raises(SamplingDesignError) as info:
         weighted_crosstab(rows, cols, args.pop("row_epsilon"), args.pop("col_epsilon"), design, k_row=2, k_col=3,
                           **args)
     assert info.value.field == field

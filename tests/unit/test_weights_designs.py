@@ -18,7 +18,7 @@ from scipy.stats import t as student_t
 
 from deniable.client import designs
 from deniable.estimators.design_region import rounded_region_intervals
-from deniable.estimators.weights import (DESIGN_UNION, DesignError, survey_design, weighted_design_estimate,
+from deniable.estimators.weights import (DESIGN_UNION, SamplingDesignError, survey_design, weighted_design_estimate,
                                          weighted_estimate, weights_degrees_of_freedom)
 from support.kish import exact_interval, join, kish_n
 from support.r_survey import svymean
@@ -122,9 +122,9 @@ def test_a_design_that_is_k_ary_randomized_response_gives_weighted_estimate():
 def test_bad_reports_name_the_field():
     design = designs.warner(0.75, ["Yes", "No"])
     sample = survey_design([1.0, 2.0, 3.0])
-    with pytest.raises(DesignError) as info:
+    with pytest.raises(SamplingDesignError) as info:
         weighted_design_estimate(np.array([0, 1, 2]), design, sample)
     assert info.value.field == "reports"
-    with pytest.raises(DesignError) as info:
+    with pytest.raises(SamplingDesignError) as info:
         weighted_design_estimate(np.array([0, 1, 1]), design, sample, subset=np.array([False, False, False]))
     assert info.value.field == "subset"

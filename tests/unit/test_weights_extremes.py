@@ -15,14 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from deniable.errors import FieldError
-from deniable.estimators.weights import (DesignError, rake, raked_estimate, survey_design, weighted_design_estimate,
-                                         weighted_estimate)
+from deniable.estimators.weights import (SamplingDesignError, rake, raked_estimate, survey_design,
+                                         weighted_design_estimate, weighted_estimate)
 from deniable.client import designs
 
 
 @pytest.mark.parametrize("weights", [[1e308, 1e308, 1.0], [5e-324, 1.0, 1.0], [1e-310, 1e10, 1.0]])
 def test_weights_that_cannot_be_squared_are_refused_naming_the_bound(weights):
-    with pytest.raises(DesignError, match=r"^weights: the weights range from .* beyond what floating point can "
+    with pytest.raises(SamplingDesignError, match=r"^weights: the weights range from .* beyond what floating point can "
                                           r"square .*: the largest may be at most 1e\+300 times the smallest "
                                           r"positive one$") as caught:
         survey_design(weights)
@@ -70,13 +70,13 @@ def test_raking_from_weights_of_1e308_gives_the_range_and_kish_of_weights_of_one
 
 def test_raking_to_a_share_whose_weights_cannot_be_squared_is_refused():
     codes = np.array([0, 1, 1, 0, 1])
-    with pytest.raises(DesignError, match=r"^margins: the raked weights range from") as caught:
+    with pytest.raises(SamplingDesignError, match=r"^margins: the raked weights range from") as caught:
         rake(np.ones(5), {"age": codes}, {"age": np.array([1e-320, 1.0])})
     assert caught.value.field == "margins"
 
 
 def test_raked_estimators_refuse_weights_that_are_not_finite():
-    with pytest.raises(DesignError, match="^weights: every weight must be a finite number") as caught:
+    with pytest.raises(SamplingDesignError, match="^weights: every weight must be a finite number") as caught:
         raked_estimate(REPORTS, 1.0, np.full(60, np.inf), [], k=3)
     assert isinstance(caught.value, FieldError)
 

@@ -120,6 +120,6 @@ def test_raked_subgroups_refuse_what_they_cannot_estimate():
     margins = sampling.parse_margins(MARGINS, survey)
     part = parse_definition({**SURVEY, "questions": [q for q in SURVEY["questions"] if q["id"] != "cheat"]})
     dataset = Dataset(part, {k: v for k, v in codes.items() if k != "cheat"})  # the answer patterns lack it
-    with pytest.raises(sampling.DesignError) as exc:
+    with pytest.raises(sampling.SamplingDesignError) as exc:
         sampling.raked_subgroups(dataset, margins, survey.question("cheat"), survey.question("year"), survey=survey)
     assert exc.value.field == "question" and "not in the answer patterns" in str(exc.value)

@@ -18,7 +18,7 @@ import numpy as np
 from flask import Blueprint, abort, render_template, request
 
 from deniable.estimators import RegressionError
-from deniable.estimators.weights import DesignError
+from deniable.estimators.weights import SamplingDesignError
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.survey import sampling
 from deniable.server.survey.questions.base import NotAvailable
@@ -115,7 +115,7 @@ def regression_view(stored, weighting=None) -> tuple[dict, int]:
                 parsed, built, result, raked = sampling.fit_raked_formula(
                     patterns.dataset(), weighting.margins, formula, trim=weighting.trim, reference=reference,
                     confidence=confidence, survey=stored.survey)
-            except DesignError as exc:  # the margins cannot weight these answers: the unweighted fit, below
+            except SamplingDesignError as exc:  # the margins cannot weight these answers: the unweighted fit, below
                 weighting.error, weighting.error_field = str(exc), exc.field
                 view["weighting_status"] = 400
             else:

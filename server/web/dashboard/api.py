@@ -13,7 +13,7 @@ from deniable.server.store.surveys import survey_stats
 from deniable.server.survey.estimates import estimates_document
 from deniable.server.survey.analysis import marginal_estimates
 
-from deniable.estimators.weights import DesignError
+from deniable.estimators.weights import SamplingDesignError
 
 from ..connections import get_readonly_db
 from ..errors import api_error
@@ -63,7 +63,7 @@ def _raked(db, stored, form: ResultsForm):
                                   "monitoring is unweighted)", name)
     try:
         weighting = page_weighting(request.args, stored.survey, "dashboard.api.estimates", stored.slug)
-    except DesignError as exc:
+    except SamplingDesignError as exc:
         return api_error(400, str(exc), exc.field)
     document = weighted_results(db, stored, weighting, form.confidence_value, form.simultaneous.data)
     if document is None:

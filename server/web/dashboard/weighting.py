@@ -35,7 +35,7 @@ from flask_wtf import FlaskForm
 from wtforms import FloatField, SelectField
 from wtforms.validators import NumberRange, Optional
 
-from deniable.estimators.weights import DesignError
+from deniable.estimators.weights import SamplingDesignError
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.responses import raking_sources
 from deniable.server.survey import sampling
@@ -81,7 +81,7 @@ def _document(form) -> dict:
     return out
 
 
-def _place(form, error: DesignError) -> None:
+def _place(form, error: SamplingDesignError) -> None:
     """Put the error on the field its path names (``margins.QUESTION.OPTION``), or on the question's first
     field (``margins.QUESTION``); ``trim`` on the bounds."""
     if error.field == "trim":
@@ -124,7 +124,7 @@ def weighting(slug: str):
             dataset = pattern_counts(get_readonly_db(), stored).dataset()
             raked = sampling.raked_estimates(dataset, margins, trim=trim, confidence=float(form.confidence.data),
                                              survey=survey)
-        except DesignError as exc:
+        except SamplingDesignError as exc:
             view["error"] = str(exc)
             _place(form, exc)
             status = 400
@@ -174,26 +174,26 @@ def rake_query(document: dict, trim: tuple | None) -> dict:
 
 
 def page_weighting(args, survey, endpoint: str, slug: str) -> PageWeighting | None:
-    """The page's weighting from its URL (None: no ``rake``); DesignError naming ``rake``, ``trim`` or
+    """The page's weighting from its URL (None: no ``rake``); SamplingDesignError naming ``rake``, ``trim`` or
     the margin's field (``margins.QUESTION.OPTION``) for margins the Weighting page would refuse."""
     text = args.get("rake")
     if text is None:
         return None
     if len(text) > RAKE_ARG_LIMIT:
-        raise DesignError(f"rake: the margins are longer than {RAKE_ARG_LIMIT:,} characters", "rake")
+        raise SamplingDesignError(f"rake: the margins are longer than {RAKE_ARG_LIMIT:,} characters", "rake")
     try:
         document = loads(text)
     except (ValueError, RecursionError) as exc:
-        raise DesignError(f"rake: the margins are not valid JSON ({str(exc)[:120]})", "rake") from None
+        raise SamplingDesignError(f"rake: the margins are not valid JSON ({str(exc)[:120]})", "rake") from None
     margins = sampling.parse_margins(document, survey)
     trim, trim_text = None, args.get("trim") or None
     if trim_text is not None:
         try:
             low, high = (float(x) for x in trim_text.split(","))
         except ValueError:
-            raise DesignError("trim: give two numbers LOW,HIGH (such as 0.3,3)", "trim") from None
+            raise SamplingDesignError("trim: give two numbers LOW,HIGH (such as 0.3,3)", "trim") from None
         if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high):
-            raise DesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
+            raise SamplingDesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
         trim = (low, high)
     on = args.get("weighted", "1") != "0"
     kept = {k: v for k, v in args.items()  # the page's other selectors (never url_for's own keywords)
@@ -209,7 +209,7 @@ def weighting_of(args, stored, endpoint: str) -> tuple[PageWeighting | None, int
     """:func:`page_weighting`, its error kept on it (status 400; the page then shows the unweighted numbers)."""
     try:
         return page_weighting(args, stored.survey, endpoint, stored.slug), 200
-    except DesignError as exc:
+    except SamplingDesignError as exc:
         empty = PageWeighting(text=args.get("rake", "")[:RAKE_ARG_LIMIT], margins={}, trim=None, trim_text=None,
                               on=False, error=str(exc))
         return empty, 400
@@ -234,7 +234,7 @@ def weighted_results(db, stored, weighting: PageWeighting, confidence: float, si
         patterns, outside = _with_outside(db, stored)
         raked = sampling.raked_estimates(patterns, weighting.margins, trim=weighting.trim, confidence=confidence,
                                          survey=stored.survey, outside=outside, simultaneous=simultaneous)
-    except DesignError as exc:
+    except SamplingDesignError as exc:
         weighting.error, weighting.error_field = str(exc), exc.field
         return None
     document = sampling.raked_document(raked)
@@ -250,7 +250,7 @@ def weighted_subgroups(db, stored, weighting: PageWeighting, qid: str, by: str, 
         patterns, outside = _with_outside(db, stored)
         sg = sampling.raked_subgroups(patterns, weighting.margins, survey.question(qid), survey.question(by),
                                       trim=weighting.trim, confidence=confidence, survey=survey, outside=outside)
-    except DesignError as exc:
+    except SamplingDesignError as exc:
         weighting.error, weighting.error_field = str(exc), exc.field
         return None
     weighting.raking = _raking_summary(sg.raking, sg.n)
@@ -267,7 +267,7 @@ def weighted_crosstab(db, stored, weighting: PageWeighting, row: str, col: str, 
         ct = sampling.raked_crosstab_of(_patterns(db, stored), weighting.margins, survey.question(row),
                                         survey.question(col), trim=weighting.trim, confidence=confidence,
                                         survey=survey)
-    except DesignError as exc:
+    except SamplingDesignError as exc:
         weighting.error, weighting.error_field = str(exc), exc.field
         return None
     weighting.raking = _raking_summary(ct.raking, ct.n)
