@@ -44,6 +44,8 @@ import urllib.request
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from deniable.errors import DeniableError
+
 from .designs import Design, TickDesignMechanism
 from .listexp import ListMechanism, assign_arms, list_mechanism, randomize_counts
 from .mechanism import MechanismError, check_option, mechanism
@@ -55,8 +57,13 @@ from .randomizer import randomize, randomize_design
 TIMEOUT = 10.0
 
 
-class SubmitError(RuntimeError):
-    """The server refused the request or could not be reached; the message says why."""
+class SubmitError(DeniableError, RuntimeError):
+    """The server refused the request or could not be reached; the message says why.
+
+    A :class:`~deniable.errors.DeniableError` like every error of the project, and a RuntimeError as
+    it has always been (not a ValueError: a network failure is no bad input), so callers that catch
+    RuntimeError keep working.  ``status``: the HTTP status (None when unreachable); ``field``: the
+    field the server named, if any."""
 
     def __init__(self, message: str, status: int | None = None, field: str | None = None):
         super().__init__(message)

@@ -2,12 +2,15 @@
 
 :class:`DeniableError` is the root: a problem a person can act on, whose message says what is
 wrong in words.  :class:`FieldError` is one that is about a named piece of input — a form field, a
-path in a survey definition (``questions[1].epsilon``), a command-line option, a CSV column — and
-carries it as ``field`` (None when it is about the input as a whole).  Every error class of the
-project derives from one of them (and from :class:`ValueError`, as before, for callers that catch
-that), so the two front ends map them in one place each: the web app to a 4xx response (JSON
-``{"error", "field"}`` under ``/api/``, :mod:`deniable.server.web.errors`), the command line to one
-``Error: …`` line and exit status 1 (:mod:`deniable.server.cli`).
+path in a survey definition (``questions[1].epsilon``), a command-line option, a CSV column, an
+estimator's argument (``confidence``, ``margin``, ``counts``) — and carries it as ``field`` (None
+when it is about the input as a whole).  Every error class of the project derives from one of them
+(and from :class:`ValueError`, as before, for callers that catch that — but for the Python client's
+:class:`~deniable.client.submit.SubmitError`, a network failure, which stays a RuntimeError), so the
+two front ends map them in one place each: the web app to a 4xx response (JSON ``{"error", "field"}``
+under ``/api/``, :mod:`deniable.server.web.errors`), the command line to one ``Error: …`` line and
+exit status 1 (:mod:`deniable.server.cli`).  The estimators refuse bad arguments with
+:class:`FieldError`, never a bare ValueError (``tests/unit/test_error_family.py`` holds both rules).
 
 >>> try:
 ...     raise FieldError("must be a number in (0, 20], got -1", "epsilon")

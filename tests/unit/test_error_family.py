@@ -1,18 +1,59 @@
-"""One error family (issue 37): the estimators — the public API — refuse their input with
-:class:`~deniable.errors.FieldError` naming the argument, never a bare ValueError (a FieldError is
-still a ValueError, so callers that catch that keep working).
+"""One error family (issue 37): every public exception class of the project derives from
+:class:`deniable.errors.DeniableError`, and the estimators — the public API — refuse their input
+with :class:`~deniable.errors.FieldError` naming the argument, never a bare ValueError.
+
+The walk imports every module of the four packages (``deniable``, ``deniable.client``,
+``deniable.estimators``, ``deniable.server``) and reads the exception classes each defines, so a
+class is found whatever its name or base; only the ones below stay outside, each for its reason.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 from pathlib import Path
 
 import pytest
 
-from deniable.errors import FieldError
+from deniable.errors import DeniableError, FieldError
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("deniable", "deniable.client", "deniable.estimators", "deniable.server")
+# Public exception classes that are not refusals of input, with the reason they stay outside the family.
+OUTSIDE = {
+    "deniable.server.web.ratelimit.RateLimited": "a werkzeug HTTPException (429), answered by Flask's own mechanism",
+    "deniable.server.web.ratelimit_storage.LocalFallback": "an internal signal of the rate limiter's storage",
+}
+# DeniableErrors that are not ValueErrors, with the reason (every other one is, for callers that catch that).
+NOT_VALUE_ERRORS = {
+    "deniable.errors.DeniableError": "the root: its subclasses choose",
+    "deniable.client.submit.SubmitError": "a transport failure, a RuntimeError as it always was (no bad input)",
+}
+
+
+def exception_classes():
+    """``(qualified name, class)`` of every exception class defined in a module of the project."""
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        names = [package_name, *(m.name for m in pkgutil.walk_packages(package.__path__, f"{package_name}."))]
+        for name in names:
+            module = importlib.import_module(name)
+            for attr, value in vars(module).items():
+                if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == name \
+                        and value.__name__ == attr:
+                    yield f"{name}.{attr}", value
+
+
+def test_every_public_exception_class_derives_from_deniable_error():
+    found = dict(exception_classes())
+    assert len(found) >= 30 and "deniable.estimators.weights.SamplingDesignError" in found
+    public = {name: cls for name, cls in found.items() if not name.rsplit(".", 1)[1].startswith("_")}
+    outside = sorted(name for name, cls in public.items() if not issubclass(cls, DeniableError))
+    assert outside == sorted(OUTSIDE)
+    not_value_errors = sorted(name for name, cls in public.items()
+                              if issubclass(cls, DeniableError) and not issubclass(cls, ValueError))
+    assert not_value_errors == sorted(NOT_VALUE_ERRORS)
 
 
 def bare_value_errors(folder: Path, root: Path = ROOT):
@@ -91,3 +132,11 @@ def test_one_design_error_and_the_sampling_designs_own():
     with pytest.raises(weights.DesignError) as caught:
         weights.survey_design([1.0, -1.0])
     assert caught.value.field == "weights"
+
+
+def test_a_submit_error_is_a_deniable_error_and_still_a_runtime_error():
+    from deniable.client.submit import SubmitError
+
+    error = SubmitError("HTTP 400: cheating: an answer is required", 400, "cheating")
+    assert isinstance(error, DeniableError) and isinstance(error, RuntimeError) and not isinstance(error, ValueError)
+    assert (str(error), error.status, error.field) == ("HTTP 400: cheating: an answer is required", 400, "cheating")

@@ -50,7 +50,7 @@ from .group_commit import submit
 PATH = re.compile(r"/api/v1/surveys/([^/]+)/responses")
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """An API error: ``status`` and the body ``{"error": message, "field": field}``."""
 
     def __init__(self, status: int, message: str, field: str | None, headers: tuple = ()):
@@ -135,7 +135,7 @@ class SubmitRoute:
             return self.next_app(environ, start_response)
         try:
             return _respond(start_response, 201, {"id": self.submit(environ, match.group(1))})
-        except Refused as exc:
+        except _Refused as exc:
             return _respond(start_response, exc.status, {"error": exc.message, "field": exc.field}, exc.headers)
         except Exception:
             propagate = self.app.config["PROPAGATE_EXCEPTIONS"]
@@ -146,49 +146,49 @@ class SubmitRoute:
                 "error": "An unexpected error happened on the server. Nothing was stored.", "field": None})
 
     def submit(self, environ, slug: str) -> str:
-        """Store one response; its id, or :class:`Refused`."""
+        """Store one response; its id, or :class:`_Refused`."""
         config = self.app.config
         try:
             host = get_host(environ, config["TRUSTED_HOSTS"])
         except SecurityError as exc:
-            raise Refused(400, untrusted_host_message(config, environ.get("HTTP_HOST", ""), exc), "Host") from None
+            raise _Refused(400, untrusted_host_message(config, environ.get("HTTP_HOST", ""), exc), "Host") from None
         if environ["REQUEST_METHOD"] != "POST":
-            raise Refused(405, "The method is not allowed for the requested URL.", None, (("Allow", "POST"),))
+            raise _Refused(405, "The method is not allowed for the requested URL.", None, (("Allow", "POST"),))
         limits = limiter_of(self.app)
         if limits.enabled:
             try:
                 limits.hit("RATELIMIT_SUBMIT", "submit", environ.get("REMOTE_ADDR"))
             except RateLimited as exc:
-                raise Refused(429, exc.description, None, (("Retry-After", str(exc.retry_after)),)) from None
+                raise _Refused(429, exc.description, None, (("Retry-After", str(exc.retry_after)),)) from None
         why = cross_site(environ, host)
         if why:
-            raise Refused(403, why, "Origin")
+            raise _Refused(403, why, "Origin")
         mimetype = parse_options_header(environ.get("CONTENT_TYPE", ""))[0].lower()
         if mimetype != "application/json":
-            raise Refused(415, f"Content-Type must be application/json, got {mimetype or 'none'!r}",
+            raise _Refused(415, f"Content-Type must be application/json, got {mimetype or 'none'!r}",
                           "Content-Type")
         with pooled(self.app) as db:
             stored = get_launched_survey(db, slug)
         if stored is None:
-            raise Refused(404, f"no survey {slug!r}", "slug")
+            raise _Refused(404, f"no survey {slug!r}", "slug")
         limit = config["MAX_CONTENT_LENGTH"]
         try:
             raw = read_body(environ, limit)
         except RequestEntityTooLarge:
-            raise Refused(413, too_large_message(config), "body") from None
+            raise _Refused(413, too_large_message(config), "body") from None
         except (OSError, ValueError, ClientDisconnected):  # the client left mid-body (under another server)
             TALLY.count(CUT_OFF)
-            raise Refused(400, "request body: the connection ended before the whole body arrived", "body") from None
+            raise _Refused(400, "request body: the connection ended before the whole body arrived", "body") from None
         try:
             reports, invitation = parse_body(raw)
             return submit(self.app, stored, reports, invitation)
         except InvitationError as exc:
-            raise Refused(403, str(exc), exc.field) from None
+            raise _Refused(403, str(exc), exc.field) from None
         except SurveyClosedError:
-            raise Refused(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
+            raise _Refused(409, f"This survey is closed: “{stored.survey.title}” no longer accepts answers. "
                                "Thank you for your interest.", "slug") from None
         except ReportError as exc:
-            raise Refused(400, str(exc), exc.field) from None
+            raise _Refused(400, str(exc), exc.field) from None
 
 
 def install(app) -> None:
