@@ -93,7 +93,7 @@ def check_crosstab(survey: Survey, row_id: str, col_id: str) -> tuple[Question, 
 
             try:
                 option_channels(own_reports(design_of(q))[0])
-            except ValueError as exc:
+            except FieldError as exc:
                 raise AnalysisError("crosstab", f"question {q.id!r}: {exc}") from None
     return row, col
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 from deniable.client.listexp import check_items, list_mechanism
+from deniable.client.mechanism import MechanismError
 from deniable.client.multi import bit_epsilon, check_multi_k, multi_mechanism
 from deniable.errors import FieldError
 from deniable.estimators.binomial import z
@@ -117,7 +118,7 @@ def multi_plan_rows(k: int, margin: float, epsilons, confidence: float = 0.95) -
     """Per ε: the per-option plan of a K-option question (binary randomized response at ε/K)."""
     try:
         k = check_multi_k(k)
-    except ValueError as exc:
+    except MechanismError as exc:
         raise PlanInputError("--multi", str(exc)) from None
     baseline = plan(None, 2, margin, confidence=confidence)
     rows = []
@@ -225,7 +226,7 @@ def list_plan_rows(items: int, margin: float, epsilons, confidence: float = 0.95
 
     try:
         items = check_items(items)
-    except ValueError as exc:
+    except MechanismError as exc:
         raise PlanInputError("--list", str(exc)) from None
     rows = []
     for epsilon in (None, *epsilons):

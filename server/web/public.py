@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, render_template
 
+from deniable.errors import DeniableError
 from deniable.server.store import releases
 from deniable.server.store.surveys import get_survey
 from deniable.server.survey.questions.base import NotAvailable, headline
@@ -51,7 +52,7 @@ def protected_items(stored, document: dict) -> list[dict]:
         except NotAvailable as exc:
             item["unavailable"] = str(exc)
             continue
-        except (ValueError, ArithmeticError) as exc:  # too few reports for this type's estimator
+        except (DeniableError, ArithmeticError) as exc:  # too few reports for this type's estimator
             item["unavailable"] = f"cannot be estimated from these reports ({exc})"
             continue
         item["record"] = record

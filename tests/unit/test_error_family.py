@@ -140,3 +140,30 @@ def test_a_submit_error_is_a_deniable_error_and_still_a_runtime_error():
     error = SubmitError("HTTP 400: cheating: an answer is required", 400, "cheating")
     assert isinstance(error, DeniableError) and isinstance(error, RuntimeError) and not isinstance(error, ValueError)
     assert (str(error), error.status, error.field) == ("HTTP 400: cheating: an answer is required", 400, "cheating")
+
+
+def test_the_monitoring_series_leaves_a_refused_day_blank_and_lets_a_bug_through(monkeypatch):
+    """The server catches an estimator's refusal (a DeniableError), not every ValueError: one of its
+    own would be a bug, and is not shown as a day that "cannot be estimated yet"."""
+    import numpy as np
+
+    from deniable.server.survey import questions
+    from deniable.server.survey.definition import parse_question
+
+    qtype = questions.get("list")
+    q = parse_question({"id": "q", **qtype.examples()[0][0]})
+    stats = qtype.stats(q, np.array([], dtype=np.int64), np.array([], dtype=np.int64))
+
+    def refuse(*args, **kwargs):
+        raise FieldError("each arm needs 5 non-negative report counts (counts 0..4)")
+
+    monkeypatch.setattr(qtype, "estimate", refuse)
+    path = qtype.monitor_series(q, ["2024-05-01"], [stats], confidence=0.95, tuned_for=100)
+    assert path["series"] == [] and path["n"] == [0]
+
+    def bug(*args, **kwargs):
+        raise ValueError("not an estimator's refusal")
+
+    monkeypatch.setattr(qtype, "estimate", bug)
+    with pytest.raises(ValueError, match="not an estimator's refusal"):
+        qtype.monitor_series(q, ["2024-05-01"], [stats], confidence=0.95, tuned_for=100)

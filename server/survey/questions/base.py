@@ -409,7 +409,7 @@ class QuestionType:
             try:
                 record = self.record(q, self.estimate(q, stats, method="exact", confidence=confidence,
                                                      simultaneous=False))
-            except (ValueError, ArithmeticError):  # too few reports yet for this type's estimator
+            except (DeniableError, ArithmeticError):  # too few reports yet for this type's estimator
                 rows.append(None)
                 continue
             summary = self.summary(q, record)
@@ -584,7 +584,7 @@ class QuestionType:
     def plan_query(self, args, number) -> dict:
         """The definition of the question ``/dashboard/plan.json``'s parameters ``args`` describe
         (labels stand in for options: only their number counts); ``number(name, kind, low, high)``
-        reads one checked parameter (ValueError naming it)."""
+        reads one checked parameter (FieldError naming it)."""
         raise NotAvailable(f"{self.label} questions have no planning numbers yet")
 
     # ------------------------------------------------------------ audit (deniable audit) and the codebook

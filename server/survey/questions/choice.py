@@ -23,6 +23,7 @@ import numpy as np
 
 from deniable.client import designs
 from deniable.client.mechanism import MAX_EPSILON, TWO_32, check_option, resolve
+from deniable.errors import FieldError
 
 from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
 from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
@@ -373,7 +374,8 @@ class Choice(QuestionType):
             try:
                 data["design"] = json.loads(raw[:4000])
             except (ValueError, RecursionError):
-                raise ValueError('design: must be a JSON object such as {"name": "warner", "p": 0.75}') from None
+                raise FieldError('design: must be a JSON object such as {"name": "warner", "p": 0.75}',
+                                 "design") from None
         return data
 
     # ------------------------------------------------------------ audit and the codebook
@@ -443,7 +445,7 @@ def per_option(design) -> list[tuple[float, float]]:
 
     try:
         return option_channels(own_reports(design)[0])
-    except ValueError:
+    except FieldError:
         raise NotAvailable(f"estimates within groups are {NOT_YET} unless each report is likelier under its "
                            f"own answer than under any other, equally (the {design.name} design is not)") from None
 

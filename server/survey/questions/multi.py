@@ -31,6 +31,7 @@ import numpy as np
 from deniable.client import designs
 from deniable.client.mechanism import MAX_EPSILON, TWO_32, MechanismError
 from deniable.client.multi import MAX_MULTI, check_ticks, direct_multi, from_mask, multi_mechanism, to_mask
+from deniable.errors import FieldError
 
 from ..definition import DefinitionError, labels_field
 from .base import AuditSampler, NotAvailable, QuestionType, fmt, headline, json_number, lines, pct
@@ -410,7 +411,8 @@ class Multi(QuestionType):
             try:
                 data["design"] = json.loads(raw[:4000])
             except (ValueError, RecursionError):
-                raise ValueError('design: must be a JSON object such as {"name": "warner", "p": 0.75}') from None
+                raise FieldError('design: must be a JSON object such as {"name": "warner", "p": 0.75}',
+                                 "design") from None
         return data
 
     def plan_cli(self, value, step, margin, epsilons, confidence):

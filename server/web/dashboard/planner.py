@@ -20,6 +20,7 @@ import re
 from flask import Blueprint, Response, get_template_attribute, jsonify, render_template, request
 
 from deniable.client.mechanism import MAX_EPSILON
+from deniable.errors import FieldError
 from deniable.server.survey import questions
 from deniable.server.survey.definition import DefinitionError, parse_question
 from deniable.server.survey.questions.base import NotAvailable
@@ -38,9 +39,9 @@ def _number(name: str, kind, low, high, default=None):
     try:
         value = kind(raw.replace(",", "."))
     except ValueError:
-        raise ValueError(f"{name}: must be a number, got {raw[:20]!r}") from None
+        raise FieldError(f"{name}: must be a number, got {raw[:20]!r}", name) from None
     if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"{name}: must be between {low:g} and {high:g}, got {raw[:20]!r}")
+        raise FieldError(f"{name}: must be between {low:g} and {high:g}, got {raw[:20]!r}", name)
     return value
 
 
@@ -88,7 +89,7 @@ def plan_json():
     except DefinitionError as exc:
         field = _field(exc.path)
         return api_error(400, f"{field}: {exc.problem}", field)
-    except ValueError as exc:
+    except FieldError as exc:  # a parameter (_number, a type's plan_query) or the estimator refusing it
         return api_error(400, str(exc), str(exc).split(":")[0])
     if qtype.plan_template:
         plan["html"] = str(get_template_attribute("dashboard/_typed_plan.html", "typed_plan_body")(plan))
