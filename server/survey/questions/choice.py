@@ -14,6 +14,7 @@ estimate stays in the record's ``estimate``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -26,7 +27,14 @@ from deniable.client.mechanism import MAX_EPSILON, TWO_32, check_option, resolve
 from deniable.errors import FieldError
 
 from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
-from .base import AuditSampler, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
+from .base import AuditSampler, Capabilities, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
+from .audit import Audit
+from .builder import Builder
+from .exports import Files
+from .monitoring import Monitoring
+from .presentation import Presentation
+from .statistics import Statistics
+from .wire import Wire
 from .registry import DEFAULT, register
 
 # The builder's "Randomization" of a protected single choice: k-ary randomized response at ε (``rr``),
@@ -85,16 +93,13 @@ def _shown(value) -> str:
     return value if isinstance(value, str) else str(value) if isinstance(value, int) else repr(float(value))
 
 
-class Choice(QuestionType):
+class Choice(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
     name = "choice"
     label = "single choice"
     keys = frozenset({"type", "options", "design"})
     needed = ("options",)
-    crosstab = None
-    regression = None
-    categorical = True
-    shuffles = True
-    condition = None
+    capabilities = Capabilities(crosstab=None, regression=None, covariate=None, condition=None, categorical=True,
+                                shuffles=True)
     code_dtype = np.int16
 
     def parse(self, data, where, epsilon):
@@ -388,10 +393,6 @@ class Choice(QuestionType):
         # :meth:`design`); a type built on it that adds to its fingerprint states its name
         return {"type": self.name} if self.design(q) else {}
 
-    # ------------------------------------------------------------ regression
-
-    covariate = None
-
 
 # ---------------------------------------------------------------- randomized-response designs
 
@@ -475,20 +476,21 @@ class DesignedChoice(Choice):
     The surfaces that do not handle designs yet say so (:data:`NOT_YET`)."""
 
     label = "single choice with a randomized-response design"
-    crosstab = None  # the joint matrix is the Kronecker product of the two (estimators/joint.py)
-    regression = None  # an outcome: the design's matrix is in the likelihood (:mod:`deniable.estimators.rrlogit`)
-    covariate = "its reports are randomized by a design, so they are not its true answers"
+    # a cross-tab: the joint matrix is the Kronecker product of the two (estimators/joint.py); an outcome of a
+    # regression: the design's matrix is in the likelihood (:mod:`deniable.estimators.rrlogit`)
+    capabilities = dataclasses.replace(
+        Choice.capabilities, covariate="its reports are randomized by a design, so they are not its true answers",
+        # the builder has fields for the designs in RANDOMIZATIONS; for the others it shows the survey, and
+        # refuses to save it without the design (:meth:`refuses_builder`)
+        builder=("the builder cannot edit a randomized-response design yet: change the survey in its "
+                 "definition (definition.json) and import it, or delete the draft and import a new one"))
     anytime = False
     plan_region = False
     plan_template = "dashboard/plan/design.html"
-    # the builder has fields for the designs in RANDOMIZATIONS; for the others it shows the survey, and
-    # refuses to save it without the design (:meth:`refuses_builder`)
-    builder_refusal = ("the builder cannot edit a randomized-response design yet: change the survey in its "
-                       "definition (definition.json) and import it, or delete the draft and import a new one")
 
     def refuses_builder(self, q):
-        """None for a design the builder shows whole (:data:`RANDOMIZATIONS`), else :attr:`builder_refusal`."""
-        return None if designs.variant_of(json.loads(q.design)) in RANDOMIZATIONS else self.builder_refusal
+        """None for a design the builder shows whole (:data:`RANDOMIZATIONS`), else the ``builder`` capability."""
+        return None if designs.variant_of(json.loads(q.design)) in RANDOMIZATIONS else self.capabilities.builder
 
     def builder_entry(self, q):
         """The slot of a designed question: ``randomization`` names the design, its parameters in their
@@ -622,7 +624,7 @@ class DesignedChoice(Choice):
     def monitor_series(self, q, days, cumulative, *, confidence, tuned_for):
         """Each day's fixed-n design estimate from the reports up to that day (the protocol's default:
         not anytime-valid, and the page says so)."""
-        return QuestionType.monitor_series(self, q, days, cumulative, confidence=confidence, tuned_for=tuned_for)
+        return Monitoring.monitor_series(self, q, days, cumulative, confidence=confidence, tuned_for=tuned_for)
 
     def plan(self, q, target_n, margin, confidence=0.95):
         """Exact for binary and forced-response designs, else the normal approximation, labelled

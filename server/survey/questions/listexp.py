@@ -18,17 +18,24 @@ from deniable.client.listexp import ARMS, MAX_ITEMS, check_list_report, list_mec
 from deniable.client.mechanism import TWO_32, MechanismError
 
 from ..definition import parse_epsilon, MAX_LABEL, DefinitionError, labels_field, text_field
-from .base import AuditSampler, QuestionType, fmt, headline, pct, placed_after
+from .base import AuditSampler, Capabilities, QuestionType, fmt, headline, pct, placed_after
+from .audit import Audit
+from .builder import Builder
+from .exports import Files
+from .monitoring import Monitoring
+from .presentation import Presentation
+from .statistics import Statistics
+from .wire import Wire
 from .registry import register
 
 
-class ListExperiment(QuestionType):
+class ListExperiment(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
     name = "list"
     label = "list experiment"
     keys = frozenset({"type", "items", "sensitive"})
     needed = ("items", "sensitive")
-    crosstab = ("a cross-tab needs two single-choice questions; a list experiment's answer is a count of "
-                "items, not a category")
+    capabilities = Capabilities(crosstab=("a cross-tab needs two single-choice questions; a list experiment's answer "
+                                          "is a count of items, not a category"))
 
     def parse(self, data, where, epsilon):
         labels = labels_field(data["items"], (*where, "items"), 1, MAX_ITEMS, "control items")

@@ -34,8 +34,15 @@ from deniable.client.multi import MAX_MULTI, check_ticks, direct_multi, from_mas
 from deniable.errors import FieldError
 
 from ..definition import DefinitionError, labels_field
-from .base import AuditSampler, NotAvailable, QuestionType, fmt, headline, json_number, lines, pct
+from .base import AuditSampler, Capabilities, NotAvailable, QuestionType, fmt, headline, json_number, lines, pct
 from .choice import DESIGN_SLOTS, RANDOMIZATIONS, _path as design_path, builder_design, canonical, design_explanation
+from .audit import Audit
+from .builder import Builder
+from .exports import Files
+from .monitoring import Monitoring
+from .presentation import Presentation
+from .statistics import Statistics
+from .wire import Wire
 from .registry import register
 
 TICKS_RE = re.compile(r"[YN]{1,20}")
@@ -71,15 +78,16 @@ def frechet_headline(pair: dict, a, b):
     return min(max(value, lo), hi)
 
 
-class Multi(QuestionType):
+class Multi(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
     name = "multi"
     label = "check all that apply"
-    shuffles = True
-    condition = None  # a later question shown when any of some options is ticked
     keys = frozenset({"type", "options", "design"})
     needed = ("options",)
-    crosstab = ("a cross-tab needs two single-choice questions; a check-all question shows its own "
-                "co-occurrence of every pair of options instead")
+    capabilities = Capabilities(
+        crosstab=("a cross-tab needs two single-choice questions; a check-all question shows its own "
+                  "co-occurrence of every pair of options instead"),
+        condition=None,  # a later question shown when any of some options is ticked
+        shuffles=True)
 
     def parse(self, data, where, epsilon):
         labels = labels_field(data["options"], (*where, "options"), 2, MAX_MULTI, "options")

@@ -30,7 +30,14 @@ from deniable.client.numeric import (MAX_STEPS, LaplaceMechanism, check_grid, ch
                                      grid_mechanism, laplace)
 
 from ..definition import parse_epsilon, DefinitionError, Question, number
-from .base import AuditSampler, QuestionType, decimal_field, decimal_text, fmt, headline, pct, placed_after
+from .base import AuditSampler, Capabilities, QuestionType, decimal_field, decimal_text, fmt, headline, pct, placed_after
+from .audit import Audit
+from .builder import Builder
+from .exports import Files
+from .monitoring import Monitoring
+from .presentation import Presentation
+from .statistics import Statistics
+from .wire import Wire
 from .registry import register
 
 MECHANISMS = ("grid", "laplace")
@@ -46,12 +53,14 @@ def is_laplace(q: Question) -> bool:
     return q.method == "laplace"
 
 
-class Numeric(QuestionType):
+class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
     name = "numeric"
     label = "number"
     keys = frozenset({"type", "min", "max", "step", "mechanism", "grid"})
     needed = ("min", "max")
-    crosstab = "a cross-tab needs two single-choice questions; a number has no categories to cross"
+    capabilities = Capabilities(
+        crosstab="a cross-tab needs two single-choice questions; a number has no categories to cross",
+        covariate=None)  # a number asked directly (age in years) enters a regression as its value
 
     # ------------------------------------------------------------ definition
 
@@ -321,8 +330,6 @@ class Numeric(QuestionType):
         return (values - rr.q * total) / (rr.p - rr.q)
 
     # ------------------------------------------------------------ regression covariates
-
-    covariate = None  # a number asked directly (age in years) enters a regression as its value
 
     def covariate_values(self, q, codes):
         """The answer itself, in the question's units (``min + step · index``)."""
