@@ -37,6 +37,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from deniable.errors import FieldError
 
 from .db import write_transaction
+from .invitations import InvitationError
 from .surveys import today
 
 MIN_PASSWORD = 12
@@ -192,8 +193,9 @@ NOT_VALID = ("invitation: this link is not valid (it was used, withdrawn or is o
              f"{INVITE_DAYS} days); ask the admin who invited you for a new one")
 
 
-class InviteError(FieldError):
-    """An invitation link that is unknown, used, revoked or expired: one answer for all four."""
+class InviteError(InvitationError):
+    """A colleague's invitation link that is unknown, used, revoked or expired: one answer for all four
+    (an :class:`~.invitations.InvitationError`, as a respondent's invitation token's refusal is)."""
 
     def __init__(self, message: str = NOT_VALID, field: str | None = "invitation"):
         super().__init__(message, field)

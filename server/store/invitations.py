@@ -30,9 +30,12 @@ TOKEN_BYTES = 18
 
 
 class InvitationError(FieldError):
-    """A missing, unknown or already used invitation token (field ``invitation``)."""
+    """An invitation that does not let its holder in (field ``invitation``): a respondent's token that is
+    missing, unknown or already used, or — :class:`.accounts.InviteError`, the one kind beside it — a
+    colleague's link that is unknown, used, withdrawn or expired."""
 
-    field = "invitation"
+    def __init__(self, message: str = "", field: str | None = "invitation"):
+        super().__init__(message, field)
 
 
 def new_token() -> str:

@@ -167,3 +167,13 @@ def test_the_monitoring_series_leaves_a_refused_day_blank_and_lets_a_bug_through
     monkeypatch.setattr(qtype, "estimate", bug)
     with pytest.raises(ValueError, match="not an estimator's refusal"):
         qtype.monitor_series(q, ["2024-05-01"], [stats], confidence=0.95, tuned_for=100)
+
+
+def test_one_invitation_error():
+    """A colleague's invitation link and a respondent's invitation token are refused by one family."""
+    from deniable.server.store.accounts import InviteError
+    from deniable.server.store.invitations import InvitationError
+
+    assert issubclass(InviteError, InvitationError)
+    assert InviteError().field == InvitationError("x").field == "invitation"
+    assert str(InviteError()).startswith("invitation: this link is not valid")
