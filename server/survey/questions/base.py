@@ -2,7 +2,7 @@
 
 Every surface — definitions, the submission path, files, estimates, the dashboard, exports, the
 command line — asks a question's type (``question.qtype``) instead of comparing type names.  A type
-module (:mod:`.choice`, :mod:`.numeric`, :mod:`.multi`, :mod:`.listexp`) defines one class that
+module (``choice``, ``numeric``, ``multi``, ``listexp`` of this package) defines one class that
 derives from the small core, :class:`QuestionType`, and opts into the surfaces it has by naming their
 mixins, each in its own module holding that surface's defaults::
 
@@ -152,21 +152,30 @@ class Capabilities:
     the two flags); where it does not, the reason in words, which the surfaces show ("not available
     for this type") instead of failing.
 
-    ``crosstab``    None when two questions of this kind can be cross-tabulated, else why not
-    ``regression``  None when it can be a regression's outcome, else why not
-    ``covariate``   None when its answers can be a regression's covariate, else why not
-                    (:meth:`~.statistics.Statistics.covariate_values`)
-    ``condition``   None when a direct question of this type can decide whether a later one is
-                    shown (``show_if``, :meth:`~.wire.Wire.answer_in`), else why not
-    ``builder``     None when the builder can edit the question, else why not (a save would drop
-                    what its form cannot show; :meth:`~.builder.Builder.refuses_builder`)
-    ``categorical`` whether its codes are its options (a choice): what grouping and the central
-                    releases of direct answers need
-    ``shuffles``    whether a question may say ``"shuffle": true``: its options shown in a random
-                    order per respondent (the survey page's browser code draws it; nothing is sent)
-    ``refused``     the surfaces (:data:`.surfaces.SURFACES`, by name) the type does not opt into,
-                    each with the reason: a member of such a surface raises :class:`NotAvailable`
-                    saying it
+    Attributes
+    ----------
+    crosstab : str or None
+        None when two questions of this kind can be cross-tabulated, else why not.
+    regression : str or None
+        None when it can be a regression's outcome, else why not.
+    covariate : str or None
+        None when its answers can be a regression's covariate, else why not
+        (:meth:`~.statistics.Statistics.covariate_values`).
+    condition : str or None
+        None when a direct question of this type can decide whether a later one is shown
+        (``show_if``, :meth:`~.wire.Wire.answer_in`), else why not.
+    builder : str or None
+        None when the builder can edit the question, else why not (a save would drop what its form
+        cannot show; :meth:`~.builder.Builder.refuses_builder`).
+    categorical : bool
+        Whether its codes are its options (a choice): what grouping and the central releases of
+        direct answers need.
+    shuffles : bool
+        Whether a question may say ``"shuffle": true``: its options shown in a random order per
+        respondent (the survey page's browser code draws it; nothing is sent).
+    refused : mapping
+        The surfaces (:data:`.surfaces.SURFACES`, by name) the type does not opt into, each with the
+        reason: a member of such a surface raises :class:`NotAvailable` saying it.
     """
 
     crosstab: str | None = "a cross-tab needs two single-choice questions"
