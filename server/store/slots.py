@@ -167,20 +167,24 @@ class _Free:
 
 
 _free: dict[tuple[str, int], _Free] = {}  # (database file, survey) → its free slots as last read
-_files: dict[int, tuple[object, str]] = {}  # id(connection) → (the connection, its file): held, so no id is reused
+_files: dict[int, str] = {}  # id(connection) → its database file (a stale entry, after an id is reused, costs draws only)
 FREE_KEYS = "SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0"
 IS_FREE = "SELECT filled FROM response_slots WHERE survey_id = ? AND id = ?"
 SLOTS_NOW = f"SELECT slots & {MASK}, (design_width & {MASK}) >> {WIDTH_BITS} FROM response_slot_sizes WHERE survey_id = ?"
 
 
 def _file_of(conn) -> str:
-    held = _files.get(id(conn))
-    if held is None or held[0] is not conn:
+    """The connection's database file, asked once per connection: the pooled connections of a file share
+    one list.  If a closed connection's id is reused for another file, the list found is another file's:
+    its keys fail the check against the file and the list is read again, so that costs draws, never a
+    wrong slot or a biased one."""
+    path = _files.get(id(conn))
+    if path is None:
         if len(_files) >= 256:  # connections long closed (a test run, a command that opened many files)
             _files.clear()
             _free.clear()
-        held = _files[id(conn)] = (conn, conn.execute("PRAGMA database_list").fetchone()[2])
-    return held[1]
+        path = _files[id(conn)] = conn.execute("PRAGMA database_list").fetchone()[2]
+    return path
 
 
 def _read_free(conn, survey_id: int, slots: int) -> _Free:
