@@ -42,7 +42,7 @@ def main(folder: str, name: str, tree: Path, revision: str) -> None:
     from deniable.server.store.responses import insert_many
     from deniable.server.store.surveys import get_survey, insert_survey, survey_stats
     from deniable.server.survey.definition import design_fingerprint, load_definition
-    from deniable.server.survey.estimates import estimates_document, survey_estimates
+    from deniable.server.survey.estimates import Estimates, survey_estimates
     from deniable.server.survey.simulate import load_truth, simulate_dataset
 
     out = Path(folder)
@@ -60,7 +60,7 @@ def main(folder: str, name: str, tree: Path, revision: str) -> None:
         results = survey_estimates(stored.survey, survey_stats(db, stored))
         golden["surveys"][survey.slug] = {
             "definition": stored.survey.to_dict(), "fingerprint": design_fingerprint(stored.survey),
-            "estimates": estimates_document(survey.slug, n, results)}
+            "estimates": Estimates(stored.survey, n, results).to_dict()}
     db.conn.close()
     (out / f"{name}.json").write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {path} and {out / f'{name}.json'} with revision {golden['revision'][:10]}")

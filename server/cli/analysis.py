@@ -324,37 +324,23 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
     try:
         _check_analysis(analysis, survey, crosstab, by_qid)
         if crosstab:
-            ct = analysis.crosstab(survey, *crosstab, dataset, confidence=confidence)
-            render = {"table": estimates.crosstab_table, "csv": estimates.crosstab_csv}
-            if fmt == "json":
-                echo_json(estimates.crosstab_json(ct))
-            else:
-                click.echo(render[fmt](ct), nl=False)
-            return
-        if by_qid:
-            groups = analysis.every_subgroup(survey, by_qid, dataset, method=method, confidence=confidence,
-                                             simultaneous=simultaneous)
-            if fmt == "json":
-                echo_json({"survey": survey.slug, "by": by_qid,
-                           "questions": [estimates.subgroups_json(sg) for sg in groups]})
-            elif fmt == "csv":
-                click.echo(estimates.subgroups_csv(groups), nl=False)
-            else:
-                click.echo("\n".join(estimates.subgroups_table(sg) for sg in groups), nl=False)
-            return
-        results = analysis.marginal_estimates(survey, stats, method=method,
-                                              confidence=confidence, simultaneous=simultaneous)
+            shown = analysis.crosstab(survey, *crosstab, dataset, confidence=confidence)
+        elif by_qid:
+            shown = estimates.EverySubgroup(survey, survey.question(by_qid), analysis.every_subgroup(
+                survey, by_qid, dataset, method=method, confidence=confidence, simultaneous=simultaneous))
+        else:
+            shown = estimates.Estimates(survey, n_responses, analysis.marginal_estimates(
+                survey, stats, method=method, confidence=confidence, simultaneous=simultaneous))
     except analysis.AnalysisError as exc:  # one line naming the option: --crosstab: …, --by: …
         raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
     except ValueError as exc:  # an estimator refusing its input
         fail(str(exc))
     if fmt == "json":
-        echo_json(estimates.estimates_document(survey.slug, n_responses, results))
+        echo_json(shown.to_dict())
     elif fmt == "csv":
-        click.echo(estimates.to_csv(results), nl=False)
+        click.echo(shown.to_csv(), nl=False)
     else:
-        click.echo(f"{survey.title} ({survey.slug}): {plural(n_responses, 'response')}\n")
-        click.echo(estimates.to_table(results), nl=False)
+        click.echo(shown.table(), nl=False)
 
 
 # ---------------------------------------------------------------- simulate

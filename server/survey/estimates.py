@@ -1,7 +1,13 @@
-"""Estimates for people and files: counts → estimates → JSON, CSV and terminal tables.
+"""Estimates for people and files: counts → estimates → result objects that render themselves.
 
 Shared by ``deniable estimate``, the dashboard's results page, its exports and the results API:
-:func:`question_json` is the one per-option estimate record all of them show.
+:func:`question_json` is the one per-option estimate record all of them show.  The survey-level
+results are of the estimators' :class:`~deniable.estimators.result.Result` family, as statsmodels'
+results are (:class:`SurveyResult`): :class:`Estimates` (every question), :class:`Crosstab`,
+:class:`Subgroups` (one question within the groups of another) and :class:`EverySubgroup` (every
+question within them), each with ``to_dict()`` (the JSON document), ``to_csv()``, ``table()`` (what
+``deniable estimate`` prints) and ``summary()``; the weighted ones are in :mod:`.weighted` and
+:mod:`.raking`.
 
 Every function here is pure: it takes the survey, counts (sufficient statistics, never rows)
 and options, and returns numbers or text.  The JSON follows docs/design.md, "Formats": per question
@@ -13,23 +19,42 @@ Non-finite numbers (an interval with no data) become ``null``.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from deniable import estimators
+from deniable.estimators.result import Result
 
 from . import logic
 from .definition import Question, Survey
 from .questions.base import headline, json_number, pct
-from .spreadsheet import SafeWriter
+from .tables import csv_text, grid, plural
 
 CSV_COLUMNS = (
     "question", "option", "label", "n", "epsilon", "declared_epsilon", "p", "q", "method",
     "confidence", "simultaneous", "noisy_count", "estimate", "consistent", "std_error",
     "ci_low", "ci_high",
 )
+
+
+class SurveyResult(Result):
+    """A survey-level result: :meth:`to_dict`, the JSON document (``deniable estimate --format json``, the
+    exports, the results API); :meth:`to_csv`; :meth:`table`, what ``deniable estimate`` prints; and
+    :meth:`summary`, that table, as statsmodels' ``summary()`` prints one."""
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def to_csv(self) -> str:
+        raise NotImplementedError
+
+    def table(self) -> str:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """The text table (:meth:`table`)."""
+        return self.table()
 
 
 # ---------------------------------------------------------------- marginal estimates
@@ -66,16 +91,6 @@ def question_json(question: Question, result) -> dict:
     return record
 
 
-def to_json(results) -> dict:
-    """Return ``{"questions": [...]}`` for the ``(question, result)`` pairs of :func:`survey_estimates`."""
-    return {"questions": [question_json(q, r) for q, r in results]}
-
-
-def estimates_document(slug: str, n_responses: int, results) -> dict:
-    """The estimates JSON of ``deniable estimate --format json``, the export and the results API."""
-    return {"survey": slug, "n_responses": int(n_responses), **to_json(results)}
-
-
 def _cell(value):
     """A CSV cell: empty for None, ``true``/``false`` for booleans (as R, pandas and JSON read them)."""
     if value is None:
@@ -110,56 +125,119 @@ def _csv_rows(results):
             yield [_cell(row.get(c)) for c in CSV_COLUMNS]
 
 
-def to_csv(results) -> str:
-    """Return a CSV with one row per question × option (columns :data:`CSV_COLUMNS`)."""
-    out = io.StringIO()
-    writer = SafeWriter(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    writer.writerows(_csv_rows(results))
-    return out.getvalue()
-
-
 def _interval(low, high) -> str:
     return f"[{pct(low)}, {pct(high)}]"
 
 
-def grid(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    """Align columns: the first left-aligned, the others right-aligned."""
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
+@dataclass(frozen=True, eq=False)
+class Estimates(SurveyResult):
+    """Every question's estimates (:func:`survey_estimates`' pairs), of a survey and its responses."""
 
-    def line(cells):
-        parts = [str(cells[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
-        return indent + "  ".join(parts).rstrip()
+    survey: Survey
+    n_responses: int
+    results: list  # of (Question, its type's result)
 
-    return [line(headers)] + [line(r) for r in rows]
+    def to_dict(self) -> dict:
+        """The estimates JSON of docs/design.md ("Formats"): ``deniable estimate --format json``, the
+        export and the results API."""
+        return {"survey": self.survey.slug, "n_responses": int(self.n_responses),
+                "questions": [question_json(q, r) for q, r in self.results]}
 
+    def to_csv(self) -> str:
+        """One row per question × option (columns :data:`CSV_COLUMNS`)."""
+        return csv_text([CSV_COLUMNS, *_csv_rows(self.results)])
 
-def question_table(question: Question, result) -> str:
-    lines = [f"{question.id}: {question.text}"]
-    if question.show_if is not None:  # its estimates are of a subgroup
-        lines.append(f"  {logic.asked_of(question)}: its estimates are of them only")
-    lines += question.qtype.table(question, result, grid)
-    if result.note:
-        lines.append(f"  note: {result.note}")
-    return "\n".join(lines)
+    def table(self) -> str:
+        """The survey and its responses, then one block per question: n, ε, the method and the
+        intervals (its type's table)."""
+        return (f"{self.survey.title} ({self.survey.slug}): {plural(self.n_responses, 'response')}\n\n"
+                + "\n\n".join(self._block(q, r) for q, r in self.results) + "\n")
 
-
-def to_table(results) -> str:
-    """Render estimates for a terminal: one block per question with n, ε, the method and intervals."""
-    return "\n\n".join(question_table(q, r) for q, r in results) + "\n"
+    @staticmethod
+    def _block(question: Question, result) -> str:
+        lines = [f"{question.id}: {question.text}"]
+        if question.show_if is not None:  # its estimates are of a subgroup
+            lines.append(f"  {logic.asked_of(question)}: its estimates are of them only")
+        lines += question.qtype.table(question, result, grid)
+        if result.note:
+            lines.append(f"  note: {result.note}")
+        return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- cross-tabs
 
 
 @dataclass(frozen=True)
-class Crosstab:
+class Crosstab(SurveyResult):
     """Joint and conditional estimates of two questions, with the questions they are about."""
 
     row: Question
     col: Question
     noisy_counts: np.ndarray
     result: object  # estimators.CrosstabResult
+
+    def to_dict(self) -> dict:
+        """Per cell the reports, the joint share and the column's share given the row, each with the
+        headline a page shows; the pair's ε, the method and the note."""
+        r = self.result
+        cells = []
+        for i, row_label in enumerate(self.row.options):
+            for j, col_label in enumerate(self.col.options):
+                cells.append({
+                    "row_label": row_label,
+                    "col_label": col_label,
+                    "noisy_count": int(self.noisy_counts[i, j]),
+                    **r.cell(i, j),
+                })
+                # what a page shows (docs/design.md: a headline lies in its interval); the unbiased stays beside it
+                cells[-1]["headline"] = headline(cells[-1])
+                cells[-1]["conditional_headline"] = headline({
+                    "estimate": cells[-1]["conditional_estimate"], "ci_low": cells[-1]["conditional_ci_low"],
+                    "ci_high": cells[-1]["conditional_ci_high"]})
+        total_epsilon = sum(q.epsilon for q in (self.row, self.col) if q.protected)
+        privacy = pair_privacy(self.row, self.col)
+        return {
+            "row": {"id": self.row.id, "text": self.row.text, "epsilon": self.row.epsilon},
+            "col": {"id": self.col.id, "text": self.col.text, "epsilon": self.col.epsilon},
+            "n": int(r.n),
+            "declared_epsilon": total_epsilon if total_epsilon else None,
+            # the realized ε of the protected sides (a question asked directly adds none: the table's own
+            # r.epsilon counts it as infinite; a design that is not ε-LDP: null)
+            "epsilon": json_number(privacy.epsilon),
+            "confidence": json_number(r.confidence),
+            # exact conservative intervals (deniable.estimators.joint); the note says whether the
+            # consistent fit converged and which rows were too small for conditionals
+            "method": r.method,
+            "converged": bool(r.converged),
+            "note": r.note or None,
+            "cells": cells,
+        }
+
+    def table(self) -> str:
+        """Per cell the reports, the joint share and the conditional one, with their intervals."""
+        r = self.result
+        lines = [f"{self.row.id} × {self.col.id}: {self.row.text} / {self.col.text}",
+                 f"  n = {int(r.n):,} answered both · {pair_privacy(self.row, self.col).text} · "
+                 f"{100 * r.confidence:g}% intervals, method: {r.method} (conservative: at least "
+                 f"{100 * r.confidence:g}% for every cell)"]
+        headers = [f"{self.row.id} \\ {self.col.id}", "reported", "joint", "interval",
+                   f"{self.col.id} | {self.row.id}", "interval"]
+        rows = [
+            [f"{c['row_label']} · {c['col_label']}", f"{c['noisy_count']:,}", pct(c["estimate"]),
+             _interval(c["ci_low"], c["ci_high"]), pct(c["conditional_estimate"]),
+             _interval(c["conditional_ci_low"], c["conditional_ci_high"])]
+            for c in self.to_dict()["cells"]
+        ]
+        notes = [f"  note: {r.note}"] if r.note else []
+        return "\n".join(lines + grid(headers, rows) + notes) + "\n"
+
+    def to_csv(self) -> str:
+        """One row per cell: the pair, n, ε and confidence, then the cell's fields."""
+        data = self.to_dict()
+        keys = list(data["cells"][0])
+        return csv_text([["row", "col", "n", "epsilon", "confidence", *keys],
+                         *([self.row.id, self.col.id, data["n"], data["epsilon"] or "", data["confidence"],
+                            *("" if cell[k] is None else cell[k] for k in keys)] for cell in data["cells"])])
 
 
 @dataclass(frozen=True)
@@ -207,72 +285,6 @@ def crosstab_estimates(survey: Survey, row_qid: str, col_qid: str, joint_counts,
     return Crosstab(row=row, col=col, noisy_counts=joint, result=result)
 
 
-def crosstab_json(ct: Crosstab) -> dict:
-    r = ct.result
-    cells = []
-    for i, row_label in enumerate(ct.row.options):
-        for j, col_label in enumerate(ct.col.options):
-            cells.append({
-                "row_label": row_label,
-                "col_label": col_label,
-                "noisy_count": int(ct.noisy_counts[i, j]),
-                **r.cell(i, j),
-            })
-            # what a page shows (docs/design.md: a headline lies in its interval); the unbiased stays beside it
-            cells[-1]["headline"] = headline(cells[-1])
-            cells[-1]["conditional_headline"] = headline({
-                "estimate": cells[-1]["conditional_estimate"], "ci_low": cells[-1]["conditional_ci_low"],
-                "ci_high": cells[-1]["conditional_ci_high"]})
-    total_epsilon = sum(q.epsilon for q in (ct.row, ct.col) if q.protected)
-    privacy = pair_privacy(ct.row, ct.col)
-    return {
-        "row": {"id": ct.row.id, "text": ct.row.text, "epsilon": ct.row.epsilon},
-        "col": {"id": ct.col.id, "text": ct.col.text, "epsilon": ct.col.epsilon},
-        "n": int(r.n),
-        "declared_epsilon": total_epsilon if total_epsilon else None,
-        # the realized ε of the protected sides (a question asked directly adds none: the table's own
-        # r.epsilon counts it as infinite; a design that is not ε-LDP: null)
-        "epsilon": json_number(privacy.epsilon),
-        "confidence": json_number(r.confidence),
-        # exact conservative intervals (deniable.estimators.joint); the note says whether the
-        # consistent fit converged and which rows were too small for conditionals
-        "method": r.method,
-        "converged": bool(r.converged),
-        "note": r.note or None,
-        "cells": cells,
-    }
-
-
-def crosstab_table(ct: Crosstab) -> str:
-    r = ct.result
-    data = crosstab_json(ct)
-    lines = [f"{ct.row.id} × {ct.col.id}: {ct.row.text} / {ct.col.text}",
-             f"  n = {int(r.n):,} answered both · {pair_privacy(ct.row, ct.col).text} · {100 * r.confidence:g}% "
-             f"intervals, method: {r.method} (conservative: at least {100 * r.confidence:g}% for every cell)"]
-    headers = [f"{ct.row.id} \\ {ct.col.id}", "reported", "joint", "interval",
-               f"{ct.col.id} | {ct.row.id}", "interval"]
-    rows = [
-        [f"{c['row_label']} · {c['col_label']}", f"{c['noisy_count']:,}", pct(c["estimate"]),
-         _interval(c["ci_low"], c["ci_high"]), pct(c["conditional_estimate"]),
-         _interval(c["conditional_ci_low"], c["conditional_ci_high"])]
-        for c in data["cells"]
-    ]
-    notes = [f"  note: {r.note}"] if r.note else []
-    return "\n".join(lines + grid(headers, rows) + notes) + "\n"
-
-
-def crosstab_csv(ct: Crosstab) -> str:
-    data = crosstab_json(ct)
-    out = io.StringIO()
-    writer = SafeWriter(out, lineterminator="\n")
-    keys = list(data["cells"][0])
-    writer.writerow(["row", "col", "n", "epsilon", "confidence", *keys])
-    for cell in data["cells"]:
-        writer.writerow([ct.row.id, ct.col.id, data["n"], data["epsilon"] or "", data["confidence"],
-                         *("" if cell[k] is None else cell[k] for k in keys)])
-    return out.getvalue()
-
-
 # ---------------------------------------------------------------- subgroups
 
 
@@ -280,7 +292,7 @@ NOT_ANSWERED = "not answered"
 
 
 @dataclass
-class Group:
+class Group(Result):
     """One subgroup: its label, how many answered the estimated question in it, and (n > 0) the
     estimate and its record (:func:`question_json`)."""
 
@@ -294,15 +306,62 @@ class Group:
     def empty(self) -> bool:
         return self.n == 0
 
+    def to_dict(self) -> dict:
+        """The group in the estimates format: its label, then the question's record; an empty group has
+        n = 0 and no estimates."""
+        head = {"group": self.label, "not_answered": self.not_answered}
+        if self.record is None:
+            return {**head, "n": 0, "empty": True}
+        return {**head, **self.record}
+
+
+def empty_group_row(by: str, label: str, qid: str, columns) -> list:
+    """A subgroups CSV's row of a group nobody in it answered ``qid``: ``by``, the group's ``label``, then
+    ``columns`` empty but the question and n = 0."""
+    return [by, label, *(qid if c == "question" else 0 if c == "n" else "" for c in columns)]
+
 
 @dataclass
-class Subgroups:
+class Subgroups(SurveyResult):
     """A question's estimates within each option of a direct question (and, from
     :func:`deniable.server.survey.analysis.subgroups`, among those who did not answer it)."""
 
     question: Question
     by: Question
     groups: list = field(default_factory=list)  # of Group
+
+    def to_dict(self) -> dict:
+        return {"id": self.question.id, "by": self.by.id, "groups": [g.to_dict() for g in self.groups]}
+
+    def _name(self, group: Group) -> str:
+        return f"{self.by.id} {group.label}" if group.not_answered else f"{self.by.id}={group.label}"
+
+    def table(self) -> str:
+        """One block per group: its name and n, then the question's type's table (an empty group says so)."""
+        lines = [f"{self.question.id} by {self.by.id}: {self.question.text}"]
+        for group in self.groups:
+            if group.result is None:
+                lines.append(f"  {self._name(group)} (n=0): no respondents")
+                continue
+            lines.append(f"  {self._name(group)} (n={group.n:,})")
+            lines += ["  " + line for line in self.question.qtype.table(self.question, group.result, grid)]
+            if getattr(group.result, "note", None):
+                lines.append(f"    note: {group.result.note}")
+        return "\n".join(lines) + "\n"
+
+    def csv_rows(self):
+        """The rows of :meth:`to_csv` after its header."""
+        q = self.question
+        for group in self.groups:
+            if group.result is None:
+                yield empty_group_row(self.by.id, group.label, q.id, CSV_COLUMNS)
+            else:
+                yield from ([self.by.id, group.label, *row] for row in _csv_rows([(q, group.result)]))
+
+    def to_csv(self) -> str:
+        """The estimates CSV with two columns in front, ``by`` and ``group``; an empty group is one row
+        with n = 0."""
+        return csv_text([["by", "group", *CSV_COLUMNS], *self.csv_rows()])
 
 
 def group_estimate(q: Question, label: str, not_answered: bool, stats, *, method: str = "exact",
@@ -316,47 +375,21 @@ def group_estimate(q: Question, label: str, not_answered: bool, stats, *, method
     return group
 
 
-def group_json(group: Group) -> dict:
-    """A group in the estimates format: its label, then the question's record; an empty group has n = 0
-    and no estimates."""
-    head = {"group": group.label, "not_answered": group.not_answered}
-    if group.record is None:
-        return {**head, "n": 0, "empty": True}
-    return {**head, **group.record}
+@dataclass(frozen=True, eq=False)
+class EverySubgroup(SurveyResult):
+    """Every question but ``by`` within its groups (:func:`.analysis.every_subgroup`'s list):
+    ``deniable estimate --by``."""
 
+    survey: Survey
+    by: Question
+    subgroups: list  # of Subgroups
 
-def subgroups_json(sg: Subgroups) -> dict:
-    return {"id": sg.question.id, "by": sg.by.id, "groups": [group_json(g) for g in sg.groups]}
+    def to_dict(self) -> dict:
+        return {"survey": self.survey.slug, "by": self.by.id, "questions": [sg.to_dict() for sg in self.subgroups]}
 
+    def to_csv(self) -> str:
+        """:meth:`Subgroups.to_csv` of every question under one header."""
+        return csv_text([["by", "group", *CSV_COLUMNS], *(row for sg in self.subgroups for row in sg.csv_rows())])
 
-def _group_name(sg: Subgroups, group: Group) -> str:
-    return f"{sg.by.id} {group.label}" if group.not_answered else f"{sg.by.id}={group.label}"
-
-
-def subgroups_table(sg: Subgroups) -> str:
-    """One block per group: its name and n, then the question's type's table (an empty group says so)."""
-    lines = [f"{sg.question.id} by {sg.by.id}: {sg.question.text}"]
-    for group in sg.groups:
-        if group.result is None:
-            lines.append(f"  {_group_name(sg, group)} (n=0): no respondents")
-            continue
-        lines.append(f"  {_group_name(sg, group)} (n={group.n:,})")
-        lines += ["  " + line for line in sg.question.qtype.table(sg.question, group.result, grid)]
-        if getattr(group.result, "note", None):
-            lines.append(f"    note: {group.result.note}")
-    return "\n".join(lines) + "\n"
-
-
-def subgroups_csv(sgs: list[Subgroups]) -> str:
-    """The estimates CSV with two columns in front, ``by`` and ``group``; an empty group is one row with n = 0."""
-    out = io.StringIO()
-    writer = SafeWriter(out, lineterminator="\n")
-    writer.writerow(["by", "group", *CSV_COLUMNS])
-    for sg in sgs:
-        for group in sg.groups:
-            if group.result is None:
-                writer.writerow([sg.by.id, group.label, *(sg.question.id if c == "question" else 0 if c == "n" else ""
-                                                         for c in CSV_COLUMNS)])
-            else:
-                writer.writerows([sg.by.id, group.label, *row] for row in _csv_rows([(sg.question, group.result)]))
-    return out.getvalue()
+    def table(self) -> str:
+        return "\n".join(sg.table() for sg in self.subgroups)

@@ -15,8 +15,8 @@ from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
 from deniable.estimators.planning import model_half_width, plans, worst_case, worst_cases
 
-from .estimates import grid
 from .explain import explain
+from .tables import grid
 
 
 def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> list[dict]:

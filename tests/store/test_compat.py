@@ -16,7 +16,7 @@ from deniable.server.store.db import init_db
 from deniable.server.store.responses import load_db_dataset
 from deniable.server.store.surveys import get_survey, survey_stats
 from deniable.server.survey.definition import design_fingerprint
-from deniable.server.survey.estimates import estimates_document, survey_estimates
+from deniable.server.survey.estimates import Estimates, survey_estimates
 
 DATA = Path(__file__).parents[1] / "data"
 FIXTURES = sorted(p.stem for p in DATA.glob("compat*.json"))  # each with its .db
@@ -59,11 +59,11 @@ def test_an_earlier_database_opens_unchanged(old_db, name, slug):
     assert stored.survey.to_dict() == golden["definition"]
     assert design_fingerprint(stored.survey) == golden["fingerprint"]
     n = golden["estimates"]["n_responses"]
-    from_counts = estimates_document(slug, n, survey_estimates(stored.survey, survey_stats(old_db, stored)))
+    from_counts = Estimates(stored.survey, n, survey_estimates(stored.survey, survey_stats(old_db, stored))).to_dict()
     contains(from_counts, golden["estimates"], slug)
     rows = load_db_dataset(old_db, slug)
     assert rows.n_responses == n
-    contains(estimates_document(slug, n, survey_estimates(stored.survey, rows.all_stats())), golden["estimates"], slug)
+    contains(Estimates(stored.survey, n, survey_estimates(stored.survey, rows.all_stats())).to_dict(), golden["estimates"], slug)
 
 
 @pytest.mark.parametrize("name", FIXTURES)

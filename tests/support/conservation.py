@@ -450,11 +450,11 @@ def _expected_document(record: Record, target_n: int) -> dict:
     """The estimates document (``deniable estimate --format json``, the estimates API and export) of the
     model's responses: the same estimators on the model's counts."""
     from deniable.server.survey.analysis import marginal_estimates
-    from deniable.server.survey.estimates import estimates_document
+    from deniable.server.survey.estimates import Estimates
 
     results = marginal_estimates(record.survey, record.stats(), method="exact", confidence=0.95, simultaneous=False,
                                  monitoring=False, tuned_for=max(target_n, 1))
-    return json.loads(json.dumps(estimates_document(record.survey.slug, record.n, results), allow_nan=False))
+    return json.loads(json.dumps(Estimates(record.survey, record.n, results).to_dict(), allow_nan=False))
 
 
 def _numbers(document: dict) -> dict:

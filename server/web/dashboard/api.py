@@ -10,7 +10,7 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import HTTPException
 
 from deniable.server.store.surveys import survey_stats
-from deniable.server.survey.estimates import estimates_document
+from deniable.server.survey.estimates import Estimates
 from deniable.server.survey.analysis import marginal_estimates
 
 from deniable.estimators.weights import SamplingDesignError
@@ -44,14 +44,13 @@ def estimates(slug: str):
     results = marginal_estimates(stored.survey, stats, method=form.method.data,
                                  confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                  monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
-    return Response(estimates_json(stored, results, respondents_from_counts(db, stored, stats)),
+    return Response(estimates_json(Estimates(stored.survey, respondents_from_counts(db, stored, stats), results)),
                     mimetype="application/json")
 
 
-def estimates_json(stored, results, respondents: int) -> str:
+def estimates_json(estimates: Estimates) -> str:
     """The JSON of ``deniable estimate --format json``: the survey, its respondents, every question."""
-    data = estimates_document(stored.slug, respondents, results)
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(estimates.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _raked(db, stored, form: ResultsForm):

@@ -21,7 +21,7 @@ from deniable.server.store.access import visible_surveys
 from deniable.server.store.exports import codebook_text, load_export
 from deniable.server.store.surveys import (LifecycleError, insert_survey, option_counts, replace_design,
                                             survey_stats)
-from deniable.server.survey.estimates import to_csv
+from deniable.server.survey.estimates import Estimates
 from deniable.server.survey import filenames
 from deniable.server.survey.analysis import marginal_estimates
 from deniable.server.survey.definition import DefinitionError, dumps_definition, loads_definition
@@ -301,10 +301,10 @@ def export_estimates(slug: str, name: str):
     results = marginal_estimates(stored.survey, stats, method=form.method.data,
                                  confidence=form.confidence_value, simultaneous=form.simultaneous.data,
                                  monitoring=form.monitoring.data, tuned_for=max(stored.target_n, 1))
+    estimates = Estimates(stored.survey, respondents_from_counts(db, stored, stats), results)
     if name.endswith(".json"):
-        body = estimates_json(stored, results, respondents_from_counts(db, stored, stats))
-        mimetype = "application/json"
+        body, mimetype = estimates_json(estimates), "application/json"
     else:
-        body, mimetype = to_csv(results), "text/csv"
+        body, mimetype = estimates.to_csv(), "text/csv"
     return _attachment(body, mimetype, filenames.estimates(slug, form.method.data, form.confidence_value,
                                                             form.simultaneous.data, name.rsplit(".", 1)[1]))
