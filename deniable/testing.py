@@ -34,12 +34,9 @@ CONFIDENCE = 0.999  # of the small sample's interval (the seeds are fixed: the c
 MAX_CODES = 300  # codes checked per question (a Laplace number has thousands)
 
 
-class ConformanceError(AssertionError):
-    """A question type does not follow the protocol; the message names the check, the question and why."""
-
-
 def _fail(check: str, what: str) -> None:
-    raise ConformanceError(f"{check}: {what}")
+    # an AssertionError, as scikit-learn's checks raise: a type that fails is a bug in the type, not bad input
+    raise AssertionError(f"{check}: {what}")
 
 
 def _words(check: str, reason, what: str) -> None:
@@ -259,8 +256,8 @@ CHECKS = (check_core, check_surfaces, check_examples, check_reports, check_estim
 
 
 def check_question_type(qtype) -> None:
-    """Run every check of :data:`CHECKS` on ``qtype`` (an instance); raise :class:`ConformanceError`
-    naming the first that fails.  A type not yet registered is registered for the checks' duration."""
+    """Run every check of :data:`CHECKS` on ``qtype`` (an instance); raise AssertionError naming the
+    first that fails, the question and why.  A type not yet registered is registered for the checks' duration."""
     known = qtype.name in registry.names() if isinstance(getattr(qtype, "name", None), str) else True
     if not known:
         registry.register(qtype)
@@ -272,5 +269,5 @@ def check_question_type(qtype) -> None:
             registry.unregister(qtype.name)
 
 
-__all__ = ["CHECKS", "ConformanceError", "check_core", "check_declared_surfaces", "check_estimates",
+__all__ = ["CHECKS", "check_core", "check_declared_surfaces", "check_estimates",
            "check_examples", "check_question_type", "check_reports", "check_surfaces"]
