@@ -116,7 +116,6 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
     ``--crosstab`` the joint and conditional shares."""
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import analysis, sampling
-    from deniable.server.survey.estimates import grid
 
     def check(survey):
         try:
@@ -130,33 +129,24 @@ def _estimate_weighted(inputs, db_path, counts_path, columns, confidence, fmt, c
         if crosstab:
             shown = sampling.weighted_crosstab_of(dataset, columns, *(survey.question(q) for q in crosstab),
                                                   confidence=confidence, simultaneous=simultaneous)
-            render = (sampling.weighted_crosstab_json, sampling.weighted_crosstab_csv, sampling.weighted_crosstab_table)
         elif by_qid:
             shown = sampling.weighted_subgroups(dataset, columns, survey.question(by_qid), confidence=confidence,
                                                 simultaneous=simultaneous)
-            render = (sampling.weighted_subgroups_document, sampling.weighted_subgroups_csv,
-                      sampling.weighted_subgroups_table)
         else:
             shown = sampling.weighted_estimates(dataset, columns, confidence=confidence, simultaneous=simultaneous)
-            render = (sampling.weighted_document, sampling.weighted_csv, sampling.weighted_table)
     except DesignError as exc:
         fail(str(exc))
-    whole = getattr(shown, "weighted", shown)  # the Weighted that holds the design
-    _show(fmt, render, shown, grid, lambda: f"{survey.title} ({survey.slug}): {plural(whole.design.n, 'response')}\n"
-                                            f"{sampling.design_text(whole)}\n")
+    _show(fmt, shown)
 
 
-def _show(fmt: str, render, shown, grid, head) -> None:
-    """``shown`` as JSON, as CSV, or as the text table after the lines ``head()`` gives; ``render``:
-    its ``(json, csv, table)`` renderers."""
-    as_json, as_csv, as_table = render
+def _show(fmt: str, shown) -> None:
+    """``shown``, a result that renders itself, as JSON, as CSV, or as its text table."""
     if fmt == "json":
-        echo_json(as_json(shown))
+        echo_json(shown.to_dict())
     elif fmt == "csv":
-        click.echo(as_csv(shown), nl=False)
+        click.echo(shown.to_csv(), nl=False)
     else:
-        click.echo(head())
-        click.echo(as_table(shown, grid), nl=False)
+        click.echo(shown.table(), nl=False)
 
 
 def _raking_sources(db_path: str, slug: str, patterns) -> dict:
@@ -179,7 +169,6 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
     responses file's sampling weights."""
     from deniable.estimators.weights import DesignError
     from deniable.server.survey import analysis, sampling
-    from deniable.server.survey.estimates import grid
 
     def check(survey):
         try:
@@ -204,20 +193,15 @@ def _estimate_raked(inputs, db_path, counts_path, margins_path, trim, confidence
         if crosstab:
             shown = sampling.raked_crosstab_of(dataset, margins, *(survey.question(q) for q in crosstab),
                                                simultaneous=simultaneous, base=base, base_column=base_column, **common)
-            render = (sampling.raked_crosstab_json, sampling.raked_crosstab_csv, sampling.raked_crosstab_table)
+        elif by_qid:
+            shown = sampling.raked_by(dataset, margins, survey.question(by_qid), base=base, base_column=base_column,
+                                      simultaneous=simultaneous, outside=outside, **common)
         else:
-            if by_qid:
-                shown = sampling.raked_by(dataset, margins, survey.question(by_qid), base=base, base_column=base_column,
-                                          simultaneous=simultaneous, outside=outside, **common)
-                render = (sampling.raked_by_document, sampling.raked_by_csv, sampling.raked_by_table)
-            else:
-                shown = sampling.raked_estimates(dataset, margins, base=base, base_column=base_column,
-                                                 simultaneous=simultaneous, outside=outside, **common)
-                render = (sampling.raked_document, sampling.raked_csv, sampling.weighted_table)
+            shown = sampling.raked_estimates(dataset, margins, base=base, base_column=base_column,
+                                             simultaneous=simultaneous, outside=outside, **common)
     except DesignError as exc:
         fail(str(exc))
-    _show(fmt, render, shown, grid, lambda: f"{survey.title} ({survey.slug}): {plural(shown.n, 'response')}\n"
-                                            f"{sampling.raking_text(shown, grid)}")
+    _show(fmt, shown)
 
 
 def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid, simultaneous):
@@ -335,12 +319,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         raise click.UsageError(f"--{exc.field}: {exc.problem}") from None
     except ValueError as exc:  # an estimator refusing its input
         fail(str(exc))
-    if fmt == "json":
-        echo_json(shown.to_dict())
-    elif fmt == "csv":
-        click.echo(shown.to_csv(), nl=False)
-    else:
-        click.echo(shown.table(), nl=False)
+    _show(fmt, shown)
 
 
 # ---------------------------------------------------------------- simulate

@@ -184,15 +184,12 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
 
 def _show_raked(slug, formula, built, result, raked, fmt) -> None:
     """The fit as --weights shows it, with what raking did (its JSON ``raking``; for a terminal, first)."""
-    from deniable.server.survey import sampling
-    from deniable.server.survey.estimates import grid
     from deniable.server.survey.regression import regression_json, regression_table
 
     if fmt == "json":
-        echo_json({**regression_json(slug, formula, built, result), "weighted": True,
-                   "raking": sampling.raking_json(raked)})
+        echo_json({**regression_json(slug, formula, built, result), "weighted": True, "raking": raked.raking_dict()})
     else:
-        click.echo(sampling.raking_text(raked, grid))
+        click.echo(raked.raking_text())
         click.echo(regression_table(formula, built, result), nl=False)
 
 

@@ -139,12 +139,11 @@ def test_the_command_line_and_the_results_page_rake_them_too(auth_client, panel,
     survey, _, _, rows = from_cells_and_rows(path)
     document = cli_document(path, tmp_path)
     assert not document["skipped"]
-    same_document(document, sampling.raked_document(sampling.raked_estimates(rows, margins_of(survey))))
-    same_document(cli_document(path, tmp_path, "--simultaneous"), sampling.raked_document(
-        sampling.raked_estimates(rows, margins_of(survey), simultaneous=True)))
+    same_document(document, sampling.raked_estimates(rows, margins_of(survey)).to_dict())
+    same_document(cli_document(path, tmp_path, "--simultaneous"),
+                  sampling.raked_estimates(rows, margins_of(survey), simultaneous=True).to_dict())
     by = cli_document(path, tmp_path, "--by", "year")
-    same_document(by, sampling.raked_by_document(sampling.raked_by(rows, margins_of(survey),
-                                                                   rows.survey.question("year"))))
+    same_document(by, sampling.raked_by(rows, margins_of(survey), rows.survey.question("year")).to_dict())
     rake = quote(json.dumps(MARGINS))
     page = auth_client.get(f"/dashboard/{SLUG}/results?rake={rake}").get_data(as_text=True)
     assert re.findall(r'<table class="estimates weighted" data-question="(\w+)"', page) == \
@@ -173,7 +172,7 @@ def test_a_database_from_before_the_raking_cells_gets_them_once(tmp_path):
         db.conn.close()
     assert (rows.columns["year"] >= 0).all()  # raking on it needs every respondent's answer
     margins = {"year": {o: 1 / 3 for o in stored.survey.question("year").options}}
-    reference = sampling.raked_document(sampling.raked_estimates(rows, sampling.parse_margins(margins, stored.survey)))
+    reference = sampling.raked_estimates(rows, sampling.parse_margins(margins, stored.survey)).to_dict()
     margins_path = tmp_path / "m.json"
     margins_path.write_text(json.dumps(margins))
     result = CliRunner().invoke(cli, ["estimate", "--db", str(path), "habits", "--rake", str(margins_path),
@@ -198,8 +197,8 @@ def test_a_database_from_before_the_raking_cells_gets_them_once(tmp_path):
         from_cells = raking_sources(db, stored, patterns)
     finally:
         db.conn.close()
-    same_document(sampling.raked_document(sampling.raked_estimates(
-        patterns, sampling.parse_margins(margins, stored.survey), survey=stored.survey, outside=from_cells)), reference)
+    same_document(sampling.raked_estimates(patterns, sampling.parse_margins(margins, stored.survey),
+                                           survey=stored.survey, outside=from_cells).to_dict(), reference)
 
 
 def test_the_estimates_api_rakes_too(auth_client, panel, tmp_path):
