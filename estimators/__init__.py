@@ -37,8 +37,9 @@ _HOMES = {
     "RegressionResult": "regression_result",
     "CrosstabResult": "result", "EstimateResult": "result", "Result": "result",
     "SequencePath": "sequential", "monitor": "sequential", "monitor_path": "sequential",
-    "RakeResult": "weights", "SamplingDesignError": "weights", "SurveyDesign": "weights", "WeightedResult": "weights", "rake": "weights",
-    "survey_design": "weights", "weighted_estimate": "weights",
+    "RakeResult": "raking", "rake": "raking",
+    "SamplingDesignError": "weights", "SurveyDesign": "weights", "survey_design": "weights",
+    "WeightedResult": "weighted", "weighted_estimate": "weighted",
 }
 
 __all__ = ["METHODS", *sorted(_HOMES)]

@@ -111,26 +111,17 @@ from scipy.special import betainc, expit, logit, ndtr
 from deniable.errors import FieldError
 
 from .binomial import _pmf_kernel
+from .likelihood_ratio import TIE, above, log_ratio, swap_point
+from .root_finding import illinois, newton_bracket
 
-TIE = 1e-9  # log R differences up to this are ties, and ties are not "above"
+# The ranking of the counts (likelihood_ratio.py) and the root finders (root_finding.py) are modules of
+# their own; the names they had here stay importable from here (``exact.above``, ``exact.illinois``, ``exact.TIE``).
+
 PAD = 1e-12  # endpoints are rounded outward by this much in λ
 _SCAN = 8  # swaps walked one at a time between the last accepted point and B
 _SCAN_BETWEEN = 24  # the same between neighbours' ends, where the walk usually stops within a few
 _STRIDE = 4  # counts searched from scratch: every 4th of a run, the others between neighbours' ends
 _DENSE_N = 20_000  # belts up to this n keep their endpoints in arrays (320 kB), larger ones in dicts
-
-
-def log_ratio(y, n, lam, q, p):
-    """Return ``log R(y; λ) = ℓ(y; λ) − ℓ(y; λ̂(y))``, ``λ̂(y) = clip(y/n, q, p)`` (≤ 0).
-
-    Written as ``y log1p((λ − λ̂)/λ̂) + (n − y) log1p((λ̂ − λ)/(1 − λ̂))`` so that the absolute error
-    is about ``|y − nλ|·1e-16`` rather than ``n·1e-16``; y may be real (the continuous extension).
-    """
-    hat = np.minimum(np.maximum(y / n, q), p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        left = np.where(y > 0, y * np.log1p((lam - hat) / hat), 0.0)
-        right = np.where(n - y > 0, (n - y) * np.log1p((hat - lam) / (1.0 - hat)), 0.0)
-    return left + right
 
 
 def survival(y, n, lam):
@@ -161,39 +152,6 @@ def interval_mass(lo, hi, n, lam):
     return np.where(lo <= hi, survival(lo - 1, n, lam) - survival(hi, n, lam), 0.0)
 
 
-def illinois(f, left, right, f_left, f_right, tolerance, iterations=100):
-    """Vectorized Illinois (modified regula falsi) on brackets with ``f_left < 0 ≤ f_right``.
-
-    Returns the bracket ``(left, right)`` once narrower than ``tolerance`` (a number or one per
-    bracket; the sign condition is kept throughout, so ``right`` is on the non-negative side).
-    ``f(points, idx)`` is f at the points of the brackets ``idx`` (an index array): each round
-    evaluates the brackets still open, and only those.  Dowell & Jarratt (1971).
-    """
-    left, right = np.array(left, dtype=float), np.array(right, dtype=float)
-    f_left, f_right = np.array(f_left, dtype=float), np.array(f_right, dtype=float)
-    side = np.zeros(left.shape)
-    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), left.shape)
-    live = np.flatnonzero((right - left) > tolerance)  # a bracket once closed stays closed
-    for _ in range(iterations):
-        if not live.size:
-            break
-        low, high, f_low, f_high = left[live], right[live], f_left[live], f_right[live]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mid = high - f_high * (high - low) / (f_high - f_low)
-        bad = ~np.isfinite(mid) | (mid <= low) | (mid >= high)
-        mid = np.where(bad, 0.5 * (low + high), mid)
-        f_mid = f(mid, live)
-        up = f_mid < 0
-        last = side[live]
-        f_high = np.where(up & (last == 1), f_high / 2, f_high)  # halve a stale end
-        f_low = np.where(~up & (last == -1), f_low / 2, f_low)
-        left[live], f_left[live] = np.where(up, mid, low), np.where(up, f_mid, f_low)
-        right[live], f_right[live] = np.where(up, high, mid), np.where(up, f_high, f_mid)
-        side[live] = np.where(up, 1.0, -1.0)
-        live = live[(right[live] - left[live]) > tolerance[live]]
-    return left, right
-
-
 def _mass_slope(lo, hi, n, lam):
     """``d/dλ P_λ(lo ≤ Y ≤ hi) = n[b(lo − 1; n − 1, λ) − b(hi; n − 1, λ)]`` (each tail
     ``P(Y > y) = I_λ(y + 1, n − y)`` has derivative ``n·b(y; n − 1, λ)``, A&S 26.5.24 and 6.6.8);
@@ -201,150 +159,6 @@ def _mass_slope(lo, hi, n, lam):
     below = np.where(lo - 1 >= 0, _pmf(np.maximum(lo - 1, 0), n - 1, lam), 0.0)
     over = np.where(hi <= n - 1, _pmf(np.minimum(hi, n - 1), n - 1, lam), 0.0)
     return n * (below - over)
-
-
-def newton_bracket(f, slope, left, right, f_left, f_right, tolerance, iterations=8):
-    """Narrow brackets with ``f_left < 0 ≤ f_right`` around a rising root by safeguarded Newton
-    steps (Press et al., *Numerical Recipes*, 3rd ed., sec. 9.4, ``rtsafe``), then close each to
-    ``tolerance`` by probing half of it either side of the Newton point.
-
-    Each round evaluates f and its slope at one point per open bracket, keeps the sign condition
-    (the point replaces the end of its sign) and steps by Newton, or bisects where the step would
-    leave the bracket.  A bracket whose Newton step fell below a quarter of its tolerance is probed
-    at ``x ∓ tolerance/2``; where the probes straddle the root it is closed, else the next round
-    starts half a tolerance past the probe that came out on the wrong side.  Returns the brackets
-    ``(left, right, f_left, f_right)``: closed ones narrower than ``tolerance``, the others narrowed
-    as far as the rounds went (finish them with :func:`illinois`).  ``f(points, idx)`` and
-    ``slope(points, idx)`` are evaluated at the points of the brackets ``idx``; each bracket's
-    numbers depend on its own values only.
-    """
-    left, right = np.array(left, dtype=float), np.array(right, dtype=float)
-    f_left, f_right = np.array(f_left, dtype=float), np.array(f_right, dtype=float)
-    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), left.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = right - f_right * (right - left) / (f_right - f_left)  # the secant point to start
-    x = np.where(np.isfinite(x) & (x > left) & (x < right), x, 0.5 * (left + right))
-    live = np.flatnonzero((right - left) > tolerance)
-    for _ in range(iterations):
-        if not live.size:
-            break
-        point = x[live]
-        value, rate = f(point, live), slope(point, live)
-        negative = value < 0
-        left[live] = np.where(negative, point, left[live])
-        f_left[live] = np.where(negative, value, f_left[live])
-        right[live] = np.where(negative, right[live], point)
-        f_right[live] = np.where(negative, f_right[live], value)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = value / rate
-        following = point - step
-        inside = np.isfinite(following) & (following > left[live]) & (following < right[live])
-        x[live] = np.where(inside, following, 0.5 * (left[live] + right[live]))
-        settled = inside & (np.abs(step) < tolerance[live] / 4)
-        ready, live = live[settled], live[~settled & ((right[live] - left[live]) > tolerance[live])]
-        if ready.size:  # probe either side of the Newton point, both in one evaluation
-            half = tolerance[ready] / 2
-            below = np.maximum(x[ready] - half, left[ready])
-            above = np.minimum(x[ready] + half, right[ready])
-            values = f(np.concatenate([below, above]), np.concatenate([ready, ready]))
-            f_below, f_above = values[:ready.size], values[ready.size:]
-            low_ok, high_ok = f_below < 0, f_above >= 0
-            left[ready] = np.where(low_ok, below, left[ready])
-            f_left[ready] = np.where(low_ok, f_below, f_left[ready])
-            right[ready] = np.where(high_ok, above, right[ready])
-            f_right[ready] = np.where(high_ok, f_above, f_right[ready])
-            # a probe on the wrong side (the last bits of f are rounding): step on past it
-            x[ready] = np.where(high_ok, below - half, above + half)
-            x[ready] = np.where((x[ready] > left[ready]) & (x[ready] < right[ready]), x[ready],
-                                0.5 * (left[ready] + right[ready]))
-            live = np.sort(np.concatenate([live, ready[(right[ready] - left[ready]) > tolerance[ready]]]))
-    return left, right, f_left, f_right
-
-
-def _slope(y, n, lam, q, p):
-    """``d/dy log R(y; λ) = logit λ − logit λ̂(y)``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return logit(lam) - logit(np.minimum(np.maximum(y / n, q), p))
-
-
-def above(x, n, lam, q, p):
-    """Return ``(lo, hi)``: the counts ranked strictly above x at λ, for ``x ≤ nλ`` (empty if lo > hi)."""
-    n = np.broadcast_to(np.asarray(n, dtype=float), x.shape)  # one n, or one per count
-    c = log_ratio(x, n, lam, q, p) + TIE
-    hi = x.copy()
-    full = log_ratio(n, n, lam, q, p) > c
-    hi[full] = n[full]
-    rest = np.flatnonzero(~full & (c < 0))
-    if rest.size:
-        hi[rest] = _right_end(x[rest], n[rest], lam[rest], q[rest], p[rest], c[rest])
-    lo = x + 1.0
-    near = np.flatnonzero((lo <= hi) & ~(log_ratio(lo, n, lam, q, p) > c))
-    if near.size:  # only within ~TIE of λ̂(x): the counts just above x tie with it
-        lo[near] = _left_end(x[near], n[near], lam[near], q[near], p[near], c[near], hi[near])
-    return lo, hi
-
-
-def _right_end(x, n, lam, q, p, c):
-    """Largest integer y with ``log R(y; λ) > c`` right of nλ, given ``c < 0`` and ``log R(n) ≤ c``."""
-    m = n * lam
-    # Pinsker, n·KL ≥ 2n(y/n − λ)², puts this start right of the root; the normal approximation
-    # with its skewness term (see _Search.guess), a little further out, usually does too
-    pinsker = np.minimum(n, m + np.sqrt(-c * n / 2.0))
-    guess = m + 1.02 * (np.sqrt(-2.0 * c * m * (1.0 - lam)) - (1 - 2 * lam) * c / 3) + 2.0
-    ok = (guess <= n) & (log_ratio(guess, n, lam, q, p) <= c)
-    y = np.where(ok, guess, pinsker)
-    active = np.arange(y.size)
-    for _ in range(100):  # log R is concave right of nλ: Newton from the right stays right
-        ya = y[active]
-        f = log_ratio(ya, n[active], lam[active], q[active], p[active]) - c[active]
-        d = _slope(ya, n[active], lam[active], q[active], p[active])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(d < 0, f / d, 0.0)
-        step = np.where(np.isfinite(step), step, 0.0)
-        y[active] = ya - step
-        active = active[np.abs(step) >= 1e-3]  # then the integer check below settles it
-        if not active.size:
-            break
-    u = np.maximum(np.floor(y), x)
-    for _ in range(64):  # the root is within a count of y; fix the integer exactly
-        up = (u + 1 <= n) & (log_ratio(u + 1, n, lam, q, p) > c)
-        down = ~up & (u > x) & ~(log_ratio(u, n, lam, q, p) > c)
-        if not (up.any() or down.any()):
-            break
-        u = u + up - down
-    return u
-
-
-def _left_end(x, n, lam, q, p, c, hi):
-    """Smallest y in (x, hi] with ``log R(y; λ) > c``; log R increases on [x, nλ] (near-ties only)."""
-    top = np.maximum(np.minimum(np.floor(n * lam), hi), x + 1)
-    top2 = np.minimum(top + 1, hi)
-    best = np.where(log_ratio(top2, n, lam, q, p) > log_ratio(top, n, lam, q, p), top2, top)
-    ok = log_ratio(best, n, lam, q, p) > c
-    low, high = x + 1, best  # log R(low) ≤ c < log R(high) where ok
-    for _ in range(64):
-        open_ = ok & (high - low > 1)
-        if not open_.any():
-            break
-        mid = np.floor((low + high) / 2)
-        up = log_ratio(mid, n, lam, q, p) > c
-        high = np.where(open_ & up, mid, high)
-        low = np.where(open_ & ~up, mid, low)
-    return np.where(ok, high, hi + 1)
-
-
-def swap_point(x, y, n, q, p):
-    """The λ where count y (> x) starts to rank above x: fact 1 of the module notes.
-
-    ``logit s = logit r + (log R(x; r) − log R(y; r) + TIE)/(y − x)`` holds for every r; r is
-    the midpoint of λ̂(x) and λ̂(y), so the log ratios are small (accurate) and the result
-    depends on (x, y, n, q, p) alone — equal ends at two confidence levels stay equal.
-    """
-    ref = 0.5 * (np.minimum(np.maximum(x / n, q), p) + np.minimum(np.maximum(y / n, q), p))
-    ref = np.minimum(np.maximum(ref, np.maximum(q, 1e-300)), np.minimum(p, 1 - 1e-16))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shift = (log_ratio(x, n, ref, q, p) - log_ratio(y, n, ref, q, p) + TIE) / (y - x)
-        return expit(logit(ref) + shift)
 
 
 def upper_ends(x, n, q, p, confidence: float, group=None):
