@@ -2,7 +2,7 @@
 
 One module per group of commands over :mod:`.common` (the ``--db`` option, opening the
 database, one-line errors): :mod:`.serve`, :mod:`.surveys` (import, export), :mod:`.accounts`,
-:mod:`.analysis` (estimate, simulate, plan), :mod:`.regress`, :mod:`.audit` and :mod:`.backup`
+:mod:`.estimate`, :mod:`.analysis` (simulate, plan), :mod:`.regress`, :mod:`.audit` and :mod:`.backup`
 (backup, restore).  Every command's docstring ends
 with an example, and ``tests/docs/test_cli_reference.py`` fails if a command is missing from the
 command reference (docs/cli.md).

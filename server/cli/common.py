@@ -14,21 +14,24 @@ from pathlib import Path
 
 import click
 
+from deniable.server.survey.tables import plural  # noqa: F401  (the commands' one plural)
+
 DEFAULT_DB = "deniable.db"
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``1 response``, ``2 responses``, ``1,000 responses``.
-
-    >>> plural(1, "response"), plural(20030, "response"), plural(2, "survey", "surveys")
-    ('1 response', '20,030 responses', '2 surveys')
-    """
-    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def fail(message: str):
     """End the command with ``Error: message`` and exit status 1."""
     raise click.ClickException(message)
+
+
+def load_survey(path: str):
+    """The survey definition in the file ``path``; a bad one is one ``Error:`` line naming the field."""
+    from deniable.server.survey.definition import DefinitionError, load_definition
+
+    try:
+        return load_definition(path)
+    except DefinitionError as exc:
+        fail(str(exc))
 
 
 def db_option(default: str | None = DEFAULT_DB, help: str = "The SQLite database file."):
