@@ -471,7 +471,8 @@ def _code_digest() -> str:
     here = Path(__file__).resolve().parent
     scipy_dir = importlib.util.find_spec("scipy").submodule_search_locations[0]
     digest = hashlib.sha256(f"numpy {np.__version__}".encode())
-    for path in (Path(scipy_dir) / "version.py", here / "binomial.py", here / "exact.py", Path(__file__)):
+    for path in (Path(scipy_dir) / "version.py", here / "binomial.py", here / "exact.py", here / "likelihood_ratio.py",
+                 here / "root_finding.py", Path(__file__)):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
