@@ -158,13 +158,9 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
 
 
 
-# The renderers these names were are methods now; these stay only for the callers that have not moved
-# to the methods yet (server/web/dashboard/weighting.py, server/web/dashboard/analysis.py and
-# tests/unit/test_rake_types.py, which another change holds open).  New code calls the methods.
+# raked_document was a renderer; it is Raked.to_dict now, and stays under its old name only for
+# server/web/dashboard/weighting.py, which another change holds open.  New code calls the method.
 raked_document = Raked.to_dict
-raked_csv = Raked.to_csv
-raked_question_json = Raked.question_dict
-raking_json = Raked.raking_dict
 
 __all__ = ["Raked", "RakedBy", "RakedCrosstab", "RakedSubgroups", "SamplingDesignError", "Weighted",
            "WeightedCrosstab", "WeightedMean", "WeightedSubgroups", "check_weighted", "crosstab_cells", "design_of",

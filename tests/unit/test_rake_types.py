@@ -259,7 +259,7 @@ def test_list_experiment_raked_equals_r_svycontrast(tmp_path):
         assert result.degrees_of_freedom == n - 1
         # the covariance of the arms' means matters: the difference's SE is not √(se0² + se1²)
         assert abs(result.std_error - np.hypot(se0, se1)) > 1e-6 * result.std_error
-    record = sampling.raked_question_json(raked, survey.question("shop"), *ours["shop"])
+    record = raked.question_dict(survey.question("shop"), *ours["shop"])
     assert record["raked"] is True and record["prevalence"]["estimate"] == pytest.approx(ours["shop"][1].estimate)
     assert record["unweighted"]["estimate"] == pytest.approx(raked.unweighted["shop"].estimate, abs=0)
 
@@ -305,9 +305,9 @@ def test_every_weighted_type_is_raked_and_the_rest_is_skipped_by_name():
     raked = sampling.raked_estimates(Dataset(survey, dict(codes)), sampling.parse_margins(MARGINS, survey))
     assert [q.id for q, _, _ in raked.questions] == [q.id for q in survey.questions]
     assert raked.skipped == []
-    document = sampling.raked_document(raked)
+    document = raked.to_dict()
     assert {q["id"] for q in document["questions"]} == {q.id for q in survey.questions}
-    csv_rows = sampling.raked_csv(raked).splitlines()
+    csv_rows = raked.to_csv().splitlines()
     assert sum(row.startswith("shop,") for row in csv_rows) == 3  # prevalence, control, treatment
     assert sum(row.startswith("sites,") for row in csv_rows) == 3
 

@@ -119,7 +119,7 @@ def regression_view(stored, weighting=None) -> tuple[dict, int]:
                 weighting.error, weighting.error_field = str(exc), exc.field
                 view["weighting_status"] = 400
             else:
-                weighting.raking = sampling.raking_json(raked)
+                weighting.raking = raked.raking_dict()
         if raked is None:
             parsed, built, result = fit_formula(patterns, formula, reference=reference, confidence=confidence,
                                                 survey=stored.survey)
