@@ -574,8 +574,6 @@ def _raked_groups(dataset: Dataset, q: Question, by: Question, counts, w, raking
     return groups
 
 
-
-
 @dataclass(frozen=True)
 class RakedBy(RakingSummary, SurveyResult):
     """``deniable estimate --rake MARGINS.json --by QUESTION``: every other question's raked estimates
@@ -656,8 +654,6 @@ def raked_by(dataset: Dataset, margins: dict[str, np.ndarray], by: Question, *, 
         out.append((q, _raked_groups(dataset, q, by, counts, w, raking, n, confidence, base, simultaneous)))
     return RakedBy(survey=survey, margins=margins, raking=result, untrimmed=untrimmed, n=n, by=by, questions=out,
                    skipped=skipped, base=base_column if base is not None else None)
-
-
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,6 @@ def weighted_mean(scores: np.ndarray, design: SurveyDesign, confidence: float, s
                         ci_high=estimate + half)
 
 
-
 SIMULTANEOUS = " (simultaneous: Bonferroni over the {k} options, each at {level:.4%})"
 
 
@@ -239,8 +238,6 @@ def _tick_design_estimate(q: Question, codes: np.ndarray, design: SurveyDesign, 
     return ticks_result(q, per_option, ticked=0)
 
 
-
-
 # ---------------------------------------------------------------- records and text of a question
 
 
@@ -282,8 +279,6 @@ def question_json(q: Question, n: int, r: WeightedResult | None) -> dict:
             "p": json_number(r.p), "q": json_number(r.q),
             "method": r.method, "confidence": json_number(r.confidence), "simultaneous": r.simultaneous,
             "note": kish_note(floored, r.effective_n, q.options), "options": options}
-
-
 
 
 def question_block(q: Question, n: int, r) -> str:
@@ -339,7 +334,6 @@ def crosstab_cells(row: Question, col: Question, r: WeightedCrosstabResult) -> l
                           "conditional_ci_low": json_number(r.conditional_ci_low[i, j]),
                           "conditional_ci_high": json_number(r.conditional_ci_high[i, j])})
     return cells
-
 
 
 def crosstab_text(ct, data: dict, how: str) -> str:
@@ -445,7 +439,6 @@ def weighted_estimates(dataset: Dataset, columns: DesignColumns, *, confidence: 
     return Weighted(survey=survey, columns=columns, design=design, questions=out)
 
 
-
 # ---------------------------------------------------------------- subgroups and cross-tabs
 
 
@@ -533,7 +526,6 @@ def weighted_subgroups(dataset: Dataset, columns: DesignColumns, by: Question, *
         out.append((q, rows))
     return WeightedSubgroups(weighted=Weighted(survey=survey, columns=columns, design=design, questions=[]), by=by,
                              questions=out)
-
 
 
 @dataclass(frozen=True)
