@@ -133,7 +133,7 @@ class SamplingDesignError(FieldError):
 
 # This class was named DesignError until issue 37, a second class of that name beside the
 # randomized-response design's (deniable.client.designs.DesignError).  Code outside the repository
-# may import it from here, a public module (as server/cli/analysis.py still does), so the old name
+# may import it from here, a public module, so the old name
 # stays an alias of the same class; not in __all__: new code names SamplingDesignError
 # (tests/unit/test_error_family.py holds both).
 DesignError = SamplingDesignError

@@ -156,10 +156,6 @@ def fit_raked_formula(dataset: Dataset, margins: dict[str, np.ndarray], text: st
     return formula, built, result, raked
 
 
-# raked_document was a renderer; it is Raked.to_dict now, and stays under its old name only for
-# server/web/dashboard/weighting.py, which another change holds open.  New code calls the method.
-raked_document = Raked.to_dict
-
 __all__ = ["Raked", "RakedBy", "RakedCrosstab", "RakedSubgroups", "SamplingDesignError", "Weighted",
            "WeightedCrosstab", "WeightedMean", "WeightedSubgroups", "check_weighted", "crosstab_cells", "design_of",
            "fit_raked_formula", "fit_weighted_formula", "load_margins", "parse_margins", "question_json",

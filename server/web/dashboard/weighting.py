@@ -130,7 +130,7 @@ def weighting(slug: str):
             status = 400
         else:
             view["query"] = rake_query(document, trim)  # the other pages, weighted by the same margins
-            document = sampling.raked_document(raked)
+            document = raked.to_dict()
             view["document"] = document
             view["estimates"] = [(survey.question(record["id"]), record) for record in document["questions"]
                                  if survey.question(record["id"]).protected and "options" in record]
@@ -229,7 +229,7 @@ def _with_outside(db, stored) -> tuple:
 
 def weighted_results(db, stored, weighting: PageWeighting, confidence: float, simultaneous: bool = False) -> dict | None:
     """The results page's raked estimates (``deniable estimate --db FILE SLUG --rake MARGINS.json``'s
-    document, :func:`~deniable.server.survey.sampling.raked_document`), or None with the error on ``weighting``."""
+    document, :meth:`~deniable.server.survey.raking.Raked.to_dict`), or None with the error on ``weighting``."""
     try:
         patterns, outside = _with_outside(db, stored)
         raked = sampling.raked_estimates(patterns, weighting.margins, trim=weighting.trim, confidence=confidence,
@@ -237,7 +237,7 @@ def weighted_results(db, stored, weighting: PageWeighting, confidence: float, si
     except SamplingDesignError as exc:
         weighting.error, weighting.error_field = str(exc), exc.field
         return None
-    document = sampling.raked_document(raked)
+    document = raked.to_dict()
     weighting.raking = document["raking"]
     return document
 
