@@ -78,7 +78,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .mechanism import TWO_32, MechanismError, check_k
+from .mechanism import TWO_32, MechanismError, check_k, delegated
 
 DESIGNS = ("forced", "unrelated", "warner", "kuk", "crosswise", "custom")
 MAX_REPORTS = 64
@@ -540,21 +540,10 @@ class DesignMechanism:
     threshold = None  # not k-ary randomized response: the integer weights say everything
     proof = "deniable.client.designs"  # the module notes, "ε from the matrix"
 
-    @property
-    def k(self) -> int:
-        return self.design.k
-
-    @property
-    def protected(self) -> bool:
-        return self.design.ldp
-
-    @property
-    def epsilon(self) -> float:
-        return self.design.epsilon
-
-    @property
-    def declared_epsilon(self) -> float:
-        return self.design.epsilon
+    k = delegated("design", "k")
+    protected = delegated("design", "ldp", "Whether the design is ε-LDP for a finite ε.")
+    epsilon = delegated("design", "epsilon", "The design's realized ε (infinite when it is not ε-LDP).")
+    declared_epsilon = delegated("design", "epsilon", "The design's realized ε: a design declares no other.")
 
     def as_dict(self) -> dict:
         return {"mechanism": "design", **self.design.as_dict()}
@@ -629,14 +618,8 @@ class TickDesignMechanism:
     per_tick = True  # the codebook's matrix is each tick's
     proof = "deniable.client.designs"  # TickDesignMechanism's notes: ε = K · ε_d over the ticks
 
-    @property
-    def protected(self) -> bool:
-        return self.design.ldp
-
-    @property
-    def tick_epsilon(self) -> float:
-        """The realized ε of one tick (infinite when the design is not ε-LDP)."""
-        return self.design.epsilon
+    protected = delegated("design", "ldp", "Whether the design is ε-LDP for a finite ε.")
+    tick_epsilon = delegated("design", "epsilon", "The realized ε of one tick (infinite when the design is not ε-LDP).")
 
     @property
     def epsilon(self) -> float:

@@ -177,6 +177,14 @@ def resolve(k, epsilon) -> Mechanism:
     return direct(k) if epsilon is None else mechanism(k, epsilon)
 
 
+def delegated(inner: str, name: str, doc: str | None = None) -> property:
+    """A read-only property that is the attribute ``name`` of the field ``inner``: how a randomizer that
+    wraps another (a grid's or a list's k-ary randomized response, a check-all question's bit, a design)
+    answers :class:`~.randomizers.Randomizer`'s members with the wrapped one's."""
+    return property(lambda self: getattr(getattr(self, inner), name),
+                    doc=doc or f"The ``{name}`` of ``{inner}``.")
+
+
 class ThroughRR:
     """The privacy of a mechanism whose report goes through one k-ary randomized response, its
     ``rr`` field (the list experiment's count, the grid index): protected, threshold and ε are its."""
@@ -184,18 +192,7 @@ class ThroughRR:
     rr: Mechanism
     design = None
 
-    @property
-    def protected(self) -> bool:
-        return self.rr.protected
-
-    @property
-    def threshold(self) -> int:
-        return self.rr.threshold
-
-    @property
-    def epsilon(self) -> float:
-        return self.rr.epsilon
-
-    @property
-    def declared_epsilon(self) -> float:
-        return self.rr.declared_epsilon
+    protected = delegated("rr", "protected")
+    threshold = delegated("rr", "threshold")
+    epsilon = delegated("rr", "epsilon")
+    declared_epsilon = delegated("rr", "declared_epsilon")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mechanism import Mechanism, MechanismError, check_epsilon, direct, mechanism
+from .mechanism import Mechanism, MechanismError, check_epsilon, delegated, direct, mechanism
 from .randomizer import _uint32_source
 
 MAX_MULTI = 20  # options of a check-all-that-apply question (pairs: 190)
@@ -51,23 +51,10 @@ class MultiMechanism:
     proof = "deniable.client.multi"  # the module notes, "Privacy accounting": ε = K · ε_bit
     design = None
 
-    @property
-    def protected(self) -> bool:
-        return self.bit.protected
-
-    @property
-    def threshold(self) -> int:
-        return self.bit.threshold
-
-    @property
-    def p(self) -> float:
-        """Probability that a bit is reported as it is."""
-        return self.bit.p
-
-    @property
-    def q(self) -> float:
-        """Probability that a bit is flipped."""
-        return self.bit.q
+    protected = delegated("bit", "protected")
+    threshold = delegated("bit", "threshold")
+    p = delegated("bit", "p", "Probability that a bit is reported as it is.")
+    q = delegated("bit", "q", "Probability that a bit is flipped.")
 
     @property
     def epsilon(self) -> float:
