@@ -1,4 +1,5 @@
-"""The result of :func:`deniable.estimators.regress`: named arrays, ``summary()`` and ``as_dict()``."""
+"""The result of :func:`deniable.estimators.regress`: named arrays, ``summary()`` and ``to_dict()`` (a
+:class:`~deniable.estimators.result.Result`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .regression_effects import Effect
+from .result import Result
 
 
 def _num(value):
@@ -40,7 +42,7 @@ def _p_value(value: float) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class RegressionResult:
+class RegressionResult(Result):
     """A randomized-response (multinomial) logit fitted by maximum likelihood of the reports.
 
     ``params``, ``std_error``, ``z``, ``p_value`` and the interval ends are flat arrays in the
@@ -105,8 +107,9 @@ class RegressionResult:
             for e in self.effects
         ]
 
-    def as_dict(self) -> dict:
-        """The result as JSON-safe data (non-finite numbers become None)."""
+    def to_dict(self) -> dict:
+        """The result as JSON-safe data (non-finite numbers become None): ``models`` first, then the fit,
+        the coefficients and the effects."""
         return {
             "models": self.models, "modelled": [o for j, o in enumerate(self.options) if j != self.reference],
             "outcome": self.outcome, "options": list(self.options), "reference": self.options[self.reference],
@@ -118,6 +121,10 @@ class RegressionResult:
             "converged": self.converged, "iterations": self.iterations,
             "coefficients": self.coefficient_rows(), "effects": self.effect_rows(), "note": self.note or None,
         }
+
+    def as_dict(self) -> dict:
+        """:meth:`to_dict` (its earlier name, kept: it is public API)."""
+        return self.to_dict()
 
     def summary(self) -> str:
         """A text table like statsmodels' ``summary()``: the model, the coefficients, the effects."""

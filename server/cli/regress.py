@@ -156,17 +156,16 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         deniable regress survey.json responses.csv "drugs ~ year" --rake margins.json --weights w --cluster school
     """
     from deniable.estimators.regression import RegressionError
-    from deniable.server.survey.regression import FormulaError, fit_formula, regression_json, regression_table
+    from deniable.server.survey.regression import FormulaError, Regression, fit_formula
 
     columns = _design_columns(weights, strata, cluster, fpc)
+    raked = None
     if margins_path is not None:
         slug, formula, built, result, raked = _raked(inputs, db_path, reference, confidence, margins_path, trim,
                                                      columns)
-        _show_raked(slug, formula, built, result, raked, fmt)
-        return
-    if trim is not None:
+    elif trim is not None:
         raise click.UsageError("--trim goes with --rake MARGINS.json")
-    if columns is not None:
+    elif columns is not None:
         slug, formula, built, result = _weighted(inputs, db_path, reference, confidence, columns)
     else:
         patterns, text, survey = _patterns(inputs, db_path)
@@ -176,21 +175,12 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
                                                  profile=profile, survey=survey)
         except (FormulaError, RegressionError) as exc:
             fail(str(exc))
+    # one result renders itself, raked or not (what raking did: its JSON's ``raking``; for a terminal, first)
+    fitted = Regression(slug, formula, built, result, raked)
     if fmt == "json":
-        echo_json(regression_json(slug, formula, built, result))
+        echo_json(fitted.to_dict())
     else:
-        click.echo(regression_table(formula, built, result), nl=False)
-
-
-def _show_raked(slug, formula, built, result, raked, fmt) -> None:
-    """The fit as --weights shows it, with what raking did (its JSON ``raking``; for a terminal, first)."""
-    from deniable.server.survey.regression import regression_json, regression_table
-
-    if fmt == "json":
-        echo_json({**regression_json(slug, formula, built, result), "weighted": True, "raking": raked.raking_dict()})
-    else:
-        click.echo(raked.raking_text())
-        click.echo(regression_table(formula, built, result), nl=False)
+        click.echo(fitted.table(), nl=False)
 
 
 COMMANDS = (regress,)

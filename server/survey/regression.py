@@ -22,6 +22,7 @@ import ast
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,7 +32,12 @@ from deniable.estimators import RegressionResult, Term
 from deniable.errors import FieldError
 
 from .definition import QUESTION_ID_RE, Question, Survey
+from .estimates import SurveyResult
 from .patterns import Patterns, collapse
+
+if TYPE_CHECKING:
+    from .raking import Raked
+
 
 class FormulaError(FieldError):
     """A formula that does not fit the survey; the message names the question and the problem."""
@@ -384,24 +390,41 @@ def reference_choices(question: Question, reference: str | None) -> list[dict]:
             for j in order]
 
 
-def regression_json(slug: str, formula: Formula, built: Design, result: RegressionResult) -> dict:
-    """The JSON of ``deniable regress --format json``: ``models`` (what the coefficients are of) first."""
-    data = result.as_dict()
-    return {"models": data.pop("models"), "survey": slug, "formula": formula.text, "left_out": built.left_out,
-            **data}
+@dataclass(frozen=True, eq=False)
+class Regression(SurveyResult):
+    """A fitted formula over a survey (:func:`fit_formula`, or the weighted and raked fits of
+    :mod:`.sampling`), rendering itself as ``deniable regress`` prints it; ``raked``, what raking did
+    (:class:`~.raking.Raked`), for a fit under raked weights.  There is no CSV of a regression."""
 
+    slug: str
+    formula: Formula
+    design: Design
+    result: RegressionResult
+    raked: Raked | None = None
 
-def regression_table(formula: Formula, built: Design, result: RegressionResult) -> str:
-    """The terminal output: the formula, who was left out, then the result's summary."""
-    lines = [f"{formula.text}: {result.models}"]
-    if built.left_out:
-        lines.append(f"{built.left_out:,} responses left out (no answer to the outcome or to a covariate)")
-    shown = {f.questions[0].id: f.questions[0] for term in formula.terms for f in term
-             if f.text.startswith("num(")}
-    for q in (q for q in shown.values() if not all(_is_number(o) for o in q.options)):
-        lines.append(f"num({q.id}) uses option positions: " +
-                     ", ".join(f"{label} = {i}" for i, label in enumerate(q.options)))
-    return "\n".join(lines) + "\n" + result.summary()
+    def to_dict(self) -> dict:
+        """The JSON of ``deniable regress --format json``: ``models`` (what the coefficients are of) first;
+        under raked weights, ``weighted`` and what raking did (``raking``) last."""
+        data = self.result.to_dict()
+        document = {"models": data.pop("models"), "survey": self.slug, "formula": self.formula.text,
+                    "left_out": self.design.left_out, **data}
+        if self.raked is not None:
+            document.update(weighted=True, raking=self.raked.raking_dict())
+        return document
+
+    def table(self) -> str:
+        """The terminal output: what raking did (under raked weights), the formula, who was left out, then
+        the result's summary."""
+        lines = [f"{self.formula.text}: {self.result.models}"]
+        if self.design.left_out:
+            lines.append(f"{self.design.left_out:,} responses left out (no answer to the outcome or to a covariate)")
+        shown = {f.questions[0].id: f.questions[0] for term in self.formula.terms for f in term
+                 if f.text.startswith("num(")}
+        for q in (q for q in shown.values() if not all(_is_number(o) for o in q.options)):
+            lines.append(f"num({q.id}) uses option positions: " +
+                         ", ".join(f"{label} = {i}" for i, label in enumerate(q.options)))
+        raking = "" if self.raked is None else self.raked.raking_text() + "\n"
+        return raking + "\n".join(lines) + "\n" + self.result.summary()
 
 
 def _is_number(label: str) -> bool:

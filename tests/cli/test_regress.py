@@ -106,6 +106,23 @@ def test_from_the_database(tmp_path, files):
     assert json.loads(from_db.output)["coefficients"] == json.loads(from_csv.output)["coefficients"]
 
 
+def test_the_command_prints_the_regression_result(files):
+    """``deniable regress`` prints a :class:`Regression` (a survey-level result): its table, its JSON."""
+    from deniable.server.survey import readers
+    from deniable.server.survey.estimates import SurveyResult
+    from deniable.server.survey.patterns import from_dataset
+    from deniable.server.survey.regression import Regression, fit_formula
+
+    survey_path, responses = files
+    survey = load_definition(survey_path)
+    patterns = from_dataset(readers.read(str(responses), survey, codebook=str(survey_path)))
+    fitted = Regression(survey.slug, *fit_formula(patterns, "cheated ~ num(year)", profile=False, survey=survey))
+    assert isinstance(fitted, SurveyResult) and fitted.summary() == fitted.table()
+    assert run(survey_path, responses, "cheated ~ num(year)", "--no-profile").output == fitted.table()
+    shown = run(survey_path, responses, "cheated ~ num(year)", "--no-profile", "--format", "json").output
+    assert json.loads(shown) == fitted.to_dict() and "raking" not in fitted.to_dict()
+
+
 @pytest.mark.parametrize("formula,message", [
     ("drugs ~ yeer", "Error: unknown question 'yeer' in the formula (expected one of: drugs, cheated, year)"),
     ("drugs ~ cheated", "Error: covariate 'cheated' is protected"),

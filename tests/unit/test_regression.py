@@ -12,6 +12,7 @@ from scipy.stats import chi2
 from deniable.client.mechanism import mechanism
 from deniable.client.randomizer import randomize
 from deniable.estimators import RegressionError, Term, estimate, regress
+from deniable.estimators.result import Result
 from deniable.estimators.rrlogit import Data, derivatives, loglik
 
 YEAR = Term("year", (0, 1), ("1", "2", "3"))
@@ -170,8 +171,9 @@ def test_summary_and_json_say_what_was_fitted():
     for expected in ("drugs", "reference option: No", "ε = 1.0000", "LR test", "profile", "year[3]",
                      "Predicted prevalence by group"):
         assert expected in text
-    data = result.as_dict()
+    data = result.to_dict()
     assert data["reference"] == "No" and len(data["coefficients"]) == 4 and data["lr_test"]["df"] == 3
+    assert isinstance(result, Result) and result.as_dict() == data  # of the Result family; as_dict, its alias
     assert {e["level"] for e in data["effects"] if e["term"] == "year"} == {"1", "2", "3"}
 
 
@@ -182,7 +184,7 @@ def test_the_first_line_names_the_modelled_option():
         result = regress(reports, X, 1.0, k=2, names=["year[2]", "year[3]", "gender[f]"], terms=[YEAR, GENDER],
                          outcome="drugs", options=["Yes", "No"], reference=reference, profile=False)
         assert result.models == models and result.summary().splitlines()[0].endswith(f": {models}")
-        assert next(iter(result.as_dict().items())) == ("models", models)
+        assert next(iter(result.to_dict().items())) == ("models", models)
     from deniable.estimators.regression_result import modelled
     assert modelled(["Never", "Once", "Several times"], 0) == "log-odds of each of Once, Several times against Never"
 
