@@ -12,6 +12,7 @@ carry one version however often it was fixed, and the codebook says which versio
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 import sqlite3
 
@@ -21,11 +22,15 @@ from deniable.server.store import integrity, migrations
 from deniable.server.store.backup import backup
 from deniable.server.store.db import write_transaction
 from deniable.server.store.exports import load_export
-from deniable.server.store.surveys import fixed_today
+from deniable.server.store.surveys import fixed_today, today
 from deniable.server.store.wording import fix_wording
 from support.store import store_response
 
 FIXES, BETWEEN = 5, 16
+
+
+def day_after(day: str, days: int = 1) -> str:
+    return (datetime.date.fromisoformat(day) + datetime.timedelta(days=days)).isoformat()
 
 
 def fix(db, n: int) -> None:
@@ -49,33 +54,35 @@ def versions_by_day(path) -> dict[str, set[int]]:
 
 
 def test_fixes_seconds_apart_do_not_divide_a_day(db, stored, db_path, tmp_path):
-    with fixed_today("2026-11-28"):
+    first = stored.opened_on or today()  # the survey opened on the clock's day: the first wording's day
+    second = day_after(first)
+    with fixed_today(first):
         for n in range(FIXES):
             for i in range(BETWEEN):
                 answer(db, stored, i)
             fix(db, n)
         for i in range(BETWEEN):
             answer(db, stored, i)
-    assert versions_by_day(db_path) == {"2026-11-28": {1}}  # 96 responses around five fixes: one version
+    assert versions_by_day(db_path) == {first: {1}}  # 96 responses around five fixes: one version
     copy = tmp_path / "backup.db"
     backup(db_path, copy)
-    assert versions_by_day(copy) == {"2026-11-28": {1}}
+    assert versions_by_day(copy) == {first: {1}}
     export = load_export(db, "demo")
     rows = list(csv.reader(export.responses("csv").decode().splitlines()[1:]))
     assert rows[0][-1] == "text-version" and {row[-1] for row in rows[1:]} == {"1"}
     # the next day records the day's first wording: the last fix of the day before
-    with fixed_today("2026-11-29"):
+    with fixed_today(second):
         for i in range(BETWEEN):
             answer(db, stored, i)
         fix(db, FIXES)
         answer(db, stored, 0)
-    assert versions_by_day(db_path) == {"2026-11-28": {1}, "2026-11-29": {FIXES + 1}}
+    assert versions_by_day(db_path) == {first: {1}, second: {FIXES + 1}}
     codebook = json.loads(load_export(db, "demo").codebook())
     versions = {v["version"]: v for v in codebook["text_versions"]}
     assert [versions[v]["responses"] for v in sorted(versions)] == [96, 0, 0, 0, 0, 17, 0]
-    assert versions[FIXES + 1]["since"] == "2026-11-28" and versions[FIXES + 1]["recorded_from"] == "2026-11-29"
-    assert versions[1]["recorded_from"] == "2026-11-28" and versions[2]["recorded_from"] is None  # fixed again that day
-    assert versions[FIXES + 2]["recorded_from"] == "2026-11-30"
+    assert versions[FIXES + 1]["since"] == first and versions[FIXES + 1]["recorded_from"] == second
+    assert versions[1]["recorded_from"] == first and versions[2]["recorded_from"] is None  # fixed again that day
+    assert versions[FIXES + 2]["recorded_from"] == day_after(second)
     assert "recorded_from" in codebook["text_versions_note"]
     assert integrity.check(db) == []
 
@@ -83,7 +90,8 @@ def test_fixes_seconds_apart_do_not_divide_a_day(db, stored, db_path, tmp_path):
 def test_responses_stored_by_the_moment_are_put_by_the_day(db, stored, db_path):
     """A database written before this rule (versions by the moment) is made to follow it by the migration,
     and ``deniable check`` finds any response off the rule and ``--repair`` puts it right."""
-    with fixed_today("2026-11-28"):
+    day = stored.opened_on or today()
+    with fixed_today(day):
         for n in range(3):
             answer(db, stored, n)
             fix(db, n)
@@ -92,16 +100,16 @@ def test_responses_stored_by_the_moment_are_put_by_the_day(db, stored, db_path):
     with write_transaction(db):  # what the old rule wrote: each response the version at its moment
         for version, rid in enumerate(ids, start=1):
             db.execute("UPDATE response_slots SET text_version = (1 << 56) + ? WHERE id = ?", [version, rid])
-    assert versions_by_day(db_path) == {"2026-11-28": {1, 2, 3, 4}}
+    assert versions_by_day(db_path) == {day: {1, 2, 3, 4}}
     gaps = integrity.check(db)
     assert [(g.structure, g.detail.split(" ")[0]) for g in gaps] == [("text versions", "3")]
     with write_transaction(db):
         migrations.m20_text_versions_by_day(db)
-    assert versions_by_day(db_path) == {"2026-11-28": {1}} and integrity.check(db) == []
+    assert versions_by_day(db_path) == {day: {1}} and integrity.check(db) == []
     with write_transaction(db):
         db.execute("UPDATE response_slots SET text_version = (1 << 56) + 3 WHERE filled = 1")
     assert integrity.repair(db) == ["demo"]
-    assert versions_by_day(db_path) == {"2026-11-28": {1}} and integrity.check(db) == []
+    assert versions_by_day(db_path) == {day: {1}} and integrity.check(db) == []
 
 
 @pytest.mark.parametrize("day", ["2026-11-28", "2026-12-31"])
