@@ -18,8 +18,7 @@ interval methods, confidence sequences for one count, the exact belts) stay in t
 'exact'
 """
 
-import importlib
-
+from .lazy import lazy_exports
 from .names import METHODS
 
 _HOMES = {
@@ -45,13 +44,4 @@ _HOMES = {
 __all__ = ["METHODS", *sorted(_HOMES)]
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value  # once imported, an ordinary attribute
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES, __all__)

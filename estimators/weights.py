@@ -116,13 +116,14 @@ References
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from deniable.errors import FieldError
+
+from .lazy import lazy_exports
 
 
 class SamplingDesignError(FieldError):
@@ -309,16 +310,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __package__), name)
-    globals()[name] = value  # once imported, an ordinary attribute
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES, _HOMES)
 
 
 __all__ = ["RakeResult", "SamplingDesignError", "SurveyDesign", "WeightedCrosstabResult", "WeightedResult",
