@@ -1,0 +1,262 @@
+"""Logistic regression of the carrier share under the two-group non-compliance designs (RRreg's ``RRlog``).
+
+Model.  Respondent i, in group g(i) with covariates ``x_i`` (intercept first), carries the attribute with
+probability ``π_i = expit(x_i · β)``; the design says how likely a "yes" is from a carrier and from a
+non-carrier of group g, given the nuisance parameter ν of the design:
+
+    P(yes | x_i, g) = P_i = b_g(ν) + (a_g(ν) − b_g(ν)) π_i,
+
+* **SLD** (Moshagen, Musch & Erdfelder 2012), ν = t: ``a_g = t``, ``b_g = 1 − p_g`` (a non-carrier of group g
+  answers "no" with probability p_g; a carrier "yes" with probability t);
+* **UQTunknown** (Greenberg et al. 1969), ν = π_UQ: ``a_g = p_g + (1 − p_g) π_UQ``, ``b_g = (1 − p_g) π_UQ`` (the
+  sensitive question with probability p_g, otherwise the unrelated one, whose prevalence π_UQ is unknown);
+* **CDM** (Clark & Desharnais 1998), ν = γ: ``a_g = 1 − γ``, ``b_g = (1 − γ) p_g``; **CDMsym** (Ostapczuk et al.
+  2009), ``p = (yes₁, no₁, yes₂, no₂)``: ``a_g = (1 − γ)(1 − no_g)``, ``b_g = (1 − γ) yes_g`` — every respondent,
+  carrier or not, cheats (says "no") with probability γ, independently of x, as RRreg's ``RRgen`` simulates it,
+  so the univariate CDM's π (honest carriers) is ``(1 − γ)`` times the carriers' share.
+
+RRreg 0.7.5's ``RRlog`` fits SLD and UQTunknown with this likelihood.  For CDM and CDMsym its likelihood leaves
+γ out (``a_g = 1``, ``b_g = p_g``; its third coefficient is the unchanged start value): ``gamma="ignore"``
+fits that model, to reproduce RRlog, and the default ``gamma="estimate"`` fits the one above, whose
+coefficients are those of the carriers' share (RRlog's are biased by the cheaters: they model P(yes) as if
+every "no" of a cheater were a non-carrier's).
+
+Derivatives.  With ``w_i = y_i / P_i − (1 − y_i)/(1 − P_i)`` and ``v_i = y_i / P_i² + (1 − y_i)/(1 − P_i)²``:
+``∂P_i/∂β = (a − b) π_i(1 − π_i) x_i``, ``∂P_i/∂ν = a′ π_i + b′ (1 − π_i)`` (a and b are affine in ν, so
+``∂²P/∂ν² = 0``), ``∂²P_i/∂β∂β′ = (a − b) π_i(1 − π_i)(1 − 2π_i) x_i x_i′``, ``∂²P_i/∂β∂ν = (a′ − b′) π_i(1 − π_i) x_i``;
+the score is ``Σ w_i ∂P_i`` and the observed Hessian ``Σ w_i ∂²P_i − v_i ∂P_i ∂P_i′``.  The fit is Fisher scoring
+(the expected information ``Σ ∂P_i ∂P_i′ / (P_i(1 − P_i))`` is positive definite, so every step ascends after
+step halving), ν kept inside [0, 1]; when ν's maximum is on a bound it is held there and reported without a
+standard error.  Standard errors are from the observed information (RRlog's: optim's numerical Hessian).
+
+References
+----------
+.. [1] D. W. Heck, M. Moshagen, "RRreg: an R package for correlation and regression analyses of randomized
+   response data", J. Stat. Softw. 85 (2018).
+.. [2] M. Moshagen, J. Musch, E. Erdfelder, "A stochastic lie detector", Behav. Res. Methods 44 (2012) 222–231.
+.. [3] S. M. Clark, R. A. Desharnais, "Honest answers to embarrassing questions: detecting cheating in the
+   randomized response model", Psychol. Methods 3 (1998) 160–168.
+.. [4] B. G. Greenberg et al., "The unrelated question randomized response model: theoretical framework",
+   JASA 64 (1969) 520–539.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from deniable.errors import FieldError
+
+from .result import Result, frozen
+
+_P_LENGTH = {"CDM": 2, "CDMsym": 4, "SLD": 2, "UQTunknown": 2}
+NUISANCE = {"CDM": "gamma", "CDMsym": "gamma", "SLD": "t", "UQTunknown": "piUQ"}
+TOLERANCE = 1e-10  # Fisher scoring stops when the step is below this (in every coordinate)
+MAX_STEPS = 200
+
+
+def _channel(model: str, p, nu: float | None):
+    """Per group: (a, b, a′, b′) — P(yes | carrier), P(yes | non-carrier) and their slopes in ν."""
+    p = np.asarray(p, dtype=float)
+    if model == "SLD":
+        return np.full(2, nu), 1 - p, np.ones(2), np.zeros(2)
+    if model == "UQTunknown":
+        return p + (1 - p) * nu, (1 - p) * nu, 1 - p, 1 - p
+    yes, no = (p, np.zeros(2)) if model == "CDM" else (p[0::2], p[1::2])
+    keep = 1.0 if nu is None else 1 - nu
+    return keep * (1 - no), keep * yes, -(1 - no), -yes
+
+
+@dataclass(frozen=True)
+class GroupLogitResult(Result):
+    """Coefficients of the carriers' log-odds (and the design's nuisance parameter), with standard errors from
+    the observed information and Wald intervals; ``loglik`` is the Bernoulli log-likelihood at the fit."""
+
+    model: str
+    p: tuple
+    names: tuple
+    coefficients: np.ndarray
+    se: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    loglik: float
+    n: int
+    confidence: float
+    nuisance_on_bound: bool
+    steps: int
+
+    def summary(self) -> str:
+        lines = [f"{self.model} logistic regression of the carriers' share (n = {self.n}, p = "
+                 f"{', '.join(f'{x:g}' for x in self.p)}), log-likelihood {self.loglik:.4f}",
+                 f"{'':<14}{'estimate':>10}{'SE':>10}  {self.confidence:.0%} interval"]
+        for name, b, s, lo, hi in zip(self.names, self.coefficients, self.se, self.lower, self.upper):
+            shown = "—" if math.isnan(s) else f"{s:.4f}"
+            bounds = "—" if math.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
+            lines.append(f"{name:<14}{b:>10.4f}{shown:>10}  {bounds}")
+        if not np.isfinite(self.se[:len(self.names) - (self.names[-1] in NUISANCE.values())]).all():
+            lines.append("no finite maximum: a fitted share runs to 0 or 1 (too few respondents, or data the "
+                         "design cannot produce)")
+        if self.nuisance_on_bound:
+            lines.append(f"{self.names[-1]} is at a bound of [0, 1]: held there, without a standard error")
+        return "\n".join(lines) + "\n"
+
+
+def _check(model, p, response, group, X, names):
+    if model not in _P_LENGTH:
+        raise FieldError(f"must be one of {', '.join(_P_LENGTH)}, got {model!r}", "model")
+    try:
+        p = tuple(float(x) for x in p)
+    except (TypeError, ValueError):
+        raise FieldError("must be numbers", "p") from None
+    if len(p) != _P_LENGTH[model] or not all(0 <= x <= 1 for x in p):
+        raise FieldError(f"{model} takes {_P_LENGTH[model]} probabilities in [0, 1], got {list(p)}", "p")
+    y = np.asarray(response)
+    g = np.asarray(group)
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[:, None]
+    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
+        raise FieldError("must be 0 (no) or 1 (yes) for every respondent", "response")
+    if g.shape != y.shape or not np.isin(g, (1, 2)).all():
+        raise FieldError("must be 1 or 2 for every respondent", "group")
+    if X.shape[0] != y.size or not np.isfinite(X).all():
+        raise FieldError("must have one row of finite numbers per respondent", "X")
+    names = tuple(names) if names is not None else ("(Intercept)", *(f"x{j}" for j in range(1, X.shape[1])))
+    if len(names) != X.shape[1]:
+        raise FieldError(f"must name the {X.shape[1]} columns of X, got {len(names)} names", "names")
+    return p, y.astype(float), g.astype(int) - 1, X, names
+
+
+def _parts(theta, model, p, g, X, free_nu: bool, nu_fixed):
+    k = X.shape[1]
+    nu = theta[k] if free_nu else nu_fixed
+    a, b, da, db = _channel(model, p, nu)
+    a, b, da, db = a[g], b[g], da[g], db[g]
+    pi = 1 / (1 + np.exp(-(X @ theta[:k])))
+    prob = b + (a - b) * pi
+    slope = (a - b) * pi * (1 - pi)
+    grad = slope[:, None] * X
+    if free_nu:
+        grad = np.column_stack([grad, da * pi + db * (1 - pi)])
+    return pi, prob, slope, grad, da - db
+
+
+def _loglik(prob, y) -> float:
+    with np.errstate(divide="ignore"):
+        return float(np.sum(np.where(y == 1, np.log(prob), np.log1p(-prob))))
+
+
+def _observed_information(theta, model, p, y, g, X, free_nu, nu_fixed) -> np.ndarray:
+    pi, prob, slope, grad, dab = _parts(theta, model, p, g, X, free_nu, nu_fixed)
+    w = y / prob - (1 - y) / (1 - prob)
+    v = y / prob**2 + (1 - y) / (1 - prob) ** 2
+    hessian = -(grad * v[:, None]).T @ grad
+    k = X.shape[1]
+    hessian[:k, :k] += (X * (w * slope * (1 - 2 * pi))[:, None]).T @ X
+    if free_nu:
+        cross = X.T @ (w * dab * pi * (1 - pi))
+        hessian[:k, k] += cross
+        hessian[k, :k] += cross
+    return -hessian
+
+
+def _score(theta, model, p, y, g, X, free_nu, nu_fixed):
+    _, prob, _, grad, _ = _parts(theta, model, p, g, X, free_nu, nu_fixed)
+    w = y / prob - (1 - y) / (1 - prob)
+    fisher = (grad / (prob * (1 - prob))[:, None]).T @ grad
+    return grad.T @ w, fisher, _loglik(prob, y)
+
+
+def _scoring(theta, model, p, y, g, X, free_nu, nu_fixed):
+    """Fisher scoring with step halving; ν (the last entry when free) kept inside (0, 1)."""
+    score, fisher, ll = _score(theta, model, p, y, g, X, free_nu, nu_fixed)
+    for steps in range(1, MAX_STEPS + 1):
+        try:
+            step = np.linalg.solve(fisher, score)
+        except np.linalg.LinAlgError:  # the information is singular: a share at 0 or 1, the fit diverging
+            return theta, ll, steps
+        scale = 1.0
+        while scale > 1e-12:
+            trial = theta + scale * step
+            if not free_nu or 0 < trial[-1] < 1:
+                new = _score(trial, model, p, y, g, X, free_nu, nu_fixed)
+                if new[2] >= ll - 1e-12 * abs(ll):
+                    break
+            scale /= 2
+        else:
+            return theta, ll, steps
+        theta = trial
+        score, fisher, ll = new
+        if np.max(np.abs(scale * step)) < TOLERANCE:
+            return theta, ll, steps
+    return theta, ll, MAX_STEPS
+
+
+def _start(model, p, y, g, X, free_nu):
+    """Start from the intercept-only answer: the group shares' moment estimates (clipped inside (0, 1))."""
+    lam = np.array([y[g == j].mean() if np.any(g == j) else 0.5 for j in (0, 1)])
+    if free_nu:
+        best = None
+        for nu in (0.05, 0.3, 0.5, 0.7, 0.95):
+            a, b, _, _ = _channel(model, p, nu)
+            share = float(np.clip(np.mean((lam - b) / np.where(a != b, a - b, 1)), 0.02, 0.98))
+            theta = np.zeros(X.shape[1] + 1)
+            theta[0], theta[-1] = math.log(share / (1 - share)), nu
+            ll = _score(theta, model, p, y, g, X, True, None)[2]
+            if best is None or ll > best[1]:
+                best = (theta, ll)
+        return best[0]
+    a, b, _, _ = _channel(model, p, None)
+    share = float(np.clip(np.mean((lam - b) / np.where(a != b, a - b, 1)), 0.02, 0.98))
+    theta = np.zeros(X.shape[1])
+    theta[0] = math.log(share / (1 - share))
+    return theta
+
+
+def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "estimate",
+                confidence: float = 0.95) -> GroupLogitResult:
+    """Fit the logit of the carriers' share on ``X`` (one row per respondent, intercept column first) from 0/1
+    ``response`` and 1/2 ``group`` under ``model`` with RRreg's ``p`` (as ``RRuni``/``RRlog`` take it).
+
+    ``gamma="ignore"`` (CDM, CDMsym) fits RRlog's likelihood without the cheaters' share.
+
+    >>> import numpy as np
+    >>> y = np.repeat([1, 0, 1, 0], [30, 70, 45, 55]); g = np.repeat([1, 2], 100)
+    >>> fit = group_logit("UQTunknown", [0.7, 0.3], y, g, np.ones((200, 1)))
+    >>> [round(float(b), 4) for b in fit.coefficients]  # logit of π̂ = 0.1875, and π̂_UQ = 0.5625
+    [-1.4663, 0.5625]
+    """
+    from .binomial import z
+
+    p, y, g, X, names = _check(model, p, response, group, X, names)
+    if gamma not in ("estimate", "ignore"):
+        raise FieldError(f"must be 'estimate' or 'ignore', got {gamma!r}", "gamma")
+    free_nu = not (gamma == "ignore" and model in ("CDM", "CDMsym"))
+    theta, ll, steps = _scoring(_start(model, p, y, g, X, free_nu), model, p, y, g, X, free_nu, None)
+    on_bound = False
+    if free_nu and not 1e-6 < theta[-1] < 1 - 1e-6:
+        # the maximum in ν is on a bound: fit β with ν held at the nearer bound, and keep the better fit
+        bound = float(round(theta[-1]))
+        held, held_ll, held_steps = _scoring(theta[:-1].copy(), model, p, y, g, X, False, bound)
+        if held_ll >= ll:
+            theta, ll, steps, on_bound = np.append(held, bound), held_ll, steps + held_steps, True
+    k = X.shape[1]
+    info_size = k if (on_bound or not free_nu) else k + 1
+    info = _observed_information(theta[:info_size], model, p, y, g, X, info_size > k,
+                                 float(theta[-1]) if on_bound else None)
+    se = np.full(theta.size, np.nan)
+    try:
+        cov = np.linalg.inv(info)
+        se[:info_size] = np.sqrt(np.abs(np.diag(cov)))
+    except np.linalg.LinAlgError:
+        pass
+    half = z(confidence) * se
+    all_names = names + ((NUISANCE[model],) if free_nu else ())
+    return GroupLogitResult(model=model, p=p, names=all_names, coefficients=frozen(theta), se=frozen(se),
+                            lower=frozen(theta - half), upper=frozen(theta + half), loglik=ll, n=int(y.size),
+                            confidence=confidence, nuisance_on_bound=on_bound, steps=steps)
+
+
+__all__ = ["GroupLogitResult", "NUISANCE", "group_logit"]
