@@ -37,6 +37,8 @@ _HOMES = {
     "CrosstabResult": "result", "EstimateResult": "result", "Result": "result",
     "SequencePath": "sequential", "monitor": "sequential", "monitor_path": "sequential",
     "RakeResult": "raking", "rake": "raking",
+    "MODELS": "two_group", "TwoGroupResult": "two_group", "estimate_two_group": "two_group",
+    "two_group_counts": "two_group",
     "SamplingDesignError": "weights", "SurveyDesign": "weights", "survey_design": "weights",
     "WeightedResult": "weighted", "weighted_estimate": "weighted",
 }
