@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from deniable.estimators.names import METHODS
-from deniable.server.survey.readers import SOURCES, sources_help
+from deniable.server.survey.readers import RRREG_ONE_GROUP, RRREG_TWO_GROUP, SOURCES, sources_help
 
 from .common import (confidence_option, database, db_option, design_options, echo_json, fail, load_survey,
                      rake_options)
@@ -98,22 +98,19 @@ def _read_weighted(inputs, db_path, counts_path, columns, check=None, source=Non
 
 def _unweighted(inputs, db_path, counts_path, source, crosstab, by_qid, method, **options):
     """The estimates as a simple random sample's: :func:`deniable.server.survey.analysis.marginal_estimates`,
-    with ``--crosstab`` the joint and conditional shares, with ``--by`` each group's."""
+    with ``--crosstab`` the joint and conditional shares, with ``--by`` each group's (an estimator refusing its
+    input raises a FieldError: one ``Error:`` line)."""
     from deniable.server.survey import analysis, estimates
 
     dataset, stats, n_responses, survey = _load_dataset(inputs, db_path, counts_path, every_question=bool(by_qid),
                                                         source=source)
     _check_analysis(survey, crosstab, by_qid)
-    try:
-        if crosstab:
-            return analysis.crosstab(survey, *crosstab, dataset, confidence=options["confidence"])
-        if by_qid:
-            return estimates.EverySubgroup(survey, survey.question(by_qid), analysis.every_subgroup(
-                survey, by_qid, dataset, method=method, **options))
-        return estimates.Estimates(survey, n_responses, analysis.marginal_estimates(survey, stats, method=method,
-                                                                                     **options))
-    except ValueError as exc:  # an estimator refusing its input
-        fail(str(exc))
+    if crosstab:
+        return analysis.crosstab(survey, *crosstab, dataset, confidence=options["confidence"])
+    if by_qid:
+        return estimates.EverySubgroup(survey, survey.question(by_qid), analysis.every_subgroup(
+            survey, by_qid, dataset, method=method, **options))
+    return estimates.Estimates(survey, n_responses, analysis.marginal_estimates(survey, stats, method=method, **options))
 
 
 def _weighted(inputs, db_path, counts_path, source, crosstab, by_qid, columns, **options):
@@ -189,6 +186,25 @@ def _check_weights(weights, strata, cluster, fpc, crosstab, by_qid):
     return DesignColumns(weights=weights, strata=strata, cluster=cluster, fpc=fpc)
 
 
+def _rrreg(inputs, model, p, fmt, confidence, method, other) -> None:
+    """``--rrreg MODEL --p P1,P2 DATA.csv``: RRreg's model on data in RRreg's shape (:mod:`~deniable.server.survey.rrreg`)."""
+    if model is None or p is None or len(inputs) != 1 or other:
+        raise click.UsageError("--rrreg MODEL goes with --p P1,P2[,…] and one argument, DATA.csv (and --confidence, "
+                               "--method, --format)")
+    from deniable.server.survey.rrreg import estimate_rrreg
+
+    _show(estimate_rrreg(inputs[0], model, p, confidence=confidence, method=method), fmt)
+
+
+def _show(result, fmt: str) -> None:
+    if fmt == "json":
+        echo_json(result.to_dict())
+    elif fmt == "csv":
+        click.echo(result.to_csv(), nl=False)
+    else:
+        click.echo(result.table(), nl=False)
+
+
 def _check_analysis(survey: Survey, crosstab, by_qid) -> None:
     """The one validation of the dashboard and the command line (:mod:`deniable.server.survey.analysis`);
     a choice it refuses is a usage error naming the option (``--crosstab: …``, ``--by: …``)."""
@@ -204,7 +220,8 @@ def _check_analysis(survey: Survey, crosstab, by_qid) -> None:
 
 
 @click.command("estimate")
-@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv|.parquet | SURVEY.json --counts FILE | --db FILE SLUG")
+@click.argument("inputs", nargs=-1, metavar="SURVEY.json RESPONSES.csv|.parquet | SURVEY.json --counts FILE | --db FILE SLUG"
+                " | --rrreg MODEL --p P1,P2 DATA.csv")
 @db_option(None, "Read the reports of survey SLUG from this database.")
 @click.option("--counts", "counts_path", metavar="FILE",
               help="Read counts aggregated elsewhere: some question columns and 'count' (CSV or Parquet).")
@@ -219,8 +236,12 @@ def _check_analysis(survey: Survey, crosstab, by_qid) -> None:
 @design_options("Estimates are then weighted and design-based (linearization, Korn-Graubard intervals).")
 @rake_options("estimates are then weighted, with the calibration variance.")
 @click.option("--from", "source", type=click.Choice(tuple(SOURCES)), help=sources_help())
+@click.option("--rrreg", type=click.Choice((*RRREG_TWO_GROUP, *RRREG_ONE_GROUP)),
+              help="DATA.csv is data in R RRreg's shape (response 0/1; group 1/2 for CDM, CDMsym, SLD, UQTunknown):"
+                   " estimate RRreg's MODEL with --p.")
+@click.option("--p", "rrreg_p", metavar="P1,P2[,…]", help="With --rrreg: the model's p, as RRreg's RRuni takes it.")
 def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
-             weights, strata, cluster, fpc, margins_path, trim, source) -> None:
+             weights, strata, cluster, fpc, margins_path, trim, source, rrreg, rrreg_p) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.
 
     Reads a survey definition and its responses export (CSV or Parquet), or counts aggregated
@@ -253,7 +274,11 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         deniable estimate examples/survey.json responses.csv --rake margins.json --by year
         deniable estimate examples/survey.json surveyjs-results.json --from surveyjs
         deniable estimate examples/otree/survey.json all_apps_wide.csv --from otree
+        deniable estimate --rrreg CDM --p 0.3,0.7 rrreg-data.csv
     """
+    if rrreg is not None or rrreg_p is not None:
+        return _rrreg(inputs, rrreg, rrreg_p, fmt, confidence, method, db_path or counts_path or source or crosstab
+                      or by_qid or weights or margins_path or simultaneous)
     if source is not None and (db_path is not None or counts_path is not None):
         raise click.UsageError(f"--from {source} reads a results file: it does not go with --db or --counts")
     if margins_path is not None:
@@ -274,12 +299,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         result = _weighted(*reports, columns, **options)
     else:
         result = _unweighted(*reports, method, **options)
-    if fmt == "json":
-        echo_json(result.to_dict())
-    elif fmt == "csv":
-        click.echo(result.to_csv(), nl=False)
-    else:
-        click.echo(result.table(), nl=False)
+    _show(result, fmt)
 
 
 COMMANDS = (estimate,)

@@ -4,6 +4,9 @@
   :mod:`.responses_csv`): a CSV's design line is checked against the codebook first
   (:func:`.codebook.check_design`), so responses collected under another design are refused by name;
 - **counts** aggregated elsewhere, some question columns and ``count`` (:func:`read_counts`);
+- **data collected for R's RRreg** (``response`` 0/1, ``group`` 1/2), for ``deniable estimate --rrreg MODEL``
+  (:func:`read_rrreg`; :data:`RRREG_TWO_GROUP` and :data:`RRREG_ONE_GROUP` name the models and how many
+  probabilities each takes, as RRreg's ``RRuni``);
 - **another survey tool's results**, ``source`` naming the tool: :data:`SOURCES` is the one table
   of them — each tool's reader, what its file is and how the tool spells its name — that
   ``deniable estimate --from`` offers and the dashboard's embed page names.
@@ -50,6 +53,11 @@ SOURCES = {source.name: source for source in (
     Source("limesurvey", "LimeSurvey", "EXPORT.csv", _EXPORTS, "platform_exports:read_limesurvey"),
     Source("redcap", "REDCap", "EXPORT.csv", _EXPORTS, "platform_exports:read_redcap"),
 )}
+
+
+# RRreg's model names (deniable estimate --rrreg) → how many probabilities its p takes (:mod:`.rrreg`)
+RRREG_TWO_GROUP = {"CDM": 2, "CDMsym": 4, "SLD": 2, "UQTunknown": 2}
+RRREG_ONE_GROUP = {"Warner": 1, "UQTknown": 2, "Kuk": 2, "FR": 2, "Crosswise": 1}
 
 
 def sources_help() -> str:
@@ -105,3 +113,11 @@ def read_counts(path, survey: Survey, *, design: DesignColumns | None = None) ->
     from . import files  # pyarrow: only here
 
     return files.read_counts(path, survey, design=design)
+
+
+def read_rrreg(path, model: str):
+    """The responses (0/1) and, for a two-group ``model``, the groups (1/2) of a CSV in RRreg's shape
+    (:func:`.rrreg.read_rrreg`)."""
+    from .rrreg import read_rrreg as read
+
+    return read(path, model)
