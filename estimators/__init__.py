@@ -9,7 +9,8 @@ the command line does for its option choices — does not load scipy.
 Every estimator of a question type is here (``estimate`` for a single choice, ``estimate_grid``
 and ``estimate_laplace`` for a number, ``estimate_multi`` for check-all-that-apply,
 ``estimate_list`` for a list experiment, ``estimate_design`` for a randomized-response design
-with a known matrix), with its result class; every result serializes itself (``to_dict()``) and
+with a known matrix; ``estimate_two_group`` and ``group_logit`` for the two-group designs that
+estimate non-compliance, CDM, CDMsym, SLD and UQTunknown), with its result class; every result serializes itself (``to_dict()``) and
 prints itself (``summary()``).  Arguments after ε are keyword-only.  Lower-level pieces (the
 interval methods, confidence sequences for one count, the exact belts) stay in their submodules.
 
@@ -24,6 +25,7 @@ from .names import METHODS
 _HOMES = {
     "DesignResult": "designs", "estimate_design": "designs",
     "coverage": "evaluation", "expected_width": "evaluation",
+    "GroupLogitResult": "group_logit", "group_logit": "group_logit",
     "crosstab": "joint",
     "ListMargin": "listexp", "ListResult": "listexp", "estimate_list": "listexp", "list_margin": "listexp",
     "estimate": "marginal", "subgroups": "marginal",
