@@ -267,7 +267,9 @@ class TwoGroupResult(Result):
 
     def statement(self, name: str | None = None) -> str:
         """One sentence for the results page: the parameter's estimate and exact interval in percent
-        (default: the nuisance parameter — non-compliance, truthful carriers, the unrelated question)."""
+        (default: the nuisance parameter — non-compliance, truthful carriers, the unrelated question).
+        Bounds are rounded outwards; when the data fit no admissible parameter (``outside_model``) the
+        sentence says so instead of giving an interval."""
         model = MODELS[self.model]
         name = name or model.nuisance
         estimate = self.estimate[name]
@@ -275,15 +277,17 @@ class TwoGroupResult(Result):
         if name == "t" and not math.isfinite(estimate):
             return "the share of carriers who answered truthfully cannot be estimated: the estimated prevalence is 0"
         shown = f"{_percent(estimate, round)} [{_percent(low, _floor)}, {_percent(high, _ceil)}]"
-        if name == "gamma":
-            return f"an estimated {shown} of respondents did not follow the instructions"
-        if name == "beta":
-            return f"an estimated {shown} of respondents are honest non-carriers"
-        if name == "t":
-            return f"an estimated {shown} of carriers answered truthfully"
-        if name == "piUQ":
-            return f"an estimated {shown} of respondents would answer yes to the unrelated question"
-        return f"an estimated {shown} of respondents have the sensitive attribute"
+        if self.outside_model:  # the "interval" is the estimate alone: say why instead
+            shown = _percent(estimate, round)
+        text = f"an estimated {shown} " + {
+            "gamma": "of respondents did not follow the instructions",
+            "beta": "of respondents are honest non-carriers",
+            "t": "of carriers answered truthfully",
+            "piUQ": "of respondents would answer yes to the unrelated question",
+        }.get(name, "of respondents have the sensitive attribute")
+        if self.outside_model:
+            text += f" (no interval: the answers fit no {self.model} parameters)"
+        return text
 
     def summary(self) -> str:
         """A plain-text table: per parameter the constrained estimate, the exact, profile and Wald

@@ -31,6 +31,8 @@ References
 .. [2] S. Boyd, L. Vandenberghe, *Convex Optimization* (2004).
 .. [3] C. J. Clopper, E. S. Pearson, Biometrika 26 (1934) 404–413.
 .. [4] Y. Pawitan, *In All Likelihood* (2001), §2.6 and §3.4 (likelihood intervals, profile likelihood).
+.. [5] S. G. Self, K.-Y. Liang, "Asymptotic properties of maximum likelihood estimators and likelihood
+   ratio tests under nonstandard conditions", JASA 82 (1987) 605–610.
 """
 
 from __future__ import annotations
@@ -190,13 +192,16 @@ def box_polygon(geometry: Geometry, lows, highs) -> list:
 
 def ratio_range(polygon: list) -> tuple[float, float]:
     """The range of θ₂/θ₁ over the points of ``polygon`` with θ₁ > 0 (SLD's t, in [0, 1]): the slopes
-    of its vertices, and at a vertex at the origin the slopes of its two edges (the cone it spans)."""
+    of its vertices (a point's slope lies between theirs), and at a vertex within TINY of the origin,
+    where rounding blurs the vertex's own slope, also the slopes of its two edges (the cone it spans)."""
     slopes = []
     k = len(polygon)
     for i, (x, y) in enumerate(polygon):
-        if x > TINY:
+        if x > 0:
             slopes.append(y / x)
+        if x > TINY:
             continue
+        # a vertex at (or, by rounding, next to) the origin: the rays along its edges, too (only widens)
         for j in ((i - 1) % k, (i + 1) % k):
             dx, dy = polygon[j][0] - x, polygon[j][1] - y
             if dx > TINY:
@@ -253,11 +258,17 @@ def parameter_range(geometry: Geometry, parameter: Parameter) -> tuple[float, fl
 def profile_interval(geometry: Geometry, parameter: Parameter, mle, best: float, yes, n,
                      confidence: float) -> tuple[float, float]:
     """The profile-likelihood interval ``{ψ : 2 (ℓ̂ − ℓ_prof(ψ)) ≤ χ²₁(confidence)}`` within the
-    parameter's admissible range (module notes)."""
+    parameter's admissible range (module notes).
+
+    An end of the range where the constraint pins θ to one vertex of the polygon (SLD's π = 0, CDM's
+    π = 1 or β = 1) is tested against χ²₂ instead: there the likelihood ratio compares a point with a
+    two-dimensional cone, a mixture of χ²₀, χ²₁ and χ²₂ (Self & Liang 1987) that χ²₁ understates —
+    SLD's π = 0 was covered 0.92 with χ²₁ (docs/statistics.md); χ²₂ bounds the mixture."""
     from scipy.optimize import brentq
     from scipy.special import chdtri
 
     cut = best - chdtri(1, 1.0 - confidence) / 2
+    vertex_cut = best - chdtri(2, 1.0 - confidence) / 2
     low, high = parameter_range(geometry, parameter)
     centre = parameter.value(mle)
     if not math.isfinite(centre):  # SLD with π̂ = 0: every t is as likely as the maximum
@@ -268,7 +279,9 @@ def profile_interval(geometry: Geometry, parameter: Parameter, mle, best: float,
 
     ends = []
     for end in (low, high):
-        if end == centre or excess(end) >= 0:
+        segment = constraint_segment(geometry, parameter, end)
+        pinned = segment is not None and not parameter.ratio and np.array_equal(segment[0], segment[1])
+        if end == centre or excess(end) >= 0 or (pinned and excess(end) + cut >= vertex_cut):
             ends.append(end)
         else:
             a, b = sorted((end, centre))

@@ -184,6 +184,7 @@ def test_outside_model_gives_a_point():
     # group 1 all "yes" at p1 = 0.3 but group 2 never: no admissible CDM comes near
     result = estimate_two_group("CDM", [0.3, 0.7], [200, 0], [200, 200])
     assert result.outside_model and result.note
+    assert "no interval" in result.statement()
     for name in result.parameters:
         assert result.lower[name] == result.upper[name] == result.estimate[name]
 
