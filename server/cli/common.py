@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from deniable.server.survey.parsing import number_or_none
 from deniable.server.survey.tables import plural  # noqa: F401  (the commands' one plural)
 
 DEFAULT_DB = "deniable.db"
@@ -72,11 +73,8 @@ def _trim_bounds(ctx, param, text: str | None):
     if text is None:
         return None
     parts = text.split(",")
-    try:
-        low, high = (float(p) for p in parts) if len(parts) == 2 else (None, None)
-    except ValueError:
-        low = high = None
-    if low is None or not (0 <= low < high < float("inf")):
+    low, high = (number_or_none(p) for p in parts) if len(parts) == 2 else (None, None)
+    if low is None or high is None or not (0 <= low < high < float("inf")):
         raise click.UsageError(f"--trim: give LOW,HIGH with 0 <= LOW < HIGH (times the mean weight), such as "
                                f"0.3,3; got {text[:40]!r}")
     return low, high

@@ -22,12 +22,10 @@ REDRAW = 0.2  # seconds between redraws: a terminal need not be written more oft
 
 
 def on_terminal(stream=None) -> bool:
-    """Whether ``stream`` (stderr by default) is an interactive terminal."""
+    """Whether ``stream`` (stderr by default) is an interactive terminal (not when closed, nor when not a file)."""
     stream = sys.stderr if stream is None else stream
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # closed or not a file
-        return False
+    isatty = getattr(stream, "isatty", None)
+    return callable(isatty) and not getattr(stream, "closed", False) and bool(isatty())
 
 
 def amount(x: float) -> str:

@@ -6,6 +6,8 @@ import os
 
 import click
 
+from deniable.errors import DeniableError
+
 from .common import database, db_option, fail
 
 
@@ -99,7 +101,7 @@ def serve(host, port, workers, connections, connections_per_address, read_timeou
         from deniable.server.web.app import create_app
 
         app = create_app()
-    except ValueError as exc:
+    except DeniableError as exc:  # a setting that does not parse (a FieldError naming it)
         fail(f"configuration: {exc}")
     click.echo(checked, err=True)
     from deniable.server.store import scrub
@@ -202,7 +204,7 @@ def _env_hosts() -> set[str]:
 
     try:
         hosts = strict_json.loads(os.environ.get("DENIABLE_TRUSTED_HOSTS", "[]"))
-    except (ValueError, RecursionError):  # a repeated key too (strict_json.DuplicateKeyError)
+    except strict_json.JSONError:  # a repeated key too (strict_json.DuplicateKeyError)
         fail("configuration: DENIABLE_TRUSTED_HOSTS must be a JSON list of host names, "
              'e.g. \'["survey.example.org"]\'')
     if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):

@@ -37,6 +37,7 @@ from deniable.errors import FieldError
 
 from . import logic
 from .definition import Survey, design_fingerprint
+from .parsing import number
 
 DESIGN_PREFIX = "# deniable responses"
 SEPARATOR = " | "
@@ -192,7 +193,7 @@ def _design(q) -> dict:
 
 def _field_value(text: str):
     """A type's design field as read back from a line: a whole number as int, else the text."""
-    return int(text) if text.lstrip("-").isdigit() else text
+    return number(text, None, int) if text.lstrip("-").isdigit() else text  # FieldError for "²", a digit
 
 
 def parse_design_line(line: str) -> dict | None:
@@ -211,12 +212,12 @@ def parse_design_line(line: str) -> dict | None:
             fields = dict(item.split("=", 1) for item in spec.split() if "=" in item)
             try:
                 design = {
-                    "k": int(fields["k"]),
-                    "epsilon": float(fields["epsilon"]) if "epsilon" in fields else None,
-                    "threshold": int(fields["threshold"]) if "threshold" in fields else None,
+                    "k": number(fields["k"], "k", int),
+                    "epsilon": number(fields["epsilon"], "epsilon") if "epsilon" in fields else None,
+                    "threshold": number(fields["threshold"], "threshold", int) if "threshold" in fields else None,
                 }
                 design.update({key: _field_value(value) for key, value in fields.items() if key not in CORE})
-            except (KeyError, ValueError):
+            except (KeyError, FieldError):
                 design = {"k": None, "epsilon": None, "threshold": None}
             info["questions"][qid] = design
     return info

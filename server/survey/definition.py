@@ -502,11 +502,9 @@ def loads_definition(text: str, source: str = "definition") -> Survey:
     except strict_json.DuplicateKeyError as exc:  # {"epsilon": 0.5, "epsilon": 5}: which one was meant?
         raise DefinitionError(exc.path, f"line {exc.lineno}: the key {exc.key[:64]!r} appears more than once in "
                               "one object: keep one", source=source) from None
-    except json.JSONDecodeError as exc:
-        raise DefinitionError((), f"line {exc.lineno}: not valid JSON: {exc.msg}", source=source) from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:100]
-        raise DefinitionError((), f"not valid JSON: {why}", source=source) from None
+    except strict_json.JSONError as exc:  # with no line: e.g. an integer of more than 4300 digits
+        where = "" if exc.lineno is None else f"line {exc.lineno}: "
+        raise DefinitionError((), f"{where}not valid JSON: {exc.reason[:100]}", source=source) from None
     try:
         return parse_definition(data)
     except DefinitionError as exc:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
+from deniable.errors import FieldError
 from deniable.estimators.validate import check_total
 
 from . import logic
@@ -208,7 +209,7 @@ def read_counts(path, survey: Survey, design: DesignColumns | None = None) -> Da
         raise CSVError(f"{path}: {where(bad)}: column {COUNT!r}: must be a count of 0 or more")
     try:  # summed in float64 later on: exact up to 2^53 (and int64 would overflow at 2^63)
         check_total(weights, "the counts")
-    except ValueError as exc:
+    except FieldError as exc:
         raise CSVError(f"{path}: column {COUNT!r}: {exc}") from None
     columns = {q.id: _indices(path, q, table.column(q.id)) for q in present}
     # NA (not asked) is no response; rows are checked against the display logic where the counts hold

@@ -31,7 +31,7 @@ from deniable.errors import FieldError
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
-from .strict_json import loads
+from .strict_json import JSONError, loads
 from .surveyjs import embedded_report
 
 MAX_BYTES = 1 << 30
@@ -118,6 +118,6 @@ def _report(path: Path, line: int, q, cell: str, fingerprint: str):
         return NOT_ANSWERED
     try:
         value = loads(cell)
-    except (ValueError, RecursionError):
+    except JSONError:
         value = None
     return embedded_report(q, value, fingerprint, f"{path}: line {line}, question {q.id!r}", OTreeExportError, q.id)

@@ -38,7 +38,7 @@ from deniable.errors import FieldError
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
-from .strict_json import loads
+from .strict_json import JSONError, loads
 from .surveyjs import embedded_report
 
 PLATFORMS = ("qualtrics", "limesurvey", "redcap")
@@ -148,7 +148,7 @@ def _code(q, cell: str, fingerprint: str, where: str, column: str) -> int:
     """The code of one cell holding the embed's ``{report, design, epsilon}`` as JSON text."""
     try:
         value = loads(cell)
-    except (ValueError, RecursionError):
+    except JSONError:
         value = None
     return embedded_report(q, value, fingerprint, where, PlatformExportError, column, cell)
 

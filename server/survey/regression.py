@@ -33,6 +33,7 @@ from deniable.errors import FieldError
 
 from .definition import QUESTION_ID_RE, Question, Survey
 from .estimates import SurveyResult
+from .parsing import number_or_none
 from .patterns import Patterns, collapse
 
 if TYPE_CHECKING:
@@ -114,12 +115,15 @@ def _expression(text: str) -> tuple[ast.expr, list[str]]:
     if sum(text.count(c) for c in "+-*/^(") > MAX_OPERATORS:
         raise FormulaError(f"I({_short(text)}): more than {MAX_OPERATORS} operators and parentheses in the formula; "
                            "write a shorter expression")
+    unreadable = FormulaError(f"cannot read I({_short(text, 200)}) in the formula: write arithmetic with + - * / ^ on "
+                              "question ids and numbers, e.g. I(age/10) or I((age/10)^2)")
+    if "\0" in text:  # ast.parse refuses a null byte with a SyntaxError, or in some Python versions a ValueError
+        raise unreadable
     source = text.replace("^", "**")
     try:
         tree = ast.parse(source, mode="eval").body
-    except (SyntaxError, ValueError):  # ValueError: what some Python versions raise for a null byte
-        raise FormulaError(f"cannot read I({_short(text, 200)}) in the formula: write arithmetic with + - * / ^ on "
-                           "question ids and numbers, e.g. I(age/10) or I((age/10)^2)") from None
+    except SyntaxError:
+        raise unreadable from None
     names = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -244,10 +248,9 @@ def _main_effect(term: tuple[Factor, ...]) -> str | None:
 
 def numeric_values(question: Question) -> np.ndarray:
     """The number each option stands for in ``num(QUESTION)``: its label, or else its position."""
-    try:
+    if all(_is_number(label) for label in question.options):
         return np.array([float(label) for label in question.options])
-    except ValueError:
-        return np.arange(question.k, dtype=float)
+    return np.arange(question.k, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -428,8 +431,4 @@ class Regression(SurveyResult):
 
 
 def _is_number(label: str) -> bool:
-    try:
-        float(label)
-    except ValueError:
-        return False
-    return True
+    return number_or_none(label) is not None

@@ -41,6 +41,7 @@ from deniable.errors import FieldError
 from deniable.estimators import release as central
 
 from .definition import Question, Survey
+from .parsing import number
 from .patterns import Patterns, collapse, n_responses
 from .questions.base import NotAvailable
 
@@ -136,8 +137,8 @@ def parse_items(survey: Survey, form: dict) -> list[ReleaseItem]:
         if not text:
             continue
         try:
-            epsilon = check_epsilon(float(text))
-        except (ValueError, MechanismError):
+            epsilon = check_epsilon(number(text, field))
+        except FieldError:  # not a number, or MechanismError: not in (0, 20]
             raise ReleaseError(f"{field}: ε must be a number in (0, 20], got {text[:20]!r}", field) from None
         scale = SCALES[kind]
         try:  # the mechanism's 32-bit coin cannot realize an ε below about scale · 2.3e-10

@@ -46,6 +46,7 @@ from . import logic
 from .codebook import design_line, parse_design_line
 from .dataset import NOT_ANSWERED, Dataset, DesignColumns
 from .definition import Survey
+from .parsing import number_or_none
 from .spreadsheet import spreadsheet_safe
 
 BLOCK_SIZE = 1 << 24  # bytes per parsed block: 13 blocks for a 10^7-row, 3-question file
@@ -351,10 +352,8 @@ def design_cells(path, design: DesignColumns | None, header: list[str], rows: li
 
 
 def _number(text) -> float:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return math.nan
+    value = number_or_none(text)
+    return math.nan if value is None else value
 
 
 def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], None] = False) -> Dataset:

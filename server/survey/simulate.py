@@ -17,7 +17,6 @@ Every problem with it raises :class:`TruthError` with one line ``FILE:LINE: prob
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -51,11 +50,8 @@ def load_truth(path: str, survey: Survey) -> dict[str, np.ndarray]:
         data = strict_json.loads(text)
     except strict_json.DuplicateKeyError as exc:
         raise TruthError(f"{path}:{exc.lineno}: {exc.key[:64]!r} appears more than once in one object") from None
-    except json.JSONDecodeError as exc:
-        raise TruthError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:100]
-        raise TruthError(f"{path}:1: not valid JSON: {why}") from None
+    except strict_json.JSONError as exc:  # with no line: e.g. an integer of more than 4300 digits
+        raise TruthError(f"{path}:{exc.lineno or 1}: not valid JSON: {exc.reason[:100]}") from None
     if not isinstance(data, dict):
         raise TruthError(f"{path}:1: must be a JSON object mapping question ids to probabilities")
     ids = [q.id for q in survey.questions]

@@ -22,7 +22,7 @@ from deniable.errors import FieldError
 
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
-from .strict_json import loads
+from .strict_json import JSONError, loads
 
 MAX_BYTES = 1 << 30
 
@@ -40,7 +40,7 @@ def read_surveyjs(path, survey: Survey, design=None) -> Dataset:
         if path.stat().st_size > MAX_BYTES:
             raise SurveyJSError(f"{path}: larger than 1 GiB", "results")
         data = loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, JSONError) as exc:
         raise SurveyJSError(f"{path}: not a JSON file of SurveyJS results: {exc}", "results") from None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]  # the shape SurveyJS's own results service returns

@@ -46,6 +46,9 @@ from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
+from deniable.errors import FieldError
+from deniable.server.survey.parsing import parsed
+
 from . import ratelimit_storage  # noqa: F401  registers the deniable+shared:// storage scheme
 
 LIMITS = ("RATELIMIT_LOGIN", "RATELIMIT_LOGIN_ACCOUNT", "RATELIMIT_LOGIN_DEVICE", "RATELIMIT_SUBMIT")
@@ -68,13 +71,11 @@ class RateLimited(TooManyRequests):
 
 
 def checked_limit(app, setting: str) -> list:
-    """The limits in ``setting``, refused at start-up if ``limits`` cannot parse them."""
+    """The limits in ``setting``, refused at start-up (FieldError naming it) if ``limits`` cannot parse them."""
     value = app.config[setting]
-    try:
-        return parse_many(value)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{setting} (DENIABLE_{setting}): {value!r} is not a rate limit; "
-                         "write e.g. '10 per minute' or '5/second;300/minute'") from exc
+    return parsed(parse_many, value, lambda exc: FieldError(
+        f"{setting} (DENIABLE_{setting}): {value!r} is not a rate limit; write e.g. '10 per minute' or "
+        "'5/second;300/minute'", setting))
 
 
 class RateLimiter:

@@ -203,7 +203,7 @@ class ConnectionCounts:
 
             try:
                 ip = ipaddress.IPv6Address(host.split("%", 1)[0])
-            except ValueError:
+            except ipaddress.AddressValueError:
                 return None
             host = str(ip.ipv4_mapped) if ip.ipv4_mapped else ip.packed[:8].hex() + "::/64"
         digest = hashlib.blake2b(host.encode(), key=self._key, digest_size=8).digest()
@@ -217,15 +217,10 @@ class ConnectionCounts:
         base = self._base(column)
         first = base + 2 * (h % self.slots)
         hashes = self._words[first:first + 2 * PROBES:2].tolist()
-        try:
+        if h in hashes:
             return first + 2 * hashes.index(h)
-        except ValueError:
-            pass
-        if free:
-            try:
-                return first + 2 * hashes.index(0)
-            except ValueError:
-                return None
+        if free and 0 in hashes:
+            return first + 2 * hashes.index(0)
         return None
 
     def held(self, h: int) -> int:

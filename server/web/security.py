@@ -22,6 +22,8 @@ from flask import abort, current_app, request, url_for
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from deniable.server.survey.parsing import number
+
 CSP = (
     "default-src 'self'; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
@@ -76,9 +78,13 @@ class SessionInterface(SecureCookieSessionInterface):
         return super().open_session(app, request)
 
 
+def _proxies(app, setting: str) -> int:
+    value = app.config.get(setting, 0)
+    return number(value, setting, int, f"{setting} (DENIABLE_{setting}): {value!r} is not a number of proxies")
+
+
 def init_app(app) -> None:
-    x_for = int(app.config.get("PROXY_FIX_X_FOR", 0))
-    x_proto = int(app.config.get("PROXY_FIX_X_PROTO", 0))
+    x_for, x_proto = _proxies(app, "PROXY_FIX_X_FOR"), _proxies(app, "PROXY_FIX_X_PROTO")
     if x_for or x_proto:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=x_for, x_proto=x_proto)
     app.session_interface = SessionInterface()

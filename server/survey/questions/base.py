@@ -78,6 +78,7 @@ from deniable.errors import DeniableError
 from deniable.estimators.result import json_number
 
 from ..definition import DefinitionError, Question, number
+from ..parsing import parsed
 
 NOT_ANSWERED = -1
 
@@ -353,10 +354,8 @@ def decimal_field(value, path: tuple) -> Decimal:
         raise DefinitionError(path, f"must be a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise DefinitionError(path, "must be a finite number")
-    try:
-        out = Decimal(repr(value)) if isinstance(value, float) else Decimal(int(value))
-    except (InvalidOperation, ValueError, OverflowError):
-        raise DefinitionError(path, f"must be a number, got {value!r}"[:100]) from None
+    out = parsed(lambda x: Decimal(repr(x)) if isinstance(x, float) else Decimal(int(x)), value,
+                 lambda exc: DefinitionError(path, f"must be a number, got {value!r}"[:100]))
     if abs(out) > Decimal(10) ** 12 or out.as_tuple().exponent < -6:
         raise DefinitionError(path, "must be at most 10^12 in size, with at most 6 decimal places")
     return out.normalize() if out != 0 else Decimal(0)

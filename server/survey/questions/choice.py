@@ -26,6 +26,7 @@ from deniable.client import designs
 from deniable.client.mechanism import MAX_EPSILON, TWO_32, check_option, resolve
 from deniable.errors import FieldError
 
+from .. import strict_json
 from ..definition import DefinitionError, parse_epsilon, MAX_OPTIONS, labels_field
 from .base import AuditSampler, Capabilities, NotAvailable, QuestionType, headline, json_number, lines, pct, typed_number
 from .audit import Audit
@@ -143,10 +144,7 @@ class Choice(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, 
         return q.options[int(code)]
 
     def code_of(self, q, text):
-        try:
-            return q.options.index(text)
-        except ValueError:
-            return None
+        return q.options.index(text) if text in q.options else None
 
     def expected(self, q):
         return "one of: " + ", ".join(q.options)
@@ -377,8 +375,8 @@ class Choice(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, 
         raw = args.get("design", "")
         if raw and self.name == DEFAULT:
             try:
-                data["design"] = json.loads(raw[:4000])
-            except (ValueError, RecursionError):
+                data["design"] = strict_json.loads(raw[:4000])
+            except strict_json.JSONError:
                 raise FieldError('design: must be a JSON object such as {"name": "warner", "p": 0.75}',
                                  "design") from None
         return data

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from deniable.server.survey.explain import percent
+from deniable.server.survey.parsing import number_or_none
 from deniable.server.survey.questions.base import pct as _plain_pct
 
 MINUS = "\u2212"
@@ -41,11 +42,8 @@ def pct(x) -> str:
 def number(x, digits: int = 3) -> str:
     """A number with ``digits`` decimals and thousands separators, signed like :func:`pct` ("—" when
     not a number)."""
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        return "—"
-    return signed(f"{value:,.{digits}f}") if math.isfinite(value) else "—"
+    value = number_or_none(x)
+    return signed(f"{value:,.{digits}f}") if value is not None and math.isfinite(value) else "—"
 
 
 def points(x) -> str:

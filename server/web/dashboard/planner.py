@@ -23,6 +23,7 @@ from deniable.client.mechanism import MAX_EPSILON
 from deniable.errors import FieldError
 from deniable.server.survey import questions
 from deniable.server.survey.definition import DefinitionError, parse_question
+from deniable.server.survey.parsing import number
 from deniable.server.survey.questions.base import NotAvailable
 
 from ..errors import api_error
@@ -36,10 +37,7 @@ def _number(name: str, kind, low, high, default=None):
     raw = request.args.get(name, "")
     if raw == "" and default is not None:
         return default
-    try:
-        value = kind(raw.replace(",", "."))
-    except ValueError:
-        raise FieldError(f"{name}: must be a number, got {raw[:20]!r}", name) from None
+    value = number(raw.replace(",", "."), name, kind, f"{name}: must be a number, got {raw[:20]!r}")
     if not (math.isfinite(value) and low <= value <= high):
         raise FieldError(f"{name}: must be between {low:g} and {high:g}, got {raw[:20]!r}", name)
     return value

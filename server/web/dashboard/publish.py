@@ -15,6 +15,7 @@ from flask import Blueprint, current_app, flash, redirect, render_template, requ
 from deniable.server.store import releases
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.surveys import survey_stats, today
+from deniable.server.survey.parsing import number_or_none
 from deniable.server.survey.release import (PROTECTED_ONLY, ReleaseError, candidates, draw_release, ledger_entries,
                                             parse_items, unavailable)
 
@@ -45,9 +46,8 @@ def publish(slug: str):
 def set_budget(slug: str):
     stored, _ = survey_for(slug, "owner")
     text = (request.form.get("budget") or "").strip()
-    try:
-        value = float(text)
-    except ValueError:
+    value = number_or_none(text)
+    if value is None:
         return _page(stored, error=f"budget: must be a number of ε, got {text[:20]!r}", status=400)
     if stored.status == "draft":
         return _page(stored, error=f"survey {slug!r} is a draft: open it before publishing", status=409)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey import questions
 from deniable.server.survey.definition import DefinitionError, Question, parse_question
+from deniable.server.survey.parsing import parsed
 from deniable.server.survey.questions.base import lines as split_lines
 from deniable.server.survey.questions.base import typed_number
 
@@ -69,10 +70,8 @@ def question_dict(sub, where: tuple) -> dict:
         if not raw:
             raise DefinitionError((*where, "epsilon"), f"a protected question needs ε: enter a number such as 1, "
                                   f"or choose “{qtype.direct_choice}”")
-        try:
-            data["epsilon"] = float(raw.replace(",", "."))
-        except ValueError:
-            raise DefinitionError((*where, "epsilon"), f"enter a number such as 1, not {raw!r} ({EPSILON_HINT})") from None
+        data["epsilon"] = parsed(float, raw.replace(",", "."), lambda exc: DefinitionError(
+            (*where, "epsilon"), f"enter a number such as 1, not {raw!r} ({EPSILON_HINT})"))
     return data
 
 

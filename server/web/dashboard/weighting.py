@@ -39,7 +39,8 @@ from deniable.estimators.weights import SamplingDesignError
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.responses import raking_sources
 from deniable.server.survey import sampling
-from deniable.server.survey.strict_json import loads
+from deniable.server.survey.parsing import number_or_none
+from deniable.server.survey.strict_json import JSONError, loads
 
 from ..connections import get_db, get_readonly_db
 from .permissions import survey_for
@@ -183,15 +184,15 @@ def page_weighting(args, survey, endpoint: str, slug: str) -> PageWeighting | No
         raise SamplingDesignError(f"rake: the margins are longer than {RAKE_ARG_LIMIT:,} characters", "rake")
     try:
         document = loads(text)
-    except (ValueError, RecursionError) as exc:
+    except JSONError as exc:
         raise SamplingDesignError(f"rake: the margins are not valid JSON ({str(exc)[:120]})", "rake") from None
     margins = sampling.parse_margins(document, survey)
     trim, trim_text = None, args.get("trim") or None
     if trim_text is not None:
-        try:
-            low, high = (float(x) for x in trim_text.split(","))
-        except ValueError:
-            raise SamplingDesignError("trim: give two numbers LOW,HIGH (such as 0.3,3)", "trim") from None
+        bounds = [number_or_none(x) for x in trim_text.split(",")]
+        if len(bounds) != 2 or None in bounds:
+            raise SamplingDesignError("trim: give two numbers LOW,HIGH (such as 0.3,3)", "trim")
+        low, high = bounds
         if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high):
             raise SamplingDesignError("trim: the bounds must be 0 ≤ LOW < HIGH (times the mean weight)", "trim")
         trim = (low, high)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import partial
 
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge, SecurityError
 from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
@@ -38,6 +39,7 @@ from werkzeug.wsgi import get_content_length, get_host, get_input_stream, get_pa
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError
 from deniable.server.store.surveys import get_launched_survey
+from deniable.server.survey.parsing import parsed
 from deniable.server.survey.strict_json import DuplicateKeyError, no_duplicate_keys
 
 from ..connections import pooled
@@ -67,12 +69,8 @@ def _no_duplicate_keys(pairs):
 
 def parse_body(raw: bytes) -> tuple[object, object]:
     """``(reports, invitation)`` from a submission's JSON body, or :class:`ReportError` naming the part."""
-    try:
-        body = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
-    except ReportError:
-        raise
-    except (ValueError, RecursionError):
-        raise ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body") from None
+    body = parsed(partial(json.loads, object_pairs_hook=_no_duplicate_keys), raw,
+                  lambda exc: ReportError("body: not valid JSON (UTF-8) or too deeply nested", "body"))
     if not isinstance(body, dict):
         raise ReportError('body: must be a JSON object {"reports": {...}}', "body")
     extra = sorted(set(body) - {"reports", "invitation"})
