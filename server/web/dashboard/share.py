@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+
 from markupsafe import Markup, escape
 
 from ..security import public_url
 
 
+@functools.lru_cache(maxsize=256)
 def qr_svg(url: str) -> Markup:
-    """The QR code of ``url`` as inline SVG (paths only: no script, no style attribute)."""
+    """The QR code of ``url`` as inline SVG (paths only: no script, no style attribute).
+
+    Kept per address (a few hundred): encoding it took a third of a results page's render, and an
+    address's code never changes."""
     import segno
 
     code = segno.make(url, error="m")
