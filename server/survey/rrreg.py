@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from deniable.errors import FieldError
 
+from .parsing import number
 from .readers import RRREG_ONE_GROUP as ONE_GROUP
 from .readers import RRREG_TWO_GROUP as TWO_GROUP
 
@@ -31,10 +32,8 @@ MODELS = (*TWO_GROUP, *ONE_GROUP)
 
 def parse_p(text: str, model: str) -> tuple[float, ...]:
     """``--p`` as numbers, as many as ``model`` takes, each in [0, 1]."""
-    try:
-        p = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise FieldError(f"must be numbers separated by commas, got {text!r}", "--p") from None
+    p = tuple(number(part, "--p", message=f"must be numbers separated by commas, got {text!r}")
+              for part in text.split(","))
     wanted = {**TWO_GROUP, **ONE_GROUP}[model]
     if len(p) != wanted:
         raise FieldError(f"{model} takes {wanted} probabilit{'y' if wanted == 1 else 'ies'}, got {len(p)}", "--p")
