@@ -26,6 +26,7 @@ _HOMES = {
     "DesignResult": "designs", "estimate_design": "designs",
     "coverage": "evaluation", "expected_width": "evaluation",
     "GroupLogitResult": "group_logit", "group_logit": "group_logit",
+    "GroupPlan": "group_plan", "plan_two_group": "group_plan",
     "crosstab": "joint",
     "ListMargin": "listexp", "ListResult": "listexp", "estimate_list": "listexp", "list_margin": "listexp",
     "estimate": "marginal", "subgroups": "marginal",
