@@ -4,10 +4,10 @@ The browser side is the real thing: the app is served on a loopback port and hea
 chromium imports ``/static/rr.js`` from it — the samplers of every question type, which
 ``survey.js`` and ``types.js`` call — (or, with ``--script``, another file served at that same
 address, which is how a broken randomizer is shown to fail).  The Python side is their twins in
-:mod:`deniable.client`, drawing from the OS CSPRNG.  The settings audited (:mod:`.audit_settings`)
-are a grid over ε of every question type and, with ``--db``, the mechanisms of the protected
-questions (and plain list experiments) stored in a database.  The statistics are in
-:mod:`deniable.estimators.audit`.
+:mod:`deniable.client`, drawing from the OS CSPRNG.  The settings audited
+(:mod:`deniable.server.survey.audit_settings`) are a grid over ε of every question type and, with
+``--db``, the mechanisms of the protected questions (and plain list experiments) stored in a
+database.  The statistics are in :mod:`deniable.estimators.audit`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import click
 
-from . import audit_settings
-from .audit_settings import Setting, browser_counts, python_counts
+from deniable.server.survey import audit_settings
+from deniable.server.survey.audit_settings import Setting, browser_counts, python_counts
+
 from .common import database, db_option
 from .progress import progress
 

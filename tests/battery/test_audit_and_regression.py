@@ -147,7 +147,7 @@ def test_the_audit_covers_every_protected_battery_question_in_python(db_path, ba
     import numpy as np
 
     from deniable.estimators.audit import epsilon_lower_bound
-    from deniable.server.cli import audit_settings
+    from deniable.server.survey import audit_settings
     from deniable.server.store.db import connect
     from deniable.server.store.surveys import list_surveys
 
@@ -189,7 +189,7 @@ def test_a_protected_question_of_a_type_without_a_sampler_is_listed_as_not_audit
     """A type that randomizes but gives no sampler is not skipped in silence: the audit says why."""
     from types import SimpleNamespace
 
-    from deniable.server.cli import audit_settings
+    from deniable.server.survey import audit_settings
     from deniable.server.survey.questions.base import QuestionType
 
     class Unaudited(QuestionType):

@@ -20,7 +20,7 @@ from deniable.client.multi import multi_mechanism
 from deniable.client.numeric import grid_mechanism, laplace
 from deniable.estimators.audit import end_cells, epsilon_lower_bound, list_cells, tail_cells, tick_cells
 from deniable.server.cli import cli
-from deniable.server.cli.audit_settings import Setting, default_settings, python_counts
+from deniable.server.survey.audit_settings import Setting, default_settings, python_counts
 
 RR_JS = Path(__file__).resolve().parents[2] / "client" / "static" / "rr.js"
 N_EXACT = 10**7

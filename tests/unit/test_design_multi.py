@@ -312,7 +312,7 @@ def test_the_audits_python_twin_passes_the_design_and_catches_one_that_claims_le
 
     from deniable.client.designs import TickDesignMechanism
     from deniable.estimators.audit import epsilon_lower_bound
-    from deniable.server.cli.audit_settings import Setting, python_counts
+    from deniable.server.survey.audit_settings import Setting, python_counts
 
     @dataclass(frozen=True)
     class Claiming(TickDesignMechanism):

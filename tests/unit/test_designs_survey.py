@@ -339,7 +339,7 @@ def test_the_audits_python_twin_passes_a_design_and_catches_one_five_percent_too
 
     from deniable.client.designs import DesignMechanism, warner
     from deniable.estimators.audit import epsilon_lower_bound
-    from deniable.server.cli.audit_settings import Setting, python_counts
+    from deniable.server.survey.audit_settings import Setting, python_counts
 
     @dataclass(frozen=True)
     class Claiming(DesignMechanism):

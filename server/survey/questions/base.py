@@ -308,7 +308,7 @@ def typed_number(raw: str | None, path: tuple, what: str) -> int | float:
 
 
 class AuditSampler:
-    """One mechanism's sampler for ``deniable audit`` (:mod:`deniable.server.cli.audit_settings`).
+    """One mechanism's sampler for ``deniable audit`` (:mod:`deniable.server.survey.audit_settings`).
 
     ``name`` is the setting's kind (``--type``); ``js`` an async function run by ``page.evaluate``
     with ``[*js_args(mech, value), n]`` that imports ``/static/rr.js``, runs ``n`` reports of one
