@@ -230,3 +230,14 @@ def test_count_field_errors(response, group, field):
 
 def test_counts():
     assert two_group_counts([1, 0, 1, 1, 0], [1, 1, 2, 2, 2]) == ([1, 2], [2, 3])
+
+
+def test_profile_at_a_vertex_uses_chi_square_two():
+    # SLD's π = 0 pins (π, t π) to the origin, a vertex: 2Δℓ = 4.51 there, above χ²₁ (3.84) and below
+    # χ²₂ (5.99), so 0 is in the profile interval
+    from deniable.estimators.two_group_fit import loglik
+
+    result = estimate_two_group("SLD", [0.25, 0.75], [103, 30], [150, 150])
+    gap = 2 * (result.loglik - loglik((0.75, 0.25), [103, 30], [150, 150]))
+    assert 3.85 < gap < 5.98
+    assert result.profile_lower["pi"] == 0 < result.estimate["pi"]
