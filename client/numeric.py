@@ -119,6 +119,12 @@ class LaplaceMechanism:
     proof = "deniable.client.numeric"  # the module notes, "Discrete Laplace": ε = −m ln t
     design = None
     protected = True  # ε-LDP whatever ε (a number asked directly has no mechanism at all)
+    always_planned = True  # ``deniable plan`` shows its margin beside the grids' whatever its rank
+
+    @staticmethod
+    def plan_label(grid: int | None = None) -> str:
+        """What ``deniable plan`` calls the mechanism (a planned candidate has no grid)."""
+        return "Laplace"
 
     @property
     def k(self) -> int:
@@ -268,6 +274,12 @@ class GridMechanism(ThroughRR):
     rr: Mechanism  # k = grid + 1
 
     proof = "deniable.client.numeric"  # the module notes, "Grid randomized response": ε of rr (rounding is free)
+    always_planned = False  # ``deniable plan`` shows the best few grids only
+
+    @staticmethod
+    def plan_label(grid: int | None = None) -> str:
+        """What ``deniable plan`` calls the mechanism with G = ``grid``."""
+        return f"grid G={grid}"
 
     @property
     def spacing(self) -> int:
@@ -281,6 +293,9 @@ class GridMechanism(ThroughRR):
     def as_dict(self) -> dict:
         return {"mechanism": "grid" if self.protected else "direct", "m": self.m, "grid": self.grid,
                 **self.rr.as_dict()}
+
+
+MECHANISM_KINDS = {"grid": GridMechanism, "laplace": LaplaceMechanism}  # by the name definitions and plans give
 
 
 def check_grid(m: int, grid) -> int:

@@ -71,13 +71,10 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
     """
     import numpy as np
 
-    from deniable.server.survey.simulate import TruthError, load_truth, simulate_dataset
+    from deniable.server.survey.simulate import load_truth, simulate_dataset
 
     survey = load_survey(survey_path)
-    try:
-        truth = load_truth(truth_path, survey)
-    except TruthError as exc:
-        fail(str(exc))
+    truth = load_truth(truth_path, survey)  # a TruthError: one Error line (the deniable group's)
     try:
         dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
     except MemoryError:
@@ -88,19 +85,16 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
         if output is None:
             return
     from deniable.server.survey import files  # pyarrow: only here
-    from deniable.server.survey.responses_csv import CSVError, write_responses_csv
+    from deniable.server.survey.responses_csv import write_responses_csv
 
     target = output if output is not None else sys.stdout.buffer
-    try:
-        if output is not None and files.is_parquet(output):
-            files.write_responses_parquet(output, dataset)
-        elif n >= PROGRESS_ROWS and output is not None:
-            with progress_bar(n, f"writing {output}", "rows") as bar:
-                write_responses_csv(target, dataset, progress=bar.update)
-        else:
-            write_responses_csv(target, dataset)
-    except CSVError as exc:
-        fail(str(exc))
+    if output is not None and files.is_parquet(output):  # a CSVError: one Error line (the deniable group's)
+        files.write_responses_parquet(output, dataset)
+    elif n >= PROGRESS_ROWS and output is not None:
+        with progress_bar(n, f"writing {output}", "rows") as bar:
+            write_responses_csv(target, dataset, progress=bar.update)
+    else:
+        write_responses_csv(target, dataset)
 
 
 # ---------------------------------------------------------------- plan
@@ -130,6 +124,7 @@ def _check_deff(deff):
 
 def _plan_choice(k, margin, epsilons, confidence, fmt, deff=None) -> None:
     from deniable.client.mechanism import MechanismError, check_k
+    from deniable.errors import FieldError
     from deniable.server.survey import planning
 
     try:
@@ -137,21 +132,24 @@ def _plan_choice(k, margin, epsilons, confidence, fmt, deff=None) -> None:
     except MechanismError as exc:
         raise click.UsageError(f"--k: {exc}") from None
     try:
-        rows = planning.plan_rows(k, margin, epsilons, confidence=confidence)
-    except (MechanismError, ValueError) as exc:
+        result = planning.choice_plan(k, margin, epsilons, confidence=confidence, deff=deff)
+    except FieldError as exc:  # a MechanismError (ε), or the estimators' (the margin)
         raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
-    if deff is not None:
-        rows = planning.with_design_effect(rows, deff)
+    _show_plan(result, fmt)
+
+
+def _show_plan(result, fmt) -> None:
+    """Print a :class:`~deniable.server.survey.planning.SurveyPlan`: its document, or its table."""
     if fmt == "json":
-        echo_json({"k": k, "margin": margin, "confidence": confidence, **({"design_effect": deff} if deff else {}),
-                   "plans": rows})
+        echo_json(result.to_dict())
     else:
-        click.echo(planning.plan_table(k, margin, confidence, rows, deff), nl=False)
+        click.echo(result.table(), nl=False)
 
 
 def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> None:
     """``deniable plan`` for the question type whose :attr:`plan_option` is ``option`` (``--numeric``)."""
     from deniable.client.mechanism import MechanismError, check_epsilon
+    from deniable.errors import FieldError
     from deniable.server.survey import questions
     from deniable.server.survey import type_planning as tp
 
@@ -162,19 +160,17 @@ def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> N
     except MechanismError as exc:
         raise click.UsageError(f"--epsilon: {exc}") from None
     try:
-        head, rows, text = qtype.plan_cli(value, step, margin, epsilons, confidence)
+        result = qtype.plan_cli(value, step, margin, epsilons, confidence)
     except tp.PlanInputError as exc:
         raise click.UsageError(str(exc)) from None
-    except (MechanismError, ValueError) as exc:
+    except FieldError as exc:  # a MechanismError (ε), or the estimators' (the margin)
         raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
-    if fmt == "json":
-        echo_json({**head, "margin": margin, "confidence": confidence, "plans": rows})
-    else:
-        click.echo(text, nl=False)
+    _show_plan(result, fmt)
 
 
 def _plan_design(spec: str, margin, epsilons, confidence, fmt) -> None:
     """``deniable plan --design JSON``: the design's own ε, so no --epsilon."""
+    from deniable.errors import FieldError
     from deniable.server.survey import type_planning as tp
 
     if epsilons:
@@ -183,12 +179,9 @@ def _plan_design(spec: str, margin, epsilons, confidence, fmt) -> None:
         rows = tp.design_plan_rows(spec, margin, confidence)
     except tp.PlanInputError as exc:
         raise click.UsageError(str(exc)) from None
-    except ValueError as exc:
+    except FieldError as exc:  # the estimators': the margin
         raise click.UsageError(f"--margin: {exc}") from None
-    if fmt == "json":
-        echo_json({"margin": margin, "confidence": confidence, "plans": rows})
-    else:
-        click.echo(tp.design_plan_table(margin, confidence, rows), nl=False)
+    _show_plan(tp.DesignPlan(margin=margin, confidence=confidence, rows=rows), fmt)
 
 
 def _number(text: str):

@@ -9,12 +9,15 @@ and :func:`~deniable.estimators.worst_case` (the margin at a given n).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 from deniable import estimators
 from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
 from deniable.estimators.planning import model_half_width, plans, worst_case, worst_cases
 
+from .estimates import SurveyResult
 from .explain import explain
 from .tables import grid
 
@@ -61,20 +64,109 @@ def with_design_effect(rows: list[dict], deff: float) -> list[dict]:
     return out
 
 
-def plan_table(k: int, margin: float, confidence: float, rows: list[dict], deff: float | None = None) -> str:
-    lines = [f"Respondents needed for a margin of ±{100 * margin:g} points at {100 * confidence:g}% "
-             f"confidence, k = {k} options",
-             "(worst case over the true proportion π of the exact interval's expected half-width, "
-             "summed exactly)"]
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SurveyPlan(SurveyResult):
+    """What ``deniable plan`` answers for one question: the respondents a wanted ``margin`` needs,
+    one row per plan (per ε, or the design's), beside no privacy.
+
+    :meth:`to_dict` is ``--format json``'s document and :meth:`table` the text it prints; a kind of
+    question (a subclass: :class:`ChoicePlan` here, the others in :mod:`.type_planning`) says only its
+    document's leading keys (:meth:`head`), its heading, its columns and a row's cells.
+    """
+
+    margin: float
+    confidence: float
+    rows: list[dict]
+
+    columns: ClassVar[tuple[str, ...]] = ()
+
+    def head(self) -> dict:
+        """The document's keys before ``margin`` and ``confidence``."""
+        return {}
+
+    def extra(self) -> dict:
+        """The document's keys after ``confidence``, before ``plans``."""
+        return {}
+
+    def to_dict(self) -> dict:
+        return {**self.head(), "margin": self.margin, "confidence": self.confidence, **self.extra(),
+                "plans": self.rows}
+
+    def heading(self) -> list[str]:
+        raise NotImplementedError
+
+    def header(self) -> list[str]:
+        return list(self.columns)
+
+    def cells(self, r: dict) -> list[str]:
+        raise NotImplementedError
+
+    def details(self) -> list[str]:
+        """Lines after the table (none but a numeric question's alternatives)."""
+        return []
+
+    def table(self) -> str:
+        lines = [*self.heading(), *grid(self.header(), [self.cells(r) for r in self.rows]), *self.details()]
+        return "\n".join(lines) + "\n"
+
+    # pieces the kinds share
+
+    @property
+    def points(self) -> str:
+        """The margin of a proportion, in percentage points: ``±3``."""
+        return f"±{100 * self.margin:g} points"
+
+    @property
+    def at_confidence(self) -> str:
+        return f"{100 * self.confidence:g}% confidence"
+
+    def approximate(self, word: str) -> str:
+        """The heading's closing parenthesis, saying what ``~`` marks when a row is not exact."""
+        return ")" if all(r["exact"] for r in self.rows) else f", ~ = {word})"
+
+    @staticmethod
+    def respondents(r: dict) -> str:
+        """A row's respondents, ``~`` before one that is not exact."""
+        return ("" if r["exact"] else "~") + f"{r['n']:,}"
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ChoicePlan(SurveyPlan):
+    """``deniable plan --k K`` (with ``--deff``, a weighted or clustered sample's): :func:`plan_rows`."""
+
+    k: int
+    deff: float | None = None
+
+    def head(self) -> dict:
+        return {"k": self.k}
+
+    def extra(self) -> dict:
+        return {"design_effect": self.deff} if self.deff else {}
+
+    def heading(self) -> list[str]:
+        lines = [f"Respondents needed for a margin of {self.points} at {self.at_confidence}, k = {self.k} options",
+                 "(worst case over the true proportion π of the exact interval's expected half-width, summed exactly)"]
+        if self.deff is not None:
+            lines.append(f"design effect {self.deff:g}: the respondents a simple random sample needs, multiplied by "
+                         f"{self.deff:g}")
+        return lines
+
+    def header(self) -> list[str]:
+        return ["ε", "realized ε", "p (keep)", "q", "respondents", "half-width", "worst π", "without privacy",
+                "cost"] + (["simple random sample"] if self.deff is not None else [])
+
+    def cells(self, r: dict) -> list[str]:
+        return [f"{r['declared_epsilon']:g}", f"{r['epsilon']:.4f}", f"{r['p']:.4f}", f"{r['q']:.4f}", f"{r['n']:,}",
+                f"±{r['half_width']:.4f}", f"{r['worst_pi']:.2f}", f"{r['n_without_privacy']:,}",
+                f"×{r['ratio']:.1f}"] + ([f"{r['n_simple_random_sample']:,}"] if self.deff is not None else [])
+
+
+def choice_plan(k: int, margin: float, epsilons, *, confidence: float = 0.95, deff: float | None = None) -> ChoicePlan:
+    """``deniable plan --k K``: :func:`plan_rows`, with ``deff`` :func:`with_design_effect`'s."""
+    rows = plan_rows(k, margin, epsilons, confidence=confidence)
     if deff is not None:
-        lines.append(f"design effect {deff:g}: the respondents a simple random sample needs, multiplied by {deff:g}")
-    table = [[f"{r['declared_epsilon']:g}", f"{r['epsilon']:.4f}", f"{r['p']:.4f}", f"{r['q']:.4f}",
-              f"{r['n']:,}", f"±{r['half_width']:.4f}", f"{r['worst_pi']:.2f}", f"{r['n_without_privacy']:,}",
-              f"×{r['ratio']:.1f}"] + ([f"{r['n_simple_random_sample']:,}"] if deff is not None else [])
-             for r in rows]
-    lines += grid(["ε", "realized ε", "p (keep)", "q", "respondents", "half-width", "worst π", "without privacy",
-                   "cost"] + (["simple random sample"] if deff is not None else []), table)
-    return "\n".join(lines) + "\n"
+        rows = with_design_effect(rows, deff)
+    return ChoicePlan(k=k, margin=margin, confidence=confidence, rows=rows, deff=deff)
 
 
 LIVE_N = 50_000  # the builder computes numbers exactly up to this many respondents (beyond: over 5 s each)

@@ -2,7 +2,8 @@
 
 The same numbers as :mod:`.planning` gives single choice, in two shapes: the builder's panel for
 one question at the survey's target n (``*_plan``), and ``deniable plan``'s table per ε of the
-respondents a wanted margin needs, beside no privacy (``*_plan_rows`` and ``*_plan_table``).  The
+respondents a wanted margin needs, beside no privacy (``*_plan_rows``, shown as a :class:`.planning.SurveyPlan`:
+:class:`NumericPlan`, :class:`MultiPlan`, :class:`DesignPlan`, :class:`ListPlan`).  The
 surfaces reach them through the question's type (:meth:`QuestionType.plan
 <.questions.base.QuestionType.plan>` and ``plan_cli`` in each type's module; :func:`typed_plan`),
 never by its name.
@@ -30,10 +31,13 @@ The numbers come from :mod:`deniable.estimators`:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 from deniable.client.listexp import check_items, list_mechanism
 from deniable.client.mechanism import MechanismError
 from deniable.client.multi import bit_epsilon, check_multi_k, multi_mechanism
+from deniable.client.numeric import MECHANISM_KINDS
 from deniable.errors import FieldError
 from deniable.estimators.binomial import z
 from deniable.estimators.planning import model_half_width, plan
@@ -41,7 +45,7 @@ from deniable.estimators.planning import model_half_width, plan
 from .questions.base import decimal_text
 from .definition import Question, number
 from .estimates import grid
-from .planning import question_plan
+from .planning import SurveyPlan, question_plan
 
 EXACT_UP_TO = 10**6  # multi: beyond this many respondents (large-sample guess) the large-sample n is shown
 
@@ -85,30 +89,51 @@ def numeric_plan_rows(question: Question, margin: float, epsilons, confidence: f
     return rows
 
 
-def _name(candidate: dict) -> str:
-    return "Laplace" if candidate["mechanism"] == "laplace" else f"grid G={candidate['grid']}"
+def _label(candidate: dict) -> str:
+    """A candidate's name in the table, as its mechanism says (:attr:`deniable.client.numeric.MECHANISM_KINDS`)."""
+    return MECHANISM_KINDS[candidate["mechanism"]].plan_label(candidate["grid"])
 
 
-def numeric_plan_table(question: Question, margin: float, confidence: float, rows: list[dict],
-                       alternatives: int = 4) -> str:
-    low, high, step = (number(v) for v in (question.minimum, question.maximum, question.step))
-    lines = [(f"Respondents needed for a margin of ±{margin:g} on the mean at {100 * confidence:g}% confidence, "
-              f"numeric {low}..{high} in steps of {step} ({question.steps + 1} answers)"),
-             ("(worst case over the answers' distribution on the range; the planner's mechanism has the least "
-              "worst-case variance)")]
-    table = [[f"{r['declared_epsilon']:g}", _name(r["candidates"][0]), f"{r['epsilon']:.4f}", f"{r['n']:,}",
-              f"{r['n_without_privacy']:,}", f"×{r['ratio']:.1f}"] for r in rows]
-    lines += grid(["ε", "mechanism", "realized ε", "respondents", "without privacy", "cost"], table)
-    for r in rows:
-        shown = r["candidates"][:alternatives]
-        if not any(c["mechanism"] == "laplace" for c in shown):
-            shown += [c for c in r["candidates"] if c["mechanism"] == "laplace"]
-        lines.append(f"ε = {r['declared_epsilon']:g}: margin of each mechanism with {r['n']:,} respondents "
-                     f"({len(r['candidates'])} compared)")
-        lines += grid(["mechanism", "worst case", "uniform answers", "respondents (worst case)"],
-                      [[_name(c), f"±{c['margin_worst']:.4g}", f"±{c['margin_uniform']:.4g}", f"{c['needed']:,}"]
-                       for c in shown], indent="    ")
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, eq=False, kw_only=True)
+class NumericPlan(SurveyPlan):
+    """``deniable plan --numeric MIN MAX``: :func:`numeric_plan_rows`, then each ε's best ``alternatives``
+    candidates (and the ones a plan always shows: Laplace)."""
+
+    type: str
+    question: Question
+    alternatives: int = 4
+
+    columns: ClassVar[tuple[str, ...]] = ("ε", "mechanism", "realized ε", "respondents", "without privacy", "cost")
+
+    def head(self) -> dict:
+        q = self.question
+        return {"type": self.type, "min": float(q.minimum), "max": float(q.maximum), "step": float(q.step),
+                "answers": q.steps + 1}
+
+    def heading(self) -> list[str]:
+        q = self.question
+        low, high, step = (number(v) for v in (q.minimum, q.maximum, q.step))
+        return [(f"Respondents needed for a margin of ±{self.margin:g} on the mean at {self.at_confidence}, "
+                 f"numeric {low}..{high} in steps of {step} ({q.steps + 1} answers)"),
+                ("(worst case over the answers' distribution on the range; the planner's mechanism has the least "
+                 "worst-case variance)")]
+
+    def cells(self, r: dict) -> list[str]:
+        return [f"{r['declared_epsilon']:g}", _label(r["candidates"][0]), f"{r['epsilon']:.4f}", f"{r['n']:,}",
+                f"{r['n_without_privacy']:,}", f"×{r['ratio']:.1f}"]
+
+    def details(self) -> list[str]:
+        lines = []
+        for r in self.rows:
+            rest = r["candidates"][self.alternatives:]
+            shown = r["candidates"][:self.alternatives] + [
+                c for c in rest if MECHANISM_KINDS[c["mechanism"]].always_planned]
+            lines.append(f"ε = {r['declared_epsilon']:g}: margin of each mechanism with {r['n']:,} respondents "
+                         f"({len(r['candidates'])} compared)")
+            lines += grid(["mechanism", "worst case", "uniform answers", "respondents (worst case)"],
+                          [[_label(c), f"±{c['margin_worst']:.4g}", f"±{c['margin_uniform']:.4g}", f"{c['needed']:,}"]
+                           for c in shown], indent="    ")
+        return lines
 
 
 # ---------------------------------------------------------------- check all that apply
@@ -140,17 +165,28 @@ def multi_plan_rows(k: int, margin: float, epsilons, confidence: float = 0.95) -
     return rows
 
 
-def multi_plan_table(k: int, margin: float, confidence: float, rows: list[dict]) -> str:
-    lines = [(f"Respondents needed for a margin of ±{100 * margin:g} points on each option's prevalence at "
-              f"{100 * confidence:g}% confidence, check all that apply with K = {k} options"),
-             f"(each option's tick is yes/no randomized response at ε/{k}; exact worst case over the prevalence"
-             + (", ~ = large-sample)" if not all(r["exact"] for r in rows) else ")")]
-    table = [[f"{r['declared_epsilon']:g}", f"{r['bit_epsilon']:.4g}", f"{r['epsilon']:.4f}", f"{r['p']:.4f}",
-              ("" if r["exact"] else "~") + f"{r['n']:,}", f"±{r['half_width']:.4f}", f"{r['n_without_privacy']:,}",
-              f"×{r['ratio']:.1f}"] for r in rows]
-    lines += grid(["ε", "ε per option", "realized ε", "p (keep)", "respondents", "half-width", "without privacy",
-                   "cost"], table)
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MultiPlan(SurveyPlan):
+    """``deniable plan --multi K``: :func:`multi_plan_rows`."""
+
+    type: str
+    k: int
+
+    columns: ClassVar[tuple[str, ...]] = ("ε", "ε per option", "realized ε", "p (keep)", "respondents", "half-width",
+                                          "without privacy", "cost")
+
+    def head(self) -> dict:
+        return {"type": self.type, "options": self.k}
+
+    def heading(self) -> list[str]:
+        return [(f"Respondents needed for a margin of {self.points} on each option's prevalence at "
+                 f"{self.at_confidence}, check all that apply with K = {self.k} options"),
+                f"(each option's tick is yes/no randomized response at ε/{self.k}; exact worst case over the prevalence"
+                + self.approximate("large-sample")]
+
+    def cells(self, r: dict) -> list[str]:
+        return [f"{r['declared_epsilon']:g}", f"{r['bit_epsilon']:.4g}", f"{r['epsilon']:.4f}", f"{r['p']:.4f}",
+                self.respondents(r), f"±{r['half_width']:.4f}", f"{r['n_without_privacy']:,}", f"×{r['ratio']:.1f}"]
 
 
 # ---------------------------------------------------------------- randomized-response designs
@@ -166,7 +202,7 @@ def design_plan_rows(spec, margin: float, confidence: float = 0.95) -> list[dict
 
     try:
         raw = json.loads(spec) if isinstance(spec, str) else spec
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise PlanInputError("--design", f"not JSON: {exc}") from None
     if not isinstance(raw, dict) or "name" not in raw:
         raise PlanInputError("--design", 'a JSON object with a "name", e.g. {"name": "forced", "p": 0.6, '
@@ -178,7 +214,7 @@ def design_plan_rows(spec, margin: float, confidence: float = 0.95) -> list[dict
         design = from_definition(raw, [f"answer {t + 1}" for t in range(k)])
     except DesignError as exc:
         raise PlanInputError("--design", str(exc)) from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, FieldError) as exc:  # a MechanismError: too many answers
         raise PlanInputError("--design", f"cannot read the design: {exc}") from None
     planned = plan_design(design, margin, confidence=confidence)
     baseline = plan(None, design.k, margin, confidence=confidence)
@@ -187,16 +223,22 @@ def design_plan_rows(spec, margin: float, confidence: float = 0.95) -> list[dict
              "method": planned.method, "n_without_privacy": baseline.n, "ratio": planned.n / baseline.n}]
 
 
-def design_plan_table(margin: float, confidence: float, rows: list[dict]) -> str:
-    r = rows[0]
-    lines = [(f"Respondents needed for a margin of ±{100 * margin:g} points on every answer's share at "
-              f"{100 * confidence:g}% confidence, {r['design']} design with {r['k']} answers"),
-             f"({r['method']}" + (", ~ = approximate)" if not r["exact"] else ")")]
-    table = [[r["design"], "not ε-LDP" if r["epsilon"] is None else f"{r['epsilon']:.4f}",
-              ("" if r["exact"] else "~") + f"{r['n']:,}", f"±{r['half_width']:.4f}", f"{r['n_without_privacy']:,}",
-              f"×{r['ratio']:.1f}"] for r in rows]
-    lines += grid(["design", "realized ε", "respondents", "half-width", "without privacy", "cost"], table)
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DesignPlan(SurveyPlan):
+    """``deniable plan --design JSON``: :func:`design_plan_rows` (one row, the design's own ε)."""
+
+    columns: ClassVar[tuple[str, ...]] = ("design", "realized ε", "respondents", "half-width", "without privacy",
+                                          "cost")
+
+    def heading(self) -> list[str]:
+        r = self.rows[0]
+        return [(f"Respondents needed for a margin of {self.points} on every answer's share at "
+                 f"{self.at_confidence}, {r['design']} design with {r['k']} answers"),
+                f"({r['method']}" + self.approximate("approximate")]
+
+    def cells(self, r: dict) -> list[str]:
+        return [r["design"], "not ε-LDP" if r["epsilon"] is None else f"{r['epsilon']:.4f}", self.respondents(r),
+                f"±{r['half_width']:.4f}", f"{r['n_without_privacy']:,}", f"×{r['ratio']:.1f}"]
 
 
 def design_plan(q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:
@@ -241,16 +283,28 @@ def list_plan_rows(items: int, margin: float, epsilons, confidence: float = 0.95
     return rows
 
 
-def list_plan_table(items: int, margin: float, confidence: float, rows: list[dict]) -> str:
-    lines = [(f"Respondents needed (half per arm) for a margin of ±{100 * margin:g} points on the sensitive "
-              f"item's prevalence at {100 * confidence:g}% confidence, list experiment with J = {items} control items"),
-             ("(difference in means; worst case: every arm's counts at the two ends of their range; typical: "
-              "control items held by half, the sensitive one by 10%)")]
-    table = [["plain (not protected by ε)" if r["declared_epsilon"] is None else f"{r['declared_epsilon']:g}",
-              "—" if r["epsilon"] is None else f"{r['epsilon']:.4f}", f"{r['needed_worst']:,}",
-              f"{r['needed_typical']:,}", f"×{r['ratio']:.1f}"] for r in rows]
-    lines += grid(["ε", "realized ε", "respondents (worst)", "respondents (typical)", "cost"], table)
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ListPlan(SurveyPlan):
+    """``deniable plan --list J``: :func:`list_plan_rows` (the plain list experiment first)."""
+
+    type: str
+    items: int
+
+    columns: ClassVar[tuple[str, ...]] = ("ε", "realized ε", "respondents (worst)", "respondents (typical)", "cost")
+
+    def head(self) -> dict:
+        return {"type": self.type, "items": self.items}
+
+    def heading(self) -> list[str]:
+        return [(f"Respondents needed (half per arm) for a margin of {self.points} on the sensitive item's "
+                 f"prevalence at {self.at_confidence}, list experiment with J = {self.items} control items"),
+                ("(difference in means; worst case: every arm's counts at the two ends of their range; typical: "
+                 "control items held by half, the sensitive one by 10%)")]
+
+    def cells(self, r: dict) -> list[str]:
+        return ["plain (not protected by ε)" if r["declared_epsilon"] is None else f"{r['declared_epsilon']:g}",
+                "—" if r["epsilon"] is None else f"{r['epsilon']:.4f}", f"{r['needed_worst']:,}",
+                f"{r['needed_typical']:,}", f"×{r['ratio']:.1f}"]
 
 
 # ---------------------------------------------------------------- the builder's panel

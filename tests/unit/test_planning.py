@@ -13,7 +13,7 @@ def test_plan_rows_against_the_estimators():
     assert rows[0]["n"] > rows[1]["n"] and rows[0]["epsilon"] <= 1.0
     worst = estimators.plan(1.0, 2, 0.05)
     assert rows[0]["worst_pi"] == worst.worst_pi and rows[0]["half_width"] == worst.half_width <= 0.05
-    table = planning.plan_table(2, 0.05, 0.95, rows)
+    table = planning.ChoicePlan(k=2, margin=0.05, confidence=0.95, rows=rows).table()
     assert "without privacy" in table and "worst π" in table
     assert f"{worst.worst_pi:.2f}" in table.splitlines()[3]
 

@@ -66,9 +66,9 @@ class Builder:
 
     direct_choice = "directly (not protected)"  # what the builder calls asking without ε, in its error messages
 
-    def plan_cli(self, value, step, margin: float, epsilons, confidence: float) -> tuple[dict, list[dict], str]:
-        """``deniable plan`` with :attr:`plan_option`'s ``value``: ``(JSON head, rows per ε, table)``;
-        PlanInputError naming the option for a bad value."""
+    def plan_cli(self, value, step, margin: float, epsilons, confidence: float):
+        """``deniable plan`` with :attr:`plan_option`'s ``value``: a :class:`~..planning.SurveyPlan` (its
+        ``to_dict`` the JSON, its ``table`` the text); PlanInputError naming the option for a bad value."""
         raise NotAvailable(f"deniable plan does not plan {self.label} questions yet")
 
     def plan(self, q: Question, target_n: int, margin: float, confidence: float = 0.95) -> dict:

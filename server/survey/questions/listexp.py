@@ -357,11 +357,11 @@ class ListExperiment(Wire, Files, Statistics, Monitoring, Presentation, Builder,
                 "sensitive": "sensitive"}
 
     def plan_cli(self, value, step, margin, epsilons, confidence):
-        """``deniable plan --list J``: ``(head, rows, table)``."""
+        """``deniable plan --list J``: a :class:`..type_planning.ListPlan`."""
         from .. import type_planning as tp
 
         rows = tp.list_plan_rows(value, margin, epsilons, confidence)
-        return {"type": self.name, "items": value}, rows, tp.list_plan_table(value, margin, confidence, rows)
+        return tp.ListPlan(type=self.name, items=value, margin=margin, confidence=confidence, rows=rows)
 
     # ------------------------------------------------------------ audit and the codebook
 

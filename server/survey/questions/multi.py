@@ -424,11 +424,11 @@ class Multi(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, Q
         return data
 
     def plan_cli(self, value, step, margin, epsilons, confidence):
-        """``deniable plan --multi K``: ``(head, rows, table)``."""
+        """``deniable plan --multi K``: a :class:`..type_planning.MultiPlan`."""
         from .. import type_planning as tp
 
         rows = tp.multi_plan_rows(value, margin, epsilons, confidence)
-        return {"type": self.name, "options": value}, rows, tp.multi_plan_table(value, margin, confidence, rows)
+        return tp.MultiPlan(type=self.name, k=value, margin=margin, confidence=confidence, rows=rows)
 
     # ------------------------------------------------------------ audit and the codebook
 

@@ -598,7 +598,7 @@ class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit,
         return data
 
     def plan_cli(self, value, step, margin, epsilons, confidence):
-        """``deniable plan --numeric MIN MAX [--step S]``: ``(head, rows, table)``."""
+        """``deniable plan --numeric MIN MAX [--step S]``: a :class:`..type_planning.NumericPlan`."""
         from .. import type_planning as tp
         from ..definition import parse_question
 
@@ -612,9 +612,7 @@ class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit,
             option = "--step" if exc.path[-1] == "step" and step is not None else self.plan_option
             raise tp.PlanInputError(option, exc.problem if option == "--step" else f"{exc.field}: {exc.problem}") from None
         rows = tp.numeric_plan_rows(question, margin, epsilons, confidence)
-        head = {"type": self.name, "min": float(question.minimum), "max": float(question.maximum),
-                "step": float(question.step), "answers": question.steps + 1}
-        return head, rows, tp.numeric_plan_table(question, margin, confidence, rows)
+        return tp.NumericPlan(type=self.name, question=question, margin=margin, confidence=confidence, rows=rows)
 
 
 def _places(value: Decimal) -> int:
