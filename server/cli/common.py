@@ -26,13 +26,11 @@ def fail(message: str):
 
 
 def load_survey(path: str):
-    """The survey definition in the file ``path``; a bad one is one ``Error:`` line naming the field."""
-    from deniable.server.survey.definition import DefinitionError, load_definition
+    """The survey definition in the file ``path``; a bad one is a DefinitionError: one ``Error:`` line naming
+    the field (the deniable group's)."""
+    from deniable.server.survey.definition import load_definition
 
-    try:
-        return load_definition(path)
-    except DefinitionError as exc:
-        fail(str(exc))
+    return load_definition(path)
 
 
 def db_option(default: str | None = DEFAULT_DB, help: str = "The SQLite database file."):

@@ -16,7 +16,7 @@ import click
 
 from deniable.server.survey.readers import SOURCES
 
-from .common import echo_json, fail
+from .common import echo_json, fail, load_survey
 
 
 @click.group("embed")
@@ -67,16 +67,7 @@ def design(survey_path) -> None:
     Example:
         deniable embed design examples/survey.json > design.json
     """
-    echo_json(_design_document(_load(survey_path)))
-
-
-def _load(survey_path):
-    from deniable.server.survey.definition import DefinitionError, load_definition
-
-    try:
-        return load_definition(survey_path)
-    except DefinitionError as exc:
-        fail(str(exc))
+    echo_json(_design_document(load_survey(survey_path)))
 
 
 def _design_document(survey) -> dict:
@@ -110,19 +101,14 @@ def recipe(platform, survey_path, src, qid) -> None:
         deniable embed recipe qualtrics examples/survey.json --src https://surveys.example.org
     """
     from deniable.client.embed import current, integrity
-    from deniable.server.survey.platform_exports import PlatformExportError
     from deniable.server.survey.recipes import embed_src
     from deniable.server.survey.recipes import recipe as make_recipe
 
-    survey = _load(survey_path)
+    survey = load_survey(survey_path)
     built = current()
-    try:
-        src = embed_src(src, built.version)
-        text = make_recipe(platform, survey, _design_document(survey), src=src, integrity=integrity(built.script),
-                           version=built.version, qid=qid)
-    except PlatformExportError as exc:
-        fail(str(exc))
-    click.echo(text, nl=False)
+    src = embed_src(src, built.version)  # a PlatformExportError: one Error line (the deniable group's)
+    click.echo(make_recipe(platform, survey, _design_document(survey), src=src, integrity=integrity(built.script),
+                           version=built.version, qid=qid), nl=False)
 
 
 COMMANDS = (embed,)

@@ -4,7 +4,7 @@ A thin click shell over :func:`deniable.server.survey.regression.fit_formula` (i
 command runs, like the other offline commands): the responses
 (a CSV or Parquet file with its definition, or a survey in a database) become answer patterns, the formula a
 design, and the fit a table or JSON.  Every problem — a formula naming an unknown question, an
-empty cell, collinear covariates, separation — is one ``Error:`` line.
+empty cell, collinear covariates, separation — is a FieldError, one ``Error:`` line (the deniable group's).
 """
 
 from __future__ import annotations
@@ -36,12 +36,20 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             return pattern_counts(db, stored), inputs[1], stored.survey
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
-    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
-    from deniable.server.survey.definition import load_definition
     from deniable.server.survey.patterns import from_dataset
 
+    survey, dataset = _read(inputs)
+    return from_dataset(dataset), inputs[2], survey
+
+
+def _read(inputs, columns=None):
+    """``(survey, dataset)`` from ``SURVEY.json RESPONSES.csv``, with the design ``columns`` if given (a bad
+    file: one Error line, the deniable group's)."""
+    from deniable.server.survey import readers
+    from deniable.server.survey.definition import load_definition
+
     survey = load_definition(inputs[0])
-    return from_dataset(readers.read(inputs[1], survey, codebook=inputs[0], progress=True)), inputs[2], survey
+    return survey, readers.read(inputs[1], survey, design=columns, codebook=inputs[0], progress=True)
 
 
 def _design_columns(weights, strata, cluster, fpc):
@@ -64,26 +72,16 @@ def _read_design(inputs, db_path, columns):
              "weights (and strata, clusters) as columns, and fit the file with --weights COLUMN")
     if len(inputs) != 3:
         raise click.UsageError('with --weights, give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …"')
-    from deniable.server.survey import readers  # a bad file: one Error line (the deniable group)
-    from deniable.server.survey.definition import load_definition
-
-    survey = load_definition(inputs[0])
-    return survey, readers.read(inputs[1], survey, design=columns, codebook=inputs[0], progress=True)
+    return _read(inputs, columns)
 
 
 def _weighted(inputs, db_path, reference, confidence, columns):
     """``(slug, formula, built, result)`` of a design-based fit (:func:`deniable.server.survey.sampling.fit_weighted_formula`)."""
-    from deniable.estimators.regression import RegressionError
-    from deniable.estimators.weights import SamplingDesignError
     from deniable.server.survey import sampling
-    from deniable.server.survey.regression import FormulaError
 
     survey, dataset = _read_design(inputs, db_path, columns)
-    try:
-        return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
-                                                            confidence=confidence))
-    except (SamplingDesignError, FormulaError, RegressionError) as exc:
-        fail(str(exc))
+    return (survey.slug, *sampling.fit_weighted_formula(dataset, columns, inputs[2], reference=reference,
+                                                        confidence=confidence))
 
 
 def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=None):
@@ -92,10 +90,7 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
     aggregates (no row scan) or a responses file's patterns; with ``--weights COLUMN`` (``columns``),
     from the responses file's rows, raking starting from their sampling weights, the variance keeping
     the design's strata, clusters and fpc."""
-    from deniable.estimators.regression import RegressionError
-    from deniable.estimators.weights import SamplingDesignError
     from deniable.server.survey import sampling
-    from deniable.server.survey.regression import FormulaError
 
     if columns is not None:
         survey, dataset = _read_design(inputs, db_path, columns)
@@ -103,14 +98,11 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
     else:
         patterns, text, survey = _patterns(inputs, db_path)
         dataset = patterns.dataset()
-    try:
-        margins = sampling.load_margins(margins_path, survey)
-        base = None if columns is None else sampling.design_of(dataset, columns)
-        return (survey.slug, *sampling.fit_raked_formula(dataset, margins, text, trim=trim, reference=reference,
-                                                         confidence=confidence, survey=survey, base=base,
-                                                         base_column=None if columns is None else columns.weights))
-    except (SamplingDesignError, FormulaError, RegressionError) as exc:
-        fail(str(exc))
+    margins = sampling.load_margins(margins_path, survey)
+    base = None if columns is None else sampling.design_of(dataset, columns)
+    return (survey.slug, *sampling.fit_raked_formula(dataset, margins, text, trim=trim, reference=reference,
+                                                     confidence=confidence, survey=survey, base=base,
+                                                     base_column=None if columns is None else columns.weights))
 
 
 @click.command("regress")
@@ -155,8 +147,7 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         deniable regress --db deniable.db student-life "drugs ~ year" --rake margins.json --trim 0.3,3
         deniable regress survey.json responses.csv "drugs ~ year" --rake margins.json --weights w --cluster school
     """
-    from deniable.estimators.regression import RegressionError
-    from deniable.server.survey.regression import FormulaError, Regression, fit_formula
+    from deniable.server.survey.regression import Regression, fit_formula
 
     columns = _design_columns(weights, strata, cluster, fpc)
     raked = None
@@ -170,11 +161,8 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     else:
         patterns, text, survey = _patterns(inputs, db_path)
         slug = patterns.survey.slug
-        try:
-            formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
-                                                 profile=profile, survey=survey)
-        except (FormulaError, RegressionError) as exc:
-            fail(str(exc))
+        formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
+                                             profile=profile, survey=survey)
     # one result renders itself, raked or not (what raking did: its JSON's ``raking``; for a terminal, first)
     fitted = Regression(slug, formula, built, result, raked)
     if fmt == "json":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import database, db_option, fail
+from .common import database, db_option, fail, load_survey
 
 
 @click.command("import")
@@ -23,12 +23,9 @@ def import_survey(survey_path, db_path, open_now, owner) -> None:
     """
     from deniable.server.store.accounts import find_researcher
     from deniable.server.store.surveys import insert_survey
-    from deniable.server.survey.definition import DefinitionError, load_definition
+    from deniable.server.survey.definition import DefinitionError
 
-    try:
-        survey = load_definition(survey_path)
-    except DefinitionError as exc:
-        fail(str(exc))
+    survey = load_survey(survey_path)
     with database(db_path, create=True) as db:
         owner_id = None
         if owner is not None:
