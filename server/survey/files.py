@@ -190,7 +190,7 @@ def read_counts(path, survey: Survey, design: DesignColumns | None = None) -> Da
         table = _open_parquet(path).read()
         where = lambda row: f"row {row + 1}"  # noqa: E731
     else:
-        table = _read_counts_csv(path, survey)
+        table = _read_csv_counts(path, survey)
         where = lambda row: f"line {row + 2}"  # noqa: E731  (the header is line 1)
     names = table.column_names
     named = _design_names(path, names, survey, design)
@@ -226,7 +226,7 @@ def read_counts(path, survey: Survey, design: DesignColumns | None = None) -> Da
                    design={role: v[each] for role, v in values.items()})
 
 
-def _read_counts_csv(path: Path, survey: Survey) -> pa.Table:
+def _read_csv_counts(path: Path, survey: Survey) -> pa.Table:
     try:
         with path.open(encoding="utf-8-sig") as fh:
             header = fh.readline().rstrip("\r\n").split(",")

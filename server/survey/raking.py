@@ -130,7 +130,7 @@ def parse_margins(document, survey: Survey) -> dict[str, np.ndarray]:
 
 def load_margins(path, survey: Survey) -> dict[str, np.ndarray]:
     """:func:`parse_margins` of a JSON file (a key repeated in one object is refused)."""
-    from .strict_json import loads
+    from .strict_json import JSONError, loads
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -140,7 +140,7 @@ def load_margins(path, survey: Survey) -> dict[str, np.ndarray]:
             f"--rake: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "margins") from None
     try:
         document = loads(text)
-    except ValueError as exc:  # JSONDecodeError and DuplicateKeyError
+    except JSONError as exc:  # not JSON, or a DuplicateKeyError
         raise SamplingDesignError(f"--rake: {path} is not valid JSON ({exc})", "margins") from None
     return parse_margins(document, survey)
 

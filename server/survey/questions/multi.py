@@ -418,7 +418,7 @@ class Multi(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, Q
         if raw:
             try:
                 data["design"] = json.loads(raw[:4000])
-            except (ValueError, RecursionError):
+            except (json.JSONDecodeError, RecursionError):  # 4000 characters: no over-long integer
                 raise FieldError('design: must be a JSON object such as {"name": "warner", "p": 0.75}',
                                  "design") from None
         return data
