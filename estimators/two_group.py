@@ -32,7 +32,10 @@ What :func:`estimate_two_group` reports (:class:`TwoGroupResult`):
   (P_1, P_2), each at level √confidence, intersected with the admissible polygon and projected onto
   each parameter; coverage ≥ confidence at every n and every true parameter, boundaries included
   (:mod:`.two_group_fit`).  When the box misses the admissible region (``outside_model``: the data are
-  far from every admissible parameter) the interval is the constrained estimate alone.
+  far from every admissible parameter) the interval is the constrained estimate alone; when the data
+  fit the model so badly that the constrained estimate lies outside the box (it weighs the groups by
+  their sizes, the box does not), the interval is widened to include it — a superset, so coverage is
+  unchanged — and the note says so.
 * ``profile_lower``/``profile_upper``: profile-likelihood intervals (χ²₁ quantile), confined to the
   admissible region; asymptotic, not exact.
 
@@ -134,7 +137,8 @@ SINGULAR = 1e-12  # |det A| below this: the two groups' equations do not separat
 
 
 def check_model(model) -> Model:
-    if model not in MODELS:
+    """The :data:`MODELS` entry named ``model`` (RRreg's name), or FieldError on ``model``."""
+    if not isinstance(model, str) or model not in MODELS:
         raise FieldError(f"model must be one of {', '.join(MODELS)}, got {model!r}", "model")
     return MODELS[model]
 
@@ -315,6 +319,11 @@ class TwoGroupResult(Result):
         return out
 
 
+def _unit(x: float) -> float:
+    """A share computed from θ, with rounding (β = 1 − π − γ at −1e-17) kept in [0, 1]; NaN stays NaN."""
+    return min(max(float(x), 0.0), 1.0) if math.isfinite(x) else float(x)
+
+
 def _floor(x: float) -> float:
     return math.floor(x + 1e-9)
 
@@ -348,19 +357,24 @@ def estimate_two_group(model: str, p, yes, n, *, confidence: float = 0.95) -> Tw
     geometry = spec.geometry(p)
     moment, moment_se = moment_estimates(spec, p, yes, n)
     theta, best = constrained_mle(geometry, geometry.theta([y / m for y, m in zip(yes, n)]), yes, n)
-    estimate = {name: float(PARAMETERS[name].value(theta)) for name in spec.parameters}
+    estimate = {name: _unit(PARAMETERS[name].value(theta)) for name in spec.parameters}
     polygon = box_polygon(geometry, *cp_box(yes, n, confidence))
     lower, upper, prof_lower, prof_upper, wald_lower, wald_upper = {}, {}, {}, {}, {}, {}
     zq = z(confidence)
+    widened = False
     for name in spec.parameters:
         parameter = PARAMETERS[name]
         if polygon:
-            lower[name], upper[name] = polygon_range(parameter, polygon)
+            lower[name], upper[name] = map(_unit, polygon_range(parameter, polygon))
+            if math.isfinite(estimate[name]) and not lower[name] <= estimate[name] <= upper[name]:
+                widened = True  # a superset of the projected box: coverage unchanged
+                lower[name], upper[name] = min(lower[name], estimate[name]), max(upper[name], estimate[name])
         elif parameter.ratio and not math.isfinite(estimate[name]):
             lower[name], upper[name] = 0.0, 1.0
         else:
             lower[name] = upper[name] = estimate[name]
-        prof_lower[name], prof_upper[name] = profile_interval(geometry, parameter, theta, best, yes, n, confidence)
+        prof_lower[name], prof_upper[name] = map(_unit, profile_interval(geometry, parameter, theta, best, yes, n,
+                                                                         confidence))
         wald_lower[name] = moment[name] - zq * moment_se[name]
         wald_upper[name] = moment[name] + zq * moment_se[name]
     on_boundary = not geometry.contains(theta, slack=-1e-12)
@@ -368,6 +382,9 @@ def estimate_two_group(model: str, p, yes, n, *, confidence: float = 0.95) -> Tw
     if not polygon:
         note = ("the data are far from every admissible parameter (the exact confidence box misses the "
                 "model): the interval is the constrained estimate alone")
+    elif widened:
+        note = ("the data fit the model badly: the constrained estimate lies outside the exact confidence box, "
+                "so the exact intervals were widened to include it")
     elif spec.name == "SLD" and not math.isfinite(estimate["t"]):
         note = "the estimated prevalence is 0, so t (the share of carriers answering truthfully) is not identified"
     return TwoGroupResult(

@@ -200,6 +200,7 @@ def test_outside_model_gives_a_point():
     (dict(model="CDM", p=[0.4, 0.4]), "p"),
     (dict(model="CDMsym", p=[0.2, 0.1, 0.2, 0.1]), "p"),
     (dict(model="RRR"), "model"),
+    (dict(model=["CDM"]), "model"),
     (dict(yes=[11, 3]), "yes"),
     (dict(yes=[-1, 3]), "yes"),
     (dict(yes=[1.5, 3]), "yes"),
@@ -241,3 +242,31 @@ def test_profile_at_a_vertex_uses_chi_square_two():
     gap = 2 * (result.loglik - loglik((0.75, 0.25), [103, 30], [150, 150]))
     assert 3.85 < gap < 5.98
     assert result.profile_lower["pi"] == 0 < result.estimate["pi"]
+
+
+def test_estimate_outside_the_box_widens_the_exact_interval():
+    # group 1 all "yes", group 2 (5 people) none: the constrained estimate weighs group 1 more than the box does
+    result = estimate_two_group("UQTunknown", [0.88, 0.13], [36, 0], [36, 5])
+    assert not result.outside_model and "widened" in result.note
+    for name in result.parameters:
+        assert result.lower[name] <= result.estimate[name] <= result.upper[name]
+
+
+def test_random_data_give_ordered_intervals_in_the_unit_interval():
+    rng = np.random.default_rng(7)
+    for i in range(200):
+        model = list(MODELS)[i % 4]
+        p = list(rng.uniform(size=MODELS[model].p_length))
+        n = [int(rng.integers(2, 60)), int(rng.integers(2, 10**6))][:: 1 if i % 2 else -1]
+        yes = [int(rng.choice([0, m, rng.integers(0, m + 1)])) for m in n]
+        try:
+            result = estimate_two_group(model, p, yes, n, confidence=float(rng.choice([0.8, 0.95, 0.999])))
+        except FieldError as error:  # a random p can be (nearly) singular
+            assert error.field == "p"
+            continue
+        for name in result.parameters:
+            estimate = result.estimate[name]
+            for low, high in (result.interval(name), result.interval(name, "profile")):
+                assert 0 <= low <= high <= 1
+                if math.isfinite(estimate):
+                    assert low - 1e-7 <= estimate <= high + 1e-7, (model, p, yes, n, name)
