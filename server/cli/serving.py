@@ -107,7 +107,7 @@ class Handler(PyWSGIHandler):
             self._read_body(environ)
         except TimeoutError:
             raise
-        except (OSError, ValueError):  # the client left mid-body, or chunks that do not parse
+        except (OSError, ValueError):  # the client left mid-body, or chunks that do not parse (gevent's errors)
             raise _BodyRefused from None
         self._deadline.close()
         return environ
@@ -117,7 +117,7 @@ class Handler(PyWSGIHandler):
         coding = environ.pop("HTTP_TRANSFER_ENCODING", "")
         chunked = coding.lower() == "chunked"
         if coding and not chunked:
-            raise ValueError(f"Transfer-Encoding {coding[:40]!r} is not supported")  # gevent would not read it
+            raise _BodyRefused  # a Transfer-Encoding gevent would not read
         length = self.content_length or 0
         if not chunked and not length:
             return
