@@ -520,9 +520,19 @@ def _raked_question_check(q: Question, dataset: Dataset, field: str) -> None:
         raise SamplingDesignError(f"{field}: question {q.id!r} is {reason}", field)
 
 
+def _raked_group(q: Question, label: str, not_answered: bool, n: int, result) -> dict:
+    """One group's record in a raked ``--by`` document: the question's record in the group, or an empty group."""
+    head = {"group": label, "not_answered": not_answered}
+    if result is None:
+        return {**head, "n": 0, "empty": True, "weighted": True, "raked": True}
+    return {**head, **question_json(q, n, result), "raked": True}
+
+
 @dataclass(frozen=True)
-class RakedSubgroups:
-    """A question's raked estimates within each group of a question asked directly (:func:`raked_subgroups`)."""
+class RakedSubgroups(SurveyResult):
+    """A question's raked estimates within each group of a question asked directly (:func:`raked_subgroups`;
+    the dashboard's subgroups page): :meth:`to_dict` is the question's entry in ``deniable estimate --rake
+    … --by``'s document (:class:`RakedBy`) with the responses raked, :meth:`table` its blocks."""
 
     margins: dict
     raking: RakeResult
@@ -530,6 +540,14 @@ class RakedSubgroups:
     question: Question
     by: Question
     groups: list  # of (label, not answered, n answered, WeightedResult | WeightedMean | None)
+
+    def to_dict(self) -> dict:
+        return {"id": self.question.id, "by": self.by.id, "n_responses": self.n, "weighted": True,
+                "groups": [_raked_group(self.question, *row) for row in self.groups]}
+
+    def table(self) -> str:
+        """One block per group, the group named first (as ``--rake … --by`` prints each question)."""
+        return group_blocks(self.by, [(self.question, self.groups)])
 
 
 def raked_subgroups(dataset: Dataset, margins: dict[str, np.ndarray], question: Question, by: Question, *,
@@ -593,15 +611,9 @@ class RakedBy(RakingSummary, SurveyResult):
     def to_dict(self) -> dict:
         """``--rake … --by Q --format json``: the ``--weights … --by`` document's shape, what raking did
         in place of the design, and the questions raking skipped."""
-        def group(q, label, not_answered, n, result):
-            head = {"group": label, "not_answered": not_answered}
-            if result is None:
-                return {**head, "n": 0, "empty": True, "weighted": True, "raked": True}
-            return {**head, **question_json(q, n, result), "raked": True}
-
         return {"survey": self.survey.slug, "by": self.by.id, "n_responses": self.n, "weighted": True,
                 "raking": self.raking_dict(),
-                "questions": [{"id": q.id, "by": self.by.id, "groups": [group(q, *row) for row in rows]}
+                "questions": [{"id": q.id, "by": self.by.id, "groups": [_raked_group(q, *row) for row in rows]}
                               for q, rows in self.questions],
                 "skipped": [{"id": q.id, "reason": why} for q, why in self.skipped]}
 

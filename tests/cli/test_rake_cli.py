@@ -311,7 +311,12 @@ def test_rake_by_gives_the_raked_subgroups_of_every_question(tmp_path):
     dataset = Dataset(s, {qid: np.asarray(v) for qid, v in codes.items()})
     margins = sampling.parse_margins(TYPED_MARGINS, s)
     for record in document["questions"]:
-        expected = sampling.raked_subgroups(dataset, margins, s.question(record["id"]), s.question("year")).groups
+        subgroups = sampling.raked_subgroups(dataset, margins, s.question(record["id"]), s.question("year"))
+        expected = subgroups.groups
+        mine = json.loads(json.dumps(subgroups.to_dict()))  # a Result: its own document, the --by entry's shape
+        assert (mine["id"], mine["by"]) == (record["id"], record["by"])
+        assert [list(g) for g in mine["groups"]] == [list(g) for g in record["groups"]]
+        subgroups_text = subgroups.table()
         assert [g["group"] for g in record["groups"]] == ["First", "Second", "not answered"]
         for group, (label, _, n, result) in zip(record["groups"], expected):
             assert group["n"] == n and group["raked"] is True, (record["id"], label)
@@ -322,6 +327,7 @@ def test_rake_by_gives_the_raked_subgroups_of_every_question(tmp_path):
     table = run("estimate", definition, responses, "--rake", margins_path, "--by", "year")
     assert table.exit_code == 0, table.output
     assert "raked to the margins of 'age', 'sex'" in table.stdout and "· year=First" in table.stdout
+    assert subgroups_text in table.stdout  # the last question's blocks, as --by prints them
     assert "weighted mean count: control" in table.stdout and "forced design" in table.stdout
     lines = run("estimate", definition, responses, "--rake", margins_path, "--by", "year", "--format",
                 "csv").stdout.splitlines()
