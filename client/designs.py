@@ -240,6 +240,13 @@ class Design:
                     "not ε-LDP against one who knows it")
         return f"ε = {self.epsilon:.4f}" if self.ldp else "not ε-LDP"
 
+    def plain_words(self, labels) -> tuple[str, dict]:
+        """What the respondent's device does, for one sentence in plain words: ``(key, values)``, the key naming
+        the sentence (the server's :func:`~deniable.server.survey.explain.design_coin` holds the sentences, to
+        translate them) and its values — a share (a probability, shown as a percentage), an answer's label
+        (a string) or, for forced response, the ``(label, share)`` of every answer it forces."""
+        return PLAIN_WORDS.get(self.name, _matrix_words)(self, list(labels))
+
 
 def _plain(value):
     if isinstance(value, Fraction):
@@ -419,6 +426,41 @@ def custom(matrix, labels=None, reports=None) -> Design:
     if len(shown) != len(cells):
         raise DesignError("reports", f"{len(cells)} labels needed, got {len(shown)}")
     return _build("custom", {"matrix": [[c for c in row] for row in cells]}, columns, shown, "matrix")
+
+
+# ---------------------------------------------------------------- each design in plain words (Design.plain_words)
+
+
+def _forced_words(design: Design, labels: list) -> tuple[str, dict]:
+    params = dict(design.params)
+    return "forced", {"kept": params["p"],
+                      "forced": [(label, share) for label, share in zip(labels, params["forced"]) if share > 0]}
+
+
+def _unrelated_words(design: Design, labels: list) -> tuple[str, dict]:
+    params = dict(design.params)
+    return "unrelated", {"kept": params["p"], "yes": labels[0], "no": labels[1], "share": params["prevalence"]}
+
+
+def _mirrored_words(design: Design, labels: list) -> tuple[str, dict]:
+    """Warner's design and the crosswise model: the true answer kept, else the other one."""
+    return "mirrored", {"kept": design.matrix[0, 0]}
+
+
+def _decks_words(design: Design, labels: list) -> tuple[str, dict]:
+    m = design.matrix
+    return "decks", {"first": labels[0], "second": labels[1], "share_yes": m[0, 0], "share_no": m[0, 1],
+                     "yes": labels[0], "no": labels[1]}
+
+
+def _matrix_words(design: Design, labels: list) -> tuple[str, dict]:
+    """Any matrix: the least chance of sending one's own answer."""
+    m = design.matrix
+    return "matrix", {"kept": min(m[t, t] for t in range(design.k))}
+
+
+PLAIN_WORDS = {"forced": _forced_words, "unrelated": _unrelated_words, "warner": _mirrored_words,
+               "crosswise": _mirrored_words, "kuk": _decks_words, "custom": _matrix_words}
 
 
 def sample(design: Design, truth, draws) -> np.ndarray:

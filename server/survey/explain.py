@@ -293,31 +293,32 @@ def design_coin(design, labels, *, gettext=_same, locale: str = "en") -> str:
     'Your device sends your true answer 75% of the time; otherwise it sends, whatever your answer: Yes (12.5% of the time), No (12.5% of the time).'
     """
     _ = gettext
-    m = design.matrix
-    params = dict(design.params)
+    key, values = design.plain_words(labels)
 
-    def pc(x):
-        return percent(float(x), locale, up=False, gettext=_)
+    def shown(value):
+        if isinstance(value, str):  # an answer's label
+            return value
+        if isinstance(value, list):  # the answers forced response sends, with their shares
+            return ", ".join(_("%(option)s (%(share)s of the time)") % {"option": label, "share": shown(share)}
+                             for label, share in value)
+        return percent(float(value), locale, up=False, gettext=_)
 
-    if design.name == "forced":
-        forced_to = ", ".join(_("%(option)s (%(share)s of the time)") % {"option": label, "share": pc(share)}
-                              for label, share in zip(labels, params["forced"]) if share > 0)
-        return _("Your device sends your true answer %(kept)s of the time; otherwise it sends, whatever your "
-                 "answer: %(forced)s.") % {"kept": pc(params["p"]), "forced": forced_to}
-    if design.name == "unrelated":
-        return _("Your device sends your true answer %(kept)s of the time; otherwise it sends %(yes)s or %(no)s at "
-                 "random, %(yes)s as often as people answer yes to an unrelated question (%(share)s).") % {
-            "kept": pc(params["p"]), "yes": labels[0], "no": labels[1], "share": pc(params["prevalence"])}
-    if design.name in ("warner", "crosswise"):
-        return _("Your device sends your true answer %(kept)s of the time and the other answer otherwise.") % {
-            "kept": pc(m[0, 0])}
-    if design.name == "kuk":
-        return _("Your device sends %(first)s %(share_yes)s of the time if your answer is %(yes)s, and "
-                 "%(share_no)s of the time if it is %(no)s; otherwise %(second)s.") % {
-            "first": labels[0], "second": labels[1], "share_yes": pc(m[0, 0]), "share_no": pc(m[0, 1]),
-            "yes": labels[0], "no": labels[1]}
-    return _("Your device sends one of the answers at random, with chances that depend on your true answer "
-             "(at least %(kept)s to send your own).") % {"kept": pc(min(m[t, t] for t in range(design.k)))}
+    return COIN_SENTENCES[key](_) % {name: shown(value) for name, value in values.items()}
+
+
+# what the device does, per design (:meth:`deniable.client.designs.Design.plain_words`'s key), through gettext
+COIN_SENTENCES = {
+    "forced": lambda _: _("Your device sends your true answer %(kept)s of the time; otherwise it sends, whatever "
+                          "your answer: %(forced)s."),
+    "unrelated": lambda _: _("Your device sends your true answer %(kept)s of the time; otherwise it sends %(yes)s or "
+                             "%(no)s at random, %(yes)s as often as people answer yes to an unrelated question "
+                             "(%(share)s)."),
+    "mirrored": lambda _: _("Your device sends your true answer %(kept)s of the time and the other answer otherwise."),
+    "decks": lambda _: _("Your device sends %(first)s %(share_yes)s of the time if your answer is %(yes)s, and "
+                         "%(share_no)s of the time if it is %(no)s; otherwise %(second)s."),
+    "matrix": lambda _: _("Your device sends one of the answers at random, with chances that depend on your true "
+                          "answer (at least %(kept)s to send your own)."),
+}
 
 
 def respondent_crosswise(design, *, gettext=_same, locale: str = "en") -> dict:
