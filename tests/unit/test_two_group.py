@@ -254,7 +254,7 @@ def test_estimate_outside_the_box_widens_the_exact_interval():
 
 def test_random_data_give_ordered_intervals_in_the_unit_interval():
     rng = np.random.default_rng(7)
-    for i in range(200):
+    for i in range(100):
         model = list(MODELS)[i % 4]
         p = list(rng.uniform(size=MODELS[model].p_length))
         n = [int(rng.integers(2, 60)), int(rng.integers(2, 10**6))][:: 1 if i % 2 else -1]
