@@ -233,9 +233,19 @@ def moment_estimates(model: Model, p, yes, n) -> tuple[dict, dict]:
 class TwoGroupResult(Result):
     """Estimates for one two-group design; every per-parameter field is a dict keyed by ``parameters``.
 
-    ``estimate`` is the constrained maximum-likelihood estimate and ``lower``/``upper`` the exact
-    interval (``method = "exact"``); ``moment``/``moment_se``/``wald_*`` are RRreg's, ``profile_*``
-    the profile-likelihood intervals (module notes of :mod:`deniable.estimators.two_group`).
+    * ``model``, ``p`` (RRreg's order), ``n`` and ``yes`` (per group), ``confidence``, ``parameters``
+      (``("pi", "gamma", "beta")``, ``("pi", "t")`` or ``("pi", "piUQ")``);
+    * ``moment``, ``moment_se``: RRreg's closed-form estimates (unclipped) and SEs (n_g − 1);
+    * ``estimate``: the constrained maximum-likelihood estimate, ``loglik`` the Bernoulli
+      log-likelihood there, ``on_boundary`` whether it lies on the admissible region's boundary;
+    * ``lower``, ``upper``: the exact intervals (``method = "exact"``), ``outside_model`` when the
+      exact box misses the model (then they are the estimate alone);
+    * ``profile_lower``, ``profile_upper``: profile-likelihood intervals; ``wald_lower``,
+      ``wald_upper``: moment ± z · SE, RRreg's;
+    * ``note``: what the numbers are not (data outside the model, t not identified).
+
+    :meth:`interval` gives one parameter's interval of a kind, :meth:`statement` the results page's
+    sentence (module notes of :mod:`deniable.estimators.two_group`).
     """
 
     model: str
@@ -280,9 +290,9 @@ class TwoGroupResult(Result):
         low, high = self.interval(name)
         if name == "t" and not math.isfinite(estimate):
             return "the share of carriers who answered truthfully cannot be estimated: the estimated prevalence is 0"
-        shown = f"{_percent(estimate, round)} [{_percent(low, _floor)}, {_percent(high, _ceil)}]"
+        shown = f"{_percent(estimate, _nearest)} [{_percent(low, _floor)}, {_percent(high, _ceil)}]"
         if self.outside_model:  # the "interval" is the estimate alone: say why instead
-            shown = _percent(estimate, round)
+            shown = _percent(estimate, _nearest)
         text = f"an estimated {shown} " + {
             "gamma": "of respondents did not follow the instructions",
             "beta": "of respondents are honest non-carriers",
@@ -322,6 +332,10 @@ class TwoGroupResult(Result):
 def _unit(x: float) -> float:
     """A share computed from θ, with rounding (β = 1 − π − γ at −1e-17) kept in [0, 1]; NaN stays NaN."""
     return min(max(float(x), 0.0), 1.0) if math.isfinite(x) else float(x)
+
+
+def _nearest(x: float) -> float:
+    return math.floor(x + 0.5)  # halves up (Python's round would take 12.5 to 12)
 
 
 def _floor(x: float) -> float:
