@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import confidence_option, database, db_option, echo_json, fail, load_survey, plural
+from deniable.server.survey.readers import RRREG_TWO_GROUP
+
+from .common import confidence_option, database, db_option, echo_json, fail, load_survey, plural, rrreg_options
 from .estimate import estimate
 from .progress import progress as progress_bar
 
@@ -211,6 +213,7 @@ def _number(text: str):
 @click.option("--design", "design", metavar="JSON",
               help="Plan a single choice randomized by a design, as in a definition: "
                    "'{\"name\": \"forced\", \"p\": 0.6, \"forced\": [0.3, 0.1]}' (its ε is its own).")
+@rrreg_options(RRREG_TWO_GROUP, "Plan a two-group design (R RRreg's MODEL, with --p): the respondents and their split.")
 @click.option("--margin", type=float, required=True,
               help="Wanted half-width of the interval: a proportion (0.03 = ±3 points), or for --numeric "
                    "the mean's, in the question's units.")
@@ -221,7 +224,7 @@ def _number(text: str):
                    "simple random sample's); the respondents needed are multiplied by X.")
 @confidence_option
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-def plan(k, numeric, step, options, items, design, margin, epsilons, deff, confidence, fmt) -> None:
+def plan(k, numeric, step, options, items, design, rrreg, rrreg_p, margin, epsilons, deff, confidence, fmt) -> None:
     """Show how many respondents a question needs at each ε, beside the no-privacy baseline.
 
     One of --k (single choice), --numeric MIN MAX (the mean, with the planner's mechanism and
@@ -243,7 +246,14 @@ def plan(k, numeric, step, options, items, design, margin, epsilons, deff, confi
         deniable plan --multi 4 --margin 0.05 --epsilon 2
         deniable plan --list 3 --margin 0.1 --epsilon 1
         deniable plan --design '{"name": "warner", "p": 0.75}' --margin 0.05
+        deniable plan --rrreg CDM --p 0.3,0.7 --margin 0.05
     """
+    if rrreg is not None or rrreg_p is not None:
+        if rrreg is None or rrreg_p is None or any(v is not None for v in (k, numeric, options, items, design, deff)):
+            raise click.UsageError("--rrreg MODEL goes with --p P1,P2[,…], --margin and --confidence only")
+        from deniable.server.survey.rrreg import plan_rrreg
+
+        return _show_plan(plan_rrreg(rrreg, rrreg_p, _check_margin(margin, False), confidence=confidence), fmt)
     chosen = [name for name, given in (("--k", k is not None), ("--numeric", numeric is not None),
                                        ("--multi", options is not None), ("--list", items is not None),
                                        ("--design", design is not None)) if given]

@@ -89,6 +89,14 @@ def rake_options(raked: str):
     return lambda f: rake(trim(f))
 
 
+def rrreg_options(models, what: str):
+    """``--rrreg MODEL`` (one of ``models``, R RRreg's names; ``what`` the option does) and ``--p P1,P2[,…]``
+    (the model's p as RRreg's RRuni takes it), the same in estimate, plan and regress."""
+    model = click.option("--rrreg", type=click.Choice(tuple(models)), help=what)
+    p = click.option("--p", "rrreg_p", metavar="P1,P2[,…]", help="With --rrreg: the model's p, as RRreg's RRuni takes it.")
+    return lambda f: model(p(f))
+
+
 @contextmanager
 def database(path: str, *, create: bool = False, readonly: bool = False):
     """Open the database at ``path`` for the block and close it after.

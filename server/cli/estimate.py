@@ -18,7 +18,7 @@ from deniable.estimators.names import METHODS
 from deniable.server.survey.readers import RRREG_ONE_GROUP, RRREG_TWO_GROUP, SOURCES, sources_help
 
 from .common import (confidence_option, database, db_option, design_options, echo_json, fail, load_survey,
-                     rake_options)
+                     rake_options, rrreg_options)
 
 if TYPE_CHECKING:
     from deniable.server.survey.dataset import Dataset
@@ -236,10 +236,8 @@ def _check_analysis(survey: Survey, crosstab, by_qid) -> None:
 @design_options("Estimates are then weighted and design-based (linearization, Korn-Graubard intervals).")
 @rake_options("estimates are then weighted, with the calibration variance.")
 @click.option("--from", "source", type=click.Choice(tuple(SOURCES)), help=sources_help())
-@click.option("--rrreg", type=click.Choice((*RRREG_TWO_GROUP, *RRREG_ONE_GROUP)),
-              help="DATA.csv is data in R RRreg's shape (response 0/1; group 1/2 for CDM, CDMsym, SLD, UQTunknown):"
-                   " estimate RRreg's MODEL with --p.")
-@click.option("--p", "rrreg_p", metavar="P1,P2[,…]", help="With --rrreg: the model's p, as RRreg's RRuni takes it.")
+@rrreg_options((*RRREG_TWO_GROUP, *RRREG_ONE_GROUP), "DATA.csv is data in R RRreg's shape (response 0/1; group 1/2 "
+               "for CDM, CDMsym, SLD, UQTunknown): estimate RRreg's MODEL with --p.")
 def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt, crosstab, by_qid,
              weights, strata, cluster, fpc, margins_path, trim, source, rrreg, rrreg_p) -> None:
     """Estimate the true answer distribution of every question, with confidence intervals.

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import confidence_option, database, db_option, design_options, echo_json, fail, rake_options
+from deniable.server.survey.readers import RRREG_TWO_GROUP
+
+from .common import (confidence_option, database, db_option, design_options, echo_json, fail, rake_options,
+                     rrreg_options)
 
 if TYPE_CHECKING:
     from deniable.server.survey.definition import Survey
@@ -106,7 +109,8 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
 
 
 @click.command("regress")
-@click.argument("inputs", nargs=-1, metavar='SURVEY.json RESPONSES.csv FORMULA | --db FILE SLUG FORMULA')
+@click.argument("inputs", nargs=-1,
+                metavar='SURVEY.json RESPONSES.csv FORMULA | --db FILE SLUG FORMULA | --rrreg MODEL --p P DATA.csv FORMULA')
 @db_option(None, "Read the reports of survey SLUG from this database.")
 @confidence_option
 @click.option("--reference", metavar="LABEL", help="The outcome option without coefficients (default: the last).")
@@ -117,8 +121,10 @@ def _raked(inputs, db_path, reference, confidence, margins_path, trim, columns=N
                 "Wald intervals.")
 @rake_options("the fit is then under the raked weights (as deniable estimate --rake): pseudo-likelihood, "
               "sandwich standard errors with the calibration variance.")
+@rrreg_options(RRREG_TWO_GROUP, "DATA.csv is data in R RRreg's shape (response 0/1, group 1/2, numeric columns): a logit "
+               'of the carriers\' share, "response ~ COLUMN + …", with the design\'s nuisance parameter (as RRlog).')
 def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strata, cluster, fpc, margins_path,
-            trim) -> None:
+            trim, rrreg, rrreg_p) -> None:
     """Fit a logit of a question's true answer on questions asked directly.
 
     The outcome may be protected (randomized): the model is of the true answer, and the
@@ -146,8 +152,16 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         deniable regress examples/survey.json responses.csv "drugs ~ year" --weights w --cluster school
         deniable regress --db deniable.db student-life "drugs ~ year" --rake margins.json --trim 0.3,3
         deniable regress survey.json responses.csv "drugs ~ year" --rake margins.json --weights w --cluster school
+        deniable regress --rrreg SLD --p 0.25,0.75 data.csv "response ~ x"
     """
     from deniable.server.survey.regression import Regression, fit_formula
+
+    if rrreg is not None or rrreg_p is not None:
+        if rrreg is None or rrreg_p is None or len(inputs) != 2 or db_path or weights or margins_path or reference:
+            raise click.UsageError('--rrreg MODEL goes with --p P1,P2[,…] and DATA.csv "response ~ COLUMN + …"')
+        from deniable.server.survey.rrreg import regress_rrreg
+
+        return _show(regress_rrreg(inputs[0], rrreg, rrreg_p, inputs[1], confidence=confidence), fmt)
 
     columns = _design_columns(weights, strata, cluster, fpc)
     raked = None
@@ -164,7 +178,10 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
                                              profile=profile, survey=survey)
     # one result renders itself, raked or not (what raking did: its JSON's ``raking``; for a terminal, first)
-    fitted = Regression(slug, formula, built, result, raked)
+    _show(Regression(slug, formula, built, result, raked), fmt)
+
+
+def _show(fitted, fmt: str) -> None:
     if fmt == "json":
         echo_json(fitted.to_dict())
     else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 
 from deniable.errors import FieldError
@@ -64,31 +65,45 @@ class RRregData:
 
     response: list[int]
     group: list[int] | None
+    covariates: dict  # column → its numbers (the columns asked for)
 
 
-def read_rrreg(path, model: str) -> RRregData:
-    """The ``response`` (and, for a two-group model, ``group``) column of an RRreg-shaped CSV."""
+def read_rrreg(path, model: str, covariates=()) -> RRregData:
+    """The ``response`` (and, for a two-group model, ``group``) column of an RRreg-shaped CSV, and the numbers
+    of the ``covariates`` columns."""
     two = model in TWO_GROUP
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             columns = reader.fieldnames or []
-            for wanted in ("response", "group") if two else ("response",):
+            for wanted in ("response", *(("group",) if two else ()), *covariates):
                 if wanted not in columns:
                     raise FieldError(f"{path}: no column {wanted!r} (the columns: {', '.join(columns) or 'none'})",
                                      wanted)
-            response, group = [], []
+            response, group, numbers = [], [], {column: [] for column in covariates}
             for line, row in enumerate(reader, start=2):
                 response.append(_value(row["response"], ("0", "1"), path, line, "response"))
                 if two:
                     group.append(_value(row["group"], ("1", "2"), path, line, "group"))
+                for column in covariates:
+                    numbers[column].append(_number(row[column], path, line, column))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise FieldError(f"{path}: cannot read it as a CSV file: {exc}", "DATA") from None
     if not response:
         raise FieldError(f"{path}: no responses", "DATA")
     if two and len(set(group)) < 2:
         raise FieldError(f"{path}: every response is in group {group[0]}; {model} needs both groups", "group")
-    return RRregData(response, group if two else None)
+    return RRregData(response, group if two else None, numbers)
+
+
+def _number(text, path, line, column) -> float:
+    from .parsing import number
+
+    message = f"{path}, line {line}: {column} must be a finite number, got {text!r}"
+    value = number(text, column, message=message)
+    if not math.isfinite(value):
+        raise FieldError(f"{path}, line {line}: {column} must be a finite number, got {text!r}", column)
+    return value
 
 
 def _value(text, allowed, path, line, column) -> int:
@@ -175,3 +190,78 @@ def estimate_rrreg(path, model: str, p_text: str, *, confidence: float = 0.95, m
         raise FieldError(f"{model}: {exc}", "--p") from None
     return RRregEstimate(model, p, estimate_design([yes, len(data.response) - yes], design, confidence=confidence,
                                                    method=method, answers=["yes", "no"]))
+
+
+@dataclass(frozen=True)
+class RRregPlan:
+    """``deniable plan --rrreg MODEL --p …``: respondents for a margin on π under a two-group design, for the
+    exact and the Wald interval, at the worst case, split between the groups to minimize them."""
+
+    plans: tuple  # GroupPlan, exact then Wald
+
+    def to_dict(self) -> dict:
+        return {plan.interval: plan.to_dict() for plan in self.plans}
+
+    def table(self) -> str:
+        first = self.plans[0]
+        lines = [f"Respondents needed for a margin of ±{first.margin * 100:g} points on π at {first.confidence:.0%} "
+                 f"confidence, {first.model} with p = {', '.join(f'{v:g}' for v in first.p)} (worst case over π and "
+                 f"{MODEL_NUISANCE[first.model]})",
+                 f"  {'interval':<8} {'respondents':>11} {'group 1':>8} {'group 2':>8} {'share 1':>8} "
+                 f"{'even split':>10} {'half-width':>10}"]
+        for plan in self.plans:
+            lines.append(f"  {plan.interval:<8} {plan.n:>11,} {plan.n_groups[0]:>8,} {plan.n_groups[1]:>8,} "
+                         f"{plan.share:>8.1%} {plan.n_equal:>10,} {'±' + format(plan.half_width, '.4f'):>10}")
+        lines.append("  exact: the projected Clopper–Pearson box, which holds at every n; Wald: the moment estimate's, "
+                     "about as wide as the profile-likelihood interval")
+        return "\n".join(lines) + "\n"
+
+
+MODEL_NUISANCE = {"CDM": "γ", "CDMsym": "γ", "SLD": "t", "UQTunknown": "π_UQ"}
+
+
+def plan_rrreg(model: str, p_text: str, margin: float, *, confidence: float = 0.95) -> RRregPlan:
+    """The plans of ``deniable plan --rrreg``; a one-group model is refused (``deniable plan --design`` plans it)."""
+    if model not in TWO_GROUP:
+        raise FieldError(f"plans a two-group design ({', '.join(TWO_GROUP)}); plan {model} with --design", "--rrreg")
+    from deniable.estimators.group_plan import plan_two_group
+
+    p = parse_p(p_text, model)
+    return RRregPlan(tuple(plan_two_group(model, p, margin, confidence=confidence, interval=interval)
+                           for interval in ("exact", "wald")))
+
+
+@dataclass(frozen=True)
+class RRregRegression:
+    """``deniable regress --rrreg MODEL --p … DATA.csv "response ~ x + …"``: the logit of the carriers' share on
+    the file's numeric columns, with the design's nuisance parameter (:func:`deniable.estimators.group_logit`)."""
+
+    formula: str
+    fit: object  # GroupLogitResult
+
+    def to_dict(self) -> dict:
+        return {"formula": self.formula, **self.fit.to_dict()}
+
+    def table(self) -> str:
+        return f"{self.formula}\n{self.fit.summary()}"
+
+
+def regress_rrreg(path, model: str, p_text: str, formula: str, *, confidence: float = 0.95) -> RRregRegression:
+    """Fit ``formula`` — ``response ~ x + z`` (columns of numbers) or ``response ~ 1`` — under a two-group ``model``."""
+    if model not in TWO_GROUP:
+        raise FieldError(f"regresses under a two-group design ({', '.join(TWO_GROUP)}); {model}'s data "
+                         "are a survey question's: deniable regress SURVEY.json RESPONSES.csv", "--rrreg")
+    left, sep, right = formula.partition("~")
+    terms = [term.strip() for term in right.split("+")]
+    if not sep or left.strip() != "response" or not all(terms):
+        raise FieldError(f"must be \"response ~ COLUMN + …\" (or \"response ~ 1\"), got {formula!r}", "FORMULA")
+    columns = tuple(dict.fromkeys(term for term in terms if term != "1"))
+    p = parse_p(p_text, model)
+    data = read_rrreg(path, model, columns)
+    import numpy as np
+
+    from deniable.estimators.group_logit import group_logit
+
+    X = np.column_stack([np.ones(len(data.response)), *(data.covariates[c] for c in columns)])
+    fit = group_logit(model, p, data.response, data.group, X, ("(Intercept)", *columns), confidence=confidence)
+    return RRregRegression(formula, fit)

@@ -187,3 +187,60 @@ def test_bad_data_is_one_error_line(tmp_path, body, args, message):
     done = run("--rrreg", args[0], "--p", args[1], data)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert message in done.stderr and done.stderr.startswith("Error:")
+
+
+def _command(*args):
+    return subprocess.run([DENIABLE, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("design", ["SLD", "UQTunknown"])
+def test_regress_reproduces_rrlog(design):
+    ref = json.loads((REFERENCE / f"{design}_n2000.json").read_text())
+    done = _command("regress", "--rrreg", design, "--p", ",".join(map(repr, ref["p"])), REFERENCE / ref["data_file"],
+                    "response ~ x", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["names"][:2] == ["(Intercept)", "x"]
+    assert out["coefficients"] == pytest.approx(ref["rrlog"]["coefficients"], abs=1e-4)
+    assert out["se"] == pytest.approx(ref["rrlog"]["se"], rel=1e-3)
+    table = _command("regress", "--rrreg", design, "--p", ",".join(map(repr, ref["p"])), REFERENCE / ref["data_file"],
+                     "response ~ x")
+    assert table.returncode == 0 and table.stdout.startswith("response ~ x\n" + design)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--rrreg", "SLD", "--p", "0.25,0.75", REFERENCE / "SLD_n2000.csv", "response ~ age"), "no column 'age'"),
+    (("--rrreg", "SLD", "--p", "0.25,0.75", REFERENCE / "SLD_n2000.csv", "answer ~ x"), 'must be "response ~ COLUMN'),
+    (("--rrreg", "SLD", "--p", "0.25,0.75", REFERENCE / "SLD_n2000.csv"), "--rrreg MODEL goes with --p"),
+])
+def test_regress_refuses_in_one_line(args, message):
+    done = _command("regress", *args)
+    assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_regress_names_a_row_that_is_not_a_number(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("response,group,x\n1,1,0.5\n0,2,lots\n")
+    done = _command("regress", "--rrreg", "CDM", "--p", "0.3,0.7", data, "response ~ x")
+    assert done.returncode == 1 and "line 3: x must be a finite number, got 'lots'" in done.stderr
+
+
+@pytest.mark.parametrize(("model", "p"), DESIGNS)
+def test_plan_is_plan_two_group(model, p):
+    from deniable.estimators import plan_two_group
+
+    done = _command("plan", "--rrreg", model, "--p", ",".join(map(str, p)), "--margin", "0.08", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    for interval in ("exact", "wald"):
+        plan = plan_two_group(model, p, 0.08, interval=interval)
+        assert out[interval]["n"] == plan.n and out[interval]["n_groups"] == list(plan.n_groups)
+    table = _command("plan", "--rrreg", model, "--p", ",".join(map(str, p)), "--margin", "0.08")
+    assert f"{out['exact']['n']:,}" in table.stdout
+
+
+def test_plan_refuses_a_one_group_model_and_other_options():
+    assert "invalid choice" in _command("plan", "--rrreg", "Warner", "--p", "0.7", "--margin", "0.05").stderr.lower() \
+        or "is not one of" in _command("plan", "--rrreg", "Warner", "--p", "0.7", "--margin", "0.05").stderr
+    done = _command("plan", "--rrreg", "CDM", "--p", "0.3,0.7", "--margin", "0.05", "--k", "2")
+    assert done.returncode == 2 and "--rrreg MODEL goes with --p" in done.stderr
