@@ -56,7 +56,7 @@ class DuplicateKeyError(JSONError):
         line = f" (in the object that starts on line {lineno})" if lineno else ""
         super().__init__(f"{where}: the key {key[:64]!r} appears more than once in one object{line}", where,
                          lineno=lineno)
-        self.key, self.path, self.lineno = key, tuple(path) or (key,), lineno
+        self.key, self.path = key, tuple(path) or (key,)
 
 
 def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
