@@ -60,7 +60,7 @@ def serve(host, port, workers, connections, connections_per_address, read_timeou
     """
     import json
 
-    from deniable.server.store.demo import ensure_demo
+    from deniable.server.store.demo import demo_login, ensure_demo
 
     os.umask(0o077)  # everything this process and its workers create: the owner's only
     db_path = os.path.abspath(db_path)
@@ -78,7 +78,9 @@ def serve(host, port, workers, connections, connections_per_address, read_timeou
     # one line, as the deniable group says every DeniableError)
     with database(db_path, create=True) as db:
         if demo:
-            email, password, researcher_id = _demo_login(db, db_path, reset_demo_password)
+            email, password, researcher_id = demo_login(db, db_path, reset_demo_password)
+            if reset_demo_password:  # always a new password
+                click.echo("The demo researcher has a new password; every earlier session has ended.", err=True)
             stored = ensure_demo(db, owner_id=researcher_id)
             note = "" if stored.status == "open" else f" (it is {stored.status})"
             click.echo(f"Demo survey: {base_url}/s/{stored.slug}{note}")
@@ -174,28 +176,6 @@ def _open_files_for(connections: int) -> int:
         click.echo(f"Note: the open-file limit ({soft}) allows {connections} connections per worker; raise it "
                    "(ulimit -n, or LimitNOFILE= in a systemd unit) for more.", err=True)
     return connections
-
-
-def _demo_login(db, db_path: str, reset: bool) -> tuple[str, str, int]:
-    """The demo login: the password of the last start (``DB.demo-password``, readable by the owner
-    only) unless a reset is asked for or it no longer works; a new one ends the old sessions."""
-    from pathlib import Path
-
-    from deniable.server.store.demo import ensure_demo_researcher
-
-    kept = Path(f"{db_path}.demo-password")
-    known = None
-    if not reset and kept.is_file():
-        known = kept.read_text(encoding="utf-8").strip() or None
-    email, password, researcher_id, new = ensure_demo_researcher(db, known)
-    if new:
-        kept.unlink(missing_ok=True)
-        fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(password + "\n")
-        if reset:
-            click.echo("The demo researcher has a new password; every earlier session has ended.", err=True)
-    return email, password, researcher_id
 
 
 def _env_hosts() -> set[str]:

@@ -4,7 +4,9 @@ one, and a researcher to log in with."""
 from __future__ import annotations
 
 import math
+import os
 import secrets
+from pathlib import Path
 
 import sqlite_utils
 
@@ -58,3 +60,20 @@ def ensure_demo_researcher(db: sqlite_utils.Database, known_password: str | None
             return DEMO_EMAIL, known_password, account["id"], False
     password = secrets.token_urlsafe(12)
     return DEMO_EMAIL, password, set_researcher(db, DEMO_EMAIL, password), True
+
+
+def demo_login(db: sqlite_utils.Database, db_path: str, reset: bool = False) -> tuple[str, str, int]:
+    """``(email, password, id)`` of the demo login: the password of the last start (kept in
+    ``DB.demo-password``, readable by the owner only) unless ``reset`` is asked for or it no longer
+    logs in; a new one is kept there for the next start, and ends every session of the old one."""
+    kept = Path(f"{db_path}.demo-password")
+    known = None
+    if not reset and kept.is_file():
+        known = kept.read_text(encoding="utf-8").strip() or None
+    email, password, researcher_id, new = ensure_demo_researcher(db, known)
+    if new:
+        kept.unlink(missing_ok=True)
+        fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(password + "\n")
+    return email, password, researcher_id

@@ -219,25 +219,25 @@ def test_import_with_an_owner_and_an_admin_account(tmp_path, survey_file):
 def test_the_demo_password_stays_across_restarts_until_a_reset_which_ends_old_sessions(tmp_path):
     """What `serve --demo` does before gunicorn starts, in-process: the password of the last start
     (kept beside the database, readable by its owner only) is printed again; a reset makes a new one."""
-    from deniable.server.cli.serve import _demo_login
     from deniable.server.store.accounts import authenticate, new_session, session_account
     from deniable.server.store.db import init_db
+    from deniable.server.store.demo import demo_login
 
     path = str(tmp_path / "demo.db")
     db = init_db(path)
     try:
-        email, first, account = _demo_login(db, path, reset=False)
+        email, first, account = demo_login(db, path, reset=False)
         kept = tmp_path / "demo.db.demo-password"
         assert kept.read_text().strip() == first and (kept.stat().st_mode & 0o777) == 0o600
         token = new_session(db, account)
-        assert _demo_login(db, path, reset=False) == (email, first, account)  # a restart: the same login
+        assert demo_login(db, path, reset=False) == (email, first, account)  # a restart: the same login
         assert session_account(db, token)["id"] == account  # and the sessions stay
-        _, second, _ = _demo_login(db, path, reset=True)
+        _, second, _ = demo_login(db, path, reset=True)
         assert second != first and kept.read_text().strip() == second
         assert authenticate(db, email, second) and not authenticate(db, email, first)
         assert session_account(db, token) is None  # every earlier session ended
         kept.write_text("stale\n")  # someone changed the password meanwhile: a fresh one, not a failure
-        assert _demo_login(db, path, reset=False)[1] not in ("stale", second)
+        assert demo_login(db, path, reset=False)[1] not in ("stale", second)
     finally:
         db.conn.close()
 
