@@ -49,7 +49,11 @@ class DesignMismatch(FieldError):
 
 def question_randomization(question) -> dict:
     """What one question's reports were made under, as the codebook states it (a numeric
-    question's mechanism and grid are in its definition already)."""
+    question's mechanism and grid are in its definition already).  A type that states its own
+    (``codebook_randomization``: the two-group designs) does."""
+    own = getattr(question.qtype, "codebook_randomization", None)
+    if own is not None:
+        return own(question)
     mech = question.mechanism
     design = getattr(mech, "design", None)
     if design is not None:
@@ -171,7 +175,8 @@ def design_line(survey: Survey) -> str:
         elif q.protected:
             parts.append(f"{q.id}: {kind}k={q.k} epsilon={q.epsilon!r} threshold={q.mechanism.threshold}")
         else:
-            said = "not-ldp" if getattr(q.mechanism, "design", None) is not None else "direct"
+            randomized = getattr(q.mechanism, "design", None) is not None or getattr(q.mechanism, "ldp", None) is False
+            said = "not-ldp" if randomized else "direct"
             parts.append(f"{q.id}: {kind}k={q.k} {said}")
     return SEPARATOR.join(parts)
 

@@ -92,8 +92,10 @@ def test_a_release_with_every_item_offered_succeeds_and_the_public_page_shows_ev
     protected = [q for q in battery.survey.questions if q.protected]
     # the only protected question without a table within groups is the one whose type says why (above): the
     # number with discrete Laplace noise (the respondent-side crosswise model at a prevalence below ½ has
-    # its two reports swapped, each then likelier under its own answer)
-    assert {q.id for q in protected} - grouped == {q.id for q in protected if _no_groups(q)} == {"numeric_1"}
+    # its two reports swapped, each then likelier under its own answer), and the protected two-group design
+    # (CDMsym), whose π needs both groups' counts and the non-compliance share
+    assert {q.id for q in protected} - grouped == {q.id for q in protected if _no_groups(q)} == \
+        {"numeric_1", "two_group_1"}
     assert post(auth_client, f"/dashboard/{SLUG}/publish/budget", {"budget": "20"}).status_code == 303
     items = {"-".join(p for p in (kind, qid, by) if p): "0.1" for kind, qid, by, _ in offered}
     response = post(auth_client, f"/dashboard/{SLUG}/publish/release", items)

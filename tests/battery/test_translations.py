@@ -210,7 +210,7 @@ def test_the_french_page_shows_every_question_in_french_and_its_form_stores_the_
 def _form_text(report) -> str:
     """A JSON report as the survey page's hidden field sends it (each type's ``parse_form`` reads it back)."""
     if isinstance(report, dict):
-        return f"{report['arm']}:{report['count']}"
+        return ":".join(str(v) for v in report.values())  # a list's ARM:COUNT, a two-group design's GROUP:ANSWER
     if isinstance(report, list):
         return "".join(map(str, report))
     return str(report)

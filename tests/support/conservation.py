@@ -51,7 +51,7 @@ from .dashboard import ensure_researcher, login, post
 
 # ---------------------------------------------------------------- surveys of every type and design
 
-TYPES = ("choice", "numeric", "multi", "list")  # what survey_definitions draws; checked against the registry
+TYPES = ("choice", "numeric", "multi", "list", "two_group")  # what survey_definitions draws; checked against the registry
 DESIGNS = ("forced", "unrelated", "warner", "kuk", "crosswise", "respondent_crosswise", "custom")
 TICK_DESIGNS = tuple(d for d in DESIGNS if d not in designs.NOT_ON_TICKS)
 EPSILONS = (0.5, 1.0, 2.0, 3.0)
@@ -143,6 +143,8 @@ def _question(draw, i: int, earlier: list[dict]) -> dict:
                 parse_question(q)
             except DefinitionError:  # the ticks' ε together above 20: a milder design
                 q["design"] = {"name": "warner", "p": 0.7}
+    elif kind == "two_group":  # each model, as the battery's examples give it
+        q.update(draw(st.sampled_from(_examples("two_group"))))
     else:
         example = draw(st.sampled_from(_examples("list")))
         items = draw(st.integers(2, 4))
@@ -243,11 +245,12 @@ def reports_of(survey: Survey, codes: dict[str, int]) -> dict:
 
 
 def form_text(report) -> str:
-    """A report as the survey page's hidden field carries it: an integer, ticks ``0110``, ``ARM:COUNT``."""
+    """A report as the survey page's hidden field carries it: an integer, ticks ``0110``, ``ARM:COUNT``,
+    ``GROUP:ANSWER``."""
     if isinstance(report, list):
         return "".join(str(int(tick)) for tick in report)
     if isinstance(report, dict):
-        return f"{report['arm']}:{report['count']}"
+        return ":".join(str(value) for value in report.values())
     return str(report)
 
 
@@ -386,6 +389,8 @@ def truth_of(survey: Survey) -> dict:
         elif q.type == "list":
             out[q.id] = {"control": [1 / len(q.options)] * len(q.options) + [0.0], "sensitive": 0.3}
             out[q.id]["control"][-1] = 1 - sum(out[q.id]["control"][:-1])
+        elif q.type == "two_group":  # the prevalence (UQTunknown: and the unrelated question's)
+            out[q.id] = {"sensitive": 0.3, "unrelated": 0.5} if q.sensitive is not None else 0.3
         else:
             out[q.id] = [1 / q.k] * (q.k - 1) + [1 - (q.k - 1) / q.k]
     return out

@@ -7,6 +7,7 @@ type           module                          what a respondent gives
 ``numeric``    :mod:`.numeric`                 a number from min to max in steps
 ``multi``      :mod:`.multi`                   any subset of 2–20 options
 ``list``       :mod:`.listexp`                 how many of J items apply (list experiment)
+``two_group``  :mod:`.two_group`               Yes or No as a drawn instruction says, in one of two groups
 =============  ==============================  =====================================
 
 Surfaces reach a question's type through ``question.qtype``; :func:`all_types` lists them for

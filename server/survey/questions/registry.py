@@ -12,7 +12,7 @@ import importlib
 import threading
 
 DEFAULT = "choice"  # a question without "type" (every definition written before there were types)
-BUILT_IN = ("choice", "numeric", "multi", "listexp")  # the modules of this package that register a type
+BUILT_IN = ("choice", "numeric", "multi", "listexp", "two_group")  # the modules of this package that register a type
 
 _TYPES: dict = {}
 _loaded = False

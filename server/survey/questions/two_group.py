@@ -1,0 +1,549 @@
+"""The two-group non-compliance designs (RRreg's CDM, CDMsym, SLD, UQTunknown): π and the share who did not comply.
+
+Definition: ``"type": "two_group"``, ``"model"`` (``CDM``, ``CDMsym``, ``SLD`` or ``UQTunknown``),
+``"p"`` (RRreg's vector: two probabilities, four for CDMsym), ``"group_share"`` (the share of group 1,
+default 0.5) and, for UQTunknown, ``"unrelated"`` (the unrelated question's text); no ``epsilon``: a
+CDMsym's ε is its realized one, the other models are not ε-LDP (:mod:`deniable.client.two_group`).
+The respondent's device draws the group and an instruction, shows the instruction, and the
+respondent clicks Yes or No: only the group and the answer are sent.  Report: ``{"group": 1, "answer": 0}``
+on the wire (answer 0 Yes, 1 No; the survey page's hidden field ``1:0``), ``1:Yes`` in a text cell,
+``(group − 1) · 2 + answer`` as code.  Sufficient statistics: counts per (group, answer).  Estimate:
+:func:`deniable.estimators.two_group.estimate_two_group` on the realized p (constrained ML, exact
+intervals).  Exports: two columns, ``ID_group`` (1, 2) and ``ID_answer`` (1 Yes, 0 No: RRreg's response),
+labelled.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+
+import numpy as np
+
+from deniable.client.mechanism import MAX_EPSILON, TWO_32, MechanismError
+from deniable.client.two_group import (ANSWERS, GROUPS, INSTRUCTIONS, MODELS, P_LENGTH, check_two_group_report,
+                                       two_group_mechanism)
+from deniable.errors import FieldError
+
+from ..definition import MAX_TEXT, DefinitionError, number, text_field
+from .audit import Audit
+from .base import AuditSampler, Capabilities, NotAvailable, QuestionType, decimal_field, headline, json_number, pct
+from .builder import Builder
+from .exports import Files
+from .monitoring import Monitoring
+from .presentation import Presentation
+from .registry import register
+from .statistics import Statistics
+from .wire import Wire
+
+NUISANCE_WORDS = {"gamma": "did not follow the instructions (γ)", "t": "carriers answering truthfully (t)",
+                  "piUQ": "yes to the unrelated question (π_UQ)", "beta": "honest non-carriers (β)",
+                  "pi": "prevalence (π)"}
+PRIVACY = {
+    "CDM": "not ε-LDP: an honest carrier always answers Yes, so a No rules the attribute out",
+    "SLD": "not ε-LDP: a carrier always answers Yes (truthfully or as told), so a No rules the attribute out",
+    "UQTunknown": "not ε-LDP; deniability rests on the unrelated question, whose answer the device does not randomize",
+}
+
+
+def params(q) -> dict:
+    """The question's design as the definition writes it, ``{"model", "p", "group_share"}``: a two-group question
+    keeps it as canonical JSON (:func:`canonical`) in ``Question.method`` (a numeric question's field; a
+    question has no other place for a type's parameters), so questions compare and hash as before."""
+    return json.loads(q.method)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mechanism(spec: str):
+    data = json.loads(spec)
+    return two_group_mechanism(data["model"], data["p"], data["group_share"])
+
+
+def canonical(model: str, p, group_share) -> str:
+    return json.dumps({"model": model, "p": list(p), "group_share": group_share}, separators=(",", ":"))
+
+
+def privacy_words(mech) -> str:
+    if mech.model == "CDMsym":
+        if mech.protected:
+            e1, e2 = mech.group_epsilons
+            return f"ε = {mech.epsilon:.4f} (group 1: {e1:.4f}, group 2: {e2:.4f})"
+        return "not ε-LDP: a group is never told to say Yes (or never No), so one answer can rule the attribute out"
+    return PRIVACY[mech.model]
+
+
+class TooFew:
+    """The result while a group has fewer than two reports: nothing to estimate yet."""
+
+    def __init__(self, model, p, yes, n, confidence):
+        self.model, self.p, self.yes, self.n, self.confidence = model, p, np.asarray(yes), np.asarray(n), confidence
+        self.note = "each group needs at least 2 respondents before π and the non-compliance can be estimated"
+
+
+class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
+    name = "two_group"
+    label = "two-group non-compliance design"
+    keys = frozenset({"type", "model", "p", "group_share", "unrelated"})
+    needed = ("model", "p")
+    capabilities = Capabilities(
+        crosstab="a cross-tab needs two single-choice questions; a two-group design's answer depends on its group",
+        regression=("a regression's outcome must be a single-choice question (for a two-group design: "
+                    "deniable.estimators.group_logit, or RRreg's RRlog on the export)"),
+        covariate="its answers are not the true answers (they follow the instruction the device drew)",
+        builder=("the builder cannot edit a two-group design yet: change the survey in its definition "
+                 "(definition.json) and import it"))
+
+    # ------------------------------------------------------------ the definition
+
+    def parse(self, data, where, epsilon):
+        if epsilon is not None:
+            raise DefinitionError((*where, "epsilon"), "leave epsilon out of a two-group design: its ε is the "
+                                  "design's own (CDMsym), or it has none")
+        model = data["model"]
+        if model not in MODELS:
+            raise DefinitionError((*where, "model"), f"must be one of {', '.join(MODELS)}, got {model!r}"[:120])
+        raw = data["p"]
+        if not isinstance(raw, list) or len(raw) != P_LENGTH[model]:
+            what = "(yes₁, no₁, yes₂, no₂)" if model == "CDMsym" else "(p₁, p₂), one per group"
+            raise DefinitionError((*where, "p"), f"must be a list of {P_LENGTH[model]} probabilities {what} for {model}")
+        p = []
+        for i, value in enumerate(raw):
+            d = decimal_field(value, (*where, "p", i))
+            if not 0 <= d <= 1:
+                raise DefinitionError((*where, "p", i), f"must be a probability from 0 to 1, got {value!r}")
+            p.append(d)
+        if model == "CDMsym":
+            for g in range(2):
+                if p[2 * g] + p[2 * g + 1] > 1:
+                    raise DefinitionError((*where, "p", 2 * g + 1), f"group {g + 1}'s yes and no probabilities "
+                                          f"must sum to at most 1, got {raw[2 * g]!r} + {raw[2 * g + 1]!r}")
+        share = decimal_field(data.get("group_share", 0.5), (*where, "group_share"))
+        if not 0 < share < 1:
+            raise DefinitionError((*where, "group_share"), f"must be above 0 and below 1 (both groups need "
+                                  f"respondents), got {data.get('group_share')!r}")
+        unrelated = None
+        if model == "UQTunknown":
+            if "unrelated" not in data:
+                raise DefinitionError((*where, "unrelated"), "is required for UQTunknown: the unrelated question's text")
+            unrelated = text_field(data["unrelated"], (*where, "unrelated"), max_len=MAX_TEXT)
+        elif "unrelated" in data:
+            raise DefinitionError((*where, "unrelated"), f"only UQTunknown has an unrelated question, not {model}")
+        spec = canonical(model, [number(d) for d in p], number(share))
+        try:
+            mech = _mechanism(spec)
+        except MechanismError as exc:
+            raise DefinitionError((*where, "p"), str(exc)) from None
+        from deniable.estimators.two_group import MODELS as ESTIMATED, check_p
+
+        try:
+            check_p(ESTIMATED[model], mech.p)
+        except FieldError:
+            raise DefinitionError((*where, "p"), f"the two groups answer alike with p = {raw!r}, so {model} cannot "
+                                  "separate π from the non-compliance: the groups need different probabilities") from None
+        if mech.protected and mech.epsilon > MAX_EPSILON:
+            raise DefinitionError((*where, "p"), f"the design's ε is {mech.epsilon:.4g}, above the largest a question "
+                                  f"may have ({MAX_EPSILON:g}): its answers would be practically exposed")
+        return {"options": ANSWERS, "epsilon": mech.epsilon if mech.protected else None, "method": spec,
+                "sensitive": unrelated}
+
+    def to_dict(self, q):
+        data = {"type": self.name, **params(q)}
+        if q.sensitive is not None:
+            data["unrelated"] = q.sensitive
+        return data
+
+    def k(self, q):
+        return 2
+
+    def mechanism(self, q):
+        return _mechanism(q.method)
+
+    def examples(self):
+        text = "Have you ever cheated on an exam?"
+        return [({"text": text, "type": self.name, "model": "CDM", "p": [0.3, 0.7]}, 0.3),
+                ({"text": text, "type": self.name, "model": "CDMsym", "p": [0.2, 0.3, 0.3, 0.2], "group_share": 0.4},
+                 0.3),
+                ({"text": text, "type": self.name, "model": "SLD", "p": [0.3, 0.8]}, 0.3),
+                ({"text": "Have you ever taken something from a shop without paying?", "type": self.name,
+                  "model": "UQTunknown", "p": [0.3, 0.8], "unrelated": "Were you born in the first half of the year?"},
+                 {"sensitive": 0.3, "unrelated": 0.5})]
+
+    # ------------------------------------------------------------ wire
+
+    def spec(self, q):
+        """The design, and UQTunknown's unrelated question under ``sensitive``: the words-only field of a spec
+        that a launched survey may fix (the store's frozen-design trigger lets it change, nothing else)."""
+        out = dict(params(q))
+        if q.sensitive is not None:
+            out["sensitive"] = q.sensitive
+        return out
+
+    def from_spec(self, spec):
+        return {"method": canonical(spec["model"], spec["p"], spec["group_share"]), "sensitive": spec.get("sensitive")}
+
+    structured_report = True
+
+    def design(self, q):
+        mech = q.mechanism
+        return (self.name, mech.model, [mech.group_threshold, [list(c) for c in mech.columns]])
+
+    def stored_design(self, q):
+        mech = q.mechanism
+        return [self.name, mech.model, mech.group_threshold, *(w for c in mech.columns for w in c)]
+
+    def n_cells(self, q):
+        return 4
+
+    def check_report(self, q, value):
+        group, answer = check_two_group_report(value)
+        return (group - 1) * 2 + answer
+
+    def report_of(self, q, code):
+        group, answer = divmod(int(code), 2)
+        return {"group": group + 1, "answer": answer}
+
+    def parse_form(self, q, text):
+        match = re.fullmatch(r"([12]):([01])", text)
+        if not match:
+            raise MechanismError(f"must be GROUP:ANSWER (group 1 or 2, answer 0 Yes or 1 No), got {text[:30]!r}")
+        return {"group": int(match.group(1)), "answer": int(match.group(2))}
+
+    def text_of(self, q, code):
+        group, answer = divmod(int(code), 2)
+        return f"{group + 1}:{ANSWERS[answer]}"
+
+    def code_of(self, q, text):
+        group, _, answer = text.partition(":")
+        if group not in ("1", "2") or answer not in ANSWERS:
+            return None
+        return (int(group) - 1) * 2 + ANSWERS.index(answer)
+
+    def expected(self, q):
+        return "1:Yes, 1:No, 2:Yes or 2:No (group:answer)"
+
+    def api_design(self, q):
+        """``model``, ``p`` (realized) and ``p_declared``, ``group_share`` (realized), ``group_threshold`` (group 1
+        iff a uint32 draw is below it), ``instructions`` and their integer ``weights`` per group (summing to
+        2^32), ``unrelated`` (UQTunknown), ``realized_epsilon``/``epsilon`` (None when not ε-LDP), ``ldp``,
+        ``privacy``; reports ``{"group": 1|2, "answer": 0 (Yes)|1 (No)}``."""
+        mech = q.mechanism
+        data = params(q)
+        return {"type": self.name, "model": mech.model, "p": list(mech.p), "p_declared": data["p"],
+                "group_share": mech.group_share, "group_share_declared": data["group_share"],
+                "group_threshold": mech.group_threshold, "instructions": list(mech.instructions),
+                "weights": [list(c) for c in mech.columns], "answers": list(ANSWERS),
+                **({"unrelated": q.sensitive} if q.sensitive is not None else {}),
+                "realized_epsilon": mech.epsilon if mech.protected else None,
+                "epsilon": mech.epsilon if mech.protected else None, "ldp": mech.protected,
+                "privacy": privacy_words(mech)}
+
+    # ------------------------------------------------------------ files
+
+    def stat_columns(self, q, codes):
+        codes = np.asarray(codes, dtype=np.int64)
+        answered = codes >= 0
+        group = np.where(answered, codes // 2 + 1, np.nan).astype(float)
+        answer = np.where(answered, 1 - codes % 2, np.nan).astype(float)  # RRreg's response: 1 yes, 0 no
+        return [("_group", group, {1: "group 1", 2: "group 2"}, f"{q.text}: group (drawn by the device)"),
+                ("_answer", answer, {1: "Yes", 0: "No"}, f"{q.text}: answer given")]
+
+    def design_fields(self, q):
+        mech = q.mechanism
+        return {"type": self.name, "design": mech.model, "p": ",".join(repr(v) for v in mech.p),
+                "group_share": repr(mech.group_share)}
+
+    def codebook_randomization(self, q) -> dict:
+        """What the codebook states of the reports (:func:`..codebook.question_randomization`): the design
+        (RRreg's model), ``p`` and the group share **as realized**, the integer thresholds they are realized
+        on, the instructions, ε (CDMsym's per group and the worse one; None when not ε-LDP) and the privacy
+        in words; reports are ``(group − 1) · 2 + answer`` (answer 0 Yes, 1 No)."""
+        mech = q.mechanism
+        return {"k": q.k, "threshold": None, "declared_epsilon": q.epsilon,
+                "realized_epsilon": mech.epsilon if mech.protected else None, "design": mech.model,
+                "ldp": mech.protected, "p": list(mech.p), "group_share": mech.group_share,
+                "group_threshold": mech.group_threshold, "instructions": list(mech.instructions),
+                "weights": [list(c) for c in mech.columns],
+                "group_epsilon": list(mech.group_epsilons) if mech.protected else None,
+                "privacy": privacy_words(mech),
+                "reports": "group 1 or 2 (drawn by the device, not sensitive) and the answer given, Yes or No"}
+
+    # ------------------------------------------------------------ statistics and estimates
+
+    @staticmethod
+    def _counts(stats):
+        c = np.asarray(stats["counts"], dtype=np.int64)
+        return [int(c[0]), int(c[2])], [int(c[0] + c[1]), int(c[2] + c[3])]
+
+    def estimate(self, q, stats, *, method, confidence, simultaneous, monitoring=False, tuned_for=10_000):
+        from deniable.estimators.two_group import estimate_two_group
+
+        mech = q.mechanism
+        yes, n = self._counts(stats)
+        if min(n) < 2:
+            return TooFew(mech.model, np.asarray(mech.p), yes, n, confidence)
+        return estimate_two_group(mech.model, list(mech.p), yes, n, confidence=confidence)
+
+    def n_of(self, result):
+        return int(np.sum(result.n))
+
+    def record(self, q, r):
+        from deniable.estimators.two_group import MODELS as ESTIMATED
+
+        mech = q.mechanism
+        spec = ESTIMATED[mech.model]
+        data = {"id": q.id, "text": q.text, "type": self.name, "model": mech.model, "citation": spec.citation,
+                "n": int(np.sum(r.n)), "n_group": [int(v) for v in r.n], "yes": [int(v) for v in r.yes],
+                "design_p": list(mech.p), "group_share": mech.group_share,
+                "epsilon": mech.epsilon if mech.protected else None, "declared_epsilon": None, "ldp": mech.protected,
+                "group_epsilon": list(mech.group_epsilons) if mech.protected else None,
+                "privacy": privacy_words(mech), "p": None, "q": None, "method": "exact",
+                "confidence": r.confidence, "simultaneous": False, "nuisance": spec.nuisance,
+                **({"unrelated": q.sensitive} if q.sensitive is not None else {})}
+        parameters = {}
+        for name in spec.parameters:
+            if isinstance(r, TooFew):
+                parameters[name] = {"estimate": None, "ci_low": None, "ci_high": None, "headline": None}
+                continue
+            row = {"estimate": json_number(r.estimate[name]), "ci_low": json_number(r.lower[name]),
+                   "ci_high": json_number(r.upper[name]), "profile_low": json_number(r.profile_lower[name]),
+                   "profile_high": json_number(r.profile_upper[name]), "moment": json_number(r.moment[name]),
+                   "moment_se": json_number(r.moment_se[name]), "wald_low": json_number(r.wald_lower[name]),
+                   "wald_high": json_number(r.wald_upper[name])}
+            row["headline"] = headline(row)
+            parameters[name] = row
+        pi = parameters["pi"]
+        data.update(estimate=pi["estimate"], ci_low=pi["ci_low"], ci_high=pi["ci_high"], headline=pi["headline"],
+                    parameters=parameters)
+        if isinstance(r, TooFew):
+            data.update(statement=None, statement_pi=None, outside_model=False, note=r.note)
+        else:
+            data.update(statement=r.statement(), statement_pi=r.statement("pi"), outside_model=r.outside_model,
+                        on_boundary=r.on_boundary, loglik=json_number(r.loglik), note=r.note or None)
+        return data
+
+    def csv_rows(self, q, result):
+        data = self.record(q, result)
+        for name, row in data["parameters"].items():
+            label = NUISANCE_WORDS[name]
+            if name == "pi":
+                label = f"{label}: {data['statement_pi']}" if data["statement_pi"] else label
+            elif name == data["nuisance"] and data["statement"]:
+                label = f"{label}: {data['statement']}"
+            yield {"option": name, "label": label, "method": "exact",
+                   **{k: row[k] for k in ("estimate", "ci_low", "ci_high")}}
+
+    # ------------------------------------------------------------ presentation
+
+    def table(self, q, result, grid):
+        data = self.record(q, result)
+        n1, n2 = data["n_group"]
+        head = (f"  n = {data['n']:,} ({n1:,} group 1, {n2:,} group 2) · {data['model']} ({data['citation']}), "
+                f"p = {', '.join(f'{v:.6g}' for v in data['design_p'])} (realized), group 1 share "
+                f"{data['group_share']:.6g} · {data['privacy']}")
+        if isinstance(result, TooFew):
+            return [head, f"  {result.note}"]
+        level = f"{100 * data['confidence']:g}%"
+        rows = [[name, pct(row["headline"]), f"[{pct(row['ci_low'])}, {pct(row['ci_high'])}]",
+                 f"[{pct(row['profile_low'])}, {pct(row['profile_high'])}]", pct(row["moment"]), pct(row["moment_se"])]
+                for name, row in data["parameters"].items()]
+        lines = [head, f"  {level} exact intervals (constrained maximum likelihood; RRreg's moment estimates beside)",
+                 *grid(["parameter", "estimate", "exact interval", "profile interval", "moment", "s.e."], rows),
+                 f"  {data['statement'][0].upper()}{data['statement'][1:]}."]
+        if data["note"]:
+            lines.append(f"  note: {data['note']}")
+        return lines
+
+    def headlines(self, q, record):
+        return [(row["headline"], row["ci_low"], row["ci_high"]) for row in record["parameters"].values()]
+
+    def shown_rows(self, q, result):
+        rows = list(self.csv_rows(q, result))
+        for row in rows:
+            row["headline"] = headline(row)
+        return rows
+
+    def chart(self, q, record):
+        names = ["pi", record["nuisance"]]
+        rows = [record["parameters"][name] for name in names]
+        return {"labels": [NUISANCE_WORDS[name] for name in names], "estimate": [r["headline"] for r in rows],
+                "ci_low": [r["ci_low"] for r in rows], "ci_high": [r["ci_high"] for r in rows]}
+
+    def unprotected(self, q):
+        return privacy_words(q.mechanism)
+
+    def group_columns(self, q):
+        raise NotAvailable("estimates of a two-group design within groups are not released: π needs both of its "
+                           "groups' answers and the share who did not follow the instructions, which a released "
+                           "table within groups does not estimate")
+
+    def group_estimates(self, q, counts, noisy, beta, confidence):
+        raise NotAvailable("estimates of a two-group design within groups are not released")
+
+    def page_data(self, q):
+        mech = q.mechanism
+        attrs = {"data-type": self.name, "data-threshold": TWO_32, "data-group-threshold": mech.group_threshold,
+                 "data-instructions": len(mech.instructions)}
+        for g in GROUPS:
+            attrs[f"data-column-{g}"] = " ".join(str(c) for c in mech.cumulative(g))
+        return {"attrs": attrs, "two_group": {"instructions": mech.instructions, "unrelated": q.sensitive}}
+
+    card = "cards/two_group.html"
+    script = "types/two_group.js"
+
+    def coin(self, q, *, gettext, locale):
+        _ = gettext
+        return _("Your device draws your group and an instruction at random and shows you the instruction: answer "
+                 "as it says. Only your group and the answer you click are sent, never the instruction.")
+
+    def explanation(self, q, *, gettext, locale):
+        """CDMsym (ε-LDP): the bounds of its realized ε; the other models: not ε-LDP, in words."""
+        from ..explain import bounds_sentences
+
+        _ = gettext
+        coin = self.coin(q, gettext=gettext, locale=locale)
+        sent = _("your group and the answer you clicked, never the instruction")
+        mech = q.mechanism
+        if mech.protected:
+            return {**bounds_sentences(mech.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
+                    "coin": coin, "protected": True, "design": mech.model, "sent": sent}
+        if mech.model == "UQTunknown":
+            why = _("Which question you answer stays on your device, but your answer is your true answer to it: "
+                    "your protection rests on nobody knowing your answer to the other question.")
+        else:
+            why = _("An answer given as the instruction says can still give you away: not protected by ε.")
+        return {"epsilon": None, "coin": f"{coin} {why}", "posterior": "", "odds": "",
+                "summary": f"Not protected by ε ({privacy_words(mech)}).", "protected": False, "warning": None,
+                "design": mech.model, "note": _("Not protected by ε."), "sent": sent}
+
+    def plain_explanation(self, q, *, gettext):
+        return self.explanation(q, gettext=gettext, locale="en")
+
+    # ------------------------------------------------------------ builder and wording
+
+    def wording(self, q):
+        """The text and, for UQTunknown, the unrelated question (under ``sensitive``, as the store's spec keeps
+        it; the definition writes it ``unrelated``): words the respondent reads, which a launched survey may fix."""
+        words = {"text": q.text}
+        if q.sensitive is not None:
+            words["sensitive"] = q.sensitive
+        return words
+
+    def reworded(self, q, texts):
+        fields = {"text": texts["text"]}
+        if "sensitive" in texts and q.sensitive is not None:
+            fields["sensitive"] = texts["sensitive"]
+        return fields
+
+    def wording_labels(self, q):
+        labels = {"text": ("question text", "text")}
+        if q.sensitive is not None:
+            labels["sensitive"] = ("unrelated question", "unrelated")
+        return labels
+
+    slot_fields = ()
+    direct_words = "a two-group design (never asked directly)"
+    direct_choice = "another question type (the builder cannot edit a two-group design yet)"
+
+    def builder_dict(self, raw, where, protected):
+        """The builder has no fields for a two-group design (its model, p, group share): a slot of this type
+        is refused at its type, or, shown as protected, at its ε, as a design the builder cannot show is."""
+        if not protected:
+            raise DefinitionError((*where, "type"), self.capabilities.builder)
+        return {}
+
+    def builder_entry(self, q):
+        """The slot of a stored two-group question: only what every slot has (:meth:`refuses_builder` says why)."""
+        return {"protection": "protected", "epsilon": ""}
+
+    # ------------------------------------------------------------ audit and simulation
+
+    def audit_samplers(self):
+        return (TWO_GROUP_AUDIT,)
+
+    def audit_sampler(self, q):
+        return TWO_GROUP_AUDIT  # the ones that are not ε-LDP too: the audit shows it
+
+    def truth(self, q, value, where):
+        from ..simulate import TruthError
+
+        def share(x, what):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x <= 1:
+                raise TruthError(f"{where}: {what} must be a share between 0 and 1")
+            return float(x)
+
+        if q.mechanism.model == "UQTunknown":
+            if not isinstance(value, dict) or set(value) != {"sensitive", "unrelated"}:
+                raise TruthError(f'{where}: must be {{"sensitive": share, "unrelated": share}}')
+            return {"sensitive": share(value["sensitive"], "sensitive"),
+                    "unrelated": share(value["unrelated"], "unrelated")}
+        return {"sensitive": share(value, "the prevalence"), "unrelated": None}
+
+    def simulate(self, q, truth, n, rng):
+        """Reports of respondents who all follow the instructions (the Python twin of the browser's sampler)."""
+        from deniable.client.two_group import simulate_reports
+
+        carriers = (rng.random(n) < truth["sensitive"]).astype(np.int64)
+        unrelated = None if truth["unrelated"] is None else (rng.random(n) < truth["unrelated"]).astype(np.int64)
+        return simulate_reports(q.mechanism, carriers, rng, unrelated)
+
+
+class TwoGroupAudit(AuditSampler):
+    """The device's (group, instruction) sampler with a respondent who follows the instruction: the true
+    answer (and for UQTunknown the unrelated question's, input ``truth + 2 · unrelated``) as input, every
+    (group, answer) as an event.  The models that are not ε-LDP are audited to show it."""
+
+    name = "two_group"
+    not_protected = "a two-group design whose compliant answers can rule the attribute out"
+    js = """async ([value, model, groupThreshold, columns, names, n]) => {
+  const tg = await import('/static/types/two_group.js');
+  const counts = [0, 0, 0, 0];
+  const truth = value % 2, unrelated = Math.floor(value / 2);
+  for (let i = 0; i < n; i++) {
+    const group = tg.drawGroup(groupThreshold);
+    const instruction = names[tg.drawInstruction(columns[group - 1])];
+    counts[(group - 1) * 2 + tg.comply(instruction, truth, unrelated)] += 1;
+  }
+  return counts;
+}"""
+
+    def label(self, mech):
+        return f"{mech.model} p={','.join(f'{v:.4g}' for v in mech.p)}"
+
+    def inputs(self, mech):
+        return [0, 1, 2, 3] if mech.model == "UQTunknown" else [0, 1]
+
+    def js_args(self, mech, value):
+        return [value, mech.model, mech.group_threshold, [mech.cumulative(g) for g in GROUPS], list(mech.instructions)]
+
+    def python_row(self, mech, value, samples, rng):
+        from deniable.client.two_group import comply, draw
+
+        groups, instructions = draw(mech, samples, rng)
+        truth, unrelated = value % 2, value // 2
+        answers = comply(mech, instructions, np.full(samples, truth), np.full(samples, unrelated))
+        return np.bincount((groups - 1) * 2 + answers, minlength=4)
+
+    def protected(self, mech):
+        return mech.protected
+
+    def defaults(self, ks, epsilons):
+        """One CDMsym at each ε (group 1 told "say Yes" and "say No" each with 1/(1 + e^ε), so its ε is about ε;
+        group 2 at ε/2) and a CDM, which is not ε-LDP."""
+        out = []
+        for eps in epsilons:
+            one, two = (round(1 / (1 + math.exp(e)), 6) for e in (eps, eps / 2))
+            out.append(two_group_mechanism("CDMsym", [one, one, two, two], 0.5))
+        out.append(two_group_mechanism("CDM", [0.3, 0.7], 0.5))
+        return out
+
+    def cells(self, mech, counts):
+        return counts
+
+
+TWO_GROUP_AUDIT = TwoGroupAudit()
+
+TWO_GROUP = register(TwoGroup())
+
+__all__ = ["TWO_GROUP", "TWO_GROUP_AUDIT", "TwoGroup", "TwoGroupAudit", "canonical", "params", "privacy_words"]
