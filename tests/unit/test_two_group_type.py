@@ -80,6 +80,9 @@ def test_cdmsym_epsilon_is_the_worse_groups_from_the_realized_thresholds():
     assert mech.group_epsilons == (e1, e2) and q.epsilon == mech.epsilon == max(e1, e2)
     assert e1 == pytest.approx(math.log(0.7 / 0.2)) and q.protected
     assert q.qtype.unprotected(q).startswith("ε = ")
+    info = q.qtype.explanation(q, gettext=str, locale="en")
+    assert info["protected"] and info["epsilon"] == q.epsilon and "never the instruction" in info["coin"]
+    assert info["short"].startswith("Your device tells you at random to say Yes, to say No or to answer truthfully")
     # a zero "say No" leaves a report that rules the attribute out: not ε-LDP
     zero = question(model="CDMsym", p=[0.2, 0.0, 0.3, 0.2])
     assert zero.epsilon is None and not zero.protected and not zero.mechanism.protected

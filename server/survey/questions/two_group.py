@@ -406,8 +406,14 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         sent = _("your group and the answer you clicked, never the instruction")
         mech = q.mechanism
         if mech.protected:
+            from ..explain import ALMOST_CERTAIN, barely, percent, two_way_bound
+
+            bound = two_way_bound(mech.epsilon)
+            short = barely(bound, gettext=gettext, locale=locale) if bound > ALMOST_CERTAIN else _(
+                "Your device tells you at random to say Yes, to say No or to answer truthfully, so a 50/50 guess "
+                "between two answers becomes at most %(sure)s sure.") % {"sure": percent(bound, locale, gettext=_)}
             return {**bounds_sentences(mech.epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
-                    "coin": coin, "protected": True, "design": mech.model, "sent": sent}
+                    "coin": coin, "protected": True, "design": mech.model, "sent": sent, "short": short}
         if mech.model == "UQTunknown":
             why = _("Which question you answer stays on your device, but your answer is your true answer to it: "
                     "your protection rests on nobody knowing your answer to the other question.")
