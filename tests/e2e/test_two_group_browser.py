@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 import pytest
+from e2e.test_accessibility import axe_violations
 from support.browser import record_requests, stored_reports
 
 from deniable.server.store.db import connect
@@ -74,6 +75,7 @@ def test_the_instruction_shows_and_only_group_and_answer_are_sent(page, live_ser
         group = page.evaluate(f"() => localStorage.getItem('deniable:arm:{SLUG}:{q.id}')")
         assert group in ("1", "2")
         groups[q.id] = group
+    assert axe_violations(page) == []
     answers = {"cdm": 0, "sym": 1, "sld": 0, "uqt": 1}
     for qid, answer in answers.items():
         page.check(f"#{qid}-answer-{answer}")
