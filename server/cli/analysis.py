@@ -190,15 +190,13 @@ def _number(text: str):
     """A command-line number for a definition: an int when whole, else a float (never NaN or inf)."""
     import math
 
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
+    from deniable.server.survey.parsing import number_or_none
+
+    whole = number_or_none(text, int)
+    if whole is not None:
+        return whole
+    value = number_or_none(text)
+    if value is None or not math.isfinite(value):
         raise click.BadParameter(f"{text!r} is not a number", param_hint="'--numeric' / '--step'")
     return value
 

@@ -99,10 +99,10 @@ def test_survey_js_memoizes_only_the_report():
     assert re.findall(r"sent\[[^\]]*\] = ([^;]*);", source) == ["Number(answered.value)", "report.shown", "report"]
     # The other question types, never the answer: the registry (types.js) memoizes every type's
     # report; a type's own module (types/*.js) keeps only what is independent of the answers (the
-    # list experiment's arm, a fair coin).
+    # list experiment's arm, a two-group design's group — never its instruction —, a fair coin).
     types = "\n".join(path.read_text(encoding="utf-8") for path in
                       [ROOT / "client" / "static" / "types.js", *sorted((ROOT / "client" / "static" / "types").glob("*.js"))])
-    assert re.findall(r"(?:localStorage|\bstorage)\.setItem\((.*?)\);", types) == ["key, text", "key, arm"]
+    assert re.findall(r"(?:localStorage|\bstorage)\.setItem\((.*?)\);", types) == ["key, text", "key, arm", "key, group"]
     assert re.search(r"if \(randomized\) storage\.setItem\(key, text\);", types)
     assert "sessionStorage" not in types and "console." not in types
     thanks = (ROOT / "client" / "static" / "thanks.js").read_text(encoding="utf-8")
