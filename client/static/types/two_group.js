@@ -7,7 +7,7 @@
 // cumulative integer weights (data-column-G: the first instruction whose cumulative weight exceeds a
 // second uint32).  The instruction is shown in words; the respondent clicks Yes or No as it says.  Only
 // "GROUP:ANSWER" is sent (answer 0 Yes, 1 No).  The instruction is held in this module's memory only: never
-// in localStorage or sessionStorage, never in the report, and its words are removed from the page once the
+// in the browser's storage, never in the report, and its words are removed from the page once the
 // answer is sent (data-threshold is 2^32: types.js sends the respondent's answer as given, `direct`).
 
 import { cryptoUint32 } from "../rr.js";
