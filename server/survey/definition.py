@@ -136,9 +136,10 @@ class Question:
     minimum: Decimal | None = None  # numeric
     maximum: Decimal | None = None
     step: Decimal | None = None
-    method: str | None = None  # numeric: "grid" or "laplace" (None when asked directly)
+    method: str | None = None  # numeric: "grid" or "laplace" (None when asked directly); two_group: its design
+    # (model, p, group share) as canonical JSON (questions/two_group.py)
     grid: int | None = None  # numeric grid: G
-    sensitive: str | None = None  # list
+    sensitive: str | None = None  # list: the sensitive item; two_group (UQTunknown): the unrelated question
     design: str | None = None  # choice: a randomized-response design, as canonical JSON (its type reads it)
     shuffle: bool = False  # the options shown in a random order per respondent (the page only)
     show_if: Condition | None = None  # asked only of respondents whose earlier direct answer fits
