@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from deniable.errors import FieldError
 
+from .estimates import SurveyResult
+
 from .parsing import number
 from .readers import RRREG_ONE_GROUP as ONE_GROUP
 from .readers import RRREG_TWO_GROUP as TWO_GROUP
@@ -97,12 +99,10 @@ def read_rrreg(path, model: str, covariates=()) -> RRregData:
 
 
 def _number(text, path, line, column) -> float:
-    from .parsing import number
-
     message = f"{path}, line {line}: {column} must be a finite number, got {text!r}"
     value = number(text, column, message=message)
     if not math.isfinite(value):
-        raise FieldError(f"{path}, line {line}: {column} must be a finite number, got {text!r}", column)
+        raise FieldError(message, column)
     return value
 
 
@@ -116,7 +116,7 @@ def _value(text, allowed, path, line, column) -> int:
 
 
 @dataclass(frozen=True)
-class RRregEstimate:
+class RRregEstimate(SurveyResult):
     """What ``deniable estimate --rrreg`` prints: per parameter (π, and a two-group design's nuisance parameter)
     the estimate, its interval, and RRreg's moment estimate with its standard error; ``table()``, ``to_dict()``
     and ``to_csv()`` as every survey-level result."""
@@ -193,7 +193,7 @@ def estimate_rrreg(path, model: str, p_text: str, *, confidence: float = 0.95, m
 
 
 @dataclass(frozen=True)
-class RRregPlan:
+class RRregPlan(SurveyResult):
     """``deniable plan --rrreg MODEL --p …``: respondents for a margin on π under a two-group design, for the
     exact and the Wald interval, at the worst case, split between the groups to minimize them."""
 
@@ -232,7 +232,7 @@ def plan_rrreg(model: str, p_text: str, margin: float, *, confidence: float = 0.
 
 
 @dataclass(frozen=True)
-class RRregRegression:
+class RRregRegression(SurveyResult):
     """``deniable regress --rrreg MODEL --p … DATA.csv "response ~ x + …"``: the logit of the carriers' share on
     the file's numeric columns, with the design's nuisance parameter (:func:`deniable.estimators.group_logit`)."""
 
