@@ -39,6 +39,34 @@ export function int(fieldset, name) {
 
 export { message } from "./keys.js"; // the type modules import it from here with the rest
 
+// A card whose answer is one of its radios (`selector`), each drawn anew for a new person by `draw`
+// (a value independent of the answer, kept under `key(slug, qid)`: the list experiment's arm, a
+// two-group design's group): read, touched, wire (one radio checked per question) and forget.
+export function drawnRadioCard(selector, key, draw) {
+  const radios = (fieldset) => Array.from(fieldset.querySelectorAll(selector));
+  return {
+    read(fieldset) {
+      const checked = radios(fieldset).find((radio) => radio.checked);
+      return checked ? { answered: true, value: Number(checked.value) } : { answered: false };
+    },
+    touched: (fieldset) => radios(fieldset).some((radio) => radio.checked),
+    prepare: draw,
+    wire(fieldset, onChange) {
+      const all = radios(fieldset);
+      all.forEach((radio) => radio.addEventListener("change", () => {
+        if (radio.checked) all.forEach((other) => { if (other !== radio) other.checked = false; });
+        onChange(fieldset);
+      }));
+    },
+    // A different person: forget the previous person's draw and answer, and draw anew.
+    forget(fieldset, slug) {
+      window.localStorage.removeItem(key(slug, fieldset.dataset.qid));
+      radios(fieldset).forEach((radio) => { radio.checked = false; });
+      draw(fieldset, slug);
+    },
+  };
+}
+
 function cards(form) {
   return Array.from(form.querySelectorAll("fieldset.typed"));
 }

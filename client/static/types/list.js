@@ -7,9 +7,7 @@
 
 import { assignArm, randomizeCount } from "../rr.js";
 import { armKey } from "../keys.js";
-import { int, message, registerType } from "../types.js";
-
-const radios = (fieldset) => Array.from(fieldset.querySelectorAll("input[data-count]"));
+import { drawnRadioCard, int, message, registerType } from "../types.js";
 
 function applyArm(fieldset, arm) {
   fieldset.querySelector("li[data-sensitive]").hidden = arm !== 1;
@@ -30,25 +28,7 @@ function drawArm(fieldset, slug) {
 }
 
 registerType("list", {
-  read(fieldset) {
-    const checked = radios(fieldset).find((radio) => radio.checked);
-    return checked ? { answered: true, value: Number(checked.value) } : { answered: false };
-  },
-  touched: (fieldset) => radios(fieldset).some((radio) => radio.checked),
-  prepare: drawArm,
-  wire(fieldset, onChange) {
-    const all = radios(fieldset);
-    all.forEach((radio) => radio.addEventListener("change", () => {
-      if (radio.checked) all.forEach((other) => { if (other !== radio) other.checked = false; });
-      onChange(fieldset);
-    }));
-  },
-  // A different person: forget the previous person's arm and count, and draw a new arm.
-  forget(fieldset, slug) {
-    window.localStorage.removeItem(armKey(slug, fieldset.dataset.qid));
-    radios(fieldset).forEach((radio) => { radio.checked = false; });
-    drawArm(fieldset, slug);
-  },
+  ...drawnRadioCard("input[data-count]", armKey, drawArm),
   context: (fieldset, slug) => Number(window.localStorage.getItem(armKey(slug, fieldset.dataset.qid))),
   validMemo(fieldset, text, arm) {
     const match = /^([01]):([0-9]{1,3})$/.exec(text);

@@ -12,7 +12,7 @@
 
 import { cryptoUint32 } from "../rr.js";
 import { armKey } from "../keys.js";
-import { int, registerType } from "../types.js";
+import { drawnRadioCard, int, registerType } from "../types.js";
 
 const TWO_32 = 4294967296;
 const drawn = new WeakMap(); // fieldset -> the instruction's index: memory only
@@ -49,7 +49,6 @@ export function comply(instruction, truth, unrelated) {
   return truth ? 0 : 1; // "truthful", "sensitive"
 }
 
-const radios = (fieldset) => Array.from(fieldset.querySelectorAll("input[data-answer]"));
 const shownBox = (fieldset) => fieldset.querySelector("[data-instruction-shown]");
 const names = (fieldset) => Array.from(fieldset.querySelectorAll("template[data-instruction]"), (t) => t.dataset.instruction);
 
@@ -96,25 +95,7 @@ function dropInstruction(fieldset) {
 const label = (fieldset, answer) => fieldset.querySelector(`label[for="${fieldset.dataset.qid}-answer-${answer}"]`).textContent;
 
 registerType("two_group", {
-  read(fieldset) {
-    const checked = radios(fieldset).find((radio) => radio.checked);
-    return checked ? { answered: true, value: Number(checked.value) } : { answered: false };
-  },
-  touched: (fieldset) => radios(fieldset).some((radio) => radio.checked),
-  prepare,
-  wire(fieldset, onChange) {
-    const all = radios(fieldset);
-    all.forEach((radio) => radio.addEventListener("change", () => {
-      if (radio.checked) all.forEach((other) => { if (other !== radio) other.checked = false; });
-      onChange(fieldset);
-    }));
-  },
-  // A different person: forget the previous person's group and answer, and draw anew.
-  forget(fieldset, slug) {
-    window.localStorage.removeItem(armKey(slug, fieldset.dataset.qid));
-    radios(fieldset).forEach((radio) => { radio.checked = false; });
-    prepare(fieldset, slug);
-  },
+  ...drawnRadioCard("input[data-answer]", armKey, prepare),
   context: (fieldset, slug) => groupOf(fieldset, slug),
   validMemo: (fieldset, text, group) => /^[12]:[01]$/.test(text) && Number(text[0]) === group,
   randomize(fieldset, value, group) { // never called: data-threshold is 2^32 (the respondent follows the instruction)
