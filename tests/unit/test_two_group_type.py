@@ -48,6 +48,8 @@ def test_check_question_type_passes():
     ({"model": "SLD", "p": [0.3, 0.7], "unrelated": "Tea?"}, "questions[1].unrelated", "only UQTunknown"),
     ({"model": "CDM"}, "questions[1].p", "is required"),
     ({"model": "CDM", "p": [0.3, 0.7], "group_share": 0.1234567}, "questions[1].group_share", "6 decimal places"),
+    ({"model": "CDM", "p": [0.3, 0.7], "known_prevalence": 2}, "questions[1].known_prevalence",
+     "must be a prevalence from 0 to 1"),
 ])
 def test_definition_errors_name_the_field(fields, path, words):
     with pytest.raises(DefinitionError) as caught:

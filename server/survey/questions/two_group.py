@@ -2,7 +2,10 @@
 
 Definition: ``"type": "two_group"``, ``"model"`` (``CDM``, ``CDMsym``, ``SLD`` or ``UQTunknown``),
 ``"p"`` (RRreg's vector: two probabilities, four for CDMsym), ``"group_share"`` (the share of group 1,
-default 0.5) and, for UQTunknown, ``"unrelated"`` (the unrelated question's text); no ``epsilon``: a
+default 0.5), for UQTunknown ``"unrelated"`` (the unrelated question's text) and, for a known-answer
+item (Höglinger & Diekmann 2017), ``"known_prevalence"`` (the prevalence known to be true, 0 for "Have you
+ever visited [a place that does not exist]?": the estimates then report the false positives,
+:meth:`TwoGroup.validation_words`; never shown to respondents); no ``epsilon``: a
 CDMsym's ε is its realized one, the other models are not ε-LDP (:mod:`deniable.client.two_group`).
 The respondent's device draws the group and an instruction, shows the instruction, and the
 respondent clicks Yes or No: only the group and the answer are sent.  Report: ``{"group": 1, "answer": 0}``
@@ -49,7 +52,8 @@ PRIVACY = {
 
 
 def params(q) -> dict:
-    """The question's design as the definition writes it, ``{"model", "p", "group_share"}``: a two-group question
+    """The question's design as the definition writes it, ``{"model", "p", "group_share"}`` and
+    ``"known_prevalence"`` when the question has one: a two-group question
     keeps it as canonical JSON (:func:`canonical`) in ``Question.method`` (a numeric question's field; a
     question has no other place for a type's parameters), so questions compare and hash as before."""
     return json.loads(q.method)
@@ -61,8 +65,36 @@ def _mechanism(spec: str):
     return two_group_mechanism(data["model"], data["p"], data["group_share"])
 
 
-def canonical(model: str, p, group_share) -> str:
-    return json.dumps({"model": model, "p": list(p), "group_share": group_share}, separators=(",", ":"))
+def canonical(model: str, p, group_share, known=None) -> str:
+    """The design as canonical JSON; ``known_prevalence`` only when there is one, so a question without it
+    keeps the string (and the equality, the hash) it had before the key existed."""
+    data = {"model": model, "p": list(p), "group_share": group_share}
+    if known is not None:
+        data["known_prevalence"] = known
+    return json.dumps(data, separators=(",", ":"))
+
+
+def known_prevalence(q):
+    """The question's known prevalence (a known-answer item), or None."""
+    return params(q).get("known_prevalence")
+
+
+VALIDATION_TOLERANCE = 1e-9  # an interval end this close to the known prevalence does not exclude it
+
+
+ROUNDING = {"nearest": lambda x: math.floor(x + 0.5), "down": lambda x: math.floor(x + 1e-9),
+            "up": lambda x: math.ceil(x - 1e-9)}  # as the statement's (deniable.estimators.two_group)
+
+
+def _rounded(x: float, how: str, digits: int) -> float:
+    """A share in percent, rounded ``how`` (nearest, down, up) to ``digits`` decimals (−0 is 0)."""
+    scale = 10 ** digits
+    return ROUNDING[how](100 * x * scale) / scale + 0.0
+
+
+def _share_text(x: float, how: str, digits: int) -> str:
+    value = _rounded(x, how, digits)
+    return f"{value:.{digits}f} %" if digits else f"{int(value)} %"
 
 
 def privacy_words(mech) -> str:
@@ -85,7 +117,7 @@ class TooFew:
 class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit, QuestionType):
     name = "two_group"
     label = "two-group non-compliance design"
-    keys = frozenset({"type", "model", "p", "group_share", "unrelated"})
+    keys = frozenset({"type", "model", "p", "group_share", "unrelated", "known_prevalence"})
     needed = ("model", "p")
     capabilities = Capabilities(
         crosstab="a cross-tab needs two single-choice questions; a two-group design's answer depends on its group",
@@ -130,7 +162,14 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
             unrelated = text_field(data["unrelated"], (*where, "unrelated"), max_len=MAX_TEXT)
         elif "unrelated" in data:
             raise DefinitionError((*where, "unrelated"), f"only UQTunknown has an unrelated question, not {model}")
-        spec = canonical(model, [number(d) for d in p], number(share))
+        known = None
+        if "known_prevalence" in data:
+            d = decimal_field(data["known_prevalence"], (*where, "known_prevalence"))
+            if not 0 <= d <= 1:
+                raise DefinitionError((*where, "known_prevalence"), f"must be a prevalence from 0 to 1, got "
+                                      f"{data['known_prevalence']!r}"[:120])
+            known = number(d)
+        spec = canonical(model, [number(d) for d in p], number(share), known)
         try:
             mech = _mechanism(spec)
         except MechanismError as exc:
@@ -181,7 +220,8 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         return out
 
     def from_spec(self, spec):
-        return {"method": canonical(spec["model"], spec["p"], spec["group_share"]), "sensitive": spec.get("sensitive")}
+        return {"method": canonical(spec["model"], spec["p"], spec["group_share"], spec.get("known_prevalence")),
+                "sensitive": spec.get("sensitive")}
 
     structured_report = True
 
@@ -321,7 +361,55 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         else:
             data.update(statement=r.statement(), statement_pi=r.statement("pi"), outside_model=r.outside_model,
                         on_boundary=r.on_boundary, loglik=json_number(r.loglik), note=r.note or None)
+        known = known_prevalence(q)
+        if known is not None:
+            words = self.validation_words(q, r)
+            shifted = {key: None if pi[key] is None else pi[key] - known for key in ("estimate", "ci_low", "ci_high")}
+            data.update(known_prevalence=known, false_positive={**shifted, **words})
         return data
+
+    def validation_words(self, q, result) -> dict:
+        """What a known-answer item's estimate says (Höglinger & Diekmann 2017), the one wording of the
+        results page, ``deniable estimate`` and the API: ``statement``, the false positives (π̂ − known) with
+        their exact interval (π's shifted; bounds rounded outwards, with decimals where whole percents would
+        hide an exclusion), ``warning`` when that interval excludes the known prevalence (None otherwise),
+        ``excludes_known`` (None when nothing is estimated or the data fit no parameters) and ``words``,
+        the sentence with its warning."""
+        known = known_prevalence(q)
+        shown_known = f"{round(100 * known, 4):g} %"
+        head = f"Known prevalence {shown_known}"
+        if isinstance(result, TooFew):
+            statement = f"{head}: not estimated yet ({result.note})"
+            return {"statement": statement, "warning": None, "excludes_known": None, "words": statement}
+        estimate, low, high = result.estimate["pi"], result.lower["pi"], result.upper["pi"]
+        above, below = low > known + VALIDATION_TOLERANCE, high < known - VALIDATION_TOLERANCE
+        excludes = None if result.outside_model else above or below
+        digits = 0  # more decimals while the excluding end would read as the known prevalence
+        while excludes and digits < 6 and _rounded(low - known if above else high - known,
+                                                   "down" if above else "up", digits) == 0:
+            digits += 1
+
+        def span(centre, lo, hi):
+            if result.outside_model:
+                return _share_text(centre, "nearest", digits)
+            return (f"{_share_text(centre, 'nearest', digits)} [{_share_text(lo, 'down', digits)}, "
+                    f"{_share_text(hi, 'up', digits)}]")
+
+        falsely = f"an estimated {span(estimate - known, low - known, high - known)} said yes falsely"
+        if known == 0:
+            statement = f"{head}: {falsely}"
+        else:
+            statement = f"{head}: estimated {span(estimate, low, high)}; {falsely} (below 0: said no falsely)"
+        if result.outside_model:
+            statement += f"; no interval: the answers fit no {result.model} parameters"
+        warning = None
+        if excludes:
+            warning = f"the interval excludes the known {shown_known}: " + (
+                "respondents are answering yes when they should not — the design's other estimates may be biased upward"
+                if above else
+                "respondents are answering no when they should not — the design's other estimates may be biased downward")
+        words = statement if warning is None else f"{statement}. Warning: {warning}"
+        return {"statement": statement, "warning": warning, "excludes_known": excludes, "words": words}
 
     def csv_rows(self, q, result):
         data = self.record(q, result)
@@ -333,6 +421,10 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
                 label = f"{label}: {data['statement']}"
             yield {"option": name, "label": label, "method": "exact",
                    **{k: row[k] for k in ("estimate", "ci_low", "ci_high")}}
+        if "false_positive" in data:  # a known-answer item: its false positives, in words
+            row = data["false_positive"]
+            yield {"option": "false_positive", "label": row["words"], "method": "exact",
+                   **{k: row[k] for k in ("estimate", "ci_low", "ci_high")}}
 
     # ------------------------------------------------------------ presentation
 
@@ -343,7 +435,8 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
                 f"p = {', '.join(f'{v:.6g}' for v in data['design_p'])} (realized), group 1 share "
                 f"{data['group_share']:.6g} · {data['privacy']}")
         if isinstance(result, TooFew):
-            return [head, f"  {result.note}"]
+            return [head, f"  {result.note}", *([f"  {data['false_positive']['words']}."]
+                                                 if "false_positive" in data else [])]
         level = f"{100 * data['confidence']:g}%"
         rows = [[name, pct(row["headline"]), f"[{pct(row['ci_low'])}, {pct(row['ci_high'])}]",
                  f"[{pct(row['profile_low'])}, {pct(row['profile_high'])}]", pct(row["moment"]), pct(row["moment_se"])]
@@ -353,6 +446,8 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
                  f"  {data['statement'][0].upper()}{data['statement'][1:]}."]
         if data["note"]:
             lines.append(f"  note: {data['note']}")
+        if "false_positive" in data:
+            lines.append(f"  {data['false_positive']['words']}.")
         return lines
 
     def headlines(self, q, record):
@@ -360,8 +455,8 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
 
     def shown_rows(self, q, result):
         rows = list(self.csv_rows(q, result))
-        for row in rows:
-            row["headline"] = headline(row)
+        for row in rows:  # the false positives (π̂ − known) lie in [−1, 1]
+            row["headline"] = headline(row, lower=-1.0) if row["option"] == "false_positive" else headline(row)
         return rows
 
     def chart(self, q, record):
