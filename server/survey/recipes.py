@@ -137,15 +137,13 @@ def crosswise_words(readings: dict, qid: str) -> dict:
 
 
 def question_notes(readings: dict, qid: str) -> dict:
-    """The protection note beside question ``qid`` per language other than English (``readings``:
-    :func:`_readings`): ``protected``, the page's "Protected." and its short sentence (for a protected
-    question whose type has one), and ``direct``, "Not protected — sent as you answer." (what the embed
-    shows when it sends the answer as given).  English is left out: the embed's built-in note is its own
-    (it says ε and what the browser does, which no catalog message words)."""
+    """The protection note beside question ``qid`` per language of the survey, English included
+    (``readings``: :func:`_readings`): ``protected``, the page's "Protected." and its short sentence (for a
+    protected question whose type has one: "Your true answer is sent only 73% of the time, …", plain words
+    and no ε, as the survey page shows respondents), and ``direct``, "Not protected — sent as you answer."
+    (what the embed shows when it sends the answer as given)."""
     out = {}
     for language, read in readings.items():
-        if language == "en":
-            continue
         _ = _gettext(language)
         q = _question(read, qid)
         note = _protected_note(q, _, language) if q.protected else None

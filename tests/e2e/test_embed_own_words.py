@@ -4,7 +4,7 @@ Mounted with ``language: "fr"``, a question's protection note, a list experiment
 names its counts for a screen reader), a number's label and refusal and the "please answer" message are
 the survey page's own French words: each is compared with the same sentence on the survey page served
 in French (``/s/SLUG?lang=fr``).  With no language (an English survey) the embed's built-in English
-sentences show, as before; and a design document made before it carried the words (no ``embed_words``,
+sentences show, as before, but the note, which is the survey page's English one; and a design document made before it carried the words (no ``embed_words``,
 no ``notes``) still mounts, in French too, with the English built-ins."""
 
 from __future__ import annotations
@@ -124,10 +124,14 @@ def test_in_english_and_from_an_older_document_the_built_in_english_sentences_sh
         design = {key: value for key, value in design.items() if key != "embed_words"}
         design["questions"] = [{key: value for key, value in q.items() if key != "notes"} for q in design["questions"]]
     drugs = mounted(page, design, "drugs", language)
-    assert drugs["note"] == ("Protected (ε = 1.00): your browser randomizes your answer before this survey records it; "
-                             "only the randomized answer leaves this question.")
+    if old:  # the built-in English: plain words, no ε (issue 39)
+        assert drugs["note"] == ("Protected: your browser randomizes your answer before this survey records it; "
+                                 "only the randomized answer leaves this question.")
+        assert mounted(page, design, "asked", language)["note"] == "Asked directly: your answer is sent as given."
+    else:  # the survey page's own English note (tests/e2e/test_embed_plain_note.py)
+        assert drugs["note"].startswith("Protected. Your true answer is sent only ") and "ε" not in drugs["note"]
+        assert mounted(page, design, "asked", language)["note"] == "Not protected — sent as you answer."
     assert drugs["error"] == "Please answer this question."
-    assert mounted(page, design, "asked", language)["note"] == "Asked directly: your answer is sent as given."
     acts = mounted(page, design, "acts", language)
     assert acts["prompt"] == acts["counts"] == "How many of these apply to you? Do not say which ones."
     days = mounted(page, design, "days", language, typed="2.5")

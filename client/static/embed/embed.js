@@ -131,16 +131,16 @@ export function said(q, key, values = {}) {
 }
 
 // The protection note shown with the question: in the mounted language the survey page's own note
-// (the question's `notes`, made from the same realized ε), else the built-in English; a crosswise
+// (the question's `notes`, made from the same realized ε, in plain words: "Protected. Your true answer is
+// sent only 73% of the time, …"; no ε is shown to a respondent), else a built-in English one; a crosswise
 // card's note is in the card's language; a host may replace it with options.note.
 function noteOf(q, rules, language) {
   if (rules.note) return rules.note(q); // a type with its own sentence (the respondent-side crosswise model)
   const own = q.notes && q.notes[language] ? q.notes[language] : {};
   if (!rules.randomized(q)) return typeof own.direct === "string" ? own.direct : "Asked directly: your answer is sent as given.";
   if (typeof own.protected === "string") return own.protected;
-  const epsilon = q.realized_epsilon;
-  const strength = epsilon === null || epsilon === undefined ? "not protected by ε" : `ε = ${Number(epsilon).toFixed(2)}`;
-  return `Protected (${strength}): your browser randomizes your answer before this survey records it; ` +
+  // a document made before it carried the page's notes (or a type with no short sentence): plain words, never ε
+  return "Protected: your browser randomizes your answer before this survey records it; " +
     "only the randomized answer leaves this question.";
 }
 
