@@ -123,9 +123,13 @@ def test_spss_and_stata_columns_are_numbers_with_matching_labels(exported, qid, 
         assert frame[name][~answered].isna().all() and not frame[name][answered].isna().any(), name
     if len(names) == 1 and q.qtype.categorical:  # a choice: 1..k labelled with the options, in order
         [name] = names
-        assert meta.variable_value_labels[name] == {i + 1: o for i, o in enumerate(q.options)}
+        # under a design whose reports are not the options (crosswise: same/different, Kuk: red/black), the
+        # reports (issue 39); the CSV's cell is still the option label of the report's code
+        design = getattr(q.mechanism, "design", None)
+        shown = list(design.reports) if design is not None else list(q.options)
+        assert meta.variable_value_labels[name] == {i + 1: o for i, o in enumerate(shown)}
         labelled = [meta.variable_value_labels[name][int(v)] for v in frame[name][answered]]
-        assert labelled == [t for t, a in zip(texts, answered) if a]
+        assert labelled == [shown[q.options.index(t)] for t, a in zip(texts, answered) if a]
         assert meta.column_labels[list(frame.columns).index(name)] == q.text
     elif q.type == "numeric":  # the reported value, no labels
         [name] = names

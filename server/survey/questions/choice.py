@@ -585,6 +585,15 @@ class DesignedChoice(Choice):
     def unprotected(self, q):
         return f"not ε-LDP: randomized by the {design_of(q).name} design, one of whose reports can give an answer away"
 
+    # ------------------------------------------------------------ exports
+
+    def stat_columns(self, q, codes):
+        """As a choice's (code i + 1 for report i), but labelled as the design's reports mean them where they are
+        not the options: the crosswise model's "same"/"different" (either side), Kuk's "red"/"black".  The
+        responses CSV and Parquet keep the option label of each report's code, which every reader maps back."""
+        ((suffix, values, _, label),) = super().stat_columns(q, codes)
+        return [(suffix, values, {i + 1: report for i, report in enumerate(design_of(q).reports)}, label)]
+
     # ------------------------------------------------------------ surfaces that do not handle designs yet
 
     def release_labels(self, q):
