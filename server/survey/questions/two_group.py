@@ -567,6 +567,10 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         return TWO_GROUP_AUDIT  # the ones that are not ε-LDP too: the audit shows it
 
     def truth(self, q, value, where):
+        """A simulation's truth: the prevalence (a share); for UQTunknown ``{"sensitive", "unrelated"}``; and, to
+        simulate respondents who do not follow the instructions, CDM's and CDMsym's ``{"prevalence", "cheaters"}``
+        (a share who say No whatever they are told, carriers or not, as RRreg's RRgen simulates them) or SLD's
+        ``{"prevalence", "truthful"}`` (the carriers' share who follow the instructions; the others say No)."""
         from ..simulate import TruthError
 
         def share(x, what):
@@ -574,20 +578,30 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
                 raise TruthError(f"{where}: {what} must be a share between 0 and 1")
             return float(x)
 
-        if q.mechanism.model == "UQTunknown":
-            if not isinstance(value, dict) or set(value) != {"sensitive", "unrelated"}:
-                raise TruthError(f'{where}: must be {{"sensitive": share, "unrelated": share}}')
-            return {"sensitive": share(value["sensitive"], "sensitive"),
-                    "unrelated": share(value["unrelated"], "unrelated")}
-        return {"sensitive": share(value, "the prevalence"), "unrelated": None}
+        model = q.mechanism.model
+        keys = {"UQTunknown": ("sensitive", "unrelated"), "SLD": ("prevalence", "truthful")}.get(
+            model, ("prevalence", "cheaters"))
+        if model == "UQTunknown" or isinstance(value, dict):
+            if not isinstance(value, dict) or set(value) != set(keys):
+                raise TruthError(f"{where}: must be " + ("a share or " if model != "UQTunknown" else "")
+                                 + "{" + ", ".join(f'"{key}": share' for key in keys) + "}")
+            first, second = (share(value[key], key) for key in keys)
+        else:
+            first, second = share(value, "the prevalence"), None
+        return {"sensitive": first, "unrelated": second if model == "UQTunknown" else None,
+                "cheaters": second if keys[1] == "cheaters" and second is not None else 0.0,
+                "truthful": second if keys[1] == "truthful" and second is not None else 1.0}
 
     def simulate(self, q, truth, n, rng):
-        """Reports of respondents who all follow the instructions (the Python twin of the browser's sampler)."""
+        """Reports through the Python twin of the browser's sampler, of respondents who follow the instructions
+        but for the truth's cheaters (CDM, CDMsym) or untruthful carriers (SLD), who say No."""
         from deniable.client.two_group import simulate_reports
 
         carriers = (rng.random(n) < truth["sensitive"]).astype(np.int64)
         unrelated = None if truth["unrelated"] is None else (rng.random(n) < truth["unrelated"]).astype(np.int64)
-        return simulate_reports(q.mechanism, carriers, rng, unrelated)
+        codes = simulate_reports(q.mechanism, carriers, rng, unrelated)
+        says_no = (rng.random(n) < truth.get("cheaters", 0.0)) | ((carriers == 1) & (rng.random(n) >= truth.get("truthful", 1.0)))
+        return np.where(says_no, codes // 2 * 2 + 1, codes)
 
 
 class TwoGroupAudit(AuditSampler):
