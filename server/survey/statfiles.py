@@ -1,7 +1,9 @@
 """The responses as SPSS (``.sav``) and Stata (``.dta``) files, with value labels (pyreadstat).
 
 Each question gives the columns its type says (:meth:`~.questions.base.QuestionType.stat_columns`):
-a single choice one variable ``1..k`` with the option labels as value labels; a number its
+a single choice one variable ``1..k`` with the option labels as value labels (under a design whose
+reports are not the options, the reports': the crosswise model's "same"/"different", Kuk's
+"red"/"black"; the codes are the same); a number its
 reported value, unlabelled; a check-all question one 0/1 variable per option (``ID_1``, …,
 labelled No/Yes, the variable label "text: option"); a list experiment ``ID_arm`` (0 control,
 1 treatment) and ``ID_count``.  Variables are named by the question id and the column's suffix,
@@ -13,7 +15,9 @@ does not hold for the row's answers) = a user-missing value (SPSS: −1, or for 
 or less the first of −9, −99, … below it, :func:`not_asked_value`) / ``.a`` (Stata), labelled "Not
 asked" where the variable has value labels: pandas and R's haven read both as missing, and
 ``user_na=TRUE`` / ``na_tag()`` tell them apart.  ``text_version`` (the wording each response was
-answered under) is the last variable when given.  The design line of the CSV
+answered under) is the last variable when given.  SPSS's measure level (:func:`measure`) is nominal
+for categories (choices, ticks, arms, groups, the wording) and scale for numbers (a numeric
+question's value, a list experiment's count); Stata has none.  The design line of the CSV
 (:func:`.codebook.design_line`) goes into the file too — SPSS's notes, Stata's data label
 (fingerprint only: it holds 80 characters) — so these files carry their design as well.
 """
@@ -119,9 +123,19 @@ def not_asked_value(q) -> int:
     return value
 
 
+def measure(values: np.ndarray, value_labels: dict | None) -> str:
+    """SPSS's measure level of a column as its type gives it (:meth:`~.questions.exports.Files.stat_columns`):
+    ``nominal`` for categories — a column with value labels (a choice's options, a tick's No/Yes, a list
+    experiment's arm, a two-group question's group and answer) or of text — and ``scale`` for numbers
+    without labels (a numeric question's value, a list experiment's count of items: its estimate is a
+    difference of means).  No column is ``ordinal``: a definition states no order among a choice's options."""
+    return "nominal" if value_labels or values.dtype.kind != "f" else "scale"
+
+
 def stat_frame(dataset: Dataset, fmt: str, text_versions: np.ndarray | None = None):
-    """The data frame, variable labels, value labels and not-asked missing values (SPSS's
-    ``missing_ranges``, Stata's ``missing_user_values``) of ``dataset`` as ``fmt`` holds them."""
+    """The data frame, variable labels, value labels, not-asked missing values (SPSS's
+    ``missing_ranges``, Stata's ``missing_user_values``) and measure levels (SPSS's only: :func:`measure`)
+    of ``dataset`` as ``fmt`` holds them."""
     import pandas as pd
 
     survey = dataset.survey
@@ -131,8 +145,9 @@ def stat_frame(dataset: Dataset, fmt: str, text_versions: np.ndarray | None = No
              for part in q.qtype.stat_columns(q, np.asarray(dataset.columns[q.id]))]
     names = variable_names([q.id for q, _ in parts], limit, [part[0] for _, part in parts],
                            taken=(TEXT_VERSION,) if text_versions is not None else (), fmt=fmt)
-    columns, value_labels, labels, missing = {}, {}, [], {}
+    columns, value_labels, labels, missing, measures = {}, {}, [], {}, {}
     for name, (q, (_, values, value_label, label)) in zip(names, parts):
+        measures[name] = measure(values, value_label)
         if value_label:
             value_labels[name] = dict(value_label)
         if q.id in hidden and values.dtype.kind == "f":  # a text variable (no type has one) keeps ""
@@ -147,7 +162,8 @@ def stat_frame(dataset: Dataset, fmt: str, text_versions: np.ndarray | None = No
     if text_versions is not None:
         columns[TEXT_VERSION] = np.asarray(text_versions, dtype=np.int32)
         labels.append("wording answered under (codebook: text_versions)")
-    return pd.DataFrame(columns), labels, value_labels, missing
+        measures[TEXT_VERSION] = "nominal"  # which wording: a category
+    return pd.DataFrame(columns), labels, value_labels, missing, measures
 
 
 def write_stat_file(path, dataset: Dataset, fmt: str, text_versions: np.ndarray | None = None) -> None:
@@ -157,11 +173,11 @@ def write_stat_file(path, dataset: Dataset, fmt: str, text_versions: np.ndarray 
     if fmt not in FORMATS:
         raise ValueError(f"format: must be one of {', '.join(FORMATS)}, got {fmt!r}")
     survey = dataset.survey
-    frame, labels, value_labels, missing = stat_frame(dataset, fmt, text_versions)
+    frame, labels, value_labels, missing, measures = stat_frame(dataset, fmt, text_versions)
     if fmt == "sav":
         pyreadstat.write_sav(frame, str(path), column_labels=labels, variable_value_labels=value_labels,
                              file_label=survey.title[:64], note=_note_lines(design_line(survey)),
-                             missing_ranges=missing or None)
+                             missing_ranges=missing or None, variable_measure=measures)
     else:
         pyreadstat.write_dta(frame, str(path), column_labels=labels, variable_value_labels=value_labels,
                              file_label=f"{survey.slug} design {design_fingerprint(survey)}"[:80],
