@@ -168,6 +168,7 @@ export function mount(host, { design, question, language = null, onReport = () =
   view.node.setAttribute("aria-describedby", noteId);
   const problem = element("p", { class: "deniable-error", role: "alert", hidden: "" });
   fieldset.append(view.node, problem);
+  fit(fieldset);
   host.replaceChildren(fieldset);
   const key = reportKey(design.slug, q.id);
   const ctx = rules.context ? rules.context(q, where) : null; // drawn on mounting (a list's arm)
@@ -226,6 +227,25 @@ function optionsView(q, input, id) {
     return checked < 0 ? { answered: false } : { answered: true, value: checked };
   };
   return { node, read };
+}
+
+// Fit the host's width, whatever it is (320 px to a desktop): a <fieldset> keeps the browser's
+// `min-width: min-content`, so one long label or word would widen the question past the host's card
+// (SurveyJS clips it mid-sentence).  Set through the CSSOM, which a host's Content-Security-Policy
+// allows (no style attribute, no stylesheet): the root may shrink, every text wraps, even inside a
+// long word, and a text box is no wider than the question.
+const FIT = {
+  fieldset: { minWidth: "0", maxWidth: "100%", boxSizing: "border-box", margin: "0", overflowWrap: "anywhere" },
+  legend: { maxWidth: "100%", whiteSpace: "normal", overflowWrap: "anywhere", boxSizing: "border-box" },
+  "div, p, ul, li, label, strong": { minWidth: "0", maxWidth: "100%", whiteSpace: "normal", overflowWrap: "anywhere" },
+  "input[type=text]": { maxWidth: "100%", minWidth: "0", boxSizing: "border-box" },
+};
+
+function fit(root) {
+  for (const [selector, style] of Object.entries(FIT)) {
+    const nodes = selector === "fieldset" ? [root] : Array.from(root.querySelectorAll(selector));
+    for (const node of nodes) Object.assign(node.style, style);
+  }
 }
 
 // Unnamed radio buttons, made to behave as one group: checking one unchecks the others.
