@@ -146,6 +146,7 @@ function noteOf(q, rules, language) {
 
 // Mount question `question` of `design` into `host` (an element).  Returns a handle:
 //   answered()   whether the respondent has answered
+//   filled()     whether the respondent has answered or typed what commit() will refuse (its message)
 //   commit()     the report: drawn once, or the one drawn before (memoized), handed to onReport and
 //                returned as {report, design, epsilon}; null when an optional question is unanswered;
 //                throws when a required one is (the card says so)
@@ -177,6 +178,7 @@ export function mount(host, { design, question, language = null, onReport = () =
     problem.hidden = false;
   };
   const answered = () => view.read().answered === true;
+  const filled = () => { const read = view.read(); return read.answered === true || Boolean(read.error); };
 
   function commit() {
     const randomized = rules.randomized(q);
@@ -205,7 +207,7 @@ export function mount(host, { design, question, language = null, onReport = () =
     return result;
   }
 
-  return { answered, commit, unmount: () => host.replaceChildren(), question: q };
+  return { answered, filled, commit, unmount: () => host.replaceChildren(), question: q };
 }
 
 // The inputs of a question answered by its options: a radio button per option ("radio") or a tick
@@ -255,12 +257,29 @@ export function oneOf(inputs) {
   }));
 }
 
+// SurveyJS's required check (isRequired: true) reads question.isEmpty(), which looks at its value; the
+// value is the report, set only when the page is left (a report drawn on the first click would ignore
+// a corrected answer, and one redrawn on each change would spend ε again).  So the question is not
+// empty while the embed's inputs hold an answer (or what commit() will refuse, with its own message):
+// SurveyJS lets the page go, and commitPage then sets the value to the report.  Nothing of the answer
+// reaches SurveyJS: only whether there is one, which the report says anyway.
+function answeredForSurveyJS(question, handles) {
+  if (Object.prototype.hasOwnProperty.call(question, "isEmpty")) return;
+  const own = Object.getPrototypeOf(question).isEmpty;
+  question.isEmpty = function isEmpty() {
+    const handle = handles.get(this);
+    return own.call(this) && !(handle && handle.filled());
+  };
+}
+
 // SurveyJS: a question type "deniable" (survey-core and survey-js-ui, 2.x), registered with the
 // Survey global the host loaded:  DeniableEmbed.registerSurveyJS(Survey, {design, language}) (language
 // optional: as mount's).  In the survey's
 // JSON, {"type": "deniable", "name": "QID"} mounts question QID of the design.  Its value — what
 // survey.data holds — is only {report, design, epsilon}, set when the respondent leaves the page or
-// completes; a required question that is unanswered keeps them on the page.
+// completes; a required question that is unanswered keeps them on the page.  SurveyJS's own
+// `isRequired: true` works too: the question tells SurveyJS's required check it is answered (its
+// isEmpty) as soon as the embed's inputs are, without giving SurveyJS any value before the report.
 export function registerSurveyJS(Survey, { design, language = null }) {
   if (language !== null && language !== undefined) checkLanguage(checkDesign(design), language); // fails here, not on mounting
   const handles = new WeakMap();
@@ -294,7 +313,14 @@ export function registerSurveyJS(Survey, { design, language = null }) {
     afterRender(question, el) {
       wire(question.survey);
       const host = el.classList && el.classList.contains("deniable-host") ? el : el.querySelector(".deniable-host") || el;
-      handles.set(question, mount(host, { design, question: question.name, language }));
+      const handle = mount(host, { design, question: question.name, language });
+      handles.set(question, handle);
+      answeredForSurveyJS(question, handles);
+      const clear = () => { // an error SurveyJS showed goes once the question is answered (as it is typed)
+        if (handle.filled() && Array.isArray(question.errors) && question.errors.length) question.errors = [];
+      };
+      host.addEventListener("input", clear);
+      host.addEventListener("change", clear);
     },
     willUnmount(question) {
       handles.delete(question);
