@@ -54,8 +54,9 @@ def _store(db_path: str, dataset: Dataset) -> int:
 @click.argument("survey_path", metavar="SURVEY.json")
 @click.option("--n", "n", type=click.IntRange(min=1, max=MAX_SIMULATED), required=True,
               help="Number of respondents.")
-@click.option("--truth", "truth_path", required=True, metavar="TRUTH.json",
-              help="Question id → list of the true probability of each option.")
+@click.option("--truth", "truth_path", metavar="TRUTH.json",
+              help="Question id → list of the true probability of each option (default: every question's true "
+                   "answers uniform, said on stderr).")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the simulation (default: fresh entropy).")
 @click.option("-o", "--output", metavar="OUT.csv",
               help="Write the responses here, CSV or, for a name ending .parquet, Parquet (default: CSV to stdout).")
@@ -65,6 +66,10 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
 
     True answers are drawn from TRUTH.json with a seeded generator, and every protected
     question is randomized with the same randomizer as real reports (client.randomize).
+    Without --truth they are uniform: each option of a single choice and each answer of a
+    number equally likely, each option of a check-all question ticked with probability 0.5,
+    a list experiment's control count uniform and its sensitive item 0.5, a two-group
+    question's prevalence 0.5 and its unrelated question's 0.5 (one line on stderr says so).
     With --db the reports are stored in the database (CSV only if -o is given too).
 
     \b
@@ -73,10 +78,14 @@ def simulate(survey_path, n, truth_path, seed, output, db_path) -> None:
     """
     import numpy as np
 
-    from deniable.server.survey.simulate import load_truth, simulate_dataset
+    from deniable.server.survey.simulate import DEFAULT_TRUTH, default_truth, load_truth, simulate_dataset
 
     survey = load_survey(survey_path)
-    truth = load_truth(truth_path, survey)  # a TruthError: one Error line (the deniable group's)
+    if truth_path is None:
+        truth = default_truth(survey)  # a TruthError: one Error line (the deniable group's)
+        click.echo(DEFAULT_TRUTH, err=True)
+    else:
+        truth = load_truth(truth_path, survey)  # a TruthError: one Error line (the deniable group's)
     try:
         dataset = simulate_dataset(survey, truth, n, np.random.default_rng(seed))
     except MemoryError:

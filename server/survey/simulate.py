@@ -13,6 +13,11 @@ A truth file (TRUTH.json) maps each question id to its true distribution:
   items that apply, and the share holding the sensitive one, independently).
 
 Every problem with it raises :class:`TruthError` with one line ``FILE:LINE: problem``.
+
+Without a truth file (:func:`default_truth`) every question's true answers are uniform: each option of a
+single choice and each answer of a number equally likely, each option of a check-all question ticked with
+probability 0.5, a list experiment's control count uniform and its sensitive item held by half, a
+two-group question's prevalence 0.5 (and, with an unrelated question of unknown prevalence, its 0.5).
 """
 
 from __future__ import annotations
@@ -65,6 +70,51 @@ def load_truth(path: str, survey: Survey) -> dict[str, np.ndarray]:
             raise TruthError(f"{path}:1: question {q.id!r} is missing: give its true distribution")
         where = f"{path}:{_json_line(text, q.id)}: question {q.id!r}"
         truth[q.id] = q.qtype.truth(q, data[q.id], where)
+    return truth
+
+
+DEFAULT_TRUTH = ("no --truth: every question's true answers are uniform (each option of a single choice and each "
+                 "answer of a number equally likely, each option of a check-all question ticked with probability "
+                 "0.5, a list experiment's control count uniform and its sensitive item 0.5, a two-group question's "
+                 "prevalence 0.5 and its unrelated question's 0.5)")
+
+
+def _plain_number(value) -> int | float:
+    """A Decimal answer as the JSON number a truth file would hold."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _uniform_candidates(q: Question):
+    """The truth-file values :data:`DEFAULT_TRUTH` describes, in the order they are offered to the question's
+    type (:func:`default_truth`): each type's own parser (``truth``) takes the one of its shape, and
+    refuses the others (a check-all question takes one tick probability per option, so 0.5 each comes
+    before a single choice's 1/k each, which is the same for two options)."""
+    items = len(q.options) + 1
+    yield {"control": [1 / items] * items, "sensitive": 0.5}  # a list experiment: 0..J control items
+    yield {"sensitive": 0.5, "unrelated": 0.5}  # a two-group question with an unrelated question
+    yield 0.5  # a two-group question's prevalence
+    if q.options:
+        yield [0.5] * len(q.options)  # a check-all question's ticks
+        yield [1 / len(q.options)] * len(q.options)  # a single choice's options
+    if q.minimum is not None and q.step is not None and q.maximum is not None:  # a number's answers
+        answers = [_plain_number(q.value(j)) for j in range(q.steps + 1)]
+        yield {"values": answers, "probabilities": [1 / len(answers)] * len(answers)}
+
+
+def default_truth(survey: Survey) -> dict:
+    """The truth without a truth file (:data:`DEFAULT_TRUTH`): per question, the first of
+    :func:`_uniform_candidates` its type's parser accepts; a :class:`TruthError` for a question whose type
+    takes none of them (give a truth file)."""
+    truth = {}
+    for q in survey.questions:
+        for candidate in _uniform_candidates(q):
+            try:
+                truth[q.id] = q.qtype.truth(q, candidate, f"question {q.id!r}")
+                break
+            except TruthError:
+                continue
+        else:
+            raise TruthError(f"no --truth: question {q.id!r} has no uniform default for its type: give --truth TRUTH.json")
     return truth
 
 
