@@ -15,8 +15,10 @@ and those who never submitted the page have empty fields.  Each value goes throu
 check (:meth:`~deniable.server.survey.questions.base.QuestionType.check_report`, as a report sent to
 the JSON API), so the dataset is the one the same reports make in deniable's own store.  A value that
 is not such a report (a true answer kept in a field of the host's own) is an error naming the line
-and the question, and so is a report made under another design, and a participant on two rows.  The
-app's other fields are left alone.
+and the question, and so is a report made under another design, and a participant on two rows.  A
+question the definition asks directly is the app's own field of the same name (its plain value: the
+option's label, a number; :func:`.surveyjs.direct_code`), unanswered when the app has no such field.
+The app's other fields are left alone.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from deniable.errors import FieldError
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
 from .strict_json import JSONError, loads
-from .surveyjs import embedded_report
+from .surveyjs import asked_directly, direct_code, embedded_report
 
 MAX_BYTES = 1 << 30
 _WIDE = re.compile(r"^[^.]+\.\d+\.player\.(.+)$")  # APP.ROUND.player.FIELD
@@ -52,7 +54,11 @@ def _columns(path: Path, header: list[str], survey: Survey) -> dict[str, int]:
         if field in found:
             found[field].append(name)
             index[name] = i
-    for qid, names in found.items():
+    direct = {q.id for q in survey.questions if asked_directly(q)}
+    for qid, names in list(found.items()):
+        if not names and qid in direct:
+            del found[qid]  # a question asked directly that the app does not ask: unanswered
+            continue
         if not names:
             raise OTreeExportError(f"{path}: no column for question {qid!r} (player.{qid}, or APP.ROUND.player.{qid} "
                                    f"in the wide export): is this the export of the app with the protected "
@@ -82,6 +88,8 @@ def read_otree(path, survey: Survey, design=None) -> Dataset:
         raise OTreeExportError(f"{path}: empty: no header line (an export of a session nobody started?)", "results")
     header, rows = table[0], table[1:]
     columns = _columns(path, header, survey)
+    direct = {q.id for q in survey.questions if asked_directly(q)}
+    reports = [at for qid, at in columns.items() if qid not in direct] or list(columns.values())
     code_at = header.index("participant.code") if "participant.code" in header else None
     fingerprint = design_fingerprint(survey)
     kept: dict[str, list] = {q.id: [] for q in survey.questions}
@@ -91,7 +99,7 @@ def read_otree(path, survey: Survey, design=None) -> Dataset:
         if len(cells) != len(header):
             raise OTreeExportError(f"{path}: line {line}: {len(cells)} cells, but the header has {len(header)}",
                                    "results")
-        if all(cells[at] == "" for at in columns.values()):
+        if all(cells[at] == "" for at in reports):
             continue  # a participant who never submitted the page
         if code_at is not None:
             code = cells[code_at]
@@ -101,7 +109,8 @@ def read_otree(path, survey: Survey, design=None) -> Dataset:
             seen[code] = line
         lines.append((line, cells))
         for q in survey.questions:
-            kept[q.id].append(_report(path, line, q, cells[columns[q.id]], fingerprint))
+            cell = cells[columns[q.id]] if q.id in columns else ""
+            kept[q.id].append(_report(path, line, q, cell, fingerprint))
     values = None
     if design is not None:
         from .responses_csv import design_cells  # pyarrow: only for a design
@@ -120,4 +129,7 @@ def _report(path: Path, line: int, q, cell: str, fingerprint: str):
         value = loads(cell)
     except JSONError:
         value = None
-    return embedded_report(q, value, fingerprint, f"{path}: line {line}, question {q.id!r}", OTreeExportError, q.id)
+    where = f"{path}: line {line}, question {q.id!r}"
+    if asked_directly(q) and not (isinstance(value, dict) and "report" in value):
+        return direct_code(q, cell, where, OTreeExportError, q.id)  # the app's own field, asked directly
+    return embedded_report(q, value, fingerprint, where, OTreeExportError, q.id)

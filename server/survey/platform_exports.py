@@ -22,7 +22,11 @@ pages; none was checked against a live export):
 A row whose report columns are all empty — a response that stopped before the protected question, a
 REDCap row of another event or instrument — answers none of them and is not counted.  An empty
 cell is a question left unanswered; any other cell that is not such a report is an error naming
-the file, the row (and its id), and the column.  The host's other columns are left alone.
+the file, the row (and its id), and the column.  A question the definition asks directly is the
+host's own question (:func:`direct_column`: the id, lower case on REDCap, letters and digits on
+LimeSurvey), its cell the option's label (export choice text, not codes), a number, or Y/N per option
+(:func:`.surveyjs.host_value`); without such a column it is unanswered.  The host's other columns
+are left alone.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from deniable.errors import FieldError
 from .dataset import NOT_ANSWERED, Dataset
 from .definition import Survey, design_fingerprint
 from .strict_json import JSONError, loads
-from .surveyjs import embedded_report
+from .surveyjs import asked_directly, host_value
 
 PLATFORMS = ("qualtrics", "limesurvey", "redcap")
 MAX_BYTES = 1 << 30
@@ -63,6 +67,16 @@ def column_name(platform: str, qid: str) -> str:
     if platform == "limesurvey":
         return "dn" + re.sub(r"[^A-Za-z0-9]", "", qid)
     raise PlatformExportError(f"unknown platform {platform!r}: one of {', '.join(PLATFORMS)}", "platform")
+
+
+def direct_column(platform: str, qid: str) -> str:
+    """The host's own question asking ``qid`` directly, as its export names the column: the id itself
+    (a Qualtrics question's export tag), lower case on REDCap, its letters and digits on LimeSurvey."""
+    if platform == "redcap":
+        return qid.lower()
+    if platform == "limesurvey":
+        return re.sub(r"[^A-Za-z0-9]", "", qid)
+    return qid
 
 
 def columns(platform: str, survey: Survey) -> dict[str, str]:
@@ -97,10 +111,19 @@ def _table(path: Path, delimiters: str = ",") -> list[list[str]]:
         raise PlatformExportError(f"{path}: not a CSV file: {exc}", "results") from None
 
 
-def _find(path: Path, header: list[str], wanted: dict[str, str], hint: str) -> dict[str, int]:
-    """Question id → the index of its column in ``header``; a missing or repeated column is an error."""
+def _find(path: Path, header: list[str], wanted: dict[str, str], hint: str,
+          direct: dict[str, str] | None = None) -> dict[str, int]:
+    """Question id → the index of its column in ``header``; a missing or repeated column is an error.
+    ``direct``: for a question asked directly, the host's own column (:func:`direct_column`), looked for
+    first; such a question with neither column is left out (unanswered), not an error."""
     found = {}
-    for qid, column in wanted.items():
+    for qid, column in list(wanted.items()):
+        if direct and qid in direct:
+            if direct[qid] in header or column not in header:
+                wanted[qid] = column = direct[qid]
+            if column not in header:
+                del wanted[qid]
+                continue
         places = [i for i, name in enumerate(header) if name == column]
         if len(places) > 1:
             raise PlatformExportError(f"{path}: the column {column!r} appears {len(places)} times", column)
@@ -110,13 +133,16 @@ def _find(path: Path, header: list[str], wanted: dict[str, str], hint: str) -> d
     return found
 
 
-def _dataset(path: Path, survey: Survey, header: list[str], rows: list[list[str]], first_row: int,
+def _dataset(platform: str, path: Path, survey: Survey, header: list[str], rows: list[list[str]], first_row: int,
              wanted: dict[str, str], hint: str, row_id, design=None) -> Dataset:
     """The reports in ``rows`` (the file's records after its headers; ``first_row`` is the first's
     number in the file) as a :class:`Dataset`; ``row_id(cells)`` says which response a row is.
     ``design`` (a :class:`.dataset.DesignColumns`): the host's columns of sampling weights (strata,
     clusters) of the responses kept, in :attr:`.dataset.Dataset.design`."""
-    places = _find(path, header, wanted, hint)
+    wanted = dict(wanted)
+    direct = {q.id: direct_column(platform, q.id) for q in survey.questions if asked_directly(q)}
+    places = _find(path, header, wanted, hint, direct)
+    reports = [i for qid, i in places.items() if qid not in direct] or list(places.values())
     fingerprint = design_fingerprint(survey)
     kept: list[tuple[int, list[str]]] = []
     for number, cells in enumerate(rows, first_row):
@@ -125,7 +151,7 @@ def _dataset(path: Path, survey: Survey, header: list[str], rows: list[list[str]
         if len(cells) != len(header):
             raise PlatformExportError(f"{path}: row {number} ({row_id(cells)}) has {len(cells)} cells, "
                                       f"the header {len(header)}", "results")
-        if any(cells[i].strip() for i in places.values()):
+        if any(cells[i].strip() for i in reports):  # the host's direct questions alone do not make a response
             kept.append((number, cells))
     by_id = {q.id: q for q in survey.questions}
     data = {qid: np.full(len(kept), NOT_ANSWERED, dtype=q.qtype.code_dtype) for qid, q in by_id.items()}
@@ -150,7 +176,7 @@ def _code(q, cell: str, fingerprint: str, where: str, column: str) -> int:
         value = loads(cell)
     except JSONError:
         value = None
-    return embedded_report(q, value, fingerprint, where, PlatformExportError, column, cell)
+    return host_value(q, value, fingerprint, where, PlatformExportError, column, cell)
 
 
 def _cell(header: list[str], name: str):
@@ -174,7 +200,7 @@ def read_qualtrics(path, survey: Survey, design=None) -> Dataset:
                                   "results")
     header = table[0]
     response = _cell(header, "ResponseId")
-    return _dataset(path, survey, header, table[3:], 4, columns("qualtrics", survey),
+    return _dataset("qualtrics", path, survey, header, table[3:], 4, columns("qualtrics", survey),
                     "add the embedded data field in the survey flow (docs/embedding.md, Qualtrics)",
                     lambda cells: f"ResponseId {response(cells)}", design)
 
@@ -191,7 +217,7 @@ def read_limesurvey(path, survey: Survey, design=None) -> Dataset:
                                   "(export as CSV with the headings 'Question code')", "results")
     header = table[0]
     response = _cell(header, "id")
-    return _dataset(path, survey, header, table[1:], 2, columns("limesurvey", survey),
+    return _dataset("limesurvey", path, survey, header, table[1:], 2, columns("limesurvey", survey),
                     "export with the headings 'Question code' (docs/embedding.md, LimeSurvey)",
                     lambda cells: f"id {response(cells)}", design)
 
@@ -220,6 +246,6 @@ def read_redcap(path, survey: Survey, design=None) -> Dataset:
             said += f", instance {instance(cells)}"
         return said
 
-    return _dataset(path, survey, header, table[1:], 2, columns("redcap", survey),
+    return _dataset("redcap", path, survey, header, table[1:], 2, columns("redcap", survey),
                     "export raw data with field names as headers (docs/embedding.md, REDCap)", row_id, design)
 

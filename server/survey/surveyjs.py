@@ -8,11 +8,16 @@ one per respondent.  Each report goes through its type's own check
 API), so the dataset is the one the same reports would make in deniable's own store.  A value under a
 question's id that is not such an object — a true answer kept in a field of the host's own — is an
 error naming the row and the question, and so is a report made under another design (its
-fingerprint is not the codebook's).  The host's other questions are left alone.
+fingerprint is not the codebook's).  A question the definition asks directly (no ε, no design) is the
+host's own question under the same id (the recipes: "asked directly: use the platform's own
+question"): its plain value — the option's label as SurveyJS stores it, or its index, a number, a list
+of labels — is read as deniable's own responses file reads that question (:func:`host_value`), so it
+can split the estimates (``--by``).  The host's other questions are left alone.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +60,10 @@ def read_surveyjs(path, survey: Survey, design=None) -> Dataset:
             value = entry.get(q.id)
             if value is None:
                 continue
-            columns[q.id][row - 1] = embedded_report(q, value, fingerprint, f"{path}: row {row}, question {q.id!r}",
-                                                     SurveyJSError, q.id)
+            if value == "" and asked_directly(q):
+                continue  # a direct question the host left empty
+            columns[q.id][row - 1] = host_value(q, value, fingerprint, f"{path}: row {row}, question {q.id!r}",
+                                                SurveyJSError, q.id)
     if design is None:
         return Dataset(survey, columns)
     from .responses_csv import design_cells  # pyarrow: only for a design
@@ -68,6 +75,48 @@ def read_surveyjs(path, survey: Survey, design=None) -> Dataset:
     cells = [["" if entry.get(name) is None else str(entry.get(name)) for name in names] for entry in data]
     return Dataset(survey, columns,
                    design=design_cells(path, design, names, cells, lambda row: f"{path}: row {row + 1}"))
+
+
+def asked_directly(q) -> bool:
+    """Whether ``q`` is asked directly (no ε, no randomized-response design, no mechanism): the recipes
+    leave it to the host's own question ("asked directly: use the platform's own question"), asked under
+    the same id, whose plain value the readers take (:func:`host_value`)."""
+    return not q.protected and q.design is None and q.method is None
+
+
+def host_value(q, value, fingerprint: str, where: str, error: type[FieldError], field: str,
+               cell: str | None = None) -> int:
+    """The code of one value a host holds under question ``q``'s id: the embed's report
+    (:func:`embedded_report`), or, for a question asked directly (:func:`asked_directly`), the host's own
+    plain answer (:func:`direct_code`).  ``cell``: the text a CSV export holds (``value`` parsed from it)."""
+    if asked_directly(q) and not (isinstance(value, dict) and "report" in value):
+        return direct_code(q, value if cell is None else cell, where, error, field)
+    return embedded_report(q, value, fingerprint, where, error, field, cell)
+
+
+def direct_code(q, value, where: str, error: type[FieldError], field: str) -> int:
+    """The code of the host's own answer to ``q``, asked directly: as deniable's responses file writes it
+    (the type's ``code_of``: a single choice's option label, a number as decimal text, check all that apply
+    as Y/N per option), or as SurveyJS stores it — an option's index (a choice whose ``value`` is its index),
+    a JSON number, or a check-all question's list of option labels."""
+    text = None
+    if isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, bool):
+        text = None
+    elif isinstance(value, int) and q.options and q.type != "multi":
+        if 0 <= value < len(q.options) and q.qtype.code_of(q, q.options[value]) is not None:
+            return q.qtype.code_of(q, q.options[value])
+    elif isinstance(value, (int, float)) and q.minimum is not None:
+        text = format(Decimal(str(value)), "f")
+    elif isinstance(value, list) and q.options and all(isinstance(item, str) for item in value):
+        if set(value) <= set(q.options):
+            text = "".join("Y" if option in value else "N" for option in q.options)
+    code = None if text is None else q.qtype.code_of(q, text)
+    if code is None:
+        raise error(f"{where}: {str(value)[:40]!r} is not an answer to this question, asked directly (expected "
+                    f"{q.qtype.expected(q)})", field)
+    return code
 
 
 def embedded_report(q, value, fingerprint: str, where: str, error: type[FieldError], field: str,
