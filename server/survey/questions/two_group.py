@@ -106,6 +106,14 @@ def privacy_words(mech) -> str:
     return PRIVACY[mech.model]
 
 
+@functools.lru_cache(maxsize=256)
+def _plan(model, p, margin, confidence, interval):
+    """:func:`deniable.estimators.plan_two_group`, kept: the builder asks again at every keystroke."""
+    from deniable.estimators import plan_two_group
+
+    return plan_two_group(model, list(p), margin, confidence=confidence, interval=interval)
+
+
 class TooFew:
     """The result while a group has fewer than two reports: nothing to estimate yet."""
 
@@ -123,9 +131,7 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         crosstab="a cross-tab needs two single-choice questions; a two-group design's answer depends on its group",
         regression=("a regression's outcome must be a single-choice question (for a two-group design: "
                     "deniable.estimators.group_logit, or RRreg's RRlog on the export)"),
-        covariate="its answers are not the true answers (they follow the instruction the device drew)",
-        builder=("the builder cannot edit a two-group design yet: change the survey in its definition "
-                 "(definition.json) and import it"))
+        covariate="its answers are not the true answers (they follow the instruction the device drew)")
 
     # ------------------------------------------------------------ the definition
 
@@ -543,20 +549,102 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
             labels["sensitive"] = ("unrelated question", "unrelated")
         return labels
 
-    slot_fields = ()
+    slot_fields = ("group_model", "group_p1", "group_p2", "group_p3", "group_p4", "group_share", "unrelated",
+                   "known_prevalence")
     direct_words = "a two-group design (never asked directly)"
-    direct_choice = "another question type (the builder cannot edit a two-group design yet)"
+    direct_choice = "another question type (a two-group design is never asked directly)"
+    epsilon_from_design = True  # no ε field: CDMsym's ε is its realized one, the other models have none
+    # the builder's model choice: each model in one line, what it detects beside π (docs/question-types.md)
+    model_choices = {
+        "CDM": "CDM (Clark & Desharnais 1998): detects who say No whatever they are told (γ); not ε-LDP",
+        "CDMsym": "CDMsym (Ostapczuk et al. 2009): detects who say No whatever they are told (γ); ε-LDP",
+        "SLD": "SLD, the stochastic lie detector (Moshagen et al. 2012): detects carriers who lie (t, the share "
+               "who tell the truth); not ε-LDP",
+        "UQTunknown": "UQTunknown, the unrelated question (Greenberg et al. 1969): estimates the unrelated "
+                      "question's prevalence too (π_UQ); not ε-LDP"}
+    # each p field's label per model (the definition's p, in RRreg's order)
+    p_labels = {
+        "CDM": ("group 1: told to say Yes", "group 2: told to say Yes"),
+        "CDMsym": ("group 1: told to say Yes", "group 1: told to say No", "group 2: told to say Yes",
+                   "group 2: told to say No"),
+        "SLD": ("group 1: told to answer truthfully", "group 2: told to answer truthfully"),
+        "UQTunknown": ("group 1: asked the sensitive question", "group 2: asked the sensitive question")}
+    field_slots = {"model": "group_model", "group_share": "group_share", "unrelated": "unrelated",
+                   "known_prevalence": "known_prevalence"}
+
+    def slot_of(self, path):
+        """The builder slot's field an error at ``path`` (after the question's index) is about: the model,
+        a p (``("p", 2)``: the third p field; the whole p: the first), the group share, the unrelated question,
+        the known prevalence; None for the fields every slot has."""
+        if path[:1] == ("p",):
+            return f"group_p{path[1] + 1 if len(path) > 1 and isinstance(path[1], int) else 1}"
+        return self.field_slots.get(path[0]) if path else None
 
     def builder_dict(self, raw, where, protected):
-        """The builder has no fields for a two-group design (its model, p, group share): a slot of this type
-        is refused at its type, or, shown as protected, at its ε, as a design the builder cannot show is."""
-        if not protected:
-            raise DefinitionError((*where, "type"), self.capabilities.builder)
-        return {}
+        """The model, as many p fields as it has (two, four for CDMsym), the group share (blank: 0.5), the
+        unrelated question (UQTunknown only) and the known prevalence (blank: none), numbers read as the builder
+        reads them (``0,3`` is 0.3); the definition parser checks them, with its messages.  No ε: whether the
+        slot says protected or not, the design's privacy is its own."""
+        from .base import typed_number
+
+        model = (raw.get("group_model") or "").strip()
+        data = {"type": self.name, "model": model,
+                "p": [typed_number(raw.get(f"group_p{i + 1}"), (*where, "p", i), "a probability such as 0.3")
+                      for i in range(P_LENGTH.get(model, 2))]}
+        if (raw.get("group_share") or "").strip():
+            data["group_share"] = typed_number(raw["group_share"], (*where, "group_share"),
+                                               "the share of group 1, such as 0.5")
+        if model == "UQTunknown":
+            data["unrelated"] = raw.get("unrelated") or ""
+        if (raw.get("known_prevalence") or "").strip():
+            data["known_prevalence"] = typed_number(raw["known_prevalence"], (*where, "known_prevalence"),
+                                                    "a prevalence from 0 to 1, such as 0")
+        return data
 
     def builder_entry(self, q):
-        """The slot of a stored two-group question: only what every slot has (:meth:`refuses_builder` says why)."""
-        return {"protection": "protected", "epsilon": ""}
+        """The slot of a stored two-group question (the inverse of :meth:`builder_dict`)."""
+        data = params(q)
+        text = [json.dumps(v) for v in data["p"]] + [""] * (4 - len(data["p"]))
+        known = data.get("known_prevalence")
+        return {"protection": "protected", "epsilon": "", "group_model": data["model"],
+                **{f"group_p{i + 1}": value for i, value in enumerate(text)},
+                "group_share": json.dumps(data["group_share"]), "unrelated": q.sensitive or "",
+                "known_prevalence": "" if known is None else json.dumps(known)}
+
+    # ------------------------------------------------------------ planning
+
+    plan_template = "dashboard/plan/two_group.html"
+    plan_needs = "p1 p2"
+    plan_missing = "Enter the model's probabilities p to see how many respondents the design needs."
+
+    def plan(self, q, target_n, margin, confidence=0.95):
+        """The respondents for ±``margin`` on π (the worst case over π and the second parameter) and the split
+        between the groups that minimizes them (:func:`deniable.estimators.plan_two_group`), for the exact
+        interval (the estimates' own) and the Wald interval, on the definition's p; the design's privacy."""
+        data, mech = params(q), q.mechanism
+        out = {"type": self.name, "template": self.plan_template, "model": mech.model, "p": list(data["p"]),
+               "group_share": data["group_share"], "target_n": target_n, "margin": margin,
+               "confidence": confidence, "protected": mech.protected, "privacy": privacy_words(mech),
+               "ldp": mech.protected, "unrelated": q.sensitive}
+        if mech.protected:
+            out["epsilon"] = mech.epsilon
+        for interval in ("exact", "wald"):
+            plan = _plan(mech.model, tuple(data["p"]), margin, confidence, interval)
+            out[interval] = {"n": plan.n, "n_groups": list(plan.n_groups), "share": plan.share,
+                             "share_percent": round(100 * plan.share), "n_equal": plan.n_equal, "at": plan.at}
+        out["needed"] = out["exact"]["n"]
+        return out
+
+    def plan_query(self, args, number):
+        """``model``, ``p1`` … (two, four for CDMsym), optional ``group_share``: the design to plan."""
+        model = args.get("model", "")[:20]
+        data = {"type": self.name, "model": model,
+                "p": [number(f"p{i + 1}", float, 0, 1) for i in range(P_LENGTH.get(model, 2))]}
+        if args.get("group_share", "") != "":
+            data["group_share"] = number("group_share", float, 0, 1)
+        if model == "UQTunknown":
+            data["unrelated"] = "unrelated"
+        return data
 
     # ------------------------------------------------------------ audit and simulation
 

@@ -64,6 +64,16 @@ class QuestionForm(Form):
     design_theta_2 = StringField("θ₂ (red share, second option's deck)")
     design_fact = StringField("Private fact (a yes/no question only the respondent knows the answer to)")
     design_range = TextAreaField("Plausible prevalence of the fact (lowest and highest)")
+    # a two-group design (questions/two_group.py: the labels of the p fields follow the model, edit.html)
+    group_model = SelectField("Model", choices=lambda: model_choices(), default="CDM",
+                              validate_choice=False)  # another model: the definition parser's message
+    group_p1 = StringField("p₁")
+    group_p2 = StringField("p₂")
+    group_p3 = StringField("p₃")
+    group_p4 = StringField("p₄")
+    group_share = StringField("Share of respondents in group 1", default="0.5")
+    unrelated = StringField("Unrelated question")
+    known_prevalence = StringField("Known prevalence (a known-answer item; optional)")
     required = BooleanField("Answer required", default=True)
     shuffle = BooleanField("Show the options in a random order")
     # display logic (the definition's show_if) and pages (page_break); reach is not stored: the panel plans on it
@@ -74,7 +84,14 @@ class QuestionForm(Form):
 
     def is_blank(self) -> bool:
         return not any((field.data or "").strip() for field in (self.qid, self.text, self.options, self.items,
-                                                                self.sensitive, self.minimum, self.maximum))
+                                                                self.sensitive, self.minimum, self.maximum,
+                                                                self.group_p1, self.group_p2, self.unrelated))
+
+
+def model_choices() -> list[tuple[str, str]]:
+    """The choices of the slot's ``group_model`` field, each with its line in words (from the types that have
+    models: a two-group design's ``model_choices``)."""
+    return [(m, words) for t in question_types.all_types() for m, words in getattr(t, "model_choices", {}).items()]
 
 
 def randomizations() -> dict[str, str]:
@@ -266,6 +283,10 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
             return
         if sub == "show_if" and len(path) > 3 and path[3] == "in":  # a condition's options, on their own field
             sub = "show_if_options"
+        slot_of = getattr(slot_type(entry), "slot_of", None)  # a type's own fields (a two-group design's)
+        if slot_of and slot_of(path[2:]):
+            entry[slot_of(path[2:])].errors.append(_plain(error))
+            return
         target = entry[FIELDS[sub]] if sub in FIELDS else None
         problem = _plain(error, (entry.epsilon.data or "").strip())
         if sub in ("options", "items", "show_if_options") and len(path) > 3 and isinstance(path[-1], int):
@@ -327,6 +348,9 @@ QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items"
                    "randomization": "randomization", "design_p": "p", "design_forced": "forced shares p_i",
                    "design_prevalence": "known prevalence", "design_theta_1": "θ₁", "design_theta_2": "θ₂",
                    "design_fact": "private fact", "design_range": "plausible prevalence",
+                   "group_model": "model", "group_p1": "p₁", "group_p2": "p₂", "group_p3": "p₃", "group_p4": "p₄",
+                   "group_share": "group 1 share", "unrelated": "unrelated question",
+                   "known_prevalence": "known prevalence (known-answer item)",
                    "qid": "id", "required": "required", "shuffle": "random order",
                    "show_if_question": "shown only if", "show_if_options": "shown only if … was one of",
                    "page_break": "new page"}

@@ -65,7 +65,8 @@ def question_dict(sub, where: tuple) -> dict:
         data["show_if"] = {"question": condition, "in": split_lines(sub.show_if_options.data or "")}
     if sub.page_break.data:
         data["page_break"] = True
-    if protected and "design" not in data:  # a design's ε is its own, computed from its matrix
+    # a design's ε is its own, computed from its matrix (a single choice's "design", a two-group question's model)
+    if protected and "design" not in data and not getattr(qtype, "epsilon_from_design", False):
         raw = (sub.epsilon.data or "").strip()
         if not raw:
             raise DefinitionError((*where, "epsilon"), f"a protected question needs ε: enter a number such as 1, "

@@ -260,6 +260,11 @@ function planParams(card, kind) {
   }
   const mechanism = card.querySelector("input.q-mechanism:checked");
   if (mechanism) params.set("mechanism", mechanism.value);
+  // a field that names its parameter (data-plan-param: a two-group design's model, p1…p4, group_share)
+  for (const input of card.querySelectorAll("[data-plan-param]")) {
+    const value = input.value.trim().replace(",", ".");
+    if (value !== "") params.set(input.dataset.planParam, value);
+  }
   return params;
 }
 
@@ -360,7 +365,9 @@ async function refresh(card) {
     return;
   }
   const design = designOf(card);
-  if (!direct && !design && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
+  // a type whose privacy is its design's own (data-own-epsilon on its radio's label) has no ε to enter
+  const own = Boolean(kindRadio(card) && kindRadio(card).closest("label").dataset.ownEpsilon);
+  if (!own && !direct && !design && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
     renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
     updateTotal();
     return;
@@ -372,7 +379,7 @@ async function refresh(card) {
   params.set("margin", String(margin));
   params.set("chart", `live-region-${card.dataset.index}`);
   if (design) params.set("design", JSON.stringify(design)); // its ε is its own
-  else if (!direct) params.set("epsilon", epsilonText);
+  else if (!direct && !own) params.set("epsilon", epsilonText);
   // a type with its own panel sends it rendered (html); the others' numbers are drawn here
   await fetchPlan(card, panel, params,
     (plan) => {
