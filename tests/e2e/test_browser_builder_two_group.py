@@ -30,7 +30,9 @@ def test_pick_the_model_fill_p_see_the_panel_and_save(builder, live_server, app)
     page = builder
     page.goto(f"{live_server}/dashboard/new")
     page.fill("#title", "Honesty")
+    page.check("#questions-0-protection-1")  # "asked directly" under another type: a two-group design has no "Asked"
     page.check('#question-0 input.q-kind[value="two_group"]')
+    assert "is-direct" not in page.get_attribute("#question-0", "class")
     assert page.locator("#questions-0-group_model").is_visible()
     assert not page.locator("#questions-0-options").is_visible() and not page.locator("#questions-0-epsilon").is_visible()
     page.fill("#questions-0-text", "Have you ever copied someone's homework?")

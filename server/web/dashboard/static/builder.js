@@ -107,9 +107,16 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A type whose privacy is its design's own (data-own-epsilon on its radio's label: a two-group design)
+// has no "Asked": never direct.
+function ownEpsilon(card) {
+  const radio = card.querySelector("input.q-kind:checked");
+  return Boolean(radio && radio.closest("label").dataset.ownEpsilon);
+}
+
 function isDirect(card) {
   const checked = card.querySelector("input[type=radio][id$='-protection-1']");
-  return Boolean(checked && checked.checked);
+  return Boolean(checked && checked.checked) && !ownEpsilon(card);
 }
 
 function renderPlan(panel, plan, target, margin) {
@@ -365,8 +372,7 @@ async function refresh(card) {
     return;
   }
   const design = designOf(card);
-  // a type whose privacy is its design's own (data-own-epsilon on its radio's label) has no ε to enter
-  const own = Boolean(kindRadio(card) && kindRadio(card).closest("label").dataset.ownEpsilon);
+  const own = ownEpsilon(card); // no ε to enter
   if (!own && !direct && !design && !(Number(epsilonText) > 0 && Number(epsilonText) <= 20)) {
     renderEmpty(panel, "Enter ε, a number above 0 and at most 20 such as 1, to see how private and how precise this question will be.");
     updateTotal();
