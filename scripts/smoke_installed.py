@@ -64,6 +64,7 @@ PLAN_BASE = {
     "numeric": {"min": 0, "max": 40},
     "multi": {"k": 3},
     "list": {"items": 3},
+    "two_group": {"model": "CDM", "p1": 0.3, "p2": 0.7},
 }
 # A design's object (the definition's "design", as builder.js's designOf builds it), by the builder's name.
 DESIGNS = {
@@ -242,6 +243,10 @@ def plan_requests() -> list[dict]:
         out += [base, {**base, "epsilon": 1}]
         if t.name == "numeric":
             out += [{**base, "epsilon": 1, "mechanism": m} for m in ("grid", "laplace")]
+        if t.name == "two_group":  # every model, CDMsym with its four probabilities and UQTunknown its split
+            out += [{**base, "model": "CDMsym", "p1": 0.2, "p2": 0.1, "p3": 0.7, "p4": 0.15},
+                    {**base, "model": "SLD", "p1": 0.25, "p2": 0.75},
+                    {**base, "model": "UQTunknown", "p1": 0.8, "p2": 0.3, "group_share": 0.4}]
         for name in getattr(t, "randomization_choices", None) or {}:
             if name == "rr":
                 continue  # k-ary randomized response at ε: above

@@ -78,10 +78,14 @@ def test_db_audits_the_two_group_questions_in_chromium_and_python(tmp_path):
 @pytest.mark.browser
 def test_a_five_percent_weaker_browser_sampler_is_caught(tmp_path):
     """The shipped JS sampler with the weights of 1.05 × ε is caught; the honest one passes."""
-    from deniable.server.cli.audit import CHROMIUM, browser_page
+    from deniable.server.cli.audit import CHROMIUM, browser_page, outside_asyncio
 
     honest, weak = Setting("two_group", cdmsym(2.0)), Setting("two_group", cdmsym(2.1))
-    with browser_page(None, CHROMIUM) as page:
-        good = epsilon_lower_bound(honest.cells(browser_counts(page, honest, 400_000, lambda n: None)), 0.999)
-        bad = epsilon_lower_bound(weak.cells(browser_counts(page, weak, 400_000, lambda n: None)), 0.999)
+
+    def sample():  # Playwright's sync API in a thread of its own when this worker's browser fixture runs a loop
+        with browser_page(None, CHROMIUM) as page:
+            return [epsilon_lower_bound(s.cells(browser_counts(page, s, 400_000, lambda n: None)), 0.999)
+                    for s in (honest, weak)]
+
+    good, bad = outside_asyncio(sample)
     assert good.lower_bound <= 2.0 < bad.lower_bound, (good, bad)
