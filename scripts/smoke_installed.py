@@ -240,7 +240,7 @@ def plan_requests() -> list[dict]:
         if t.name not in PLAN_BASE:
             raise RuntimeError(f"no planner request for the question type {t.name!r}: add it to PLAN_BASE")
         base = {"type": t.name, **PLAN_BASE[t.name]}
-        out += [base, {**base, "epsilon": 1}]
+        out += [base] if getattr(t, "epsilon_from_design", False) else [base, {**base, "epsilon": 1}]
         if t.name == "numeric":
             out += [{**base, "epsilon": 1, "mechanism": m} for m in ("grid", "laplace")]
         if t.name == "two_group":  # every model, CDMsym with its four probabilities and UQTunknown its split
