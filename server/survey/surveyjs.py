@@ -104,7 +104,7 @@ def direct_code(q, value, where: str, error: type[FieldError], field: str) -> in
         text = value.strip()
     elif isinstance(value, bool):
         text = None
-    elif isinstance(value, int) and q.options and q.type != "multi":
+    elif isinstance(value, int) and q.options:  # an option's index, where an option's label is an answer
         if 0 <= value < len(q.options) and q.qtype.code_of(q, q.options[value]) is not None:
             return q.qtype.code_of(q, q.options[value])
     elif isinstance(value, (int, float)) and q.minimum is not None:

@@ -8,15 +8,13 @@ SurveyJS question."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 from pathlib import Path
 
 import pytest
 from deniable.client.embed import current, integrity
 from support.browser import open_for_the_embed
-from werkzeug.serving import make_server
+from support.other_origin import serving
 
 pytestmark = pytest.mark.browser
 
@@ -88,22 +86,6 @@ def host(app, live_server, page):
     files["/survey-core.min.css"] = ("text/css", (SURVEYJS / "survey-core.fontless.min.css").read_bytes())
     with serving(files) as origin:
         yield origin
-
-
-@contextlib.contextmanager
-def serving(files: dict):
-    """Serve ``{path: (content type, bytes)}`` on a free 127.0.0.1 port (another origin); yields its URL."""
-    def wsgi(environ, start_response):
-        kind, body = files.get(environ["PATH_INFO"], ("text/plain", None))
-        start_response("200 OK" if body is not None else "404 Not Found", [("Content-Type", kind)])
-        return [body or b""]
-
-    server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.parametrize("width", [320, 390, 1280])

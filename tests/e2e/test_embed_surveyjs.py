@@ -8,9 +8,7 @@ localStorage, as a "save and resume" survey does, and completes to ``window.comp
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from deniable.server.cli import cli
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import insert_survey
 from deniable.server.survey.definition import design_fingerprint, parse_definition
-from werkzeug.serving import make_server
+from support.other_origin import serving
 
 pytestmark = pytest.mark.browser
 
@@ -94,23 +92,6 @@ def open_host(page, origin):
     page.goto(f"{origin}/host.html")
     page.wait_for_selector("#deniable-habits-js-drugs-0")
     return page, logged
-
-
-@contextlib.contextmanager
-def serving(files: dict):
-    """Serve ``{path: (content type, bytes)}`` on a free 127.0.0.1 port (another origin); yields its URL."""
-    def wsgi(environ, start_response):
-        kind, body = files.get(environ["PATH_INFO"], ("text/plain", None))
-        start_response("200 OK" if body is not None else "404 Not Found", [("Content-Type", kind)])
-        return [body or b""]
-
-    server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
 
 
 def data(page) -> dict:

@@ -10,9 +10,7 @@ only reports, and ``deniable estimate --from surveyjs`` reads them.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from deniable.server.cli import cli
 from deniable.server.store.db import connect
 from deniable.server.store.surveys import insert_survey
 from deniable.server.survey.definition import parse_definition
-from werkzeug.serving import make_server
+from support.other_origin import serving
 
 pytestmark = pytest.mark.browser
 
@@ -39,23 +37,6 @@ survey.onComplete.add((sender) => { window.completion = JSON.stringify(sender.da
 survey.render(document.getElementById("surveyElement"));
 window.survey = survey;
 """
-
-
-@contextlib.contextmanager
-def serving(files: dict):
-    """Serve ``{path: (content type, bytes)}`` on a free 127.0.0.1 port (another origin); yields its URL."""
-    def wsgi(environ, start_response):
-        kind, body = files.get(environ["PATH_INFO"], ("text/plain", None))
-        start_response("200 OK" if body is not None else "404 Not Found", [("Content-Type", kind)])
-        return [body or b""]
-
-    server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
 
 
 def sections(recipe: str) -> dict[str, list[str]]:
