@@ -51,8 +51,6 @@ from deniable.errors import FieldError
 
 from .result import Result, frozen
 
-_P_LENGTH = {"CDM": 2, "CDMsym": 4, "SLD": 2, "UQTunknown": 2}
-NUISANCE = {"CDM": "gamma", "CDMsym": "gamma", "SLD": "t", "UQTunknown": "piUQ"}
 TOLERANCE = 1e-10  # Fisher scoring stops when the step is below this (in every coordinate)
 MAX_STEPS = 200
 
@@ -95,7 +93,10 @@ class GroupLogitResult(Result):
             shown = "—" if math.isnan(s) else f"{s:.4f}"
             bounds = "—" if math.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
             lines.append(f"{name:<14}{b:>10.4f}{shown:>10}  {bounds}")
-        if not np.isfinite(self.se[:len(self.names) - (self.names[-1] in NUISANCE.values())]).all():
+        from .two_group import MODELS
+
+        betas = len(self.names) - (self.names[-1] == MODELS[self.model].nuisance)
+        if not np.isfinite(self.se[:betas]).all():
             lines.append("no finite maximum: a fitted share runs to 0 or 1 (too few respondents, or data the "
                          "design cannot produce)")
         if self.nuisance_on_bound:
@@ -104,14 +105,12 @@ class GroupLogitResult(Result):
 
 
 def _check(model, p, response, group, X, names):
-    if model not in _P_LENGTH:
-        raise FieldError(f"must be one of {', '.join(_P_LENGTH)}, got {model!r}", "model")
-    try:
-        p = tuple(float(x) for x in p)
-    except (TypeError, ValueError):
-        raise FieldError("must be numbers", "p") from None
-    if len(p) != _P_LENGTH[model] or not all(0 <= x <= 1 for x in p):
-        raise FieldError(f"{model} takes {_P_LENGTH[model]} probabilities in [0, 1], got {list(p)}", "p")
+    """The model's name, its p (:func:`.two_group.check_model`, :func:`.two_group.check_p`: the same checks as
+    the univariate estimates), and the data as arrays, or FieldError naming the argument."""
+    from .two_group import check_model, check_p
+
+    spec = check_model(model)
+    p = tuple(float(x) for x in check_p(spec, p))
     y = np.asarray(response)
     g = np.asarray(group)
     X = np.asarray(X, dtype=float)
@@ -126,7 +125,7 @@ def _check(model, p, response, group, X, names):
     names = tuple(names) if names is not None else ("(Intercept)", *(f"x{j}" for j in range(1, X.shape[1])))
     if len(names) != X.shape[1]:
         raise FieldError(f"must name the {X.shape[1]} columns of X, got {len(names)} names", "names")
-    return p, y.astype(float), g.astype(int) - 1, X, names
+    return spec.name, p, y.astype(float), g.astype(int) - 1, X, names
 
 
 def _parts(theta, model, p, g, X, free_nu: bool, nu_fixed):
@@ -230,7 +229,7 @@ def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "
     """
     from .binomial import z
 
-    p, y, g, X, names = _check(model, p, response, group, X, names)
+    model, p, y, g, X, names = _check(model, p, response, group, X, names)
     if gamma not in ("estimate", "ignore"):
         raise FieldError(f"must be 'estimate' or 'ignore', got {gamma!r}", "gamma")
     free_nu = not (gamma == "ignore" and model in ("CDM", "CDMsym"))
@@ -253,10 +252,12 @@ def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "
     except np.linalg.LinAlgError:
         pass
     half = z(confidence) * se
-    all_names = names + ((NUISANCE[model],) if free_nu else ())
+    from .two_group import MODELS
+
+    all_names = names + ((MODELS[model].nuisance,) if free_nu else ())
     return GroupLogitResult(model=model, p=p, names=all_names, coefficients=frozen(theta), se=frozen(se),
                             lower=frozen(theta - half), upper=frozen(theta + half), loglik=ll, n=int(y.size),
                             confidence=confidence, nuisance_on_bound=on_bound, steps=steps)
 
 
-__all__ = ["GroupLogitResult", "NUISANCE", "group_logit"]
+__all__ = ["GroupLogitResult", "group_logit"]

@@ -152,9 +152,9 @@ def check_p(model: Model, p) -> np.ndarray:
     if values.ndim != 1 or values.size != model.p_length:
         raise FieldError(f"p must be {model.p_length} probabilities for {model.name}, got {values.size}", "p")
     if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values > 1):
-        raise FieldError(f"each of p must be a probability in [0, 1], got {list(values)}", "p")
+        raise FieldError(f"each of p must be a probability in [0, 1], got {values.tolist()}", "p")
     if abs(np.linalg.det(model.geometry(values).a)) < SINGULAR:
-        raise FieldError(f"with p = {list(values)} the two groups answer alike, so {model.name} cannot tell "
+        raise FieldError(f"with p = {values.tolist()} the two groups answer alike, so {model.name} cannot tell "
                          f"pi from {model.nuisance}: the groups need different probabilities", "p")
     return values
 

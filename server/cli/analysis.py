@@ -14,7 +14,7 @@ import click
 
 from deniable.server.survey.readers import RRREG_TWO_GROUP
 
-from .common import confidence_option, database, db_option, echo_json, fail, load_survey, plural, rrreg_options
+from .common import confidence_option, database, db_option, fail, load_survey, plural, rrreg_options, show
 from .estimate import estimate
 from .progress import progress as progress_bar
 
@@ -146,15 +146,7 @@ def _plan_choice(k, margin, epsilons, confidence, fmt, deff=None) -> None:
         result = planning.choice_plan(k, margin, epsilons, confidence=confidence, deff=deff)
     except FieldError as exc:  # a MechanismError (ε), or the estimators' (the margin)
         raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
-    _show_plan(result, fmt)
-
-
-def _show_plan(result, fmt) -> None:
-    """Print a :class:`~deniable.server.survey.planning.SurveyPlan`: its document, or its table."""
-    if fmt == "json":
-        echo_json(result.to_dict())
-    else:
-        click.echo(result.table(), nl=False)
+    show(result, fmt)
 
 
 def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> None:
@@ -176,7 +168,7 @@ def _plan_type(option: str, value, step, margin, epsilons, confidence, fmt) -> N
         raise click.UsageError(str(exc)) from None
     except FieldError as exc:  # a MechanismError (ε), or the estimators' (the margin)
         raise click.UsageError(f"{'--margin' if 'margin' in str(exc) else '--epsilon'}: {exc}") from None
-    _show_plan(result, fmt)
+    show(result, fmt)
 
 
 def _plan_design(spec: str, margin, epsilons, confidence, fmt) -> None:
@@ -192,7 +184,7 @@ def _plan_design(spec: str, margin, epsilons, confidence, fmt) -> None:
         raise click.UsageError(str(exc)) from None
     except FieldError as exc:  # the estimators': the margin
         raise click.UsageError(f"--margin: {exc}") from None
-    _show_plan(tp.DesignPlan(margin=margin, confidence=confidence, rows=rows), fmt)
+    show(tp.DesignPlan(margin=margin, confidence=confidence, rows=rows), fmt)
 
 
 def _number(text: str):
@@ -260,7 +252,7 @@ def plan(k, numeric, step, options, items, design, rrreg, rrreg_p, margin, epsil
             raise click.UsageError("--rrreg MODEL goes with --p P1,P2[,…], --margin and --confidence only")
         from deniable.server.survey.rrreg import plan_rrreg
 
-        return _show_plan(plan_rrreg(rrreg, rrreg_p, _check_margin(margin, False), confidence=confidence), fmt)
+        return show(plan_rrreg(rrreg, rrreg_p, _check_margin(margin, False), confidence=confidence), fmt)
     chosen = [name for name, given in (("--k", k is not None), ("--numeric", numeric is not None),
                                        ("--multi", options is not None), ("--list", items is not None),
                                        ("--design", design is not None)) if given]

@@ -89,6 +89,16 @@ def rake_options(raked: str):
     return lambda f: rake(trim(f))
 
 
+def show(result, fmt: str) -> None:
+    """Print a result that renders itself: its ``to_dict()`` as JSON, its ``to_csv()`` or its ``table()``."""
+    if fmt == "json":
+        echo_json(result.to_dict())
+    elif fmt == "csv":
+        click.echo(result.to_csv(), nl=False)
+    else:
+        click.echo(result.table(), nl=False)
+
+
 def rrreg_options(models, what: str):
     """``--rrreg MODEL`` (one of ``models``, R RRreg's names; ``what`` the option does) and ``--p P1,P2[,…]``
     (the model's p as RRreg's RRuni takes it), the same in estimate, plan and regress."""

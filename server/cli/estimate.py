@@ -17,8 +17,8 @@ import click
 from deniable.estimators.names import METHODS
 from deniable.server.survey.readers import RRREG_ONE_GROUP, RRREG_TWO_GROUP, SOURCES, sources_help
 
-from .common import (confidence_option, database, db_option, design_options, echo_json, fail, load_survey,
-                     rake_options, rrreg_options)
+from .common import (confidence_option, database, db_option, design_options, fail, load_survey,
+                     rake_options, rrreg_options, show)
 
 if TYPE_CHECKING:
     from deniable.server.survey.dataset import Dataset
@@ -193,16 +193,7 @@ def _rrreg(inputs, model, p, fmt, confidence, method, other) -> None:
                                "--method, --format)")
     from deniable.server.survey.rrreg import estimate_rrreg
 
-    _show(estimate_rrreg(inputs[0], model, p, confidence=confidence, method=method), fmt)
-
-
-def _show(result, fmt: str) -> None:
-    if fmt == "json":
-        echo_json(result.to_dict())
-    elif fmt == "csv":
-        click.echo(result.to_csv(), nl=False)
-    else:
-        click.echo(result.table(), nl=False)
+    show(estimate_rrreg(inputs[0], model, p, confidence=confidence, method=method), fmt)
 
 
 def _check_analysis(survey: Survey, crosstab, by_qid) -> None:
@@ -297,7 +288,7 @@ def estimate(inputs, db_path, counts_path, confidence, method, simultaneous, fmt
         result = _weighted(*reports, columns, **options)
     else:
         result = _unweighted(*reports, method, **options)
-    _show(result, fmt)
+    show(result, fmt)
 
 
 COMMANDS = (estimate,)

@@ -15,8 +15,8 @@ import click
 
 from deniable.server.survey.readers import RRREG_TWO_GROUP
 
-from .common import (confidence_option, database, db_option, design_options, echo_json, fail, rake_options,
-                     rrreg_options)
+from .common import (confidence_option, database, db_option, design_options, fail, rake_options,
+                     rrreg_options, show)
 
 if TYPE_CHECKING:
     from deniable.server.survey.definition import Survey
@@ -161,7 +161,7 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
             raise click.UsageError('--rrreg MODEL goes with --p P1,P2[,…] and DATA.csv "response ~ COLUMN + …"')
         from deniable.server.survey.rrreg import regress_rrreg
 
-        return _show(regress_rrreg(inputs[0], rrreg, rrreg_p, inputs[1], confidence=confidence), fmt)
+        return show(regress_rrreg(inputs[0], rrreg, rrreg_p, inputs[1], confidence=confidence), fmt)
 
     columns = _design_columns(weights, strata, cluster, fpc)
     raked = None
@@ -178,14 +178,7 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
         formula, built, result = fit_formula(patterns, text, reference=reference, confidence=confidence,
                                              profile=profile, survey=survey)
     # one result renders itself, raked or not (what raking did: its JSON's ``raking``; for a terminal, first)
-    _show(Regression(slug, formula, built, result, raked), fmt)
-
-
-def _show(fitted, fmt: str) -> None:
-    if fmt == "json":
-        echo_json(fitted.to_dict())
-    else:
-        click.echo(fitted.table(), nl=False)
+    show(Regression(slug, formula, built, result, raked), fmt)
 
 
 COMMANDS = (regress,)
