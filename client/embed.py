@@ -3,7 +3,7 @@
 :func:`build` joins the browser modules the embed needs — ``static/rr.js`` and ``static/designs.js``
 (the samplers), ``static/keys.js`` (where a report is kept), ``static/embed/embed.js`` (mounting a
 question, the SurveyJS question type) and each type's embed module (``static/embed/types/``: single
-choice, designs, check all that apply, numeric, list experiment) — into two files with the same code: an ES module
+choice, designs, check all that apply, numeric, list experiment, two-group designs) — into two files with the same code: an ES module
 (``deniable-embed.mjs``) and a classic script (``deniable-embed.js``, one function that sets the one
 global ``DeniableEmbed``) for platforms that cannot load modules.  No Node, no bundler: each source
 module becomes a function scope whose ``import { a, b as c } from "./x.js"`` lines read the names
@@ -31,7 +31,7 @@ from deniable.errors import DeniableError
 STATIC = Path(__file__).resolve().parent / "static"
 SOURCES = ("rr.js", "designs.js", "keys.js", "embed/embed.js",  # each after what it imports
            "embed/types/choice.js", "embed/types/design.js", "embed/types/multi.js",
-           "embed/types/numeric.js", "embed/types/list.js")
+           "embed/types/numeric.js", "embed/types/list.js", "embed/types/two_group.js")
 NAME = "deniable-embed"
 GLOBAL = "DeniableEmbed"
 
@@ -47,7 +47,9 @@ HEADER = """\
  * {{report, design, epsilon}}.  A report is drawn once and kept in localStorage (the report, never the
  * answer), so a back button, a reload or a resumed session re-sends it instead of drawing again.  A
  * respondent-side crosswise question has no input for either true answer: the respondent's choice
- * (same or different) is the report, sent as is and not kept.
+ * (same or different) is the report, sent as is and not kept.  A two-group design's instruction is
+ * drawn on the device and shown in words, never kept and never sent: the report is the group and the
+ * answer clicked; CDM, SLD and UQTunknown are not epsilon-LDP (their epsilon is null).
  *
  * What does not hold: privacy at rest on the respondent's device (the stored report can be read
  * there), and anything about the metadata the host platform records (addresses, times, answer

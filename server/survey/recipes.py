@@ -68,7 +68,8 @@ def design_document(survey: Survey) -> dict:
     respondent-side crosswise question also carries the words its card shows (:func:`crosswise_words`); in a
     survey with a language other than English (its own or a translation), ``embed_words`` carries the
     embed's own sentences per language, and each other question its protection ``notes`` per language
-    (:func:`embed_words`, :func:`question_notes`)."""
+    (:func:`embed_words`, :func:`question_notes`); a question whose type words a card of its own (a
+    two-group design's instructions) carries those words per language in ``card_words`` (:func:`card_words`)."""
     readings = _readings(survey)
     questions = [question_design(q) for q in survey.questions]
     for item, q in zip(questions, survey.questions):
@@ -76,6 +77,8 @@ def design_document(survey: Survey) -> dict:
             item["crosswise"] = crosswise_words(readings, q.id)  # its card's note, in its words
         elif notes := question_notes(readings, q.id):
             item["notes"] = notes
+        if words := card_words(readings, q.id):
+            item["card_words"] = words  # a card of the type's own (its instructions, its answers), per language
     document = {"slug": survey.slug, "title": survey.title, "description": survey.description,
                 "design_fingerprint": design_fingerprint(survey), "questions": questions,
                 "language": survey.language, "translations": survey.translations}
@@ -141,13 +144,34 @@ def question_notes(readings: dict, qid: str) -> dict:
     (``readings``: :func:`_readings`): ``protected``, the page's "Protected." and its short sentence (for a
     protected question whose type has one: "Your true answer is sent only 73% of the time, …", plain words
     and no ε, as the survey page shows respondents), and ``direct``, "Not protected — sent as you answer."
-    (what the embed shows when it sends the answer as given)."""
+    (what the embed shows when it sends the answer as given); for a question that is not protected but whose
+    type says more of it on the survey page (its :meth:`plain_explanation`: a design that is not ε-LDP),
+    ``plain``, the page's note beside it, its words in bold and the sentence after them ("Not protected by
+    ε. Your device draws your group …")."""
     out = {}
     for language, read in readings.items():
         _ = _gettext(language)
         q = _question(read, qid)
         note = _protected_note(q, _, language) if q.protected else None
-        out[language] = {**({"protected": note} if note else {}), "direct": _("Not protected — sent as you answer.")}
+        info = None if q.protected else q.qtype.plain_explanation(q, gettext=_)
+        plain = f"{info['note']} {info['coin']}" if info and info.get("note") and info.get("coin") else None
+        out[language] = {**({"protected": note} if note else {}), **({"plain": plain} if plain else {}),
+                         "direct": _("Not protected — sent as you answer.")}
+    return out
+
+
+def card_words(readings: dict, qid: str) -> dict | None:
+    """The words of question ``qid``'s own card on the survey page per language of the survey, English
+    included (``{language: words}``; ``readings``: :func:`_readings`), as its type gives them
+    (``card_words(q, gettext=…)``: a two-group design's instructions and its Yes and No), each language's from
+    the question as read in it and the respondents' catalog; None for a type without such words."""
+    out = {}
+    for language, read in readings.items():
+        q = _question(read, qid)
+        hook = getattr(q.qtype, "card_words", None)
+        if hook is None:
+            return None
+        out[language] = hook(q, gettext=_gettext(language))
     return out
 
 
@@ -214,11 +238,18 @@ def _mountable(q: dict, types: set[str]) -> bool:
     return not q.get("not_available") and (q.get("type") is None or q["type"] in types)
 
 
+def _drawn(q: dict) -> bool:
+    # protected, or a card of its type's own whose instruction the device draws (a two-group design that is
+    # not ε-LDP: never asked directly, so never the host's own question)
+    return bool(q.get("protected") or q.get("card_words"))
+
+
 def embeddable(design: dict, qid: str | None = None) -> list[dict]:
-    """The protected questions of ``design`` the embed can mount, or question ``qid`` (refused if it cannot be)."""
+    """The protected questions of ``design`` the embed can mount (and those whose card the device draws
+    though they are not ε-LDP: a two-group design's), or question ``qid`` (refused if it cannot be)."""
     types = embed_types()
     if qid is None:
-        return [q for q in design["questions"] if q.get("protected") and _mountable(q, types)]
+        return [q for q in design["questions"] if _drawn(q) and _mountable(q, types)]
     chosen = [q for q in design["questions"] if q["id"] == qid]
     if not chosen:
         raise PlatformExportError(f"--question: survey {design['slug']!r} has no question {qid!r}", "question")
@@ -242,6 +273,9 @@ def snippet(platform: str, design: dict, qid: str, *, src: str, integrity: str, 
 
 def _reports(question, q: dict) -> str:
     """What a report of ``question`` (``q``: its design document entry) means, in words."""
+    words = getattr(question.qtype, "report_words", None)
+    if words is not None:  # a type that says it itself (a two-group design: the group and the answer)
+        return words(question)
     sample = question.qtype.report_of(question, 0)
     if isinstance(sample, dict):  # a list experiment: the arm and the count
         return (f'{{"arm": 0|1, "count": c}}: arm 1 was shown the sensitive item as well as the '

@@ -22,10 +22,12 @@ import { reportKey } from "../keys.js";
 // how its question is answered, randomized and reported:
 //   input               "radio" (one option) or "checkbox" (a tick per option): drawn here from q.options
 //   view(q, where)      instead of `input`: the type draws its own inputs (a number box, a list's items
-//                       and counts).  `where` is {id, slug, storage, element}; returns {node, read},
+//                       and counts, a two-group design's instruction).  `where` is {id, slug, storage,
+//                       element, language} (language: the one mounted, the document's own when none was
+//                       asked for); returns {node, read},
 //                       read() giving {answered: false}, {answered: true, value} or {error: "…"}
 //   fitsUntyped(q)      optional: whether it mounts a question the design document gives no `type`
-//   note(q)             optional: the protection note, instead of the one noteOf writes
+//   note(q, language)   optional: the protection note, instead of the one noteOf writes
 //   randomized(q)       whether its report is randomized (else sent as given: asked directly)
 //   context(q, where)   optional: what a report depends on beside the answer (a list's arm)
 //   draw(q, value, ctx) the randomized report, as the survey page's hidden field writes it (memoized)
@@ -135,7 +137,7 @@ export function said(q, key, values = {}) {
 // sent only 73% of the time, …"; no ε is shown to a respondent), else a built-in English one; a crosswise
 // card's note is in the card's language; a host may replace it with options.note.
 function noteOf(q, rules, language) {
-  if (rules.note) return rules.note(q); // a type with its own sentence (the respondent-side crosswise model)
+  if (rules.note) return rules.note(q, language); // a type with its own sentence (crosswise, two-group designs)
   const own = q.notes && q.notes[language] ? q.notes[language] : {};
   if (!rules.randomized(q)) return typeof own.direct === "string" ? own.direct : "Asked directly: your answer is sent as given.";
   if (typeof own.protected === "string") return own.protected;
@@ -163,8 +165,9 @@ export function mount(host, { design, question, language = null, onReport = () =
   fieldset.append(element("legend", {}, q.text));
   const id = `deniable-${design.slug}-${q.id}`;
   const noteId = `${id}-note`;
-  fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules, chosen === null ? languagesOf(design)[0] : chosen)));
-  const where = { id, slug: design.slug, storage, element };
+  const shownIn = chosen === null ? languagesOf(design)[0] : chosen;
+  fieldset.append(element("p", { class: "deniable-note", id: noteId }, note || noteOf(q, rules, shownIn)));
+  const where = { id, slug: design.slug, storage, element, language: shownIn };
   const view = rules.view ? rules.view(q, where) : optionsView(q, rules.input, id);
   view.node.setAttribute("aria-describedby", noteId);
   const problem = element("p", { class: "deniable-error", role: "alert", hidden: "" });

@@ -527,6 +527,30 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
     def plain_explanation(self, q, *, gettext):
         return self.explanation(q, gettext=gettext, locale="en")
 
+    def report_words(self, q):
+        """What a report means, for the codebook a recipe prints (:func:`..recipes.recipe`)."""
+        mech = q.mechanism
+        return (f'{{"group": 1|2, "answer": 0|1}}: the group the device drew (group 1 with probability '
+                f"{mech.group_share:.4g}; {mech.model}, p = {', '.join(f'{v:.4g}' for v in mech.p)}) and the answer "
+                "the respondent clicked as the instruction said, 0 = Yes, 1 = No (the instruction is never sent)")
+
+    def card_words(self, q, *, gettext):
+        """The words of the survey page's card (``templates/cards/two_group.html``) in ``gettext``'s language,
+        for the embed (:func:`..recipes.card_words`): each of the model's ``instructions`` as the card says it
+        (``{name: sentence}``; the unrelated question's sentence is followed by the ``unrelated`` question,
+        in that language) and the two ``answers``, Yes (report 0) and No (report 1)."""
+        _ = gettext
+        sentences = {"yes": _("Please answer Yes, whatever the true answer."),
+                     "no": _("Please answer No, whatever the true answer."),
+                     "unrelated": _("Please do not answer the question above. Answer this question truthfully "
+                                    "instead:")}
+        truthful = _("Please answer the question above truthfully.")
+        words = {"instructions": {name: sentences.get(name, truthful) for name in q.mechanism.instructions},
+                 "answers": [_("Yes"), _("No")]}
+        if q.sensitive is not None:
+            words["unrelated"] = q.sensitive
+        return words
+
     # ------------------------------------------------------------ builder and wording
 
     def wording(self, q):
@@ -700,7 +724,9 @@ class TwoGroupAudit(AuditSampler):
     name = "two_group"
     not_protected = "a two-group design whose compliant answers can rule the attribute out"
     js = """async ([value, model, groupThreshold, columns, names, n]) => {
-  const tg = await import('/static/types/two_group.js');
+  // the built embed, served as /static/rr.js by `deniable audit --embed`, has its own sampler: audit that one
+  const rr = await import('/static/rr.js');
+  const tg = typeof rr.drawGroup === 'function' ? rr : await import('/static/types/two_group.js');
   const counts = [0, 0, 0, 0];
   const truth = value % 2, unrelated = Math.floor(value / 2);
   for (let i = 0; i < n; i++) {
