@@ -2,7 +2,7 @@
 
 One module per group of commands over :mod:`.common` (the ``--db`` option, opening the
 database, one-line errors): :mod:`.serve`, :mod:`.surveys` (import, export), :mod:`.accounts`,
-:mod:`.estimate`, :mod:`.analysis` (simulate, plan), :mod:`.regress`, :mod:`.audit` and :mod:`.backup`
+:mod:`.estimate`, :mod:`.analysis` (simulate, plan), :mod:`.regress`, :mod:`.report`, :mod:`.audit` and :mod:`.backup`
 (backup, restore).  Every command's docstring ends
 with an example, and ``tests/docs/test_cli_reference.py`` fails if a command is missing from the
 command reference (docs/cli.md).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from . import accounts, analysis, audit, backup, check, embed, regress, serve, surveys
+from . import accounts, analysis, audit, backup, check, embed, regress, report, serve, surveys
 
 
 class Group(click.Group):
@@ -36,5 +36,5 @@ def cli() -> None:
 
 
 for _command in (serve.serve, *surveys.COMMANDS, accounts.create_researcher, *analysis.COMMANDS, *regress.COMMANDS, audit.audit,
-                 *backup.COMMANDS, check.check, accounts.end_sessions, *embed.COMMANDS):
+                 *backup.COMMANDS, check.check, accounts.end_sessions, *embed.COMMANDS, *report.COMMANDS):
     cli.add_command(_command)

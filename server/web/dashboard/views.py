@@ -36,6 +36,7 @@ from .forms import (ActionForm, DesignForm, ImportForm, InvitationForm, Planning
                     apply_action, fill_from_survey, validated_survey)
 from .lifecycle import render_launched, survey_page_extras
 from .permissions import survey_for
+from .report import render_report
 from .results import ResultsForm, crosstab_view, question_results, respondents_from_counts, subgroup_view
 from .share import share_info
 from . import weighting as page_weights
@@ -246,6 +247,14 @@ def results(slug: str):
     return render_template("dashboard/results.html", stored=stored, form=form, items=items, role=role,
                            respondents=respondents, share=share_info(stored), estimate_names=names,
                            weighting=weighting, raked=raked), status
+
+
+@bp.route("/<slug>/report")
+def report(slug: str):
+    """The methods report: the file ``deniable report`` writes, under its own policy (its inline stylesheet)."""
+    stored, _ = survey_for(slug)
+    html, policy = render_report(get_readonly_db(), stored)
+    return Response(html, mimetype="text/html", headers={"Content-Security-Policy": policy})
 
 
 @bp.route("/<slug>/crosstab")
