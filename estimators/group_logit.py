@@ -29,6 +29,15 @@ the score is ``Σ w_i ∂P_i`` and the observed Hessian ``Σ w_i ∂²P_i − v_
 step halving), ν kept inside [0, 1]; when ν's maximum is on a bound it is held there and reported without a
 standard error.  Standard errors are from the observed information (RRlog's: optim's numerical Hessian).
 
+Frequency weights.  ``weights=w`` says that row i stands for ``w_i`` respondents with the same response, group
+and covariates (a survey's answer patterns, :mod:`deniable.server.survey.patterns`).  The respondents are
+independent, so the log-likelihood of the expanded rows is ``Σ_i w_i ℓ_i`` (the ``w_i`` copies of row i each add
+``ℓ_i``), and so are its score ``Σ w_i w_i′ ∂P_i``, the observed information and the expected information: every
+sum above, and the start's group shares, take the weight of each row, and nothing else changes.  The fit, its
+log-likelihood and its standard errors are those of the expanded rows (up to the order of floating-point
+additions), and ``n`` is ``Σ w_i``.  The weights must be whole numbers: they count respondents (a sampling
+weight would need a sandwich variance, which this fit does not have).  Rows of weight 0 are left out.
+
 References
 ----------
 .. [1] D. W. Heck, M. Moshagen, "RRreg: an R package for correlation and regression analyses of randomized
@@ -43,13 +52,13 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from deniable.errors import FieldError
 
-from .result import Result, frozen
+from .result import Result, frozen, json_number
 
 TOLERANCE = 1e-10  # Fisher scoring stops when the step is below this (in every coordinate)
 MAX_STEPS = 200
@@ -85,6 +94,13 @@ class GroupLogitResult(Result):
     nuisance_on_bound: bool
     steps: int
 
+    @property
+    def has_nuisance(self) -> bool:
+        """Whether the last coefficient is the design's nuisance parameter (not for RRlog's CDM likelihood)."""
+        from .two_group import MODELS
+
+        return self.names[-1] == MODELS[self.model].nuisance
+
     def summary(self) -> str:
         lines = [f"{self.model} logistic regression of the carriers' share (n = {self.n}, p = "
                  f"{', '.join(f'{x:g}' for x in self.p)}), log-likelihood {self.loglik:.4f}",
@@ -104,9 +120,10 @@ class GroupLogitResult(Result):
         return "\n".join(lines) + "\n"
 
 
-def _check(model, p, response, group, X, names):
+def _check(model, p, response, group, X, names, weights=None):
     """The model's name, its p (:func:`.two_group.check_model`, :func:`.two_group.check_p`: the same checks as
-    the univariate estimates), and the data as arrays, or FieldError naming the argument."""
+    the univariate estimates), and the data as arrays (the rows of positive weight, and their weights), or
+    FieldError naming the argument."""
     from .two_group import check_model, check_p
 
     spec = check_model(model)
@@ -125,7 +142,16 @@ def _check(model, p, response, group, X, names):
     names = tuple(names) if names is not None else ("(Intercept)", *(f"x{j}" for j in range(1, X.shape[1])))
     if len(names) != X.shape[1]:
         raise FieldError(f"must name the {X.shape[1]} columns of X, got {len(names)} names", "names")
-    return spec.name, p, y.astype(float), g.astype(int) - 1, X, names
+    if weights is None:
+        w = np.ones(y.size)
+    else:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != y.shape or not np.isfinite(w).all() or (w < 0).any() or (w != np.round(w)).any():
+            raise FieldError("must be one whole number of respondents (0 or more) per row", "weights")
+    keep = w > 0
+    if not keep.any():
+        raise FieldError("no row has a positive weight", "weights")
+    return spec.name, p, y[keep].astype(float), g[keep].astype(int) - 1, X[keep], names, w[keep]
 
 
 def _parts(theta, model, p, g, X, free_nu: bool, nu_fixed):
@@ -142,15 +168,15 @@ def _parts(theta, model, p, g, X, free_nu: bool, nu_fixed):
     return pi, prob, slope, grad, da - db
 
 
-def _loglik(prob, y) -> float:
+def _loglik(prob, y, wt) -> float:
     with np.errstate(divide="ignore"):
-        return float(np.sum(np.where(y == 1, np.log(prob), np.log1p(-prob))))
+        return float(np.sum(wt * np.where(y == 1, np.log(prob), np.log1p(-prob))))
 
 
-def _observed_information(theta, model, p, y, g, X, free_nu, nu_fixed) -> np.ndarray:
+def _observed_information(theta, model, p, y, g, X, free_nu, nu_fixed, wt) -> np.ndarray:
     pi, prob, slope, grad, dab = _parts(theta, model, p, g, X, free_nu, nu_fixed)
-    w = y / prob - (1 - y) / (1 - prob)
-    v = y / prob**2 + (1 - y) / (1 - prob) ** 2
+    w = wt * (y / prob - (1 - y) / (1 - prob))
+    v = wt * (y / prob**2 + (1 - y) / (1 - prob) ** 2)
     hessian = -(grad * v[:, None]).T @ grad
     k = X.shape[1]
     hessian[:k, :k] += (X * (w * slope * (1 - 2 * pi))[:, None]).T @ X
@@ -161,16 +187,16 @@ def _observed_information(theta, model, p, y, g, X, free_nu, nu_fixed) -> np.nda
     return -hessian
 
 
-def _score(theta, model, p, y, g, X, free_nu, nu_fixed):
+def _score(theta, model, p, y, g, X, free_nu, nu_fixed, wt):
     _, prob, _, grad, _ = _parts(theta, model, p, g, X, free_nu, nu_fixed)
-    w = y / prob - (1 - y) / (1 - prob)
-    fisher = (grad / (prob * (1 - prob))[:, None]).T @ grad
-    return grad.T @ w, fisher, _loglik(prob, y)
+    w = wt * (y / prob - (1 - y) / (1 - prob))
+    fisher = (grad * (wt / (prob * (1 - prob)))[:, None]).T @ grad
+    return grad.T @ w, fisher, _loglik(prob, y, wt)
 
 
-def _scoring(theta, model, p, y, g, X, free_nu, nu_fixed):
+def _scoring(theta, model, p, y, g, X, free_nu, nu_fixed, wt):
     """Fisher scoring with step halving; ν (the last entry when free) kept inside (0, 1)."""
-    score, fisher, ll = _score(theta, model, p, y, g, X, free_nu, nu_fixed)
+    score, fisher, ll = _score(theta, model, p, y, g, X, free_nu, nu_fixed, wt)
     for steps in range(1, MAX_STEPS + 1):
         try:
             step = np.linalg.solve(fisher, score)
@@ -180,7 +206,7 @@ def _scoring(theta, model, p, y, g, X, free_nu, nu_fixed):
         while scale > 1e-12:
             trial = theta + scale * step
             if not free_nu or 0 < trial[-1] < 1:
-                new = _score(trial, model, p, y, g, X, free_nu, nu_fixed)
+                new = _score(trial, model, p, y, g, X, free_nu, nu_fixed, wt)
                 if new[2] >= ll - 1e-12 * abs(ll):
                     break
             scale /= 2
@@ -193,9 +219,9 @@ def _scoring(theta, model, p, y, g, X, free_nu, nu_fixed):
     return theta, ll, MAX_STEPS
 
 
-def _start(model, p, y, g, X, free_nu):
+def _start(model, p, y, g, X, free_nu, wt):
     """Start from the intercept-only answer: the group shares' moment estimates (clipped inside (0, 1))."""
-    lam = np.array([y[g == j].mean() if np.any(g == j) else 0.5 for j in (0, 1)])
+    lam = np.array([np.average(y[g == j], weights=wt[g == j]) if np.any(g == j) else 0.5 for j in (0, 1)])
     if free_nu:
         best = None
         for nu in (0.05, 0.3, 0.5, 0.7, 0.95):
@@ -203,7 +229,7 @@ def _start(model, p, y, g, X, free_nu):
             share = float(np.clip(np.mean((lam - b) / np.where(a != b, a - b, 1)), 0.02, 0.98))
             theta = np.zeros(X.shape[1] + 1)
             theta[0], theta[-1] = math.log(share / (1 - share)), nu
-            ll = _score(theta, model, p, y, g, X, True, None)[2]
+            ll = _score(theta, model, p, y, g, X, True, None, wt)[2]
             if best is None or ll > best[1]:
                 best = (theta, ll)
         return best[0]
@@ -215,11 +241,13 @@ def _start(model, p, y, g, X, free_nu):
 
 
 def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "estimate",
-                confidence: float = 0.95) -> GroupLogitResult:
+                confidence: float = 0.95, weights=None) -> GroupLogitResult:
     """Fit the logit of the carriers' share on ``X`` (one row per respondent, intercept column first) from 0/1
     ``response`` and 1/2 ``group`` under ``model`` with RRreg's ``p`` (as ``RRuni``/``RRlog`` take it).
 
-    ``gamma="ignore"`` (CDM, CDMsym) fits RRlog's likelihood without the cheaters' share.
+    ``gamma="ignore"`` (CDM, CDMsym) fits RRlog's likelihood without the cheaters' share.  ``weights``: how many
+    respondents each row stands for (whole numbers; the module's "Frequency weights": the fit of the expanded
+    rows).
 
     >>> import numpy as np
     >>> y = np.repeat([1, 0, 1, 0], [30, 70, 45, 55]); g = np.repeat([1, 2], 100)
@@ -227,24 +255,29 @@ def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "
     >>> [round(float(b), 4) for b in fit.coefficients]  # logit of π̂ = 0.1875, and π̂_UQ = 0.5625
     [-1.4663, 0.5625]
     """
-    from .binomial import z
-
-    model, p, y, g, X, names = _check(model, p, response, group, X, names)
+    model, p, y, g, X, names, wt = _check(model, p, response, group, X, names, weights)
     if gamma not in ("estimate", "ignore"):
         raise FieldError(f"must be 'estimate' or 'ignore', got {gamma!r}", "gamma")
+    with np.errstate(all="ignore"):  # a share running to 0 or 1 is reported as such, not as a warning
+        return _fit(model, p, y, g, X, names, wt, gamma, confidence)
+
+
+def _fit(model, p, y, g, X, names, wt, gamma, confidence) -> GroupLogitResult:
+    from .binomial import z
+
     free_nu = not (gamma == "ignore" and model in ("CDM", "CDMsym"))
-    theta, ll, steps = _scoring(_start(model, p, y, g, X, free_nu), model, p, y, g, X, free_nu, None)
+    theta, ll, steps = _scoring(_start(model, p, y, g, X, free_nu, wt), model, p, y, g, X, free_nu, None, wt)
     on_bound = False
     if free_nu and not 1e-6 < theta[-1] < 1 - 1e-6:
         # the maximum in ν is on a bound: fit β with ν held at the nearer bound, and keep the better fit
         bound = float(round(theta[-1]))
-        held, held_ll, held_steps = _scoring(theta[:-1].copy(), model, p, y, g, X, False, bound)
+        held, held_ll, held_steps = _scoring(theta[:-1].copy(), model, p, y, g, X, False, bound, wt)
         if held_ll >= ll:
             theta, ll, steps, on_bound = np.append(held, bound), held_ll, steps + held_steps, True
     k = X.shape[1]
     info_size = k if (on_bound or not free_nu) else k + 1
     info = _observed_information(theta[:info_size], model, p, y, g, X, info_size > k,
-                                 float(theta[-1]) if on_bound else None)
+                                 float(theta[-1]) if on_bound else None, wt)
     se = np.full(theta.size, np.nan)
     try:
         cov = np.linalg.inv(info)
@@ -256,8 +289,132 @@ def group_logit(model: str, p, response, group, X, names=None, *, gamma: str = "
 
     all_names = names + ((MODELS[model].nuisance,) if free_nu else ())
     return GroupLogitResult(model=model, p=p, names=all_names, coefficients=frozen(theta), se=frozen(se),
-                            lower=frozen(theta - half), upper=frozen(theta + half), loglik=ll, n=int(y.size),
+                            lower=frozen(theta - half), upper=frozen(theta + half), loglik=ll, n=int(round(wt.sum())),
                             confidence=confidence, nuisance_on_bound=on_bound, steps=steps)
 
 
-__all__ = ["GroupLogitResult", "group_logit"]
+def _p_value(z_value: float) -> float:
+    from scipy.stats import norm
+
+    return float(2 * norm.sf(abs(z_value))) if math.isfinite(z_value) else math.nan
+
+
+@dataclass(frozen=True)
+class GroupRegressionResult(Result):
+    """A survey question of a two-group design as a regression's outcome (``deniable regress``, the dashboard's
+    regression page): the fit (:func:`group_logit`, its coefficients those of ``models``), the outcome's id and
+    options (Yes, No), the reference option's index (1, No: the log-odds of Yes, the carriers' share; 0, Yes:
+    the coefficients' signs turned, the log-odds of No), the design's nuisance parameter in words, and how many
+    distinct answer patterns the fit read.  :meth:`to_dict` has ``models`` first, then what is modelled, then the
+    fit's keys as ``deniable regress --rrreg`` prints them (``names``, ``coefficients``, ``se``, ``lower``,
+    ``upper``: the nuisance parameter last), and ``nuisance`` on its own."""
+
+    fit: GroupLogitResult
+    outcome: str
+    options: tuple
+    reference: int
+    nuisance_words: str
+    patterns: int
+    note: str = ""
+
+    k = 2
+    effects = ()  # no predicted shares by group (yet): the coefficients and the nuisance parameter
+
+    @classmethod
+    def of(cls, fit: GroupLogitResult, *, outcome: str, options, reference: int, nuisance_words: str,
+           patterns: int, note: str = "") -> GroupRegressionResult:
+        """The result for ``reference`` (0 or 1) from a fit of the carriers' log-odds (reference 1)."""
+        if reference not in (0, 1):
+            raise FieldError(f"must be 0 or 1 (the option without coefficients), got {reference!r}", "reference")
+        if reference == 0:
+            sign = np.ones(fit.coefficients.size)
+            sign[:fit.coefficients.size - fit.has_nuisance] = -1
+            lower, upper = np.where(sign < 0, -fit.upper, fit.lower), np.where(sign < 0, -fit.lower, fit.upper)
+            fit = replace(fit, coefficients=frozen(sign * fit.coefficients), lower=frozen(lower), upper=frozen(upper))
+        return cls(fit=fit, outcome=outcome, options=tuple(options), reference=reference,
+                   nuisance_words=nuisance_words, patterns=patterns, note=note)
+
+    @property
+    def models(self) -> str:
+        """What the coefficients are of: ``log-odds of Yes against No`` (the carriers' share)."""
+        modelled = self.options[1 - self.reference]
+        return f"log-odds of {modelled} against {self.options[self.reference]}"
+
+    @property
+    def n(self) -> int:
+        return self.fit.n
+
+    @property
+    def confidence(self) -> float:
+        return self.fit.confidence
+
+    @property
+    def model(self) -> str:
+        return self.fit.model
+
+    @property
+    def p(self) -> tuple:
+        return self.fit.p
+
+    def coefficient_rows(self) -> list[dict]:
+        """One row per coefficient (not the nuisance parameter): name, estimate, std_error, z, p_value, ci_low,
+        ci_high (None where not finite)."""
+        fit, rows = self.fit, []
+        for j in range(fit.coefficients.size - fit.has_nuisance):
+            b, se = float(fit.coefficients[j]), float(fit.se[j])
+            z_value = b / se if se > 0 else math.nan
+            rows.append({"name": fit.names[j], "estimate": json_number(b), "std_error": json_number(se),
+                         "z": json_number(z_value), "p_value": json_number(_p_value(z_value)),
+                         "ci_low": json_number(fit.lower[j]), "ci_high": json_number(fit.upper[j])})
+        return rows
+
+    @property
+    def nuisance(self) -> dict | None:
+        """The design's nuisance parameter: name (gamma, t, piUQ), estimate, se, lower and upper (clipped to
+        [0, 1]; None where not finite), whether it is held on a bound, and what it is in words."""
+        fit = self.fit
+        if not fit.has_nuisance:
+            return None
+        clip = lambda x: json_number(min(max(float(x), 0.0), 1.0)) if math.isfinite(x) else None  # noqa: E731
+        return {"name": fit.names[-1], "estimate": json_number(fit.coefficients[-1]), "se": json_number(fit.se[-1]),
+                "lower": clip(fit.lower[-1]), "upper": clip(fit.upper[-1]), "on_bound": fit.nuisance_on_bound,
+                "words": self.nuisance_words}
+
+    def nuisance_sentence(self) -> str:
+        """The nuisance parameter in words: ``γ̂ = 12.3% did not follow the instructions (γ), 95% interval
+        [5.1%, 19.5%]``."""
+        nu = self.nuisance
+        if nu is None:
+            return ""
+        share = f"{100 * nu['estimate']:.1f}%"
+        if nu["on_bound"]:
+            return f"{share} {nu['words']}: on a bound of [0, 1], held there (no interval)"
+        if nu["lower"] is None:
+            return f"{share} {nu['words']} (no interval: the information is singular)"
+        return (f"{share} {nu['words']}, {self.confidence:.0%} interval [{100 * nu['lower']:.1f}%, "
+                f"{100 * nu['upper']:.1f}%]")
+
+    def to_dict(self) -> dict:
+        """``models``, ``modelled``, ``outcome``, ``options``, ``reference``, ``patterns``, the fit's keys (as
+        :class:`GroupLogitResult`), ``nuisance`` (:attr:`nuisance`), ``coefficient_rows`` and ``note``."""
+        return {"models": self.models, "modelled": [self.options[1 - self.reference]], "outcome": self.outcome,
+                "options": list(self.options), "reference": self.options[self.reference], "patterns": self.patterns,
+                **self.fit.to_dict(), "nuisance": self.nuisance, "coefficient_rows": self.coefficient_rows(),
+                "note": self.note or None}
+
+    def summary(self) -> str:
+        """The fit's table (its coefficients of ``models``), the nuisance parameter in words, the note."""
+        fit = self.fit
+        lines = [f"Two-group logit of {self.outcome} ({fit.model}, p = {', '.join(f'{x:g}' for x in fit.p)}): "
+                 f"{self.models}",
+                 f"n = {fit.n:,} responses in {self.patterns:,} patterns · log-likelihood {fit.loglik:,.4f} · "
+                 f"{fit.confidence:.0%} intervals: Wald (SE from the observed information)",
+                 *fit.summary().splitlines()[1:2 + len(fit.names)]]  # the header and one line per coefficient
+        if self.nuisance is not None:
+            lines.append(self.nuisance_sentence())
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines) + "\n"
+
+
+__all__ = ["GroupLogitResult", "GroupRegressionResult", "group_logit"]

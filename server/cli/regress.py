@@ -39,10 +39,24 @@ def _patterns(inputs: tuple[str, ...], db_path: str | None) -> tuple[Patterns, s
             return pattern_counts(db, stored), inputs[1], stored.survey
     if len(inputs) != 3:
         raise click.UsageError('give SURVEY.json RESPONSES.csv "OUTCOME ~ COVARIATE + …" (or --db FILE SLUG FORMULA)')
-    from deniable.server.survey.patterns import from_dataset
-
     survey, dataset = _read(inputs)
-    return from_dataset(dataset), inputs[2], survey
+    return _row_patterns(dataset), inputs[2], survey
+
+
+def _row_patterns(dataset):
+    """The file's rows as answer patterns, one a row (its frequency weight, else 1): :func:`~deniable.server.survey.regression.design`
+    collapses them to the formula's distinct rows.  (:func:`~deniable.server.survey.patterns.from_dataset` keys a
+    row by radix k + 1 per question, which mixes up the codes of a question with more codes than options — a
+    two-group design's four (group, answer) codes — and the question before it.)"""
+    import numpy as np
+
+    from deniable.server.survey.patterns import NO_DAY, Patterns
+
+    n = dataset.n_rows
+    return Patterns(survey=dataset.survey, days=np.full(n, NO_DAY, dtype=object),
+                    columns={q.id: np.asarray(dataset.columns[q.id], dtype=np.int64) for q in dataset.survey.questions},
+                    counts=np.ones(n, dtype=np.int64) if dataset.weights is None
+                    else np.asarray(dataset.weights, dtype=np.int64))
 
 
 def _read(inputs, columns=None):

@@ -347,6 +347,11 @@ def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, 
     outcome = formula.outcome
     if built.weights.sum() == 0:
         raise FormulaError(f"no response answered {outcome.id!r} and every covariate")
+    # a type whose reports the shared logit cannot read fits its own way (a two-group design: its group in the model)
+    own = outcome.qtype.regression_fit(outcome, built, reference=reference_index(outcome, reference),
+                                       confidence=confidence, profile=profile)
+    if own is not None:
+        return formula, built, own
     channel = {"epsilon": outcome.epsilon}
     if getattr(outcome, "design", None):  # a randomized-response design: its matrix in the likelihood
         from .questions.choice import design_of

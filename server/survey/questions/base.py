@@ -26,7 +26,7 @@ core          :class:`QuestionType`                name, label, keys, needed, ca
                                                    covariate, condition, builder, categorical,
                                                    shuffles, refused; the flags also read as
                                                    attributes), parse, to_dict, k, mechanism,
-                                                   examples
+                                                   examples, regression_fit
 wire          :class:`.wire.Wire`                  answer_in, spec, from_spec, design, n_cells,
                                                    code_dtype, structured_report, report_offset,
                                                    stored_design, in_patterns, check_report,
@@ -280,6 +280,19 @@ class QuestionType:
         tests (tests/battery) builds a survey from the examples of every registered type, and
         :func:`deniable.testing.check_question_type` checks the type on each."""
         raise NotImplementedError
+
+    def regression_fit(self, q: Question, design, *, reference: int | None, confidence: float, profile: bool):
+        """A regression with ``q`` as its outcome, fitted the type's own way, or None (the default): the shared
+        logit of the reports (:func:`deniable.estimators.regress`, what a single-choice outcome has).
+
+        ``design`` is the formula's :class:`~..regression.Design` (the outcome's codes, the covariates' columns
+        without an intercept, each row's count of responses, the columns' names and terms); ``reference``
+        the index of the option without coefficients (None: the last).  A type whose reports the shared
+        logit cannot read (a two-group design's answer depends on its group) returns a result that renders
+        itself as :class:`~..regression.Regression` reads it (``models``, ``to_dict()``, ``summary()``,
+        ``coefficient_rows()``, ``n``, ``confidence``), or raises FieldError for what it cannot fit.
+        Only asked when ``capabilities.regression`` is None."""
+        return None
 
 
 def lines(text: str | None) -> list[str]:

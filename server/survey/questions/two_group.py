@@ -129,8 +129,7 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
     needed = ("model", "p")
     capabilities = Capabilities(
         crosstab="a cross-tab needs two single-choice questions; a two-group design's answer depends on its group",
-        regression=("a regression's outcome must be a single-choice question (for a two-group design: "
-                    "deniable.estimators.group_logit, or RRreg's RRlog on the export)"),
+        regression=None,  # fitted its own way: regression_fit (deniable.estimators.group_logit)
         covariate="its answers are not the true answers (they follow the instruction the device drew)")
 
     # ------------------------------------------------------------ the definition
@@ -550,6 +549,40 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         if q.sensitive is not None:
             words["unrelated"] = q.sensitive
         return words
+
+    # ------------------------------------------------------------ regression
+
+    def regression_fit(self, q, design, *, reference, confidence, profile):
+        """The logit of the carriers' share (the true Yes) on the covariates, from each pattern's (group, answer)
+        (:func:`deniable.estimators.group_logit`, RRreg's RRlog): the question's model on its realized p (as the
+        estimates), the nuisance parameter estimated beside the coefficients (CDM's and CDMsym's γ too, which
+        RRlog leaves out), each answer pattern weighted by its count (the fit of one row per response), Wald
+        intervals from the observed information (no profile-likelihood ones: ``profile`` is not used).
+        ``reference`` 0 (Yes) turns the coefficients' signs: the log-odds of No.  Empty cells and collinear
+        covariates are refused as for any outcome; a group without two responses is a RegressionError."""
+        from deniable.estimators.group_logit import GroupRegressionResult, group_logit
+        from deniable.estimators.regression import RegressionError, _check_design
+        from deniable.estimators.two_group import MODELS as ESTIMATED
+
+        codes = np.asarray(design.reports, dtype=np.int64)
+        weights = np.asarray(design.weights, dtype=float)
+        group, response = codes // 2 + 1, 1 - codes % 2  # response: RRreg's 1 Yes, 0 No
+        for g in GROUPS:
+            if weights[group == g].sum() < 2:
+                raise RegressionError("empty cell", f"group {g} of {q.id!r} has fewer than 2 responses with "
+                                      "every covariate answered: a two-group design needs both groups")
+        _check_design(design.covariates, weights, design.names, design.terms)
+        mech = q.mechanism
+        X = np.column_stack([np.ones(codes.size), design.covariates])
+        fit = group_logit(mech.model, list(mech.p), response, group, X, ("Intercept", *design.names),
+                          weights=weights, confidence=confidence)
+        nuisance = ESTIMATED[mech.model].nuisance
+        note = ("" if np.isfinite(fit.se[:X.shape[1]]).all() else
+                "no finite maximum: a fitted share runs to 0 or 1 (too few respondents, or answers the design "
+                "cannot produce)")
+        return GroupRegressionResult.of(fit, outcome=q.id, options=q.options, reference=1 if reference is None
+                                        else reference, nuisance_words=NUISANCE_WORDS[nuisance],
+                                        patterns=int(codes.size), note=note)
 
     # ------------------------------------------------------------ builder and wording
 

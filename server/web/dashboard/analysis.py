@@ -115,8 +115,10 @@ def regression_view(stored, weighting=None) -> tuple[dict, int]:
                 parsed, built, result, raked = sampling.fit_raked_formula(
                     patterns.dataset(), weighting.margins, formula, trim=weighting.trim, reference=reference,
                     confidence=confidence, survey=stored.survey)
-            except SamplingDesignError as exc:  # the margins cannot weight these answers: the unweighted fit, below
-                weighting.error, weighting.error_field = str(exc), exc.field
+            except (SamplingDesignError, FormulaError) as exc:
+                # the margins cannot weight these answers, or raking cannot weight this outcome (a two-group
+                # design's fit has no design-based variance): the unweighted fit, below, under a 400 saying why
+                weighting.error, weighting.error_field = str(exc), getattr(exc, "field", None) or "rake"
                 view["weighting_status"] = 400
             else:
                 weighting.raking = raked.raking_dict()
