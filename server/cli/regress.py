@@ -149,7 +149,11 @@ def regress(inputs, db_path, confidence, reference, profile, fmt, weights, strat
     the likelihood-ratio test against the intercept-only model, and the predicted
     prevalence of every option in each group.  The first line names what the coefficients
     model ("log-odds of Yes against No"); --reference picks the option without coefficients.
-    The outcome must be of a type that allows it (single choice); any other is one line saying why.
+    The outcome must be of a type that allows it (single choice, or a two-group design); any
+    other is one line saying why.  A two-group design's outcome is the logit of the carriers'
+    share with the design's second parameter (γ, t or π_UQ) estimated beside the coefficients
+    (deniable.estimators.group_logit, as --rrreg below), Wald intervals only; --reference Yes
+    turns the signs, and --weights and --rake are refused for it.
     With --weights COLUMN (and --strata, --cluster, --fpc) the responses file's design columns
     make the fit design-based, as in deniable estimate.  With --rake MARGINS.json (a file or
     --db) the respondents are raked to the margins (as deniable estimate --rake) and the fit

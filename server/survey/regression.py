@@ -338,6 +338,9 @@ def fit_formula(patterns: Patterns, text: str, *, reference: str | None = None, 
     leave out the questions they cannot hold, which a formula must still find, to say why it cannot
     use them).  Raises FormulaError for the formula and :class:`deniable.estimators.RegressionError`
     for the fit (empty cells, collinear covariates, separation), each with a one-line message.
+    An outcome whose type fits it its own way (:meth:`~.questions.base.QuestionType.regression_fit`: a
+    two-group design's :class:`~deniable.estimators.group_logit.GroupRegressionResult`) returns that
+    result in the RegressionResult's place.
     """
     formula = parse_formula(text, patterns.survey if survey is None else survey)
     for q in (formula.outcome, *formula.questions):

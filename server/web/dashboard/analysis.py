@@ -4,7 +4,10 @@ The regression page takes the margins of the Weighting page in its address, as t
 (``?rake=MARGINS&trim=LOW,HIGH``, :func:`.weighting.page_weighting`): the fit is then under the raked
 weights, with the calibration variance (:func:`deniable.server.survey.sampling.fit_raked_formula`, what
 ``deniable regress --db FILE SLUG FORMULA --rake MARGINS.json`` prints), beside a "Weighted by raking /
-Unweighted" switch; margins it cannot use are a 400 naming the field, above the unweighted fit.
+Unweighted" switch; margins it cannot use, or an outcome raking cannot weight (a two-group design's), are a
+400 naming the field, above the unweighted fit.  An outcome its type fits its own way (a two-group design:
+:meth:`~deniable.server.survey.questions.base.QuestionType.regression_fit`) has its own section in the
+template: the coefficients with Wald intervals and the design's second parameter in words.
 
 Both read answer patterns (:func:`deniable.server.store.aggregates.pattern_counts`, kept current
 on every insert), never one row per response (but for monitoring a question the patterns do not
