@@ -376,3 +376,57 @@ def test_surveyjs_holds_only_reports_and_a_reload_re_sends_them(surveyjs_host, t
 def test_parse_definition_keeps_the_models():
     """The definition above is the four models (a guard for the tests above)."""
     assert [q.mechanism.model for q in parse_definition(DEFINITION).questions] == ["CDM", "CDMsym", "SLD", "UQTunknown"]
+
+
+# ---------------------------------------------------------------- fitting the host's card
+
+LONG = ("Have you, at any time during the last twelve months, including at work, at school, at home or anywhere "
+        "else, made up any of the data you reported, Supercalifragilisticexpialidociously-long-unbroken-words?")
+FIT = {"slug": "fit2", "title": "Fit", "questions": [
+    {"id": "uqt", "type": "two_group", "model": "UQTunknown", "p": [0.3, 0.8], "text": LONG,
+     "unrelated": "Were you born in the first half of the year, counting from the first of January-to-the-end-of-June?"},
+    {"id": "sym", "type": "two_group", "model": "CDMsym", "p": [0.2, 0.1, 0.7, 0.15], "text": LONG}]}
+
+FIT_JS = """
+const design = JSON.parse(document.getElementById("design").textContent);
+DeniableEmbed.registerSurveyJS(Survey, { design });
+const survey = new Survey.Model({ pages: [{ name: "all", elements: ["uqt", "sym"].map((name) => (
+  { type: "deniable", name, titleLocation: "hidden" })) }] });
+survey.render(document.getElementById("surveyElement"));
+"""
+
+
+@pytest.mark.parametrize("width", [320, 1280])
+def test_the_two_group_card_fits_the_surveyjs_card(page, app, live_server, width):
+    design = open_for_the_embed(app, live_server, page, FIT)
+    embed = current()
+    html = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Host</title>
+<link rel="stylesheet" href="/survey-core.min.css">
+<script src="/survey.core.min.js"></script><script src="/survey-js-ui.min.js"></script>
+<script src="{live_server}/embed/{embed.version}/deniable-embed.js" integrity="{integrity(embed.script)}" crossorigin="anonymous"></script>
+<script type="application/json" id="design">{json.dumps(design)}</script></head>
+<body><div id="surveyElement"></div><script src="/host.js"></script></body></html>"""
+    files = {"/host.html": ("text/html", html.encode()), "/host.js": ("text/javascript", FIT_JS.encode()),
+             "/survey.core.min.js": ("text/javascript", (SURVEYJS / "survey.core.min.js").read_bytes()),
+             "/survey-js-ui.min.js": ("text/javascript", (SURVEYJS / "survey-js-ui.min.js").read_bytes()),
+             "/survey-core.min.css": ("text/css", (SURVEYJS / "survey-core.fontless.min.css").read_bytes())}
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_viewport_size({"width": width, "height": 900})
+    with serving(files) as origin:
+        page.goto(f"{origin}/host.html")
+        for qid in ("uqt", "sym"):
+            page.wait_for_selector(f'fieldset[data-deniable-qid="{qid}"]')
+        seen = page.evaluate("""() => {
+          const root = document.scrollingElement;
+          return {document: [root.scrollWidth, root.clientWidth],
+                  embeds: Array.from(document.querySelectorAll('fieldset[data-deniable-qid]'), (f) => {
+                    const card = f.closest('.sd-question') || f.parentElement;
+                    return [f.scrollWidth, f.clientWidth, f.getBoundingClientRect().right, card.getBoundingClientRect().right];
+                  })};
+        }""")
+    assert not errors
+    assert seen["document"][0] <= seen["document"][1], seen
+    for scroll, client, right, card_right in seen["embeds"]:
+        assert scroll <= client and right <= card_right + 0.5, seen
