@@ -430,3 +430,31 @@ def test_the_two_group_card_fits_the_surveyjs_card(page, app, live_server, width
     assert seen["document"][0] <= seen["document"][1], seen
     for scroll, client, right, card_right in seen["embeds"]:
         assert scroll <= client and right <= card_right + 0.5, seen
+
+
+# ---------------------------------------------------------------- the sampler: the page's, the twin's
+
+def test_the_built_samplers_agree_with_the_survey_pages_and_the_python_twin(page, honest):
+    """drawGroup, drawInstruction and comply of the built embed (ES module and classic script) against the survey
+    page's types/two_group.js and client/two_group.py, on the draws at and around every threshold."""
+    from deniable.client.two_group import group_one, instruction_one
+
+    page.add_script_tag(url=f"/embed/{current().version}/deniable-embed.js")
+    for q in parse_definition(DEFINITION).questions:
+        mech = q.mechanism
+        draws = sorted({0, 1, 2**32 - 1, mech.group_threshold - 1, mech.group_threshold,
+                        *(c + d for g in (1, 2) for c in mech.cumulative(g)[:-1] for d in (-1, 0))})
+        got = page.evaluate("""async ([version, draws, threshold, columns, names]) => {
+            const run = (tg) => draws.map((u) => [tg.drawGroup(threshold, () => u),
+              tg.drawInstruction(columns[0], () => u), tg.drawInstruction(columns[1], () => u),
+              names.flatMap((name) => [0, 1, 2, 3].map((v) => tg.comply(name, v % 2, Math.floor(v / 2))))]);
+            const built = await import(`/embed/${version}/deniable-embed.mjs`);
+            const ours = await import('/static/types/two_group.js');
+            return [run(built), run(window.DeniableEmbed), run(ours)];
+        }""", [current().version, draws, mech.group_threshold, [mech.cumulative(1), mech.cumulative(2)],
+               list(mech.instructions)])
+        module, script, survey_page = got
+        assert module == script == survey_page, q.id
+        assert [row[:3] for row in module] == [
+            [group_one(mech, [u]), *(mech.instructions.index(instruction_one(mech, g, [u])) for g in (1, 2))]
+            for u in draws], q.id
