@@ -70,16 +70,20 @@ CITE = {"warner": "Warner 1965", "kairouz-extremal": "Kairouz, Oh & Viswanath 20
         "dwork": "Dwork & Roth 2014", "feldman": "Feldman & Cousins 1998", "wilson": "Wilson 1927",
         "clopper": "Clopper & Pearson 1934", "brown": "Brown, Cai & DasGupta 2001"}
 
-# each interval method (deniable.estimators.METHODS) in words, with its references
+# each interval method (deniable.estimators.METHODS): its name for a question's section, what the methods
+# paragraph says of it, and its references
 INTERVALS = {
-    "exact": ("exact Feldman–Cousins intervals (a likelihood-ratio-ordered Neyman belt on the binomial count of "
-              "reports, mapped to the true share), which cover the true share at least as often as the "
-              "confidence level says, at every n", ("feldman",)),
-    "likelihood": ("profile likelihood-ratio intervals", ("brown",)),
-    "wilson": ("Wilson score intervals on the randomized reports, mapped to the true share", ("wilson", "brown")),
-    "clopper-pearson": ("Clopper–Pearson intervals on the randomized reports, mapped to the true share",
-                        ("clopper",)),
-    "wald": ("normal-approximation (Wald) intervals, which can be too short at small n", ("brown",)),
+    "exact": ("exact Feldman–Cousins",
+              "exact Feldman–Cousins intervals (a likelihood-ratio-ordered Neyman belt on the binomial count of "
+              "reports, mapped to the true share), which cover the true share at least as often as the confidence "
+              "level says, at every n", ("feldman",)),
+    "likelihood": ("profile likelihood ratio", "profile likelihood-ratio intervals", ("brown",)),
+    "wilson": ("Wilson score", "Wilson score intervals on the randomized reports, mapped to the true share",
+               ("wilson", "brown")),
+    "clopper-pearson": ("Clopper–Pearson", "Clopper–Pearson intervals on the randomized reports, mapped to the "
+                        "true share", ("clopper",)),
+    "wald": ("normal approximation (Wald)", "normal-approximation (Wald) intervals, which can be too short at "
+             "small n", ("brown",)),
 }
 
 
@@ -94,9 +98,12 @@ def _matrix(q, randomization: dict) -> dict | None:
     if not matrix:
         return None
     options = list(getattr(q, "options", None) or ())
-    square = len(matrix) == len(matrix[0]) == len(options)
+    design = getattr(q.mechanism, "design", None)
+    named = list(getattr(design, "reports", None) or ())  # a design's reports ("same", "different", "red" …)
     answers = options if len(matrix[0]) == len(options) else [f"answer {j + 1}" for j in range(len(matrix[0]))]
-    reports = options if square else [f"report {i + 1}" for i in range(len(matrix))]
+    if len(named) != len(matrix):
+        named = options if len(matrix) == len(options) else [f"report {i + 1}" for i in range(len(matrix))]
+    reports = named
     return {"rows": list(zip(reports, matrix)), "answers": answers, "per_tick": bool(randomization.get("per_tick"))}
 
 
@@ -111,10 +118,9 @@ def protection(q, method: str) -> dict:
     randomization = question_randomization(q)
     explained = explain_question(q)
     words = [explained[key] for key in ("coin", "posterior", "odds") if explained and explained.get(key)]
-    if not q.protected and not words:
-        words = [f"Not protected: {q.qtype.unprotected(q)}."]
-    elif not q.protected:
-        words.append(f"Not protected by ε: {q.qtype.unprotected(q)}.")
+    if not q.protected:
+        unprotected = q.qtype.unprotected(q)
+        words.append(f"{unprotected[:1].upper()}{unprotected[1:]}.")
     mech = q.mechanism
     design = getattr(mech, "design", None)
     refs: list[str] = []
@@ -135,7 +141,7 @@ def protection(q, method: str) -> dict:
         kind = q.qtype.label
         estimator = (f"the estimators of a {q.qtype.label} question (each row of the table names its method; "
                      "the project's statistics notes derive them)")
-    interval, interval_refs = INTERVALS.get(method, (method, ()))
+    interval, _, interval_refs = INTERVALS.get(method, (method, method, ()))
     if q.qtype.categorical and kind != q.qtype.label:
         refs += [k for k in interval_refs if k not in refs]
     else:
@@ -182,7 +188,7 @@ def methods_paragraph(survey, *, n: int, opened: str | None, closed: str | None,
                     f"received a true answer to a protected question ({spread} per question). By basic composition "
                     f"{add('dwork')}, all of one respondent's protected answers together satisfy ε-local differential "
                     f"privacy with ε = {survey.total_epsilon:.2f}. ")
-    interval, interval_refs = INTERVALS.get(method, (method, ()))
+    _, interval, interval_refs = INTERVALS.get(method, (method, method, ()))
     others = any(p["kind"] not in ("k-ary", "design", None) for p in protections)
     text.append(f"Shares were estimated without bias from the reports"
                 f"{' (the other estimates as each question’s section says)' if others else ''}, with the maximum-likelihood "

@@ -40,10 +40,10 @@ def _environment() -> jinja2.Environment:
 
 
 def content_security_policy(style: str) -> str:
-    """The report's policy: nothing but its own inline stylesheet (by hash) and inline images."""
+    """The report's policy: nothing but its own inline stylesheet (by hash) and inline images (the file's
+    ``<meta>``; the route's header adds ``frame-ancestors``, which a ``<meta>`` cannot carry)."""
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode()
-    return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; base-uri 'none'; "
-            "form-action 'none'; frame-ancestors 'none'")
+    return f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; base-uri 'none'; form-action 'none'"
 
 
 def _version() -> str:
@@ -54,7 +54,8 @@ def _version() -> str:
 
 
 def render_report(db, stored: StoredSurvey, *, method: str = "exact", confidence: float = 0.95) -> tuple[str, str]:
-    """``(html, policy)``: the methods report of ``stored`` from the database ``db``, and its Content-Security-Policy."""
+    """``(html, policy)``: the methods report of ``stored`` from the database ``db``, and the
+    Content-Security-Policy header to serve it with."""
     stats = survey_stats(db, stored)
     n = respondents_from_counts(db, stored, stats)
     items = question_results(stored.survey, stats, method=method, confidence=confidence, simultaneous=False)
@@ -63,4 +64,5 @@ def render_report(db, stored: StoredSurvey, *, method: str = "exact", confidence
     env = _environment()
     style = env.loader.get_source(env, STYLESHEET)[0]
     policy = content_security_policy(style)
-    return env.get_template(TEMPLATE).render(style=Markup(style), policy=policy, **context), policy
+    html = env.get_template(TEMPLATE).render(style=Markup(style), policy=policy, **context)
+    return html, f"{policy}; frame-ancestors 'none'"
