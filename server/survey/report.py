@@ -164,9 +164,10 @@ def methods_paragraph(survey, *, n: int, opened: str | None, closed: str | None,
         refs.extend(k for k in keys if k not in refs)
         return cite(keys)
 
-    period = (f"from {opened} to {closed}" if opened and closed else f"from {opened} (still open on {made_on})"
-              if opened else f"(not opened as of {made_on})")
-    text = [f"The survey “{survey.title}” was fielded online {period}; {n:,} people responded. "
+    period = (f"was fielded online from {opened} to {closed}" if opened and closed
+              else f"was fielded online from {opened} (still open on {made_on})" if opened
+              else f"had not been opened as of {made_on}")
+    text = [f"The survey “{survey.title}” {period}; {n:,} {'person' if n == 1 else 'people'} responded. "
             f"It asked {len(survey.questions)} question{'s' if len(survey.questions) != 1 else ''}, "]
     if not protected:
         text.append("none of them under local differential privacy: every answer was sent as given.")
