@@ -753,6 +753,7 @@ DASHBOARD = [  # (endpoint, method, path template)
     ("dashboard.views.manage_invitations", "POST", "/dashboard/<slug>/invitations"),
     ("dashboard.views.export_definition", "GET", "/dashboard/<slug>/definition.json"),
     ("dashboard.views.results", "GET", "/dashboard/<slug>/results"),
+    ("dashboard.views.report", "GET", "/dashboard/<slug>/report"),
     ("dashboard.views.crosstab", "GET", "/dashboard/<slug>/crosstab"),
     ("dashboard.views.subgroups", "GET", "/dashboard/<slug>/subgroups"),
     ("dashboard.views.export_responses", "GET", "/dashboard/<slug>/export/responses.csv"),

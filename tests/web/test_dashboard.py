@@ -27,6 +27,7 @@ URLS = [
     ("POST", "/dashboard/habits/shares"),
     ("GET", "/dashboard/habits/definition.json"),
     ("GET", "/dashboard/habits/results"),
+    ("GET", "/dashboard/habits/report"),
     ("GET", "/dashboard/habits/crosstab"),
     ("GET", "/dashboard/habits/subgroups"),
     ("GET", "/dashboard/habits/results/chart/q0.svg"),
