@@ -244,15 +244,47 @@ def explain_total(epsilon_total: float, n_protected: int, *, gettext=_same, loca
     }
 
 
-def bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en") -> dict:
-    """The two-answer bounds of a report made under ``epsilon`` (the types without a k-ary coin).
+def uniform_bound(matrix) -> float:
+    """How sure someone who sees a report can be of the true answer, having guessed among the k answers
+    alike before: by Bayes' rule ``max_{r, t} M[r, t] / Σ_s M[r, s]`` for ``M[r, t] = P(report r | answer t)``.
+    Two answers: ``two_way_bound(ε)`` of the matrix's ε.
+
+    >>> from deniable.client.designs import forced
+    >>> round(uniform_bound(forced(0.7, [0.1, 0.1, 0.1]).matrix), 6)
+    0.8
+    """
+    rows = [[float(cell) for cell in row] for row in matrix]
+    return max(max(row) / sum(row) for row in rows if sum(row) > 0)
+
+
+def bounds_sentences(epsilon: float, *, gettext=_same, locale: str = "en", matrix=None) -> dict:
+    """The bounds of a report made under ``epsilon`` (the types without a k-ary coin).
 
     ε-local differential privacy bounds the likelihood ratio of any report between two true answers by
     ``e^ε`` (Dwork & Roth 2014, §3.2); from 50/50 prior odds the posterior is then at most
-    ``e^ε / (1 + e^ε)`` (:func:`two_way_bound`).
+    ``e^ε / (1 + e^ε)`` (:func:`two_way_bound`).  A design with more than two answers (``matrix``, reports
+    × answers) is worded as the k-ary coin is: from a 1-in-k guess, at most :func:`uniform_bound` sure.
     """
     _ = gettext
     odds, bound = math.exp(epsilon), two_way_bound(epsilon)
+    k = 2 if matrix is None else len(matrix[0])
+    if k > 2:
+        among = uniform_bound(matrix)
+        sure = percent(among, locale, gettext=_)
+        return {
+            "epsilon": epsilon, "odds_bound": odds, "posterior_bound": bound,
+            "posterior": _("So what is sent is never proof: someone who sees it, and could only guess your answer "
+                           "before (%(chance)s), can be at most %(sure)s sure of it."
+                           ) % {"chance": _("a 1 in %(k)s chance") % {"k": k}, "sure": sure},
+            "short": (barely(among, gettext=_, locale=locale) if among > ALMOST_CERTAIN else
+                      _("Your device may change your answer at random before sending it, so a 1-in-%(k)s guess "
+                        "about it becomes at most %(sure)s sure.") % {"k": k, "sure": sure}),
+            "odds": _("Whatever someone believed before, what is sent makes one answer at most %(odds)s times as "
+                      "likely as another.") % {"odds": times(odds, locale)},
+            "summary": f"Protected (ε = {epsilon:.2f}): an observer guessing among the {k} answers can be at most "
+                       f"{percent(among)} sure; between two answers at 50/50, at most {percent(bound)}.",
+            "warning": exposure_warning(epsilon),
+        }
     return {
         "epsilon": epsilon, "odds_bound": odds, "posterior_bound": bound,
         "posterior": _("Whoever sees what was sent, and could only guess your answer before (50/50), can be at "

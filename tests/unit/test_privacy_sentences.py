@@ -121,9 +121,13 @@ def expected_numbers(q):
     kind = attrs["data-type"]
     if "data-column-0" in attrs:  # a design: its integer weights, one column per true answer
         ticks = kind == "multi"
-        ratio = largest_ratio(columns(attrs, 2 if ticks else q.k))
+        matrix = columns(attrs, 2 if ticks else q.k)
+        ratio = largest_ratio(matrix)
         if ratio is None:
             return None
+        if not ticks and q.k > 2:  # worded as a 1-in-k guess: Bayes from a uniform prior over the k answers
+            sent = [[Fraction(matrix[a][r]) for a in range(q.k)] for r in range(len(matrix[0]))]
+            return [max(max(row) / sum(row) for row in sent if sum(row))]
         ratio = ratio ** q.k if ticks else ratio
     elif kind == "multi":
         p = Fraction(attrs["data-threshold"], TWO_32)

@@ -456,7 +456,7 @@ def design_explanation(design, coin: str, epsilon: float, *, gettext, locale) ->
     from ..explain import bounds_sentences
 
     if design.ldp:
-        return {**bounds_sentences(epsilon, gettext=gettext, locale=locale), "declared_epsilon": None,
+        return {**bounds_sentences(epsilon, gettext=gettext, locale=locale, matrix=design.matrix), "declared_epsilon": None,
                 "coin": coin, "protected": True, "design": design.name}
     _ = gettext
     return {"epsilon": None, "coin": coin + " " + _("Something it may send happens only with one of the answers, "
@@ -575,7 +575,8 @@ class DesignedChoice(Choice):
         side = " (respondent-side)" if d.respondent_side else ""
         head = f"  n = {int(result.n):,} · {d.name} design{side} · {d.privacy}"
         which = (f"  {100 * result.confidence:g}% intervals, method: {result.method}" if result.method
-                 else "  no exact interval for this design with more than two options")
+                 else "  no reports yet: no interval" if not result.n
+                 else "  no exact interval for this design" + (" with more than two options" if q.k > 2 else ""))
         rows = [[label, f"{int(result.counts[i]):,}", pct(result.estimate[i]), pct(result.consistent[i]),
                  pct(result.std_error[i]),
                  "—" if result.ci_low is None else f"[{pct(result.ci_low[i])}, {pct(result.ci_high[i])}]"]

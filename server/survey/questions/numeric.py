@@ -49,6 +49,12 @@ def grid_of(q: Question) -> int:
     return q.grid if q.protected else q.steps
 
 
+def grid_points(q) -> list[str]:
+    """The grid's values as the respondent reads them (a protected grid question rounds to these)."""
+    g = grid_of(q)
+    return [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
+
+
 def is_laplace(q: Question) -> bool:
     return q.method == "laplace"
 
@@ -458,7 +464,7 @@ class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit,
                      "your number itself, otherwise a number further away, each step further %(factor)s times less "
                      "likely, in either direction.") % {"same": pct((1 - t) / (1 + t)), "factor": times(1 / t, locale)}
         g = grid_of(q)
-        points = [decimal_text(q.value(j * (q.steps // g))) for j in range(g + 1)]
+        points = grid_points(q)
         if g == 1:
             return _("Your device first rounds your number at random to %(low)s or %(high)s (the nearer one is the "
                      "likelier), then sends that %(kept)s of the time and otherwise the other one."
@@ -468,6 +474,24 @@ class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit,
                  "%(values)s, then sends that value %(kept)s of the time and otherwise one of the other "
                  "%(others)s values (%(each)s each).") % {"values": shown, "kept": pct(mech.rr.p), "others": g,
                                                          "each": pct(mech.rr.q, up=False)}
+
+    def explanation(self, q, *, gettext, locale):
+        """The bounds and the coin (:meth:`Presentation.explanation`), and ``sent``: the thank-you page's one
+        sentence on why the number sent is not the one typed (a grid value, or a noisy number)."""
+        info = super().explanation(q, gettext=gettext, locale=locale)
+        if not q.protected:
+            return info
+        _ = gettext
+        if is_laplace(q):
+            sent = _("randomized on your device: your number with random noise added, so it may differ from "
+                     "the number you typed")
+        else:
+            points = grid_points(q)
+            shown = ", ".join(points[:6]) + (", …" if len(points) > 6 else "")
+            sent = _("randomized on your device: your number was first rounded at random to one of %(values)s, "
+                     "then that value was sent or replaced by another of them, so it may differ from the number "
+                     "you typed") % {"values": shown}
+        return {**info, "sent": sent}
 
     def api_design(self, q):
         """``type``, ``min``, ``max``, ``step``, ``steps`` (m) and ``mechanism``: ``direct``, or ``grid`` with
