@@ -175,3 +175,13 @@ def test_the_wording_fix_has_one_element_per_id(app, auth_client):
     page = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
     assert "Fix the wording" in page and 'name="wording-title"' in page
     assert len(ids(page)) == len(set(ids(page))), sorted({i for i in ids(page) if ids(page).count(i) > 1})
+
+
+def test_the_summary_lists_every_error_a_long_title_beside_a_question_error(app, auth_client):
+    """A walkthrough found the summary leaving out "title: at most 200 characters" when a question also
+    had an error: the definition stops at its first error, so each field is checked on its own."""
+    page = save(app, auth_client, {"title": "T" * 201}, [{**QUESTION, "text": ""}])
+    targets = [target for target, _ in summary(page)]
+    assert "title" in targets, summary(page)
+    assert any(target.startswith("questions-0") for target in targets), summary(page)
+    assert field_errors(page, "title"), "the title's error is not under the title"

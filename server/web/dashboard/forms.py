@@ -20,7 +20,7 @@ from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Option
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey import questions as question_types
 from deniable.server.survey.definition import (MAX_CONTACT, MAX_LABEL, MAX_TEXT, DefinitionError, Survey,
-                                               parse_definition, parse_question)
+                                               parse_definition, parse_question, text_field)
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
@@ -311,6 +311,13 @@ def validated_survey(form: DesignForm) -> Survey | None:
     ok = not blank_title
     if blank_title:
         form.title.errors.append(BLANK["title"])
+    for name in ("title", "description", "information", "contact"):  # each on its own: the summary lists every error
+        try:
+            if not (name == "title" and blank_title):
+                text_field(getattr(form, name).data or "", (name,), max_len=LIMITS.get(name, MAX_TEXT), allow_empty=True)
+        except DefinitionError as exc:
+            _place(form, exc, slots)
+            ok = False
     questions = []
     for n, slot in enumerate(slots):
         where = ("questions", n)
