@@ -100,18 +100,25 @@ def set_public(db: sqlite_utils.Database, stored: StoredSurvey, public: bool) ->
         db.execute("UPDATE release_budgets SET public = ? WHERE survey_id = ?", [int(bool(public)), stored.id])
 
 
-def latest_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:
-    """The latest release document of a survey (public or not), or None.
+def all_releases(db: sqlite_utils.Database, survey_id: int) -> list[dict]:
+    """Every release document of a survey (public or not), oldest first.
 
     ``id`` is the stored id, numbered across every survey, which pages do not show; ``number`` is
     the release's place among this survey's own releases (1, 2, …), which they do.
     """
-    row = db.execute("SELECT id, released_on, document, (SELECT count(*) FROM releases r WHERE r.survey_id = ? "
-                     "AND r.id <= releases.id) FROM releases WHERE survey_id = ? ORDER BY id DESC LIMIT 1",
-                     [survey_id, survey_id]).fetchone()
-    if row is None:
-        return None
-    return {**json.loads(row[2]), "id": row[0], "released_on": row[1], "number": row[3]}
+    rows = db.execute("SELECT id, released_on, document FROM releases WHERE survey_id = ? ORDER BY id",
+                      [survey_id]).fetchall()
+    out = []
+    for number, (release_id, released_on, text) in enumerate(rows, start=1):
+        document = json.loads(text)
+        out.append({**document, "id": release_id, "released_on": released_on, "number": number})
+    return out
+
+
+def latest_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:
+    """The latest of :func:`all_releases`, or None."""
+    every = all_releases(db, survey_id)
+    return every[-1] if every else None
 
 
 def public_release(db: sqlite_utils.Database, survey_id: int) -> dict | None:

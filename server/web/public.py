@@ -1,4 +1,5 @@
-"""The public results page ``/r/<slug>``: a survey's latest release, for anyone, without login.
+"""The public results page ``/r/<slug>``: a survey's latest release, and the tables of every earlier one, for
+anyone, without login.
 
 It shows only what the owner released and what was stored at that moment
 (:mod:`deniable.server.store.releases`): reading it draws nothing and spends nothing.  A survey
@@ -106,6 +107,7 @@ def group_headlines(document: dict) -> dict:
 @bp.route("/r/<slug>")
 def results(slug: str):
     db, stored, document = _release(slug)
-    return render_template("public/results.html", stored=stored, release=group_headlines(document),
+    earlier = [group_headlines(r) for r in releases.all_releases(db, stored.id)[:-1]]  # their ε stays spent: shown
+    return render_template("public/results.html", stored=stored, release=group_headlines(document), earlier=earlier,
                            budget=releases.budget(db, stored.id), ledger=releases.ledger(db, stored.id),
                            protected=protected_items(stored, document))

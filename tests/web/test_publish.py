@@ -79,6 +79,9 @@ def test_the_budget_is_fixed_after_the_first_release(auth_client, habits):
 @pytest.mark.parametrize("url,data,message", [
     ("/dashboard/habits/publish/budget", {"budget": "lots"}, "budget: must be a number"),
     ("/dashboard/habits/publish/budget", {"budget": "-1"}, "budget: must be a number of ε in (0, 100]"),
+    # a walkthrough found 1e309 (inf to float()) refused as "got nan"
+    ("/dashboard/habits/publish/budget", {"budget": "1e309"}, "budget: must be a number of ε in (0, 100], got &#39;1e309&#39;"),
+    ("/dashboard/habits/publish/budget", {"budget": "nan"}, "budget: must be a number of ε in (0, 100], got &#39;nan&#39;"),
     ("/dashboard/habits/publish/release", {"counts-age": "abc"}, "counts-age: ε must be a number"),
     ("/dashboard/habits/publish/release", {}, "choose at least one thing to release"),
     # found by the HTTP fuzzer: a positive ε too small for the noise's 32-bit coin was a 500
@@ -180,3 +183,20 @@ def test_the_protected_estimates_alone_need_no_budget_and_the_budget_can_still_b
     assert [row[1] for row in table(app, "release_budgets")] == [2.0] and len(table(app, "release_ledger")) == 2
     refused = post(auth_client, "/dashboard/habits/publish/budget", {"budget": "10"})
     assert refused.status_code == 409
+
+
+def test_the_public_page_keeps_every_release_s_tables_whose_epsilon_stays_spent(app, auth_client, habits):
+    """A walkthrough found the public page dropping release 1's table after release 2, while the ledger
+    still counted its ε: every release is listed, newest first, each with its ε and day."""
+    assert publish(auth_client, budget="3", **{"counts-age": "1"}).status_code == 303
+    assert post(auth_client, "/dashboard/habits/publish/release", {"top-age": "0.5"}).status_code == 303
+    rows = table(app, "releases")
+    first, second = (json.loads(row[3]) for row in rows)
+    html = app.test_client().get("/r/habits").get_data(as_text=True)
+    assert re.findall(r'<td class="count">(\d+)</td>', html) == [str(c) for c in first["items"][0]["counts"]]
+    assert "Most common answer" in html
+    numbers = re.findall(r'<section class="release[^"]*" data-number="(\d+)"', html)
+    assert numbers == ["2", "1"], numbers
+    assert re.search(r'id="release-1">Release 1, [^<]*· ε = 1<', html)
+    assert re.search(r'id="release-2">Release 2, [^<]*· ε = 0.5<', html)
+    assert 'class="spent">ε = 1.5</strong>' in html

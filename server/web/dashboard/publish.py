@@ -47,12 +47,12 @@ def set_budget(slug: str):
     stored, _ = survey_for(slug, "owner")
     text = (request.form.get("budget") or "").strip()
     value = number_or_none(text)
-    if value is None:
-        return _page(stored, error=f"budget: must be a number of ε, got {text[:20]!r}", status=400)
+    if value is None or not 0 < value <= 100:  # 1e309 is inf to float(): said as typed, not as "inf" or "nan"
+        return _page(stored, error=f"budget: must be a number of ε in (0, 100], got {text[:20]!r}", status=400)
     if stored.status == "draft":
         return _page(stored, error=f"survey {slug!r} is a draft: open it before publishing", status=409)
     try:
-        releases.set_budget(get_db(), stored, value if math.isfinite(value) else math.nan)
+        releases.set_budget(get_db(), stored, value)
     except releases.BudgetError as exc:
         return _page(stored, error=str(exc), status=409 if "fixed" in str(exc) else 400)
     flash(f"Release budget set to ε = {value:g}.", "info")
