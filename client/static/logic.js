@@ -55,8 +55,12 @@ function render() {
   const pages = pagesAsked();
   if (!pages.includes(current)) current = pages.find((p) => p > current) || pages[pages.length - 1] || 1;
   const paged = document.getElementById("page-nav") !== null;
+  let number = 0; // question numbers count only the questions asked ("10." then "11.", never "12.")
   for (const fieldset of fieldsets()) {
     fieldset.hidden = !isAsked(fieldset) || (paged && Number(fieldset.dataset.page) !== current);
+    const shown = fieldset.querySelector(".question-number");
+    if (isAsked(fieldset)) number += 1;
+    if (shown && isAsked(fieldset)) shown.textContent = `${number}.`;
   }
   if (!paged) return;
   const at = pages.indexOf(current);

@@ -155,3 +155,16 @@ def test_the_builder_picker_lists_earlier_direct_questions_and_the_panel_plans_o
         assert note.inner_text().startswith("Planned on the 400 respondents expected to reach this question "
                                             "(40 % of 1,000)")
         assert "at 400 respondents" in logged_in.inner_text("#question-3 .plan-panel")
+
+
+def test_question_numbers_count_only_the_questions_asked(page, live_server, paged_survey):
+    """A walkthrough found "10." then "12." around a hidden question: numbers count what is asked."""
+    page.goto(f"{live_server}/s/paged")
+    page.wait_for_selector("#submit-answers:not([disabled])", state="attached", timeout=10_000)
+    numbers = """() => Object.fromEntries(Array.from(document.querySelectorAll("fieldset.question:not([disabled])"))
+      .map((f) => [f.dataset.qid, f.querySelector(".question-number").textContent]))"""
+    assert page.evaluate(numbers) == {"smoke": "1.", "age": "2."}  # kinds, many and pipe are not asked
+    page.get_by_label("Sometimes", exact=True).check()
+    assert page.evaluate(numbers) == {"smoke": "1.", "kinds": "2.", "many": "3.", "age": "4."}
+    page.get_by_label("No", exact=True).check()
+    assert page.evaluate(numbers) == {"smoke": "1.", "age": "2."}
