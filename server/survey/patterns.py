@@ -74,7 +74,7 @@ def from_dataset(dataset: Dataset, day: str = NO_DAY) -> Patterns:
     ids = [q.id for q in survey.questions]
     matrix = np.column_stack([dataset.columns[qid] for qid in ids]) if dataset.n_rows else \
         np.zeros((0, len(ids)), dtype=np.int64)
-    rows, counts = _unique_rows(matrix, [q.k + 1 for q in survey.questions])
+    rows, counts = _unique_rows(matrix, [q.qtype.n_cells(q) + 1 for q in survey.questions])  # codes 0 … n_cells − 1
     return Patterns(survey=survey, days=np.full(len(counts), day, dtype=object),
                     columns={qid: rows[:, j] for j, qid in enumerate(ids)}, counts=counts)
 
@@ -85,14 +85,13 @@ def collapse(patterns: Patterns, qids: list[str]) -> tuple[np.ndarray, np.ndarra
         np.zeros((len(patterns.counts), 0), dtype=np.int64)
     if not len(patterns.counts):
         return np.zeros((0, len(qids)), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    radices = [patterns.survey.question(qid).k + 1 for qid in qids]
-    key_rows, inverse = _row_index(matrix, radices)
+    key_rows, inverse = _row_index(matrix)
     counts = np.bincount(inverse, weights=patterns.counts, minlength=len(key_rows)).astype(np.int64)
     keep = counts > 0
     return key_rows[keep], counts[keep]
 
 
-def _row_index(matrix: np.ndarray, radices: list[int]):
+def _row_index(matrix: np.ndarray):
     if matrix.shape[1] == 0:
         return np.zeros((1, 0), dtype=np.int64), np.zeros(matrix.shape[0], dtype=np.int64)
     rows, inverse = np.unique(matrix, axis=0, return_inverse=True)
