@@ -31,7 +31,7 @@ from deniable.errors import DeniableError
 STATIC = Path(__file__).resolve().parent / "static"
 SOURCES = ("rr.js", "designs.js", "keys.js", "embed/embed.js",  # each after what it imports
            "embed/types/choice.js", "embed/types/design.js", "embed/types/multi.js",
-           "embed/types/numeric.js", "embed/types/list.js", "embed/types/two_group.js")
+           "embed/types/numeric.js", "embed/types/list.js", "types/two_group_draw.js", "embed/types/two_group.js")
 NAME = "deniable-embed"
 GLOBAL = "DeniableEmbed"
 
