@@ -130,7 +130,8 @@ def test_the_respondent_side_crosswise_design_is_not_offered_on_the_ticks_and_re
     classes = dict((value, cls) for cls, value in re.findall(
         r'<label class="([^"]*)"[^>]*><input (?:checked )?class="q-randomization" id="questions-0-randomization-\d" '
         r'name="questions-0-randomization" type="radio" value="(\w+)"', page))
-    assert set(classes) == {"rr", "forced", "warner", "unrelated", "kuk", "crosswise", "respondent_crosswise"}, page
+    assert set(classes) == {"rr", "forced", "warner", "unrelated", "kuk", "crosswise", "respondent_crosswise",
+                            "custom"}, page
     assert "only-choice" in classes["respondent_crosswise"] and "only-multi" not in classes["respondent_crosswise"]
     assert all("only-choice" in cls and "only-multi" in cls for value, cls in classes.items()
                if value != "respondent_crosswise")

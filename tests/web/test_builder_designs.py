@@ -8,6 +8,7 @@ refused (409); and ``/dashboard/plan.json?design=…`` gives the numbers of ``de
 from __future__ import annotations
 
 import html
+import io
 import json
 import math
 import re
@@ -34,6 +35,8 @@ KUK = {"qid": "lied", "text": "Have you ever lied to a doctor?", "options": "Yes
        "randomization": "kuk", "design_theta_1": "0.7", "design_theta_2": "0.3"}
 CROSSWISE = {"qid": "evaded", "text": "Have you ever evaded a tax?", "options": "Yes\nNo", "protection": "protected",
              "randomization": "crosswise", "design_prevalence": "0.25"}
+CUSTOM = {"qid": "matrix", "text": "Red or black?", "options": "Yes\nNo", "protection": "protected",
+          "randomization": "custom", "design_matrix": "0.7 0.2\n0.3 0.8"}
 KARY = {"qid": "year", "text": "Year?", "options": "First\nSecond", "protection": "protected",
         "randomization": "rr", "epsilon": "1", "design_p": "0.9"}  # a leftover p is ignored
 
@@ -135,7 +138,14 @@ def test_a_saved_design_is_shown_in_its_fields_and_saved_again_unchanged(app, au
     ({**KUK, "design_theta_2": "0.7"}, "design_theta_2", "must differ from theta_1"),
     ({**KUK, "design_theta_1": ""}, "design_theta_1", "enter a probability"),
     ({**CROSSWISE, "design_prevalence": "0,5"}, "design_prevalence", "must not be 1/2"),
-    ({**FORCED_BINARY, "randomization": "custom"}, "randomization", "Not a valid choice"),
+    ({**CUSTOM, "design_matrix": ""}, "design_matrix", "enter the matrix: one line per report"),
+    ({**CUSTOM, "design_matrix": "0.7 0.2\n0.3 lots"}, "design_matrix",
+     "row 2 (report 2), number 2 (option 2): enter a number such as 0.7, not 'lots'"),
+    ({**CUSTOM, "design_matrix": "0.7 0.2\n0.3 0.9"}, "design_matrix", "column 1 (answer 2) must add up to 1, got 1.1"),
+    ({**CUSTOM, "design_matrix": "0.7 0.2\n0.2 0.8\n0.1 0"}, "design_matrix", "needs one row per report"),
+    ({**CUSTOM, "design_matrix": "0.7 0.2 0\n0.3 0.8 1"}, "design_matrix", "every row needs one probability per option (2)"),
+    ({**CUSTOM, "design_matrix": "0.5 0.5\n0.5 0.5"}, "design_matrix", ""),  # singular: whatever the parser says
+    ({**CUSTOM, "design_matrix": "1.2 0.2\n-0.2 0.8"}, "design_matrix", "row 1 (report 1), number 1 (option 1): must be"),
 ])
 def test_a_bad_design_parameter_is_a_field_error_and_nothing_is_stored(auth_client, db_path, question, field, words):
     token = csrf_token(auth_client, "/dashboard/new")
@@ -152,22 +162,45 @@ def test_a_bad_design_parameter_is_a_field_error_and_nothing_is_stored(auth_clie
         db.close()
 
 
-def test_a_design_the_builder_has_no_fields_for_is_still_refused(auth_client, db_path, tmp_path):
-    definition = {**DEFINITION, "questions": [
-        {"id": "matrix", "text": "Red or black?", "options": ["Yes", "No"],
-         "design": {"name": "custom", "matrix": [[0.7, 0.2], [0.3, 0.8]]}}, DEFINITION["questions"][2]]}
-    path = tmp_path / "kuk.json"
-    path.write_text(json.dumps(definition))
+MATRIX_DEFINITION = {**DEFINITION, "questions": [
+    {"id": "matrix", "text": "Red or black?", "options": ["Yes", "No"],
+     "design": {"name": "custom", "matrix": [[0.7, 0.2], [0.3, 0.8]]}},
+    {"id": "colour", "text": "Which colour?", "options": ["Red", "Green", "Blue"],
+     "design": {"name": "custom", "matrix": [[0.7, 0.15, 0], [0.2, 0.7, 0.2], [0.1, 0.15, 0.8]]}},
+    DEFINITION["questions"][2]]}
+
+
+def test_a_custom_matrix_is_edited_in_place_and_saved_as_deniable_import_stores_it(auth_client, db_path, tmp_path):
+    """Issue 39: the builder shows a custom matrix as rows of numbers (no "cannot edit"), and saving the page
+    as shown stores exactly what the import stored; the same matrix typed in the builder stores the same."""
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps(MATRIX_DEFINITION))
     result = CliRunner().invoke(cli, ["import", str(path), "--db", db_path, "--owner", "ada@example.org"])
     assert result.exit_code == 0, result.output
     before = stored(db_path)
     page = html.unescape(auth_client.get("/dashboard/designs/edit").get_data(as_text=True))
-    assert "question 'matrix': the builder cannot edit a randomized-response design yet" in page
-    assert "question 'stolen'" not in page  # Warner's design: the builder shows it whole
+    assert "cannot edit" not in page and "was not saved" not in page
+    assert re.search(r'id="questions-0-design_matrix"[^>]*>\s*0\.7 0\.2\n0\.3 0\.8</textarea>', page), page
+    assert re.search(r'id="questions-1-design_matrix"[^>]*>\s*0\.7 0\.15 0\n0\.2 0\.7 0\.2\n0\.1 0\.15 0\.8</textarea>',
+                     page)
     token = csrf_token(auth_client, "/dashboard/designs/edit")
-    response = auth_client.post("/dashboard/designs/edit", data=builder_data(token, [WARNER, WARNER]))
-    assert response.status_code == 409
+    colour = {"qid": "colour", "text": "Which colour?", "options": "Red\nGreen\nBlue", "protection": "protected",
+              "randomization": "custom", "design_matrix": "0.7, 0.15, 0\n0,2 0,7 0,2\n0.1;0.15;0.8"}
+    response = auth_client.post("/dashboard/designs/edit", data=builder_data(token, [CUSTOM, colour, WARNER]))
+    assert response.status_code == 302, html.unescape(response.get_data(as_text=True))[:3000]
     assert stored(db_path) == before
+
+
+def test_the_import_of_a_custom_matrix_survey_reads_as_a_success(auth_client, db_path):
+    """The dashboard's import of a custom-matrix survey lands on its builder with no error summary."""
+    token = csrf_token(auth_client, "/dashboard/")
+    response = auth_client.post("/dashboard/import", data={
+        "csrf_token": token, "target_n": "1000",
+        "definition": (io.BytesIO(json.dumps(MATRIX_DEFINITION).encode()), "matrix.json")},
+        content_type="multipart/form-data", follow_redirects=True)
+    page = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 200 and "Imported 'designs' as a draft." in page
+    assert "was not saved" not in page and "cannot edit" not in page and 'id="error-summary"' not in page
 
 
 def cli_plan(design: dict, margin: float) -> dict:

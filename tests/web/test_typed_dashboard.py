@@ -98,19 +98,22 @@ def test_the_builder_edits_a_typed_draft(auth_client, db_path):
     assert connect(db_path).execute("SELECT qid, type, spec, options FROM questions ORDER BY id").fetchall() == before
 
 
-def test_the_builder_says_it_cannot_edit_a_design_and_saves_nothing(auth_client, db_path):
-    """The builder has no fields for a design: it says so on the page, and a save (which would drop the
-    design) is refused with nothing changed."""
+def test_the_builder_edits_a_custom_matrix_and_a_bad_one_saves_nothing(auth_client, db_path):
+    """The builder shows a custom matrix as rows of numbers (issue 39: it used to say it "cannot edit" it), and a
+    save of a matrix the definition parser refuses is a 422 on the matrix's field with nothing changed."""
     _habits(db_path, "draft")
-    page = auth_client.get("/dashboard/habits/edit")
-    words = "question 'stolen': the builder cannot edit a randomized-response design yet"  # a custom matrix
-    assert page.status_code == 200 and words in html.unescape(page.get_data(as_text=True))
+    page = html.unescape(auth_client.get("/dashboard/habits/edit").get_data(as_text=True))
+    assert "cannot edit" not in page and 'id="error-summary"' not in page
+    assert re.search(r'id="questions-6-design_matrix"[^>]*>\s*0\.6 0\n0\.4 1</textarea>', page)
     token = csrf_token(auth_client, "/dashboard/habits/edit")
     before = connect(db_path).execute("SELECT qid, type, spec, options, epsilon FROM questions ORDER BY id").fetchall()
     response = auth_client.post("/dashboard/habits/edit", data={
-        "csrf_token": token, "title": "Changed", "target_n": "1000", "questions-0-qid": "cheated",
-        "questions-0-text": "Cheated?", "questions-0-options": "Yes\nNo", "questions-0-epsilon": "1", "save": "Save draft"})
-    assert response.status_code == 409 and words in html.unescape(response.get_data(as_text=True))
+        "csrf_token": token, "title": "Changed", "target_n": "1000", "questions-0-qid": "stolen",
+        "questions-0-text": "Stolen?", "questions-0-options": "Yes\nNo", "questions-0-randomization": "custom",
+        "questions-0-design_matrix": "0.6 0\n0.4 0.9", "save": "Save draft"})
+    text = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 422 and "Question 1, matrix: column 1 (answer 2) must add up to 1" in text
+    assert 'href="#questions-0-design_matrix"' in text
     after = connect(db_path).execute("SELECT qid, type, spec, options, epsilon FROM questions ORDER BY id").fetchall()
     assert after == before
 

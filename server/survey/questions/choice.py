@@ -39,7 +39,7 @@ from .wire import Wire
 from .registry import DEFAULT, register
 
 # The builder's "Randomization" of a protected single choice: k-ary randomized response at ε (``rr``),
-# or one of the designs the builder has fields for (the others are edited in the definition file).
+# or one of the designs, each with its fields (every design of client/designs.py: a custom matrix as rows of numbers).
 RANDOMIZATIONS = {"rr": "k-ary randomized response at ε",
                   "forced": "forced response (truth with p, else option i with p_i)",
                   "warner": "Warner's mirrored design (two options)",
@@ -47,15 +47,29 @@ RANDOMIZATIONS = {"rr": "k-ary randomized response at ε",
                   "kuk": "Kuk's two decks (two options)",
                   "crosswise": "crosswise model, randomized by the device (two options)",
                   "respondent_crosswise": ("crosswise model, combined by the respondent with a private fact "
-                                           "(two options)")}
+                                           "(two options)"),
+                  "custom": "a custom matrix (one row per report, one column per option)"}
 # A design parameter → the builder slot's field that holds it (a list parameter: one value per line).
 DESIGN_SLOTS = {"p": "design_p", "forced": "design_forced", "prevalence": "design_prevalence",
                 "theta_1": "design_theta_1", "theta_2": "design_theta_2", "fact": "design_fact",
-                "prevalence_range": "design_range"}
+                "prevalence_range": "design_range", "matrix": "design_matrix"}
 LIST_PARAMETERS = {"forced": ("enter the forced shares p_i, one per option and line, such as 0.1",
                               "a probability such as 0.1"),
                    "prevalence_range": ("enter the lowest and the highest plausible prevalence of the private fact, "
                                         "one per line, such as 0.22 and 0.28", "a probability such as 0.22")}
+
+
+MATRIX_EMPTY = ("enter the matrix: one line per report (the reports are the options, in their order), on each line "
+                "one probability per option separated by spaces, such as “0.7 0.15 0” (each column adds up to 1)")
+
+
+def cells(line: str) -> list[str]:
+    """One line of a custom matrix as typed: numbers separated by spaces or semicolons (a comma after a number
+    is a separator too: ``0.7, 0.2``), or by commas alone when the line has no space (``0.7,0.2``); a comma
+    inside a number separated by spaces is its decimal point (``0,7 0,3``), as everywhere in the builder."""
+    if re.search(r"[\s;]", line.strip()):
+        return [cell.rstrip(",") for cell in re.split(r"[\s;]+", line.strip()) if cell.rstrip(",")]
+    return [cell for cell in line.split(",") if cell.strip()]
 
 
 def builder_design(raw: dict, where: tuple, protected: bool, choices: dict = RANDOMIZATIONS) -> dict | None:
@@ -77,6 +91,12 @@ def builder_design(raw: dict, where: tuple, protected: bool, choices: dict = RAN
             if not spec[key]:
                 raise DefinitionError(path, "enter the private fact's question, such as “Is your mother's birthday "
                                             "in January, February or March?”")
+        elif key == "matrix":  # one line per report, its numbers separated by spaces (or commas)
+            rows = [cells(line) for line in lines(raw.get(DESIGN_SLOTS[key]))]
+            if not rows:
+                raise DefinitionError(path, MATRIX_EMPTY)
+            spec[key] = [[typed_number(v, (*path, r, c), "a probability such as 0.7") for c, v in enumerate(row)]
+                         for r, row in enumerate(rows)]
         elif key in LIST_PARAMETERS:
             values = lines(raw.get(DESIGN_SLOTS[key]))
             empty, what = LIST_PARAMETERS[key]
@@ -91,6 +111,8 @@ def builder_design(raw: dict, where: tuple, protected: bool, choices: dict = RAN
 def _shown(value) -> str:
     """A design parameter as the builder shows it, so that reading it back gives the same number (words as
     they are)."""
+    if isinstance(value, (list, tuple)):  # a row of a custom matrix: its numbers separated by spaces
+        return " ".join(_shown(v) for v in value)
     return value if isinstance(value, str) else str(value) if isinstance(value, int) else repr(float(value))
 
 

@@ -64,6 +64,7 @@ class QuestionForm(Form):
     design_theta_2 = StringField("θ₂ (red share, second option's deck)")
     design_fact = StringField("Private fact (a yes/no question only the respondent knows the answer to)")
     design_range = TextAreaField("Plausible prevalence of the fact (lowest and highest)")
+    design_matrix = TextAreaField("Matrix (one line per report)")
     # a two-group design (questions/two_group.py: the labels of the p fields follow the model, edit.html)
     group_model = SelectField("Model", choices=lambda: model_choices(), default="CDM",
                               validate_choice=False)  # another model: the definition parser's message
@@ -279,6 +280,8 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
             problem = _plain(error)
             if len(path) > 4 and isinstance(path[4], int) and key == "forced":
                 problem = f"share {path[4] + 1} (option {path[4] + 1}): {problem}"
+            if len(path) > 5 and isinstance(path[4], int) and isinstance(path[5], int) and key == "matrix":
+                problem = f"row {path[4] + 1} (report {path[4] + 1}), number {path[5] + 1} (option {path[5] + 1}): {problem}"
             entry[slots_of[key] if key in slots_of else "randomization"].errors.append(problem)
             return
         if sub == "show_if" and len(path) > 3 and path[3] == "in":  # a condition's options, on their own field
@@ -354,7 +357,7 @@ QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items"
                    "mechanism": "mechanism", "grid": "G", "protection": "asked", "epsilon": "ε",
                    "randomization": "randomization", "design_p": "p", "design_forced": "forced shares p_i",
                    "design_prevalence": "known prevalence", "design_theta_1": "θ₁", "design_theta_2": "θ₂",
-                   "design_fact": "private fact", "design_range": "plausible prevalence",
+                   "design_fact": "private fact", "design_range": "plausible prevalence", "design_matrix": "matrix",
                    "group_model": "model", "group_p1": "p₁", "group_p2": "p₂", "group_p3": "p₃", "group_p4": "p₄",
                    "group_share": "group 1 share", "unrelated": "unrelated question",
                    "known_prevalence": "known prevalence (known-answer item)",

@@ -283,7 +283,8 @@ function planParams(card, kind) {
 // computes ε and the numbers with the server's code.
 function designOf(card) {
   const chosen = card.querySelector("input.q-randomization:checked");
-  if (!chosen || isDirect(card) || chosen.closest(".design-fields").offsetParent === null) return null;
+  // the design's fields belong to the chosen type (types.css shows them for .only-<type>; a closed card shows none)
+  if (!chosen || isDirect(card) || !chosen.closest(".design-fields").classList.contains(`only-${kindOf(card)}`)) return null;
   const names = (chosen.closest("label").dataset.designParams || "").split(" ").filter(Boolean);
   if (!names.length) return null;
   const number = (text) => {
@@ -296,10 +297,19 @@ function designOf(card) {
     const input = card.querySelector(`[data-design-param="${name}"]`);
     const text = input ? input.value : "";
     if (input && input.dataset.designText) { design[name] = text.trim(); continue; } // words, not a number
+    if (input && input.dataset.designMatrix) { design[name] = matrixRows(text).map((row) => row.map(number)); continue; }
     design[name] = input && input.dataset.designList
       ? text.split("\n").map((line) => line.trim()).filter(Boolean).map(number) : number(text);
   }
   return design;
+}
+
+// A custom matrix as typed (choice.py's cells, the same rule): one line per report, its numbers separated by
+// spaces or semicolons (a comma after a number too), or by commas alone on a line without a space.
+function matrixRows(text) {
+  return text.split("\n").map((line) => line.trim()).filter(Boolean).map((line) => (/[\s;]/.test(line)
+    ? line.split(/[\s;]+/).map((cell) => cell.replace(/,+$/, "")).filter(Boolean)
+    : line.split(",").filter((cell) => cell.trim())));
 }
 
 // What the chosen type needs before its numbers can be computed (data-plan-needs on its radio, from
