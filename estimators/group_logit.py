@@ -102,13 +102,14 @@ class GroupLogitResult(Result):
         return self.names[-1] == MODELS[self.model].nuisance
 
     def summary(self) -> str:
+        width = max(14, 2 + max(map(len, self.names)))  # a long covariate name keeps the columns aligned
         lines = [f"{self.model} logistic regression of the carriers' share (n = {self.n}, p = "
                  f"{', '.join(f'{x:g}' for x in self.p)}), log-likelihood {self.loglik:.4f}",
-                 f"{'':<14}{'estimate':>10}{'SE':>10}  {self.confidence:.0%} interval"]
+                 f"{'':<{width}}{'estimate':>10}{'SE':>10}  {self.confidence:.0%} interval"]
         for name, b, s, lo, hi in zip(self.names, self.coefficients, self.se, self.lower, self.upper):
             shown = "—" if math.isnan(s) else f"{s:.4f}"
             bounds = "—" if math.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
-            lines.append(f"{name:<14}{b:>10.4f}{shown:>10}  {bounds}")
+            lines.append(f"{name:<{width}}{b:>10.4f}{shown:>10}  {bounds}")
         from .two_group import MODELS
 
         betas = len(self.names) - (self.names[-1] == MODELS[self.model].nuisance)
