@@ -101,6 +101,53 @@ def entry_plans(form: DesignForm) -> list[dict | None]:
     return plans
 
 
+def _needed(plan: dict | None) -> int | None:
+    """The respondents a plan says the margin needs (its ``needed``, or its headline option's), or None."""
+    if not plan:
+        return None
+    needed = plan.get("needed")
+    if needed is None and isinstance(plan.get("option"), dict):
+        needed = plan["option"].get("needed")
+    return needed if isinstance(needed, int) and needed > 0 else None
+
+
+def question_lines(form: DesignForm, plans: list[dict | None], *, stored=None, focus: str | None = None) -> list[dict]:
+    """Per question slot, its one-line card (issue 39): the text (shortened by the page), its type, its
+    protection (ε, the design's name, or "asked directly"), the respondents its panel says the margin needs,
+    and whether the card is open.  A card is closed when a saved draft with two questions or more is shown,
+    except a blank question, a question with an error (errors never hide) and the question the page focuses
+    (added, copied, or after a delete); everything is open on a new survey's page."""
+    kinds_now, designs_now = kinds(), randomizations()
+    types_by_name = {t.name: t for t in questions.all_types()}
+    many = stored is not None and len(form.questions.entries) >= 2
+    focused = focus.split("-")[1] if focus and focus.startswith("questions-") and not focus.endswith(
+        ("-up", "-down")) else None
+    lines = []
+    for i, entry in enumerate(form.questions.entries):
+        sub, plan = entry.form, plans[i]
+        qtype = slot_type(sub)
+        own = bool(getattr(types_by_name.get(qtype.name), "epsilon_from_design", False))
+        design = sub.randomization.data if "randomization" in qtype.slot_fields else None
+        epsilon = plan.get("epsilon") if plan and plan.get("protected") else None
+        if sub.protection.data == "direct" and not own:
+            protection = "asked directly"
+        elif own:
+            protection = f"{sub.group_model.data or ''} design".strip()
+            protection += f", ε = {epsilon:.3g}" if isinstance(epsilon, (int, float)) else ""
+        elif design and design != "rr" and design in designs_now:
+            protection = designs_now[design].split(" (")[0]
+            protection += f", ε = {epsilon:.3g}" if isinstance(epsilon, (int, float)) else ""
+        else:
+            typed = (sub.epsilon.data or "").strip()
+            protection = f"ε = {typed}" if typed else "ε not set"
+        errors = any(field.errors for field in sub)
+        lines.append({"qid": (sub.qid.data or "").strip(), "text": " ".join((sub.text.data or "").split()),
+                      "type": kinds_now.get(qtype.name, qtype.name), "protection": protection,
+                      "needed": _needed(plan),
+                      "open": not many or sub.is_blank() or errors or focused == str(i)})
+    return lines
+
+
 def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: str | None = None, **extra):
     """The builder page (new survey or a draft's design), with the planning panels and the total ε."""
     plans = entry_plans(form)
@@ -111,6 +158,7 @@ def render_builder(form: DesignForm, stored=None, *, status: int = 200, focus: s
                            total_warning=total_warning(total["epsilon"]), almost_certain_total=ALMOST_CERTAIN_TOTAL,
                            total_warning_template=total_warning(2 * ALMOST_CERTAIN_TOTAL, shown="{epsilon}"),
                            summary=error_summary(form), focus=focus, target=target, margin=margin,
+                           lines=question_lines(form, plans, stored=stored, focus=focus),
                            language_names=LANGUAGE_NAMES, limits=LIMITS, kinds=kinds(), mechanisms=mechanisms(),
                            randomizations=randomizations(), design_params=design_params(), design_specs=design_specs(),
                            types=questions.all_types(), types_by_name={t.name: t for t in questions.all_types()},

@@ -173,6 +173,8 @@ function renderEmpty(panel, why) {
   panel.querySelector(".plan-body").replaceChildren(el("p", { class: "plan-empty" }, why));
   panel.dataset.epsilon = "";
   delete panel.dataset.needed;
+  const card = panel.closest("article.question-card");
+  if (card) updateLine(card);
 }
 
 function updateTotal() {
@@ -218,6 +220,7 @@ async function fetchPlan(card, panel, params, render) {
     renderEmpty(panel, "The planning numbers could not be loaded; they will be shown after saving.");
   } finally {
     if (card.dataset.generation === String(mine)) {
+      updateLine(card);
       panel.classList.remove("is-loading");
       panel.removeAttribute("aria-busy");
       panel.dataset.ready = String(mine);
@@ -421,7 +424,9 @@ function wireCard(card) {
   follow(text, qid, (value) => questionId(value, takenIds(qid)));
   card.addEventListener("input", (event) => {
     if (event.target !== text && event.target !== qid && event.target.type !== "radio") schedule(card);
+    updateLine(card);
   });
+  card.addEventListener("change", () => updateLine(card));
   for (const radio of card.querySelectorAll("input[type=radio]")) {
     radio.addEventListener("change", () => {
       card.classList.toggle("is-direct", isDirect(card));
@@ -431,10 +436,72 @@ function wireCard(card) {
   }
 }
 
+// ---------------------------------------------------------------- the one-line cards
+//
+// Each question is a <details> whose summary is its line (edit.html): the number, the id and text, the type, the
+// protection and the respondents its panel says the margin needs.  The line follows the fields as one types;
+// a link to a field (the error summary's), the page's focus or the address's #fragment opens its card first,
+// so that nothing linked to is ever hidden.
+
+function openAround(target) {
+  for (let node = target && target.parentElement; node; node = node.parentElement) {
+    if (node.tagName === "DETAILS" && !node.open) node.open = true;
+  }
+}
+
+function byHash(hash) {
+  if (!hash || hash.length < 2) return null;
+  try { return document.getElementById(decodeURIComponent(hash.slice(1))); } catch (error) { return null; }
+}
+
+function wireOpening() {
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#']");
+    if (link) openAround(byHash(link.getAttribute("href")));
+  }, true); // before the browser follows the link, so that it can scroll to the field and focus it
+  window.addEventListener("hashchange", () => openAround(byHash(window.location.hash)));
+  openAround(byHash(window.location.hash));
+}
+
+function lineText(card) {
+  const qid = card.querySelector("input[id$='-qid']").value.trim();
+  const text = card.querySelector("textarea[id$='-text']").value.trim().split(/\s+/).join(" ");
+  const short = text.length > 90 ? `${text.slice(0, 87)}...` : text;
+  const span = card.querySelector(".line-text");
+  const parts = [];
+  if (qid) parts.push(el("strong", { class: "line-id" }, qid), text ? ": " : "");
+  parts.push(short || (qid ? "" : "(no text yet)"));
+  span.replaceChildren(...parts);
+}
+
+function updateLine(card) {
+  if (!card.querySelector(".question-line")) return;
+  lineText(card);
+  const kind = kindRadio(card);
+  if (kind) card.querySelector(".line-type").textContent = kind.closest("label").textContent.trim();
+  const panel = card.querySelector(".plan-panel");
+  const epsilon = panel.dataset.epsilon ? `, ε = ${Number(Number(panel.dataset.epsilon).toPrecision(3))}` : "";
+  const chosen = card.querySelector("input.q-randomization:checked");
+  const design = chosen && chosen.value !== "rr" && designOf(card) ? chosen.closest("label").textContent.trim().split(" (")[0] : "";
+  let protection;
+  if (isDirect(card)) protection = "asked directly";
+  else if (ownEpsilon(card)) {
+    const model = card.querySelector("[data-plan-param='model']");
+    protection = `${model ? model.value : ""} design${epsilon}`.trim();
+  } else if (design) protection = `${design}${epsilon}`;
+  else protection = fieldValue(card, "epsilon") ? `ε = ${card.querySelector("[id$='-epsilon']").value.trim()}` : "ε not set";
+  card.querySelector(".line-protection").textContent = protection;
+  const plan = card.querySelector(".line-plan");
+  const needed = Number(panel.dataset.needed);
+  plan.textContent = needed > 0
+    ? `n = ${thousands(needed)} for ± ${points(planInputs().margin)} points` : "";
+}
+
 function init() {
   if (!form) return;
   follow(document.getElementById("title"), document.getElementById("slug"), slugify);
   cards().forEach(wireCard);
+  wireOpening();
   wireLimits();
   refreshConditions();
   form.addEventListener("input", refreshConditions);
@@ -451,6 +518,7 @@ function init() {
   });
   const focus = form.dataset.focus && document.getElementById(form.dataset.focus);
   if (focus && !document.getElementById("error-summary")) {
+    openAround(focus);
     focus.focus();
     focus.scrollIntoView({ block: "center" });
   }
