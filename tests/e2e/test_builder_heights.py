@@ -141,6 +141,17 @@ def test_moving_a_closed_question_keeps_the_focus_on_its_button_and_saves_as_imp
         page.click("#questions-3-down")
     page.wait_for_selector("#design-form[data-ready='true']")
     assert page.evaluate("() => document.activeElement.id") == "questions-4-down"
+    # a card open before a move is open after it
+    page.click("#question-4-line")
+    with page.expect_navigation():
+        page.click("#questions-4-up")
+    page.wait_for_selector("#design-form[data-ready='true']")
+    assert page.locator("#question-3-details[open]").count() == 1 and ids[4] in page.inner_text("#question-3-line")
+    assert page.locator("details.question-details[open]").count() == 1
+    with page.expect_navigation():
+        page.click("#questions-3-down")
+    page.wait_for_selector("#design-form[data-ready='true']")
+    assert page.locator("#question-4-details[open]").count() == 1
     # back in order; the closed cards' fields save the survey as it was imported
     before = page.evaluate("() => fetch(location.pathname.replace('/edit', '/definition.json')).then((r) => r.text())")
     with page.expect_navigation():

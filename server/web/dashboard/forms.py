@@ -11,6 +11,9 @@ question id is derived from the title or the question text (:mod:`.naming`).
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import (BooleanField, FieldList, FloatField, Form, FormField, HiddenField,
@@ -20,7 +23,8 @@ from wtforms.validators import AnyOf, InputRequired, Length, NumberRange, Option
 from deniable.client.mechanism import MAX_EPSILON
 from deniable.server.survey import questions as question_types
 from deniable.server.survey.definition import (MAX_CONTACT, MAX_LABEL, MAX_TEXT, DefinitionError, Survey,
-                                               parse_definition, parse_question, text_field)
+                                               field_name, parse_definition, parse_question, text_field)
+from deniable.server.survey.translations import parse_translations
 
 from ..fields import BoundedIntegerField
 from .naming import question_id, slugify
@@ -122,6 +126,9 @@ class DesignForm(FlaskForm):
     margin = FloatField("Margin of error to plan for (±)", default=0.05,
                         # estimators.sample_size needs margin < 0.5 (NumberRange is inclusive)
                         validators=[Optional(), NumberRange(min=0.001, max=0.499, message=MARGIN_MESSAGE)])
+    # the survey's texts in other languages, as the definition's "translations" object (JSON), checked by
+    # translations.parse_translations; a page without the field (a POST that leaves it out) keeps the draft's
+    translations = TextAreaField("Translations (JSON)")
     questions = FieldList(FormField(QuestionForm), min_entries=1)
     action = HiddenField()  # set by the question buttons (name="action"), e.g. "up-2"
     save = SubmitField("Save draft")
@@ -187,7 +194,35 @@ def fill_from_survey(form: DesignForm, survey: Survey, target_n: int) -> None:
     form.consent.data = survey.consent
     form.language.data = survey.language or ""
     form.target_n.data = target_n
+    form.translations.data = shown_translations(survey.translations)
     _replace_entries(form, [question_entry(q) for q in survey.questions])
+
+
+def shown_translations(translations: dict) -> str:
+    """A survey's translations as the builder's field shows them: indented JSON, or nothing."""
+    return json.dumps(translations, indent=2, ensure_ascii=False) if translations else ""
+
+
+def posted_translations(form: DesignForm) -> dict | None:
+    """The translations the page posted (``{}`` when the field was emptied), or None when the POST has no such
+    field (the draft's are kept) or its text is not JSON (the error is on the field)."""
+    if not form.translations.raw_data:
+        return None
+    text = (form.translations.data or "").strip()
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
+        form.translations.errors.append(f"not valid JSON{where}: {getattr(exc, 'msg', str(exc))}; write an object such as "
+                                        '{"es": {"title": "…", "questions": {"drugs": {"text": "…"}}}}')
+        return None
+    if not isinstance(data, dict):
+        form.translations.errors.append('must be a JSON object: a language code (es, fr, en) → that language\'s texts, '
+                                        'such as {"es": {"title": "…"}}')
+        return None
+    return data
 
 
 def _replace_entries(form: DesignForm, entries: list[dict]) -> None:
@@ -299,7 +334,7 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
     form.form_errors.append(_plain(error))
 
 
-def validated_survey(form: DesignForm) -> Survey | None:
+def validated_survey(form: DesignForm, kept: dict | None = None) -> Survey | None:
     """Check the whole form through the definition parser; errors land on their fields.
 
     A blank title is reported on the title (not on the address made from it), and a blank question
@@ -307,7 +342,10 @@ def validated_survey(form: DesignForm) -> Survey | None:
     questions are still checked in the same round trip.
     """
     derive_names(form)
-    if not form.validate():
+    form.posted_translations = None
+    valid = form.validate()  # (resets every field's errors: the translations' are checked after it)
+    posted = posted_translations(form)
+    if not valid:
         return None
     slots = [i for i, entry in enumerate(form.questions.entries) if not entry.form.is_blank()]
     blank_title = not (form.title.data or "").strip()
@@ -334,7 +372,7 @@ def validated_survey(form: DesignForm) -> Survey | None:
         except DefinitionError as exc:
             _place(form, exc, slots)
             ok = False
-    if not ok:
+    if not ok or form.translations.errors:
         return None
     definition = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
                   "description": form.description.data or "", "information": form.information.data or "",
@@ -343,13 +381,23 @@ def validated_survey(form: DesignForm) -> Survey | None:
     if form.language.data:
         definition["language"] = form.language.data
     try:
-        return parse_definition(definition)
+        survey = parse_definition(definition)
     except DefinitionError as exc:
         _place(form, exc, slots)
         return None
+    form.posted_translations = posted
+    # translations edited on the page (or a new survey's) get the import's checks, each error on the field with its
+    # path; the draft's own, unchanged, are carried over by the caller (what no longer fits is left out, and said)
+    if posted and posted != (kept or {}):
+        try:
+            survey = replace(survey, translations=parse_translations(posted, survey))
+        except DefinitionError as exc:
+            form.translations.errors.append(f"{field_name(exc.path[1:]) or 'translations'}: {exc.problem}")
+            return None
+    return survey
 
 
-LABELS = {"slug": "Address", "title": "Title", "description": "Description", "information": "Information",
+LABELS = {"translations": "Translations", "slug": "Address", "title": "Title", "description": "Description", "information": "Information",
           "contact": "Contact", "consent": "Agreement", "language": "Language", "target_n": "Target respondents",
           "margin": "Margin to plan for"}
 QUESTION_LABELS = {"kind": "type", "text": "text", "options": "options", "items": "control items",
@@ -371,8 +419,8 @@ WTFORMS_WORDS = {"Not a valid integer value.": TARGET_MESSAGE, "Not a valid floa
 def error_summary(form: DesignForm) -> list[tuple[str, str]]:
     """Every problem of the form as ``(field id, "Where: what to do")``, in the order of the page."""
     out = [("design-form", f"Survey: {problem}") for problem in form.form_errors]
-    for name in ("title", "slug", "description", "information", "contact", "consent", "language", "target_n",
-                 "margin"):
+    for name in ("title", "slug", "description", "information", "contact", "consent", "language", "translations",
+                 "target_n", "margin"):
         field = getattr(form, name)
         out += [(field.id, f"{LABELS[name]}: {WTFORMS_WORDS.get(e, e)}") for e in field.errors]
     for number, entry in enumerate(form.questions.entries, start=1):

@@ -135,10 +135,12 @@ def edit(slug: str):
         form.slug.data = slug  # the slug names the survey; it does not change
         if form.add_question.data or form.action.data:
             return _question_action(form, stored, **extras)
-        survey = validated_survey(form)
+        survey = validated_survey(form, stored.survey.translations)
         if survey is not None:
-            # the form has no translations: keep the draft's that still fit (they are edited in the definition file)
-            survey, dropped = carry_over(survey, stored.survey.translations)
+            # the translations the page posted (checked by validated_survey when edited), else the draft's: what still
+            # fits the questions is kept
+            kept = stored.survey.translations if form.posted_translations is None else form.posted_translations
+            survey, dropped = carry_over(survey, kept)
             try:
                 replace_design(get_db(), slug, survey, target_n=form.target_n.data)
             except LifecycleError as exc:

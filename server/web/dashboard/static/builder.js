@@ -463,6 +463,35 @@ function wireOpening() {
   openAround(byHash(window.location.hash));
 }
 
+// A question action (move, copy, delete, add) is a round trip: the cards open before it open again after it,
+// known by their ids (a moved question keeps its id), kept for that one load in sessionStorage.
+const OPEN_KEY = "deniable-builder-open";
+
+function cardId(card) {
+  const qid = card.querySelector("input[id$='-qid']");
+  return qid ? qid.value.trim() : "";
+}
+
+function rememberOpen(event) {
+  const button = event.submitter;
+  if (!button || !(button.name === "action" || button.name === "add_question")) return;
+  const open = cards().filter((card) => card.querySelector("details.question-details[open]")).map(cardId).filter(Boolean);
+  try { sessionStorage.setItem(OPEN_KEY, JSON.stringify(open)); } catch (error) { /* storage off: cards as served */ }
+}
+
+function reopen() {
+  let open = [];
+  try {
+    open = JSON.parse(sessionStorage.getItem(OPEN_KEY) || "[]");
+    sessionStorage.removeItem(OPEN_KEY);
+  } catch (error) { return; }
+  if (!form.dataset.focus || !Array.isArray(open)) return; // only right after a question action
+  for (const card of cards()) {
+    const details = card.querySelector("details.question-details");
+    if (details && open.includes(cardId(card))) details.open = true;
+  }
+}
+
 function lineText(card) {
   const qid = card.querySelector("input[id$='-qid']").value.trim();
   const text = card.querySelector("textarea[id$='-text']").value.trim().split(/\s+/).join(" ");
@@ -501,6 +530,8 @@ function init() {
   if (!form) return;
   follow(document.getElementById("title"), document.getElementById("slug"), slugify);
   cards().forEach(wireCard);
+  reopen();
+  form.addEventListener("submit", rememberOpen);
   wireOpening();
   wireLimits();
   refreshConditions();
