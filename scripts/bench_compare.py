@@ -5,6 +5,7 @@
     python scripts/bench_compare.py HEAD~5 HEAD --only submissions,help
     python scripts/bench_compare.py HEAD~1 HEAD --only dashboard --dashboard-n 10000000
     python scripts/bench_compare.py HEAD HEAD --only submissions --fixed-body A   # fixed against diverse bodies
+    python scripts/bench_compare.py HEAD WORKTREE --only wrk --runs 3    # under wrk, beside the two floors
 
 A and B are any git revisions; ``WORKTREE`` means this checkout as it is, uncommitted changes
 included, run with the interpreter that runs this script (the checkout's ``.venv``).  Each
@@ -24,6 +25,12 @@ The benchmarks run with each revision's code, one at a time, A and B alternately
   survey or ``--load-survey FILE``, and check conservation the same way (acknowledged = stored = in
   the answer patterns).  A revision whose code that script cannot import cannot be compared on
   submissions;
+* ``wrk`` (only when asked for, ``--only wrk``): ``scripts/bench_wrk.py --rounds 1 --seconds
+  10``, this checkout's (with ``floor_server.py``, ``loadgen.py`` and ``bench_load.py``) on both
+  sides as for ``submissions``: in each run the bare handler and the plain one-row insert on the
+  same gunicorn/gevent stack (the floors, rows ``floor:``) and then ``deniable serve``, each under
+  ``wrk -t2 -c32`` with a random answer per question per request; deniable's rate, p99 and server
+  CPU, and its ratio to each floor measured in that same run;
 * ``dashboard``: ``scripts/bench_dashboard.py --n 1000000 --repeat 5`` (the median render of
   every page, and the time to store the responses; the two responses exports, which read every
   row, only with ``--row-exports``);
@@ -60,7 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WORKTREE = "WORKTREE"
-GROUPS = ("submissions", "dashboard", "estimate", "help")
+GROUPS = ("submissions", "dashboard", "estimate", "help", "wrk")
+DEFAULT_GROUPS = ("submissions", "dashboard", "estimate", "help")  # wrk only with --only
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -159,6 +167,25 @@ def load_figures(figures: Figures, side: str, data: dict) -> list[str]:
                             + "; ".join(data["problems"][:3]))
     elif not data.get("database_ok", True):
         notes.append("database check FAILED: " + "; ".join(data.get("problems", [])[:3]))
+    return notes
+
+
+def wrk_figures(figures: Figures, side: str, data: dict) -> list[str]:
+    figures.add(side, "wrk: deniable per second", data["per_second"], "{:.0f}", higher_is_better=True)
+    figures.add(side, "wrk: deniable p99 latency, ms", data["p99_ms"], "{:.1f}")
+    figures.add(side, "wrk: deniable server CPU per submission, µs", data.get("server_cpu_us_per_submission"), "{:.0f}")
+    for kind, label in (("bare", "the bare handler"), ("insert", "the plain insert")):
+        figures.add(side, f"wrk: deniable / {label}", data.get(f"ratio_to_{kind}"), "{:.2f}", higher_is_better=True)
+    for kind, label in (("bare", "the bare handler"), ("insert", "the plain insert")):
+        figures.add(side, f"floor: {label} per second (wrk)", data.get(f"{kind}_per_second"), "{:.0f}",
+                    higher_is_better=True, reference=True)
+    figures.add(side, "wrk: deniable's scrubs per second", data.get("scrubs_per_second"), "{:.1f}",
+                higher_is_better=True)
+    figures.patterns.setdefault(side, []).append(data["distinct_patterns"])
+    notes = [f"wrk: {line}" for line in data.get("failures", [])]
+    if not data["conservation_ok"]:
+        figures.lost.append(f"{side} (wrk): {data['lost']:,} of {data['acknowledged']:,} acknowledged responses "
+                            "lost; " + "; ".join(data["problems"][:3]))
     return notes
 
 
@@ -350,6 +377,7 @@ class Benchmark:
 
 
 LOAD_SCRIPTS = ("bench_load.py", "loadgen.py")
+WRK_SCRIPTS = ("bench_wrk.py", "floor_server.py", "bench_load.py", "loadgen.py")
 
 
 def benchmarks(args, tmp: Path) -> list[Benchmark]:
@@ -366,6 +394,15 @@ def benchmarks(args, tmp: Path) -> list[Benchmark]:
         fixed = {"A": ["A"], "B": ["B"], "both": ["A", "B"], None: []}[args.fixed_body]
         chosen.append(Benchmark("submissions", "bench_load.py", load_args, load_figures, scripts / "bench_load.py",
                                 {label: ["--fixed-body"] for label in fixed}))
+    if "wrk" in args.only:
+        scripts = tmp / "wrk-scripts"
+        scripts.mkdir()
+        for name in WRK_SCRIPTS:
+            shutil.copy2(REPO / "scripts" / name, scripts / name)
+        wrk_args = ["--rounds", "1", "--seconds", f"{args.wrk_seconds:d}"]
+        if args.load_survey:
+            wrk_args += ["--survey", str(Path(args.load_survey).resolve())]
+        chosen.append(Benchmark("wrk", "bench_wrk.py", wrk_args, wrk_figures, scripts / "bench_wrk.py"))
     if "dashboard" in args.only:
         chosen.append(Benchmark("dashboard", "bench_dashboard.py",
                                 ["--n", str(args.dashboard_n), "--repeat", str(args.dashboard_repeat),
@@ -435,8 +472,9 @@ def main() -> int:
     parser.add_argument("b", nargs="?", default="HEAD",
                         help=f"revision B (default HEAD; {WORKTREE}: this checkout as it is)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each benchmark per revision (default 5)")
-    parser.add_argument("--only", default=",".join(GROUPS),
-                        help=f"comma-separated benchmarks among {','.join(GROUPS)} (default all)")
+    parser.add_argument("--only", default=",".join(DEFAULT_GROUPS),
+                        help=f"comma-separated benchmarks among {','.join(GROUPS)} (default "
+                             f"{','.join(DEFAULT_GROUPS)})")
     parser.add_argument("--rows", type=size, default=1_000_000,
                         help="responses in the CSV that deniable estimate reads (default 10^6)")
     parser.add_argument("--dashboard-n", type=size, default=1_000_000,
@@ -447,6 +485,7 @@ def main() -> int:
     parser.add_argument("--row-exports", action="store_true",
                         help="also time the two responses exports that read every row (~3 s each at 10^6)")
     parser.add_argument("--load-seconds", type=float, default=5.0, help="load per run (default 5 s)")
+    parser.add_argument("--wrk-seconds", type=int, default=10, help="wrk's run per server (default 10 s)")
     parser.add_argument("--load-survey", metavar="FILE",
                         help="the survey definition the load runs submit to (default: the demo survey)")
     parser.add_argument("--fixed-body", choices=("A", "B", "both"),

@@ -183,15 +183,30 @@ SERVERS = {
 }
 
 
+def scrub_passes(server) -> int | None:
+    """How many scrubs the server's file has had (deniable's ``scrub`` table), None for a floor."""
+    if isinstance(server, FloorProcess):
+        return None
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=5)
+    try:
+        return conn.execute("SELECT passes FROM scrub").fetchone()[0]
+    finally:
+        conn.close()
+
+
 def run_wrk(server, path: str, script: Path, args) -> tuple[dict, str]:
     """Warm ``server`` up, run wrk against it; wrk's figures and its output."""
     warm = iter([args.fixed] * 400 if args.fixed is not None else make_reports(args.survey, 400, args.seed + 1))
     warm_tally, _ = drive(server.port, args.survey.slug, lambda: next(warm, None), clients=8, seconds=10)
+    scrubs_before = scrub_passes(server)
     cpu_before = server.cpu_seconds()
     done = subprocess.run(["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s",
                            "--latency", "-s", str(script), server.base_url + path],
                           capture_output=True, text=True, timeout=args.seconds + 60)
     cpu_after = server.cpu_seconds()
+    scrubs_after = scrub_passes(server)
     out = done.stdout
     if done.returncode != 0 or "created" not in out:
         raise RuntimeError(f"wrk failed (status {done.returncode}):\n{done.stderr[-2000:]}{out[-2000:]}")
@@ -205,6 +220,8 @@ def run_wrk(server, path: str, script: Path, args) -> tuple[dict, str]:
         "non2xx": figure(r"^non2xx (\d+)", out), "socket_errors": figure(r"^socket errors (\d+)", out),
         "warm_acked": len(warm_tally.acked), "warm_unanswered": len(warm_tally.unanswered),
         "warm_errors": warm_tally.errors,
+        "scrubs_per_second": (float("nan") if scrubs_before is None or scrubs_after is None
+                              else (scrubs_after - scrubs_before) / args.seconds),
         "cpu_us": (1e6 * (cpu_after - cpu_before) / max(1, created) if cpu_before is not None
                    else float("nan")),
     }, out
@@ -295,6 +312,7 @@ def main() -> int:
             **{f"{kind}_per_second": best[kind]["per_second"] for kind in kinds if kind != "deniable"},
             **{f"{kind}_p99_ms": best[kind]["p99_ms"] for kind in kinds if kind != "deniable"},
             **{f"ratio_to_{kind}": ratio for kind, ratio in ratios.items()},
+            "scrubs_per_second": mine["scrubs_per_second"],
             "distinct_patterns": kept.distinct_patterns, "acknowledged": kept.acknowledged, "lost": kept.lost,
             "conservation_ok": not lost, "problems": [p for k in lost for p in k.problems][:10],
             "errors": len(failed), "failures": failed,
@@ -315,6 +333,8 @@ def main() -> int:
                   f"{r['p50']:>8} {r['p90']:>8} {r['p99']:>8} {r['other']:>8} {r['cpu_us']:>22,.0f}")
     for kind, ratio in ratios.items():
         print(f"deniable / {SERVERS[kind]}: {ratio:.2f}×")
+    print("deniable's scrubs per second under wrk (the scrub table's passes): "
+          + ", ".join(f"{r['scrubs_per_second']:.1f}" for r in rounds["deniable"]))
     print(f"{'round':>6} {'acknowledged (201, with warm-up)':>33} {'in flight at the end':>21} {'stored':>8} "
           f"{'in patterns':>12} {'distinct patterns':>18} {'lost':>6}")
     for i, r in enumerate(rounds["deniable"]):
