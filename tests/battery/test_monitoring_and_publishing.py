@@ -268,7 +268,7 @@ def test_monitoring_a_question_the_patterns_do_not_hold_reads_the_days_of_the_st
         db.conn.close()
     html = auth_client.get("/dashboard/wide/monitoring?question=many").get_data(as_text=True)
     assert html.count('class="sequence-band"') == 9  # each option, and the number ticked
-    assert re.findall(r'<th scope="row">(2020-01-0\d)</th><td>(\d+)</td>', html)[:2] == [(EARLIER, "150"),
+    assert re.findall(r'<th scope="row">(2020-01-0\d)</th><td class="n" data-value="(\d+)">', html)[:2] == [(EARLIER, "150"),
                                                                                        ("2020-01-03", "300")]
 
 

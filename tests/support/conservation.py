@@ -707,8 +707,8 @@ class Surfaces:
         for q in (questions[start:] + questions[:start])[:4]:
             page = self.client.get(f"/dashboard/{record.survey.slug}/monitoring", query_string={"question": q.id})
             text = page.get_data(as_text=True)
-            days = {day: int(n) for day, n in re.findall(r'<th scope="row">([0-9-]{10})</th><td>(\d+)</td>', text)}
-            last = re.search(r'n = <span class="n">(\d+)</span>', text)
+            days = {day: int(n) for day, n in re.findall(r'<th scope="row">([0-9-]{10})</th><td class="n" data-value="(\d+)">', text)}
+            last = re.search(r'n = <span class="n" data-value="(\d+)">', text)
             want = record.by_day(q.id)
             if not want:
                 if "n = 0: no answers" not in text:
@@ -762,14 +762,14 @@ class Surfaces:
         if record.released_n is None:
             return []
         page = html.unescape(self.public.get(f"/r/{record.survey.slug}").get_data(as_text=True))
-        shown = re.search(r'from <strong class="n">(\d+)</strong> responses', page)
+        shown = re.search(r'from <strong class="n" data-value="(\d+)">', page)
         if shown is None or int(shown.group(1)) != record.released_n:
             return [f"public page: released n {record.released_n} != {shown and shown.group(1)}"]
         out = []
         for qid, want in (record.released_counts or {}).items():
             q = record.survey.question(qid)
             section = re.search(rf'data-kind="counts" data-question="{re.escape(qid)}">(.*?)</table>', page, re.S)
-            got = dict(re.findall(r'<th scope="row">(.*?)</th><td class="count">(\d+)</td>', section.group(1))) \
+            got = dict(re.findall(r'<th scope="row">(.*?)</th><td class="count" data-value="(\d+)">', section.group(1))) \
                 if section else {}
             got = {label: int(count) for label, count in got.items()}
             if set(got) != set(want) or sum(abs(got[label] - want[label]) for label in want) > 2:

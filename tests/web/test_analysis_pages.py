@@ -100,9 +100,14 @@ def test_the_monitoring_page_shows_the_daily_path_and_why_the_band_is_wider(auth
     for day, option in rows:
         table[DAYS.index(day), option] += 1
     path = estimators.monitor_path(table, 2.0, labels=DAYS, tuned_for=2000)
-    shown = cells(html, "sequence-interval")[:3]  # option "Never", each day
-    assert shown == [f"[{path.ci_low[t, 0]:.4f}, {path.ci_high[t, 0]:.4f}]" for t in range(3)]
-    assert [f"{n}" for n in path.n] == re.findall(r'<th scope="row">2026-03-0\d</th><td>(\d+)</td>', html)[:3]
+    # option "Never", each day: the interval exactly in its data attributes, in % with one decimal as shown
+    shown = re.findall(r'<td class="sequence-interval" data-low="([^"]*)" data-high="([^"]*)">([^<]*)</td>', html)[:3]
+    assert [(float(low), float(high)) for low, high, _ in shown] == [(path.ci_low[t, 0], path.ci_high[t, 0])
+                                                                   for t in range(3)]
+    assert [text for _, _, text in shown] == [f"[{100 * path.ci_low[t, 0]:.1f}%, {100 * path.ci_high[t, 0]:.1f}%]"
+                                              for t in range(3)]
+    assert [f"{n}" for n in path.n] == re.findall(r'<th scope="row">2026-03-0\d</th><td class="n" data-value="(\d+)">',
+                                                  html)[:3]
 
 
 def test_monitoring_with_no_answers_says_so(auth_client, app):

@@ -41,7 +41,7 @@ def test_the_owner_publishes_and_the_public_page_shows_the_stored_release(app, a
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     counts = next(item for item in stored["items"] if item["kind"] == "counts")
-    assert re.findall(r'<td class="count">(\d+)</td>', html) == [str(c) for c in counts["counts"]]
+    assert re.findall(r'<td class="count" data-value="(\d+)">', html) == [str(c) for c in counts["counts"]]
     top = next(item for item in stored["items"] if item["kind"] == "top")
     assert f"Most common answer: <strong>{escape(top['labels'][top['top']])}</strong>" in html
     assert 'class="budget">ε = 2</strong>' in html and 'class="spent">ε = 1.5</strong>' in html
@@ -193,7 +193,7 @@ def test_the_public_page_keeps_every_release_s_tables_whose_epsilon_stays_spent(
     rows = table(app, "releases")
     first, second = (json.loads(row[3]) for row in rows)
     html = app.test_client().get("/r/habits").get_data(as_text=True)
-    assert re.findall(r'<td class="count">(\d+)</td>', html) == [str(c) for c in first["items"][0]["counts"]]
+    assert re.findall(r'<td class="count" data-value="(\d+)">', html) == [str(c) for c in first["items"][0]["counts"]]
     assert "Most common answer" in html
     numbers = re.findall(r'<section class="release[^"]*" data-number="(\d+)"', html)
     assert numbers == ["2", "1"], numbers

@@ -10,6 +10,13 @@ rounds to zero carries none (never "−0.0%"); :func:`signed` does it for every 
 ('29.1%', '−3.1%', '0.0%', '2.0', '20,030', '2,003.0%')
 >>> signed("-0.0000"), signed("-263.96"), signed("12")
 ('0.0000', '−263.96', '12')
+
+Every proportion is a percent with one decimal (:func:`pct`), on every page; a value on a question's own
+scale (a mean, a median, a mean count) has four significant digits (:func:`figure`); which is which,
+:func:`is_share`.
+
+>>> figure(6.79621), figure(1534.2), figure(-0.01234), figure(""), is_share({"lower": 0.0, "upper": 1.0})
+('6.796', '1,534', '−0.01234', '—', True)
 """
 
 from __future__ import annotations
@@ -66,8 +73,28 @@ def bound(x) -> str:
     return percent(float(x))
 
 
+def figure(x, digits: int = 4) -> str:
+    """A number on a question's own scale with ``digits`` significant digits (never fewer whole digits),
+    thousands separators and one minus sign ("—" when not a number)."""
+    value = number_or_none(x)
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value == 0:
+        return "0"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    return signed(f"{value:,.{decimals}f}")
+
+
+def is_share(row) -> bool:
+    """Whether a row's value is a proportion (shown in %): its ``share`` when it says, else a range
+    (``lower``, ``upper``) of [0, 1], or [−1, 1] for a difference of two shares."""
+    if "share" in row:
+        return bool(row["share"])
+    return row.get("upper") == 1.0 and row.get("lower") in (0.0, -1.0)
+
+
 def register(bp) -> None:
-    """Make the filters ``pct``, ``points``, ``thousands``, ``share``, ``bound``, ``signed`` and ``number``
-    available to every template."""
-    for function in (pct, points, thousands, share, bound, signed, number):
+    """Make the filters ``pct``, ``points``, ``thousands``, ``share``, ``bound``, ``signed``, ``number``,
+    ``figure`` and ``is_share`` available to every template."""
+    for function in (pct, points, thousands, share, bound, signed, number, figure, is_share):
         bp.add_app_template_filter(function)

@@ -24,10 +24,11 @@ from deniable.server.store.surveys import option_counts, respondent_count
 from deniable.server.survey import analysis
 from deniable.server.survey.estimates import CSV_COLUMNS, pair_privacy, question_json, question_rows
 from deniable.server.survey.patterns import Patterns
-from deniable.server.survey.questions.base import headline, json_number
+from deniable.server.survey.questions.base import NotAvailable, headline, json_number
 
 from ..fields import BoundedIntegerField
 from . import charts
+from .formatting import figure, is_share, pct, points
 
 CONFIDENCES = ["0.90", "0.95", "0.99"]
 
@@ -99,15 +100,52 @@ def option_rows(q, record: dict) -> list[dict]:
     return [_unbiased_label({**row, "headline": headline(row)}) for row in record["options"]]
 
 
+# The rows of the estimates CSV whose value is on the question's own scale (a mean, a median, a mean
+# count), not a proportion: every other row (an option's or a pair's share, a grid value's or a bin's
+# share, a prevalence, a design's parameter) is shown in %, as a single choice's options are.
+SCALE_ROWS = frozenset({"mean", "median", "ticked", "control", "treatment"})
+
+
+def _shown(value, share: bool) -> str:
+    return "—" if value in ("", None) else (pct(value) if share else figure(value))
+
+
 def typed_rows(q, result) -> list[dict]:
     """The rows of another type's table: the estimates CSV's rows (the mean, each option or grid value,
     the median, the prevalence, …), each with the headline its type gives it
-    (:meth:`~deniable.server.survey.questions.base.QuestionType.shown_rows`)."""
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.shown_rows`), whether it is a proportion
+    (``share``) and its numbers as the page prints them (``shown``: a proportion in % with one decimal and
+    its standard error in points, anything else with four significant digits)."""
     rows = []
     for row, shown in zip(question_rows(q, result), q.qtype.shown_rows(q, result)):
         cells = {c: ("" if row.get(c) is None else row[c]) for c in CSV_COLUMNS}
-        rows.append(_unbiased_label({**cells, "estimate": row.get("estimate"), "headline": shown.get("headline")}))
+        out = _unbiased_label({**cells, "estimate": row.get("estimate"), "headline": shown.get("headline")})
+        share = str(out["option"]) not in SCALE_ROWS
+        se = out["std_error"]
+        out.update(share=share, shown={
+            "headline": _shown(out["headline"], share), "estimate": _shown(out["estimate"], share),
+            "ci_low": _shown(out["ci_low"], share), "ci_high": _shown(out["ci_high"], share),
+            "std_error": "—" if se in ("", None) else (f"{points(se)} pts" if share else figure(se, 3))})
+        rows.append(out)
     return rows
+
+
+def compact_line(q, record: dict) -> dict | None:
+    """The one line of a question in the results page's compact view: its first headline estimate
+    (:meth:`~deniable.server.survey.questions.base.QuestionType.summary`: a single choice's first option,
+    a number's mean, a list experiment's prevalence, a two-group design's π, …) as the page prints it,
+    with its interval, and how many other headlines the detail holds; None when the type has none."""
+    try:
+        rows = q.qtype.summary(q, record)
+    except NotAvailable:  # a type with no headline estimates: the detail shows what it has
+        return None
+    if not rows:
+        return None
+    row = rows[0]
+    share = is_share(row) and not charts.is_scale_record(record)
+    return {"label": row["label"], "share": share, "headline": _shown(row.get("headline"), share),
+            "ci_low": _shown(row.get("ci_low"), share), "ci_high": _shown(row.get("ci_high"), share),
+            "more": len(rows) - 1}
 
 
 def _chart(q, record: dict, position: int, title: str):
@@ -137,7 +175,7 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
     for position, (q, result) in enumerate(results):
         n = q.qtype.n_of(result)
         item = {"question": q, "n": n, "result": None, "record": None, "rows": [], "chart": None, "shift": None,
-                "mechanism": q.mechanism, "typed": None}
+                "mechanism": q.mechanism, "typed": None, "compact": None}
         items.append(item)
         if not n:
             continue
@@ -155,6 +193,7 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
             item["typed"] = typed_rows(q, result)
             title = f"{q.text} — estimates with {confidence:.0%} intervals, n = {n:,}"
         item["chart"] = _chart(q, record, position, title)
+        item["compact"] = compact_line(q, record)
     return items
 
 
