@@ -141,7 +141,7 @@ def test_a_saved_design_is_shown_in_its_fields_and_saved_again_unchanged(app, au
     ({**CUSTOM, "design_matrix": ""}, "design_matrix", "enter the matrix: one line per report"),
     ({**CUSTOM, "design_matrix": "0.7 0.2\n0.3 lots"}, "design_matrix",
      "row 2 (report 2), number 2 (option 2): enter a number such as 0.7, not 'lots'"),
-    ({**CUSTOM, "design_matrix": "0.7 0.2\n0.3 0.9"}, "design_matrix", "column 1 (answer 2) must add up to 1, got 1.1"),
+    ({**CUSTOM, "design_matrix": "0.7 0.2\n0.3 0.9"}, "design_matrix", "column 2 (option 2) must add up to 1, got 1.1"),
     ({**CUSTOM, "design_matrix": "0.7 0.2\n0.2 0.8\n0.1 0"}, "design_matrix", "needs one row per report"),
     ({**CUSTOM, "design_matrix": "0.7 0.2 0\n0.3 0.8 1"}, "design_matrix", "every row needs one probability per option (2)"),
     ({**CUSTOM, "design_matrix": "0.5 0.5\n0.5 0.5"}, "design_matrix", ""),  # singular: whatever the parser says

@@ -112,7 +112,7 @@ def test_the_builder_edits_a_custom_matrix_and_a_bad_one_saves_nothing(auth_clie
         "questions-0-text": "Stolen?", "questions-0-options": "Yes\nNo", "questions-0-randomization": "custom",
         "questions-0-design_matrix": "0.6 0\n0.4 0.9", "save": "Save draft"})
     text = html.unescape(response.get_data(as_text=True))
-    assert response.status_code == 422 and "Question 1, matrix: column 1 (answer 2) must add up to 1" in text
+    assert response.status_code == 422 and "Question 1, matrix: column 2 (option 2) must add up to 1" in text
     assert 'href="#questions-0-design_matrix"' in text
     after = connect(db_path).execute("SELECT qid, type, spec, options, epsilon FROM questions ORDER BY id").fetchall()
     assert after == before

@@ -12,6 +12,7 @@ question id is derived from the title or the question text (:mod:`.naming`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 from flask_wtf import FlaskForm
@@ -315,6 +316,8 @@ def _place(form: DesignForm, error: DefinitionError, slots: list[int]) -> None:
             problem = _plain(error)
             if len(path) > 4 and isinstance(path[4], int) and key == "forced":
                 problem = f"share {path[4] + 1} (option {path[4] + 1}): {problem}"
+            if key == "matrix":  # the parser counts columns from 0 beside the answer from 1: the builder counts from 1
+                problem = re.sub(r"^column \d+ \(answer (\d+)\)", r"column \1 (option \1)", problem)
             if len(path) > 5 and isinstance(path[4], int) and isinstance(path[5], int) and key == "matrix":
                 problem = f"row {path[4] + 1} (report {path[4] + 1}), number {path[5] + 1} (option {path[5] + 1}): {problem}"
             entry[slots_of[key] if key in slots_of else "randomization"].errors.append(problem)
