@@ -256,6 +256,9 @@ class Worker(GeventPyWSGIWorker):
         # makes that take a while) would run on until the graceful timeout.  Nothing is in flight
         # yet, so it may simply leave.
         signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+        from deniable.server.store import scrub
+
+        scrub.leave_to_parent()  # the master's scrubber ticks for the whole server
         super().init_process()
 
     def run(self):

@@ -56,6 +56,10 @@ another writer's and in a restart after an automatic checkpoint; now there is no
 ``interval`` seconds it scrubs if the WAL holds anything but a scrub's commit, so every trace of a
 write is gone ``interval`` seconds after it plus the time of one scrub — unless a reader holds an
 old snapshot of the database, in which case the checkpoint is busy and is retried at the next tick.
+Under ``deniable serve`` that background is the master's, one thread for the whole server: the
+workers it forks leave the file to it (:func:`leave_to_parent`) while it lives, since a scrub
+checkpoints the file whoever wrote.  A process not forked by one that scrubs the file (a test's
+app, a worker whose master has gone) runs its own.
 
 **File times.**  Every tick also sets the modification time of the database, ``-wal`` and
 ``-shm`` to the tick's moment (:func:`touch`), whether or not anything was written, and
@@ -235,6 +239,25 @@ class Scrubber(threading.Thread):
 
 _running: dict[tuple[str, int], Scrubber] = {}
 _lock = threading.Lock()
+_parents: set[tuple[str, int]] = set()  # (file, parent's pid): files the process that forked this one scrubs
+
+
+def leave_to_parent() -> None:
+    """In a server's worker, just forked: the files the master's scrubber scrubs are left to it.
+
+    ``deniable serve`` starts a scrubber in gunicorn's master before it forks the workers
+    (:mod:`deniable.server.cli.serve`), and that one thread, outside every worker, ticks for the
+    whole server: a scrub is a checkpoint of the *file*, whoever wrote, so one per tick is what the
+    bound needs (one tick and one scrub after a write, module notes).  A scrubber in every worker
+    as well made a server of four workers scrub five times a tick under load, each scrub a
+    ``RESTART`` checkpoint that blocks every writer while it copies, and each worker's a greenlet
+    whose checkpoint waited for readers inside C, stalling the worker's every connection
+    (docs/benchmarks.md, "Performance, round 4").  A worker whose master has gone (its parent is
+    another process now) starts its own again at its next write (:func:`start`)."""
+    parent = os.getppid()
+    for (path, pid), scrubber in list(_running.items()):
+        if pid == parent and scrubber.wanted:
+            _parents.add((path, parent))
 
 
 def start(path: str, interval: float) -> Scrubber | None:
@@ -246,7 +269,9 @@ def start(path: str, interval: float) -> Scrubber | None:
     """
     if interval <= 0:
         return None
-    key = (str(path), os.getpid())  # a forked worker starts its own
+    if _parents and (str(path), os.getppid()) in _parents:  # the master scrubs it (:func:`leave_to_parent`)
+        return None
+    key = (str(path), os.getpid())  # a forked process starts its own
     scrubber = _running.get(key)
     if scrubber is not None and scrubber.wanted:
         return scrubber
