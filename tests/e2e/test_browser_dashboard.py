@@ -65,6 +65,9 @@ def test_design_open_answer_and_read_the_chart(browser, page, live_server, resea
 
     page.goto(f"{live_server}/dashboard/secrets/results?method=wilson")
     assert page.inner_text("#respondents") == "3"
+    line = page.inner_text("#q-secret-line")  # the compact view: one line, opened by a click for the chart and table
+    assert "n = 3" in line and not page.locator("#q-secret svg.estimate-bars").is_visible()
+    page.click("#q-secret-line")
     chart = page.locator("#q-secret svg.estimate-bars")
     chart.wait_for()
     assert chart.locator("g.whisker").count() == 2
@@ -77,6 +80,9 @@ def test_design_open_answer_and_read_the_chart(browser, page, live_server, resea
         assert value == f"{estimate} [{low}, {high}]"  # the chart and the table say the same, in percent
         exact = float(row.locator(".ci-low").get_attribute("data-value"))
         assert low == f"{100 * exact:.1f}%"
+    first = table.locator("tbody tr").first
+    assert (f"{first.locator('.estimate').inner_text()} [{first.locator('.ci-low').inner_text()}, "
+            f"{first.locator('.ci-high').inner_text()}]") in line  # the line says the first option's numbers
     assert page.locator("#q-secret .meta").inner_text().startswith("n = 3")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "results.png"), full_page=True)

@@ -125,8 +125,8 @@ def typed_survey(app, tmp_path) -> None:
 
 
 CHART_PAGES = [
-    ("results of every type", "/dashboard/typed/results", 5),
-    ("results", "/dashboard/habits/results", 3),
+    ("results of every type", "/dashboard/typed/results?view=detail", 5),
+    ("results", "/dashboard/habits/results?view=detail", 3),
     ("cross-tab", "/dashboard/habits/crosstab?row=drugs&col=cheat", 2),
     ("subgroups", "/dashboard/habits/subgroups?question=cheat&by=age", 1),
     ("over time", "/dashboard/habits/monitoring?question=cheat", 3),
@@ -180,7 +180,7 @@ def test_every_chart_downloads_as_svg_and_as_a_png_made_in_the_browser(browser, 
         violations = []
         page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
         log_in(page, live_server)
-        for path, count in (("/dashboard/typed/results", 5), ("/dashboard/habits/crosstab?row=drugs&col=cheat", 2),
+        for path, count in (("/dashboard/typed/results?view=detail", 5),  # every question open ("/dashboard/habits/crosstab?row=drugs&col=cheat", 2),
                             ("/dashboard/habits/subgroups?question=cheat&by=age", 1),
                             ("/dashboard/habits/monitoring?question=cheat", 1),
                             ("/dashboard/habits/regression?formula=cheat+~+age", 1)):
