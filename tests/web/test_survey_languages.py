@@ -188,7 +188,9 @@ def test_import_export_builder_and_codebook_keep_the_translations(app, auth_clie
     exported = json.loads(auth_client.get("/dashboard/habits/definition.json").get_data(as_text=True))
     assert exported["translations"] == DEFINITION["translations"]
     edit = auth_client.get("/dashboard/habits/edit").get_data(as_text=True)
-    assert "This draft has them in es, fr; saving here keeps them." in edit
+    # the builder shows them in place, as the definition's "translations" (issue 39)
+    area = re.search(r'<textarea[^>]*id="translations"[^>]*>(.*?)</textarea>', html.unescape(edit), re.S)
+    assert area and json.loads(area.group(1)) == DEFINITION["translations"]
     # the builder saves the draft from its form (no translations): they stay; the removed question's go
     token = csrf_token(auth_client, "/dashboard/habits/edit")
     questions = [{"qid": "drugs", "text": "Used drugs this year?", "options": "Yes\nNo", "protection": "protected",
