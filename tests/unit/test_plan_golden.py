@@ -1,4 +1,6 @@
-"""The exact planner gives the answers frozen from it before it was made fast: the same n exactly.
+"""The exact planner gives the answers frozen from it before it was made fast: the same n exactly;
+the decided planner (``plans(..., decided=True)``, issue 40) an n that meets the margin exactly, within
+1 % of the frozen n.
 
 The n of every plan (respondents needed) must equal the frozen one; the half-widths may differ
 from the frozen ones by at most ``RELATIVE`` (1e-9, relative).  Up to commit a73f93f they were the
@@ -71,13 +73,45 @@ def _check_plans(cases):
         _check_worst_pi(case, r.n, r.worst_pi, r.half_width)
 
 
+def _check_decided(cases):
+    """The decided planner (``plans(..., decided=True)``, what ``deniable plan`` and the builder's
+    panel use): the n it returns meets the margin exactly — the worst case at n, computed afresh
+    by :func:`planning.worst_case` (the exact sums, its own memory cleared), is at most the margin —
+    and is within 1 % (``planning.DECIDED``) of the frozen n, the tooth edge the exhaustive search
+    found."""
+    for case in cases:
+        epsilon, k, margin, level = case["epsilon"], case["k"], case["margin"], case["confidence"]
+        [r] = planning.plans([(epsilon, k, margin)], confidence=level, decided=True)
+        planning._worst_case.cache_clear()
+        again = planning.worst_case(epsilon, k, r.n, confidence=level)
+        assert again.half_width <= margin, (again, case)
+        assert r.half_width == again.half_width, case
+        assert abs(r.n - case["n"]) <= planning.DECIDED * case["n"], (r.n, case)
+        _check_worst_pi(case, r.n, r.worst_pi, r.half_width)
+
+
 def test_plans_up_to_2000_respondents_are_the_frozen_ones(fresh):
     _check_plans(_plans(cheap=True))
+
+
+def test_decided_plans_up_to_2000_respondents_meet_the_margin_within_1_percent_of_the_frozen_n(fresh):
+    _check_decided(_plans(cheap=True))
 
 
 @pytest.mark.slow
 def test_every_frozen_plan(fresh):
     _check_plans(_plans(cheap=False))
+
+
+@pytest.mark.slow
+def test_every_decided_plan(fresh):
+    _check_decided(_plans(cheap=False))
+
+
+def test_decided_plans_of_the_larger_n_meet_the_margin_within_1_percent(fresh):
+    """Two of the slow lane's plans in the fast lane (the decided search costs a few exact h(n))."""
+    _check_decided([case for case in _plans(cheap=False)
+                    if (case["epsilon"], case["k"], case["margin"]) in {(0.5, 2, 0.03), (1.0, 2, 0.03)}])
 
 
 def test_worst_cases_are_the_frozen_ones(fresh):
