@@ -146,9 +146,11 @@ def test_the_builder_picker_lists_earlier_direct_questions_and_the_panel_plans_o
         options = "(s) => Array.from(document.querySelector(s).options, (o) => o.value)"
         assert logged_in.evaluate(options, "#questions-3-show_if_question") == ["", "smoke", "kinds"]
         assert logged_in.evaluate(options, "#questions-1-show_if_question") == ["", "smoke"]
+        logged_in.click("#question-2-line")  # a saved draft's cards open closed (issue 39): open kinds
         logged_in.check("#questions-2-protection-0")  # kinds becomes protected: no longer listed
         assert logged_in.evaluate(options, "#questions-3-show_if_question") == ["", "smoke"]
         logged_in.fill("#target_n", "1000")
+        logged_in.click("#question-3-line")
         logged_in.fill("#questions-3-reach", "40")
         note = logged_in.locator("#question-3 .plan-reach")
         note.wait_for(timeout=10_000)
