@@ -159,3 +159,26 @@ def test_moving_a_closed_question_keeps_the_focus_on_its_button_and_saves_as_imp
     assert "Draft saved." in page.inner_text("main")
     after = page.evaluate("() => fetch(location.pathname.replace('/edit', '/definition.json')).then((r) => r.text())")
     assert json.loads(after)["questions"] == json.loads(before)["questions"]
+
+
+def test_without_javascript_the_cards_open_and_an_error_s_card_is_open(browser, live_server, app, researcher):
+    """<details> needs no script: a click opens a card, and a failed save's card is open with its error."""
+    from support.browser import log_in
+
+    make_survey(app, EVERYTHING)
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        log_in(page, live_server)
+        page.goto(f"{live_server}/dashboard/{EVERYTHING['slug']}/edit")
+        assert page.locator("details.question-details[open]").count() == 0
+        page.click("#question-1-line")
+        assert page.locator("#questions-1-epsilon").is_visible()
+        page.fill("#questions-1-epsilon", "lots")
+        with page.expect_navigation():
+            page.click("#save")
+        assert page.locator("#error-summary a[href='#questions-1-epsilon']").count() == 1
+        assert page.locator("#question-1-details[open]").count() == 1
+        assert page.locator("#questions-1-epsilon-errors").is_visible()
+    finally:
+        context.close()
