@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -167,6 +166,8 @@ def stored_settings(db_path: str, types, not_audited: list | None = None) -> lis
     each is the mechanism the page hands to ``rr.js``; each comes with the ``slug/qid`` of the
     questions asked under it.
     """
+    import sqlite3  # here: a command without a database starts without it
+
     from deniable.client.mechanism import MechanismError
     from deniable.server.store.surveys import list_surveys
 

@@ -8,7 +8,6 @@ Every problem a person can act on ends a command with exit status 1 and one line
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -107,6 +106,48 @@ def rrreg_options(models, what: str):
     return lambda f: model(p(f))
 
 
+class _NoPandas:
+    """A finder that says pandas is not installed (:func:`no_pandas`)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (not imported by this command)", name=name)
+        return None
+
+
+@contextmanager
+def no_pandas():
+    """In the block, pandas is not imported by what merely looks for it — unless it is imported already.
+
+    sqlite_utils imports pandas when it is installed (only to store a ``pandas.Timestamp`` as TEXT,
+    which deniable never stores), and pyarrow imports it the first time it makes an array (to ask
+    whether the input is a pandas object): in a fresh process that import is most of the time of a
+    ``deniable export`` of a CSV or Parquet file, which needs no pandas.  Both then go on without it
+    for the rest of the process (sqlite_utils' ``pd`` and pyarrow's pandas shim stay "not
+    installed"), so only a command that ends after the block, and needs no pandas, uses it."""
+    import sys
+
+    if "pandas" in sys.modules:
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
+def import_sqlite_utils() -> None:
+    """Import sqlite_utils without pandas (:func:`no_pandas`), if it is not imported yet."""
+    import sys
+
+    if "sqlite_utils" not in sys.modules:
+        with no_pandas():
+            import sqlite_utils  # noqa: F401
+
+
 @contextmanager
 def database(path: str, *, create: bool = False, readonly: bool = False):
     """Open the database at ``path`` for the block and close it after.
@@ -116,6 +157,9 @@ def database(path: str, *, create: bool = False, readonly: bool = False):
     command that may have written (``create``), the WAL is scrubbed (:mod:`deniable.server.store.scrub`)
     unless a running server is reading; its own scrubber then does it.
     """
+    import sqlite3  # here: a command without a database starts without it
+
+    import_sqlite_utils()
     from deniable.server.store.db import connect
     from deniable.server.store.integrity import open_repaired
     from deniable.server.store.scrub import scrub

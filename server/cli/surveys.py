@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import database, db_option, fail, load_survey
+from .common import database, db_option, fail, import_sqlite_utils, load_survey, no_pandas
 
 
 @click.command("import")
@@ -67,10 +67,13 @@ def export(slug, db_path, out_dir, fmt, spss, stata) -> None:
         deniable export student-life --db deniable.db -o exports/ --spss --stata
         deniable export student-life --format parquet -o exports/
     """
+    from contextlib import nullcontext
+
+    import_sqlite_utils()  # before the store's modules import it: without pandas
     from deniable.server.store.exports import write_export
 
     formats = (fmt, *(("sav",) if spss else ()), *(("dta",) if stata else ()))
-    with database(db_path, readonly=True) as db:
+    with no_pandas() if not (spss or stata) else nullcontext(), database(db_path, readonly=True) as db:
         try:
             paths = write_export(db, slug, out_dir, formats)
         except LookupError as exc:

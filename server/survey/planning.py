@@ -12,13 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from deniable import estimators
 from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
 from deniable.estimators.planning import model_half_width, plans, worst_case, worst_cases
 
 from .estimates import SurveyResult
-from .explain import explain
 from .tables import grid
 
 
@@ -209,12 +207,15 @@ def question_plan(epsilon, k: int, target_n: int, margin: float, confidence: flo
         # the large-sample n, to decide whether the exact search is affordable
         approx = (z_ / (2 * margin * (m.p - m.q))) ** 2
         if approx <= LIVE_N:
-            out[f"{prefix}needed"] = estimators.sample_size(epsilon if m is mech else None, k, margin, confidence=confidence)
+            out[f"{prefix}needed"] = plans([(epsilon if m is mech else None, k, margin)],
+                                           confidence=confidence)[0].n  # from memory: computed above
             out[f"{prefix}needed_exact"] = True
         else:
             out[f"{prefix}needed"] = _about(approx)
             out[f"{prefix}needed_exact"] = False
     if epsilon is not None:
+        from .explain import explain  # babel: only for the builder's panel
+
         info = explain(epsilon, k)
         out.update(epsilon=mech.epsilon, declared_epsilon=mech.declared_epsilon, p=mech.p, q=mech.q,
                    threshold=mech.threshold, coin=info["coin"], posterior=info["posterior"], warning=info["warning"],

@@ -96,12 +96,20 @@ def read(path, survey: Survey, *, source: str | None = None, design: DesignColum
         if source not in SOURCES:
             raise FieldError(f"unknown source {source!r}: one of {', '.join(SOURCES)}", "source")
         return SOURCES[source].read(path, survey, design)
-    from . import files  # pyarrow: only here
+    from pathlib import Path
+
     from .codebook import check_design
     from .responses_csv import read_design
 
-    if not files.is_parquet(path):  # a CSV says which design it was exported under
+    parquet = Path(path).suffix.lower() in (".parquet", ".pq")  # as files.is_parquet
+    if not parquet:  # a CSV says which design it was exported under
         check_design(survey, read_design(path), responses=path, codebook=codebook)
+    if grouped and design is None and not parquet:  # files.read_patterns of a CSV; pyarrow unless it is small
+        from .responses_csv import read_patterns_csv
+
+        return read_patterns_csv(path, survey, progress=progress)
+    from . import files  # pyarrow: only here
+
     if grouped and design is None:
         return files.read_patterns(path, survey, progress=progress)
     return files.read_responses(path, survey, progress=progress, design=design)

@@ -36,9 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pcsv
 
 from deniable.errors import FieldError
 
@@ -59,6 +56,24 @@ DESIGN_HINT = "; design columns such as sampling weights must be named, e.g. den
 # readr) and data.table alike, and distinct from the empty cell of a question left blank.
 NOT_ASKED = "NA"
 NOT_ASKED_CODE = -3  # a cell NA while a file is read, until settle_not_asked makes it −1 (no response)
+
+
+class _Lazy:
+    """A module imported when one of its names is first used: pyarrow costs a few hundred
+    milliseconds of a command's start, and a small file is read without it (:func:`_small_patterns`)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        module = importlib.import_module(self._name)
+        globals()[{"pyarrow": "pa", "pyarrow.compute": "pc", "pyarrow.csv": "pcsv"}[self._name]] = module
+        return getattr(module, attr)
+
+
+pa, pc, pcsv = _Lazy("pyarrow"), _Lazy("pyarrow.compute"), _Lazy("pyarrow.csv")
 
 
 class CSVError(FieldError):
@@ -370,6 +385,10 @@ def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], Non
     """
     path = Path(path)
     header, header_line = _read_header(path, survey)
+    if not callable(progress):
+        small = _small_patterns(path, survey, header, header_line)
+        if small is not None:
+            return small
     try:
         ranges = _line_ranges(path, survey, header_line)
         partials = (_grouped_ranges(path, header, ranges, progress) if ranges is not None
@@ -380,6 +399,78 @@ def read_patterns_csv(path, survey: Survey, progress: bool | Callable[[int], Non
 
 
 RANGE_SIZE = 32 << 20  # bytes of the CSV parsed as one range by one thread
+SMALL_FILE = 1 << 18  # bytes: a file up to this size is read by the csv module, without pyarrow
+
+
+def _small_patterns(path: Path, survey: Survey, header: list[str], header_line: int) -> Dataset | None:
+    """:func:`read_patterns_csv` of a small, well-formed file without pyarrow (whose import would cost
+    more than reading the file): the csv module reads the rows, a Counter groups them, and each
+    distinct cell becomes a code as :func:`dictionary_codes` makes it (a choice's labels by
+    :func:`value_set`, the other types by their ``codes_of``).  None — and the file is read by
+    Arrow, which names the line of any problem — for anything but the plain case: a file over
+    :data:`SMALL_FILE` bytes, not UTF-8, with a byte-order mark, a bare CR, a blank line, a row of
+    another width, a cell that is not a report, or a row :func:`settle_not_asked` refuses."""
+    from collections import Counter
+
+    try:
+        if path.stat().st_size > SMALL_FILE:
+            return None
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("\ufeff") or "\r" in text.replace("\r\n", ""):
+        return None
+    lines = io.StringIO(text, newline="")
+    for _ in range(header_line):
+        lines.readline()
+    width = len(header)
+    try:
+        rows = Counter(tuple(fields) for fields in csv.reader(lines, strict=True))
+    except csv.Error:
+        return None
+    if any(len(fields) != width for fields in rows):
+        return None
+    keep = [i for i, name in enumerate(header) if name != TEXT_VERSION]
+    if len(keep) != width:
+        grouped = Counter()
+        for fields, count in rows.items():
+            grouped[tuple(fields[i] for i in keep)] += count
+        rows = grouped
+    names = [header[i] for i in keep]
+    patterns = list(rows)
+    weights = np.fromiter(rows.values(), dtype=np.int64, count=len(patterns))
+    columns = {}
+    for j, name in enumerate(names):
+        q = survey.question(name)
+        cells = [fields[j] for fields in patterns]
+        distinct = list(dict.fromkeys(cells))
+        if any('"' in t or "\n" in t for t in distinct):  # Arrow reads no line break in a cell: let it say so
+            return None
+        if q.qtype.categorical:
+            texts = list(q.options) + [""] + [spreadsheet_safe(o) for o in q.options if spreadsheet_safe(o) != o]
+            meaning = [*range(q.k), NOT_ANSWERED,
+                       *(i for i, o in enumerate(q.options) if spreadsheet_safe(o) != o)]
+            texts.append(NOT_ASKED)
+            meaning.append(NOT_ASKED_CODE)
+            lookup = {}
+            for t, m in zip(texts, meaning):
+                lookup.setdefault(t, m)  # the first wins, as pyarrow.compute.index_in finds it
+            mapping = np.array([lookup.get(t, -2) for t in distinct], dtype=np.int64)
+        else:
+            codes = np.asarray(q.qtype.codes_of(q, distinct))
+            mapping = np.where((codes == -2) & np.array([t == NOT_ASKED for t in distinct], dtype=bool),
+                               NOT_ASKED_CODE, codes).astype(np.int64)
+        if (mapping == -2).any():
+            return None
+        position = {t: i for i, t in enumerate(distinct)}
+        columns[name] = mapping[np.fromiter((position[c] for c in cells), dtype=np.int64, count=len(cells))
+                                ].astype(q.qtype.code_dtype, copy=False)
+    columns = {q.id: columns[q.id] for q in survey.questions}
+    columns, problem = settle_not_asked(survey, columns)
+    if problem is not None:
+        return None
+    return Dataset(survey, columns, weights)
 
 
 def _line_ranges(path: Path, survey: Survey, header_line: int) -> list[tuple[int, int]] | None:
