@@ -144,7 +144,7 @@ SMALLEST_CHART_TEXT = """() => {
   let smallest = Infinity, where = null;
   for (const svg of document.querySelectorAll("svg[viewBox]")) {
     const box = svg.viewBox.baseVal;
-    if (!box || !box.width) continue;
+    if (!box || !box.width || !svg.getBoundingClientRect().width) continue;  // not shown (a chart's other width)
     const scale = svg.getBoundingClientRect().width / box.width;
     for (const text of svg.querySelectorAll("text")) {
       const size = parseFloat(getComputedStyle(text).fontSize) * scale;

@@ -99,7 +99,9 @@ def test_results_page_numbers_equal_the_estimators_on_the_stored_counts(auth_cli
             shift = m * (1 - result.q) / ((result.p - result.q) * result.n)
             assert float(row["shift"]) == pytest.approx(shift, rel=1e-12) and text["shift"] == f"{100 * shift:.1f}"
         assert len(item["rows"]) == q.k
-        assert item["body"].count('class="whisker"') == q.k  # the chart, one whisker per option
+        # the chart, one whisker per option, drawn at two widths (charts.drawn_at: the page shows one)
+        assert item["body"].count('class="whisker"') == 2 * q.k
+        assert item["body"].count('<div class="chart-narrow"><svg') == item["body"].count('<div class="chart-wide"><svg') == 1
 
 
 def test_a_survey_without_responses(app, auth_client):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from markupsafe import Markup, escape
 
@@ -35,6 +37,29 @@ BAR_H = 14
 BAR_BOTTOM = 8
 HEADER_H = 24  # an option's heading in the grouped chart
 PLOT_W = WIDTH - 2 * PAD  # the bars run across the whole chart: the numbers sit on the label's line
+WIDE = 1100  # the results page's charts beside the narrow ones, shown where the card is at least this wide
+_DRAWN_WIDTH: ContextVar[float] = ContextVar("chart_width", default=WIDTH)
+
+
+def _width() -> float:
+    """The width the charts are being drawn at (:data:`WIDTH`, or another inside :func:`drawn_at`)."""
+    return _DRAWN_WIDTH.get()
+
+
+def _plot_w() -> float:
+    return _width() - 2 * PAD
+
+
+@contextmanager
+def drawn_at(width: float):
+    """Draw the bar and scale charts at ``width`` (text at the same size, bars longer, labels on fewer
+    lines) inside the block: the results page draws each chart at :data:`WIDTH`, readable at 390 px, and
+    at :data:`WIDE`, the width of its card on a wide screen (issue 39)."""
+    token = _DRAWN_WIDTH.set(width)
+    try:
+        yield
+    finally:
+        _DRAWN_WIDTH.reset(token)
 LABEL_LINES = 3  # a longer label is cut, with "…", on its last line (the table has it whole)
 GAP = 10  # between a label and the numbers on its line
 
@@ -120,7 +145,7 @@ def axis_domain(estimates: Sequence[float], ci_low: Sequence[float], ci_high: Se
 def bar_x(value: float, domain: tuple[float, float]) -> float:
     """The x coordinate of ``value`` on the bar charts' axis."""
     lo, hi = domain
-    return PAD + (value - lo) / (hi - lo) * PLOT_W
+    return PAD + (value - lo) / (hi - lo) * _plot_w()
 
 
 def _tick_text(value: float) -> str:
@@ -146,7 +171,7 @@ def ticks(domain: tuple[float, float]) -> list[float]:
 
 
 def _tick_anchor(x: float) -> str:
-    return "start" if x < PAD + 14 else "end" if x > PAD + PLOT_W - 14 else "middle"
+    return "start" if x < PAD + 14 else "end" if x > PAD + _plot_w() - 14 else "middle"
 
 
 def _hatch(pattern: str, fill: str = "#dbe4f0", stroke: str = "#2b4a75") -> str:
@@ -175,7 +200,7 @@ def _value_text(est: float, low: float, high: float) -> str:
 
 def _row_lines(label: str, value: str) -> list[str]:
     """A row's label, in lines that leave room for the numbers at the right of the first."""
-    return wrap(label, PLOT_W - text_width(value) - GAP)
+    return wrap(label, _plot_w() - text_width(value) - GAP)
 
 
 def _row_height(lines: int) -> float:
@@ -210,7 +235,7 @@ def _bar_row(y: float, label: str, est: float, low: float, high: float, domain, 
     cap = BAR_H / 2 + 2
     return [
         _text_lines("label", PAD, y + 14, lines),
-        f'<text class="value" x="{WIDTH - PAD}" y="{_f(y + 14)}" font-size="{TEXT}" text-anchor="end" '
+        f'<text class="value" x="{_width() - PAD}" y="{_f(y + 14)}" font-size="{TEXT}" text-anchor="end" '
         f'data-estimate="{float(est)!r}">{value}</text>',
         f'<rect class="bar" x="{_f(x0)}" y="{_f(bar_y)}" width="{_f(x1 - x0)}" height="{BAR_H}" '
         f'fill="url(#{pattern})" stroke="#2b4a75" stroke-width="1"/>',
@@ -270,7 +295,7 @@ def estimate_bars(labels: Sequence[str], estimates: Sequence[float], ci_low: Seq
     heights = [_row_height(len(_row_lines(label, _value_text(est, low, high)))) for label, est, low, high in rows]
     height = BAR_TOP + sum(heights) + BAR_BOTTOM
     pattern = f"{chart_id}-hatch"
-    out = _svg_open("estimate-bars", WIDTH, height, chart_id, title)
+    out = _svg_open("estimate-bars", _width(), height, chart_id, title)
     out.append(f"<defs>{_hatch(pattern)}</defs>")
     out += _axis(domain, height - BAR_BOTTOM)
     y = BAR_TOP
@@ -295,15 +320,15 @@ def grouped_bars(options: Sequence[str], groups: Sequence[dict], *, title: str, 
 
     def group_lines(group, i):
         if not group["n"]:
-            return wrap(f"{group_label(group)}: no respondents", PLOT_W)
+            return wrap(f"{group_label(group)}: no respondents", _plot_w())
         return _row_lines(group_label(group), _value_text(group["estimate"][i], group["ci_low"][i],
                                                           group["ci_high"][i]))
 
-    headings = [wrap(option, PLOT_W, 2, (TEXT + 1) * 1.1) for option in options]  # bold: wider
+    headings = [wrap(option, _plot_w(), 2, (TEXT + 1) * 1.1) for option in options]  # bold: wider
     height = BAR_TOP + BAR_BOTTOM + sum(
         HEADER_H + (len(headings[i]) - 1) * LINE_H + sum(_row_height(len(group_lines(g, i))) for g in groups)
         for i in range(len(options)))
-    out = _svg_open("grouped-bars", WIDTH, height, chart_id, title)
+    out = _svg_open("grouped-bars", _width(), height, chart_id, title)
     patterns = [f"{chart_id}-g{i}" for i in range(len(groups))]
     fills = [("#dbe4f0", "#2b4a75"), ("#f3e2cf", "#7a4a12"), ("#dcefe3", "#1f5d3a"), ("#ece0f2", "#5b2c73")]
     out.append("<defs>" + "".join(_hatch(p, *fills[i % len(fills)]) for i, p in enumerate(patterns)) + "</defs>")
@@ -502,9 +527,9 @@ def scale_chart(record: dict, *, title: str, chart_id: str = "scale") -> Markup:
     mean = record["mean"]
 
     def x(v: float) -> float:
-        return PAD + (min(max(float(v), lo), hi) - lo) / span * (PLOT_W - 2 * PAD) + PAD
+        return PAD + (min(max(float(v), lo), hi) - lo) / span * (_plot_w() - 2 * PAD) + PAD
 
-    ticks_v = _value_ticks(lo, hi, 2 * PAD, PLOT_W - 2 * PAD)
+    ticks_v = _value_ticks(lo, hi, 2 * PAD, _plot_w() - 2 * PAD)
 
     def axis(y: float) -> list[str]:
         out = [f'<line class="axis" x1="{_f(x(lo))}" y1="{_f(y)}" x2="{_f(x(hi))}" y2="{_f(y)}" stroke="#333" '
@@ -512,7 +537,7 @@ def scale_chart(record: dict, *, title: str, chart_id: str = "scale") -> Markup:
         for v in ticks_v:
             label, at = _plain(v, step), x(v)
             half = text_width(label) / 2
-            anchor = "start" if at - half < PAD else "end" if at + half > WIDTH - PAD else "middle"
+            anchor = "start" if at - half < PAD else "end" if at + half > _width() - PAD else "middle"
             out.append(f'<line class="tick" x1="{_f(at)}" y1="{_f(y)}" x2="{_f(at)}" y2="{_f(y + 4)}" '
                        'stroke="#333" stroke-width="1"/>')
             out.append(f'<text class="tick-label" x="{_f(at)}" y="{_f(y + 18)}" font-size="{TEXT}" '
@@ -542,7 +567,7 @@ def scale_chart(record: dict, *, title: str, chart_id: str = "scale") -> Markup:
     if histogram or len(grid) > 2:
         heading = ("Estimated distribution of the answers" if histogram else
                    "Estimated share at each grid point (answers rounded at random to the grid)")
-        lines = wrap(heading, PLOT_W)
+        lines = wrap(heading, _plot_w())
         body.append(_text_lines("label distribution-heading", PAD, y + 14, lines))
         y += 14 + (len(lines) - 1) * LINE_H + 10
         points = [(float(p["value"]), float(p.get("headline", p.get("estimate")) or 0.0),
@@ -554,7 +579,7 @@ def scale_chart(record: dict, *, title: str, chart_id: str = "scale") -> Markup:
         base = y + NUMERIC_COLUMNS_H
         body.append(f'<line class="grid" x1="{_f(x(lo))}" y1="{_f(y)}" x2="{_f(x(hi))}" y2="{_f(y)}" stroke="#c4c9d2" '
                     'stroke-width="0.75"/>')
-        column_w = max(1.0, min(24.0, (PLOT_W - 2 * PAD) / max(1, len(points)) * 0.8))
+        column_w = max(1.0, min(24.0, (_plot_w() - 2 * PAD) / max(1, len(points)) * 0.8))
         for value, share, c_low, c_high in points:
             height = max(0.0, min(share, top_share)) / top_share * NUMERIC_COLUMNS_H
             body.append(f'<rect class="bar column" x="{_f(x(value) - column_w / 2)}" y="{_f(base - height)}" '
@@ -571,9 +596,9 @@ def scale_chart(record: dict, *, title: str, chart_id: str = "scale") -> Markup:
         note = (f"Only the mean is estimated: each answer was rounded at random to {_plain(lo, step)} or "
                 f"{_plain(hi, step)}, keeping its expected value, so the shares at the two ends are not the "
                 "shares of people who answered them.")
-        lines = wrap(note, PLOT_W, 5)
+        lines = wrap(note, _plot_w(), 5)
         body.append(_text_lines("scale-note", PAD, y + 14, lines))
         y += 14 + (len(lines) - 1) * LINE_H + 4
     height = y + BAR_BOTTOM
-    out = _svg_open("scale-chart", WIDTH, height, chart_id, title) + body + ["</svg>"]
+    out = _svg_open("scale-chart", _width(), height, chart_id, title) + body + ["</svg>"]
     return Markup("".join(out))

@@ -148,16 +148,16 @@ def compact_line(q, record: dict) -> dict | None:
             "more": len(rows) - 1}
 
 
-def _chart(q, record: dict, position: int, title: str):
+def _chart(q, record: dict, position: int, title: str, suffix: str = ""):
     """The estimate bars of a record, drawn at each row's headline (its type's :meth:`chart`); a mean
     on a scale (a record with ``mean``, ``min`` and ``max``) as such (:func:`.charts.scale_chart`)."""
     if charts.is_scale_record(record):
-        return charts.scale_chart(record, chart_id=f"q{position}", title=title)
+        return charts.scale_chart(record, chart_id=f"q{position}{suffix}", title=title)
     drawn = q.qtype.chart(q, record)
     if not charts.drawable(drawn):
         return None
     return charts.estimate_bars(drawn["labels"], drawn["estimate"], drawn["ci_low"], drawn["ci_high"],
-                                chart_id=f"q{position}", title=title)
+                                chart_id=f"q{position}{suffix}", title=title)
 
 
 def question_results(survey, stats: dict, *, method: str, confidence: float, simultaneous: bool,
@@ -175,7 +175,7 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
     for position, (q, result) in enumerate(results):
         n = q.qtype.n_of(result)
         item = {"question": q, "n": n, "result": None, "record": None, "rows": [], "chart": None, "shift": None,
-                "mechanism": q.mechanism, "typed": None, "compact": None}
+                "mechanism": q.mechanism, "typed": None, "compact": None, "chart_wide": None}
         items.append(item)
         if not n:
             continue
@@ -193,6 +193,8 @@ def question_results(survey, stats: dict, *, method: str, confidence: float, sim
             item["typed"] = typed_rows(q, result)
             title = f"{q.text} — estimates with {confidence:.0%} intervals, n = {n:,}"
         item["chart"] = _chart(q, record, position, title)
+        with charts.drawn_at(charts.WIDE):  # the same chart at a wide card's width (the page shows one of the two)
+            item["chart_wide"] = _chart(q, record, position, title, "-wide")
         item["compact"] = compact_line(q, record)
     return items
 
