@@ -21,7 +21,7 @@ from deniable.server.survey.patterns import collapse, from_dataset
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SURVEYS = [parse_definition(json.loads((EXAMPLES / name).read_text())) for name in ("habits.json", "honesty.json",
-                                                                                   "survey.json")]
+                                                                                   "survey.json", "everything.json")]
 
 
 @st.composite
