@@ -96,6 +96,11 @@ def test_each_line_says_the_question_and_opens_on_click(builder, live_server, ap
     assert "A new wording of the question" in page.inner_text("#question-3-line-text")
     page.click("#question-3-line")  # and closes again
     assert not page.locator("#questions-3-text").is_visible()
+    # every card at once, and back
+    page.click("#open-all-questions")
+    assert page.locator("details.question-details[open]").count() == len(ids)
+    page.click("#close-all-questions")
+    assert page.locator("details.question-details[open]").count() == 0
 
 
 def test_a_link_to_a_field_in_a_closed_card_opens_it(builder, live_server, app):

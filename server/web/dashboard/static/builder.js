@@ -454,6 +454,15 @@ function byHash(hash) {
   try { return document.getElementById(decodeURIComponent(hash.slice(1))); } catch (error) { return null; }
 }
 
+function wireToggles() {
+  const toggles = document.getElementById("cards-toggle");
+  if (!toggles) return;
+  const all = (open) => () => form.querySelectorAll("details.question-details").forEach((d) => { d.open = open; });
+  document.getElementById("open-all-questions").addEventListener("click", all(true));
+  document.getElementById("close-all-questions").addEventListener("click", all(false));
+  toggles.hidden = false;
+}
+
 function wireOpening() {
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a[href^='#']");
@@ -533,6 +542,7 @@ function init() {
   reopen();
   form.addEventListener("submit", rememberOpen);
   wireOpening();
+  wireToggles();
   wireLimits();
   refreshConditions();
   form.addEventListener("input", refreshConditions);
