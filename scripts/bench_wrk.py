@@ -335,13 +335,18 @@ def main() -> int:
         print(f"deniable / {SERVERS[kind]}: {ratio:.2f}×")
     print("deniable's scrubs per second under wrk (the scrub table's passes): "
           + ", ".join(f"{r['scrubs_per_second']:.1f}" for r in rounds["deniable"]))
-    print(f"{'round':>6} {'acknowledged (201, with warm-up)':>33} {'in flight at the end':>21} {'stored':>8} "
-          f"{'in patterns':>12} {'distinct patterns':>18} {'lost':>6}")
     for i, r in enumerate(rounds["deniable"]):
         kept = r["kept"]
-        print(f"{i + 1:>6} {kept.acknowledged:>33,} {r['in_flight']:>21,} {kept.rows:>8,} {kept.in_patterns:>12,} "
+        print(f"\ndeniable, round {i + 1}{' (the best)' if r is mine else ''}")
+        print(f"{'requests':>9} {'per second':>11} {'p50':>8} {'p90':>8} {'p99':>8} {'not 201':>8} "
+              f"{'server CPU µs/submission':>25}")
+        print(f"{r['created'] + r['other']:>9,} {r['per_second']:>11,.0f} {r['p50']:>8} {r['p90']:>8} "
+              f"{r['p99']:>8} {r['other']:>8} {r['cpu_us']:>25,.0f}")
+        print(f"{'acknowledged (201, with warm-up)':>33} {'in flight at the end':>21} {'stored':>8} "
+              f"{'in patterns':>12} {'distinct patterns':>18} {'lost':>6}")
+        print(f"{kept.acknowledged:>33,} {r['in_flight']:>21,} {kept.rows:>8,} {kept.in_patterns:>12,} "
               f"{kept.distinct_patterns:>18,} {kept.lost:>6,}")
-        print("       " + kept.line())
+        print(kept.line())
         for problem in kept.problems[:10]:
             print("  " + problem)
     for line in failed:
