@@ -31,6 +31,7 @@ process, taking turns with ``deniable export --help`` run by run; each figure is
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -76,17 +77,18 @@ def pyreadstat_write(export, fmt: str, path: str):
     import pyreadstat
 
     survey = export.stored.survey
-    frame, labels, value_labels = stat_frame(export.dataset, fmt, export.text_versions)
+    frame, labels, value_labels, missing, measures = stat_frame(export.dataset, fmt, export.text_versions)
     if fmt == "sav":
         note = _note_lines(design_line(survey))
         return lambda: pyreadstat.write_sav(frame, path, column_labels=labels, variable_value_labels=value_labels,
-                                            file_label=survey.title[:64], note=note)
+                                            file_label=survey.title[:64], note=note,
+                                            missing_ranges=missing or None, variable_measure=measures)
     label = f"{survey.slug} design {design_fingerprint(survey)}"[:80]
     return lambda: pyreadstat.write_dta(frame, path, column_labels=labels, variable_value_labels=value_labels,
-                                        file_label=label)
+                                        file_label=label, missing_user_values=missing or None)
 
 
-def bench(n: int, repeat: int, tmp: str) -> list[tuple]:
+def bench(n: int, repeat: int, tmp: str, no_scan: bool = False) -> list[tuple]:
     path = str(Path(tmp) / f"bench-{n}.db")
     db = init_db(path)
     stored = insert_survey(db, parse_definition(DEFINITION), status="open", target_n=n)
@@ -98,7 +100,8 @@ def bench(n: int, repeat: int, tmp: str) -> list[tuple]:
     insert_many(db, stored, columns)
     rows = []
     for fmt in FORMATS:
-        scan = median_s(lambda fmt=fmt: load_export(db, "bench", rows=True).responses(fmt), repeat)
+        scan = math.nan if no_scan else median_s(lambda fmt=fmt: load_export(db, "bench", rows=True).responses(fmt),
+                                                 repeat)
         export = load_export(db, "bench")
         assert export.source == "patterns" and export.dataset.n_rows == n
         size = len(export.responses(fmt))
@@ -181,6 +184,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, action="append", help="responses to store (default: 10^5 and 10^6)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
+    parser.add_argument("--no-scan", action="store_true", help="leave out the row scan (its column: nan)")
     parser.add_argument("--cli", action="store_true", help="time whole `deniable export` processes (see above)")
     args = parser.parse_args()
     sizes = args.n or [100_000, 1_000_000]
@@ -194,7 +198,7 @@ def main() -> None:
           f"{'pyreadstat s':>13} {'ratio':>6} {'bytes':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         for size_n in sizes:
-            for n, fmt, scan, patterns, floor, ratio, size in bench(size_n, args.repeat, tmp):
+            for n, fmt, scan, patterns, floor, ratio, size in bench(size_n, args.repeat, tmp, args.no_scan):
                 floor_cells = f"{floor:>13.3f} {ratio:>5.2f}×" if floor else f"{'':>13} {'':>6}"
                 print(f"{n:>10,} {fmt:<8} {scan:>11.3f} {patterns:>11.3f} {scan / patterns:>8.1f}× "
                       f"{floor_cells} {size:>12,}", flush=True)
