@@ -137,3 +137,37 @@ def test_errors_are_one_line_naming_the_thing(tmp_path, args, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], result.stderr
     assert result.stdout == ""
+
+
+def numbers_in(node) -> set[float]:
+    """Every number in a JSON value."""
+    if isinstance(node, bool) or node is None or isinstance(node, str):
+        return set()
+    if isinstance(node, (int, float)):
+        return {float(node)}
+    values = node.values() if isinstance(node, dict) else node
+    return set().union(*(numbers_in(v) for v in values)) if values else set()
+
+
+def test_every_number_of_the_example_survey_s_report_is_one_deniable_estimate_prints(tmp_path):
+    """The example of every type and design (examples/everything.json): each estimate, interval and count the
+    report holds (its exact data-value, per question) is a number of that question in `deniable estimate
+    --format json` — the report computes nothing of its own."""
+    survey, truth = ROOT / "examples" / "everything.json", ROOT / "examples" / "everything-truth.json"
+    db = filled_db(tmp_path, survey, truth, "everything")
+    out = tmp_path / "r.html"
+    assert run("report", "everything", "--db", db, "-o", out).returncode == 0
+    page = out.read_text(encoding="utf-8")
+    estimate = run("estimate", "--db", db, "everything", "--format", "json")
+    assert estimate.returncode == 0, estimate.stderr
+    records = json.loads(estimate.stdout)["questions"]
+    assert [r["id"] for r in records] == re.findall(r'<section class="question" id="q-([^"]+)"', page)
+    checked = 0
+    for record in records:
+        tables = "".join(re.findall(r"<table class=\"estimates.*?</table>", question_block(page, record["id"]), re.S))
+        shown = [float(v) for v in re.findall(r'data-(?:value|low|high)="(-?[0-9.eE+-]+)"', tables)]
+        expected = numbers_in(record)
+        missing = [v for v in shown if not any(abs(v - e) <= 1e-12 * max(1.0, abs(e)) for e in expected)]
+        assert not missing, (record["id"], missing[:5])
+        checked += len(shown)
+    assert checked > 13 * 3  # every question shows numbers

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DENIABLE = Path(sys.executable).parent / "deniable"
-SURVEYS = {"student-life": ("survey.json", "truth.json"), "habits": ("habits.json", "habits-truth.json")}
+SURVEYS = {"student-life": ("survey.json", "truth.json"), "habits": ("habits.json", "habits-truth.json"),
+           "everything": ("everything.json", "everything-truth.json")}  # the example survey of every type
 
 
 def run(*args) -> str:
@@ -47,7 +48,7 @@ def horizontal_overflow(page) -> int:
     return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
 
 
-@pytest.mark.parametrize("slug", ["student-life", "habits"])
+@pytest.mark.parametrize("slug", ["student-life", "habits", "everything"])
 def test_the_report_opens_prints_and_fits(browser, live_server, app, slug):
     questions = fill(app, slug)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
