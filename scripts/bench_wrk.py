@@ -144,9 +144,9 @@ def milliseconds(text: str | None) -> float:
 class FloorProcess(ServerProcess):
     """``scripts/floor_server.py KIND`` (the bare handler or the plain insert) in its own process group."""
 
-    def __init__(self, kind: str, db: Path, *, workers: int, log: Path | None = None):
+    def __init__(self, kind: str, db: Path, *, workers: int, log: Path | None = None, worker: str = "stock"):
         super().__init__(db, workers=workers, log=log)
-        self.kind = kind
+        self.kind, self.worker = kind, worker
 
     def start(self, ready_path: str, timeout: float = 30.0) -> None:
         import time
@@ -156,7 +156,8 @@ class FloorProcess(ServerProcess):
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, str(Path(__file__).resolve().parent / "floor_server.py"), self.kind,
-                 "--port", str(self.port), "--workers", str(self.workers), "--db", str(self.db)],
+                 "--port", str(self.port), "--workers", str(self.workers), "--db", str(self.db),
+                 "--worker", self.worker],
                 stdout=out, stderr=out, env=self.env, start_new_session=True)
         finally:
             if self.log:
@@ -240,7 +241,7 @@ def one_round(kind: str, tmp: Path, round_no: int, script: Path, path: str, args
         server = ServerProcess(db, workers=args.workers, log=folder / "server.log")
         server.start(f"/api/v1/surveys/{args.survey.slug}")
     else:
-        server = FloorProcess(kind, db, workers=args.workers, log=folder / "server.log")
+        server = FloorProcess(kind, db, workers=args.workers, log=folder / "server.log", worker=args.floor_worker)
         server.start("/")
     try:
         result, _ = run_wrk(server, path, script, args)
@@ -268,6 +269,9 @@ def main() -> int:
                              "(default 2)")
     parser.add_argument("--no-floors", dest="floors", action="store_false",
                         help="measure deniable alone, without the bare handler and the plain insert")
+    parser.add_argument("--floor-worker", choices=("stock", "deniable"), default="stock",
+                        help="the floors' gunicorn worker: gevent's as it comes (default), or deniable serve's own "
+                             "(the body read before the app, the read deadline)")
     parser.add_argument("--survey", metavar="FILE", help="a survey definition to load instead of the demo survey")
     parser.add_argument("--fixed-body", action="store_true",
                         help="send one body, drawn once, with every request (one answer pattern) instead of "
@@ -321,7 +325,7 @@ def main() -> int:
     bodies = ("one fixed body (--fixed-body)" if args.fixed is not None
               else "a random answer per question per request (Lua), optional questions left out one time in five")
     print(f"under wrk — {os.cpu_count()} CPUs (load average {load_before:.1f} before, {load_after:.1f} after), "
-          f"{args.workers} gevent workers each; wrk -t{args.threads} -c{args.connections} -d{args.seconds}s, "
+          f"{args.workers} gevent workers each (the floors': {args.floor_worker}); wrk -t{args.threads} -c{args.connections} -d{args.seconds}s, "
           f"POST {path}\nsurvey {survey.slug!r} ({len(survey.questions)} questions); bodies: {bodies}; "
           f"best of {args.rounds} round{'s' * (args.rounds > 1)}, the servers taking turns")
     print(f"{'server':<9} {'round':>6} {'requests':>9} {'per second':>11} {'p50':>8} {'p90':>8} {'p99':>8} "

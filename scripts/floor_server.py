@@ -4,7 +4,7 @@
     python scripts/floor_server.py insert --port 8002 --workers 4 --db /tmp/floor.db
 
 Both run gunicorn's gevent worker (``gunicorn.workers.ggevent.GeventPyWSGIWorker``, the class
-``deniable serve``'s own worker extends), ``--workers`` of them, the app loaded before the fork, no
+``deniable serve``'s own worker extends; ``--worker deniable``: that worker itself), ``--workers`` of them, the app loaded before the fork, no
 access log, as ``deniable serve`` runs.  Every POST, to any path:
 
 * ``bare``: reads the body, parses the JSON (``json.loads``), answers ``201 {"id": …}``; stores nothing;
@@ -99,6 +99,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--connections", type=int, default=1000, help="gunicorn's worker_connections")
     parser.add_argument("--db", help="the SQLite file (insert)")
+    parser.add_argument("--worker", choices=("stock", "deniable"), default="stock",
+                        help="gunicorn's gevent worker as it comes (default), or deniable serve's own "
+                             "(deniable.server.cli.serving.Worker: the whole body read before the app, the "
+                             "per-request read deadline; no per-address bound)")
     args = parser.parse_args()
     if args.kind == "insert" and not args.db:
         parser.error("insert needs --db")
@@ -107,7 +111,8 @@ def main() -> None:
     from gunicorn.app.base import BaseApplication
 
     options = {"bind": f"127.0.0.1:{args.port}", "workers": args.workers,
-               "worker_class": "gunicorn.workers.ggevent.GeventPyWSGIWorker",
+               "worker_class": ("gunicorn.workers.ggevent.GeventPyWSGIWorker" if args.worker == "stock"
+                                else "deniable.server.cli.serving.Worker"),
                "worker_connections": args.connections, "preload_app": True, "accesslog": None,
                "errorlog": "-", "loglevel": "warning", "proc_name": f"floor-{args.kind}",
                "control_socket_disable": True}
