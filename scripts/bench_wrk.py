@@ -148,33 +148,14 @@ class FloorProcess(ServerProcess):
         super().__init__(db, workers=workers, log=log)
         self.kind, self.worker = kind, worker
 
-    def start(self, ready_path: str, timeout: float = 30.0) -> None:
-        import time
-        import urllib.request
+    @property
+    def name(self) -> str:
+        return f"floor_server.py {self.kind}"
 
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(Path(__file__).resolve().parent / "floor_server.py"), self.kind,
-                 "--port", str(self.port), "--workers", str(self.workers), "--db", str(self.db),
-                 "--worker", self.worker],
-                stdout=out, stderr=out, env=self.env, start_new_session=True)
-        finally:
-            if self.log:
-                out.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"floor_server.py {self.kind} exited with status {self.proc.returncode}")
-            try:
-                with urllib.request.urlopen(self.base_url + ready_path, timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        self.kill()
-        raise RuntimeError(f"floor_server.py {self.kind} did not answer within {timeout} s")
-
+    def command(self) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve().parent / "floor_server.py"), self.kind,
+                "--port", str(self.port), "--workers", str(self.workers), "--db", str(self.db),
+                "--worker", self.worker]
 
 SERVERS = {
     "bare": "the bare handler (same stack: read the body, parse the JSON, answer 201)",

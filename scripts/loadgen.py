@@ -80,21 +80,24 @@ class ServerProcess:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    name = "deniable serve"
+
+    def command(self) -> list[str]:
+        return [*deniable_command(), "serve", "--db", str(self.db), "--port", str(self.port),
+                "--workers", str(self.workers)]
+
     def start(self, ready_path: str, timeout: float = 30.0) -> None:
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         try:
-            self.proc = subprocess.Popen(
-                [*deniable_command(), "serve", "--db", str(self.db), "--port", str(self.port),
-                 "--workers", str(self.workers)],
-                stdout=out, stderr=out, env=self.env, start_new_session=True,
-            )
+            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=out, env=self.env,
+                                         start_new_session=True)
         finally:
             if self.log:
                 out.close()  # the child holds its own copy
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"deniable serve exited with status {self.proc.returncode}")
+                raise RuntimeError(f"{self.name} exited with status {self.proc.returncode}")
             try:
                 with urllib.request.urlopen(self.base_url + ready_path, timeout=1) as response:
                     if response.status == 200:
@@ -102,7 +105,7 @@ class ServerProcess:
             except OSError:
                 time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"deniable serve did not answer {ready_path} within {timeout} s")
+        raise RuntimeError(f"{self.name} did not answer {ready_path} within {timeout} s")
 
     def cpu_seconds(self) -> float | None:
         """CPU time (user + system) used so far by the live processes of the server's group.
