@@ -60,13 +60,8 @@ References
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
-import json
 import math
 import numbers
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -78,6 +73,7 @@ from deniable.client.mechanism import resolve
 from deniable.errors import FieldError
 
 from .binomial import _pmf_kernel, binom_pmf, z
+from .plan_cache import _cache_file, _cache_read, _cache_write, _unit, cache_dir  # noqa: F401  (cache_dir: public)
 from .result import Result
 from .validate import check_confidence
 
@@ -448,78 +444,6 @@ def _below_mirror(pi: float, p: float, q: float) -> float:
     if 1.0 - p == q and 1.0 - q == p and pi > 0.5:
         return 1.0 - pi
     return pi
-
-
-# ---------------------------------------------------------------- the disk cache of h(n) and of plans
-
-
-def cache_dir() -> Path | None:
-    """Where computed worst cases and plans are kept: ``$XDG_CACHE_HOME/deniable``, else ``~/.cache/deniable``
-    (None when neither is an absolute path, e.g. without a home directory)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, empty or relative: the XDG specification says ignore it
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "deniable" if os.path.isabs(base) else None
-
-
-@functools.lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """A digest of the code that computes the numbers cached, and of the numpy and scipy it runs on.
-
-    Read from the files, without importing them: a plan answered from the cache needs no scipy.
-    """
-    here = Path(__file__).resolve().parent
-    scipy_dir = importlib.util.find_spec("scipy").submodule_search_locations[0]
-    digest = hashlib.sha256(f"numpy {np.__version__}".encode())
-    for path in (Path(scipy_dir) / "version.py", here / "binomial.py", here / "exact.py", here / "likelihood_ratio.py",
-                 here / "root_finding.py", Path(__file__)):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _cache_file(kind: str, key: tuple[float, ...], name: str) -> Path | None:
-    """``<cache>/<kind>-<code digest>/<key floats in hex>/<name>.json`` (None: no usable cache)."""
-    base = cache_dir()
-    if base is None:
-        return None
-    try:
-        code = _code_digest()
-    except (OSError, AttributeError, TypeError, IndexError):  # not readable files (a zipped install): no cache
-        return None
-    return base / f"{kind}-{code}" / "_".join(float(v).hex() for v in key) / f"{name}.json"
-
-
-def _unit(value) -> bool:
-    return isinstance(value, float) and 0.0 <= value <= 1.0
-
-
-def _cache_read(path: Path | None) -> list | None:
-    """The cached JSON list, or None when absent or unreadable (the caller checks its numbers)."""
-    if path is None:
-        return None
-    try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, list) else None
-
-
-def _cache_write(path: Path | None, values: list) -> None:
-    """Write one entry atomically (a temporary file renamed over it); a cache that cannot be written is skipped."""
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps(values))
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass
 
 
 def _check_n(n) -> int:

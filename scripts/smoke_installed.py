@@ -76,6 +76,7 @@ DESIGNS = {
     "respondent_crosswise": {"name": "crosswise", "side": "respondent", "prevalence": 0.25,
                              "fact": "Is your mother's birthday in January, February or March?",
                              "prevalence_range": [0.23, 0.27]},
+    "custom": {"name": "custom", "matrix": [[0.75, 0.25], [0.25, 0.75]]},  # the builder edits a matrix in place
 }
 DEMO_REPORTS = {"drug_use": 1, "cheating": 0, "age_group": 2}
 ADMIN = "admin@smoke.invalid"
