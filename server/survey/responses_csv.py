@@ -405,9 +405,9 @@ SMALL_FILE = 1 << 18  # bytes: a file up to this size is read by the csv module,
 def _small_patterns(path: Path, survey: Survey, header: list[str], header_line: int) -> Dataset | None:
     """:func:`read_patterns_csv` of a small, well-formed file without pyarrow (whose import would cost
     more than reading the file): the csv module reads the rows, a Counter groups them, and each
-    distinct cell becomes a code as :func:`dictionary_codes` makes it (a choice's labels by
-    :func:`value_set`, the other types by their ``codes_of``).  None — and the file is read by
-    Arrow, which names the line of any problem — for anything but the plain case: a file over
+    distinct cell becomes a code by :func:`text_codes`, as :func:`dictionary_codes` makes it.  None —
+    and the file is read by Arrow, which names the line of any problem — for anything but the plain
+    case: a file over
     :data:`SMALL_FILE` bytes, not UTF-8, with a byte-order mark, a bare CR, a blank line, a row of
     another width, a cell that is not a report, or a row :func:`settle_not_asked` refuses."""
     from collections import Counter
@@ -447,20 +447,7 @@ def _small_patterns(path: Path, survey: Survey, header: list[str], header_line: 
         distinct = list(dict.fromkeys(cells))
         if any('"' in t or "\n" in t for t in distinct):  # Arrow reads no line break in a cell: let it say so
             return None
-        if q.qtype.categorical:
-            texts = list(q.options) + [""] + [spreadsheet_safe(o) for o in q.options if spreadsheet_safe(o) != o]
-            meaning = [*range(q.k), NOT_ANSWERED,
-                       *(i for i, o in enumerate(q.options) if spreadsheet_safe(o) != o)]
-            texts.append(NOT_ASKED)
-            meaning.append(NOT_ASKED_CODE)
-            lookup = {}
-            for t, m in zip(texts, meaning):
-                lookup.setdefault(t, m)  # the first wins, as pyarrow.compute.index_in finds it
-            mapping = np.array([lookup.get(t, -2) for t in distinct], dtype=np.int64)
-        else:
-            codes = np.asarray(q.qtype.codes_of(q, distinct))
-            mapping = np.where((codes == -2) & np.array([t == NOT_ASKED for t in distinct], dtype=bool),
-                               NOT_ASKED_CODE, codes).astype(np.int64)
+        mapping = text_codes(q, distinct)
         if (mapping == -2).any():
             return None
         position = {t: i for i, t in enumerate(distinct)}
@@ -638,28 +625,44 @@ def column_codes(question, column) -> np.ndarray | None:
     return np.append(np.asarray(mapping, dtype=np.int64), NOT_ANSWERED)[indices]  # −1 (null) takes the last
 
 
-def value_set(question) -> tuple[pa.Array, np.ndarray]:
-    """The cell texts a column may hold — the labels, "" (not answered), the labels as the export
+def _value_texts(question) -> tuple[list[str], np.ndarray]:
+    """The cell texts a choice's column may hold — the labels, "" (not answered), the labels as the export
     neutralized them for spreadsheets, and ``NA`` (not asked; a label ``NA`` comes first, so it wins)
     — and the option index each one stands for."""
     neutralized = [(i, spreadsheet_safe(o)) for i, o in enumerate(question.options) if spreadsheet_safe(o) != o]
     texts = list(question.options) + [""] + [text for _, text in neutralized] + [NOT_ASKED]
     meaning = np.array([*range(question.k), NOT_ANSWERED, *(i for i, _ in neutralized), NOT_ASKED_CODE],
                        dtype=np.int16)
+    return texts, meaning
+
+
+def value_set(question) -> tuple[pa.Array, np.ndarray]:
+    """:func:`_value_texts` with the texts as an Arrow array (for ``pyarrow.compute.index_in``)."""
+    texts, meaning = _value_texts(question)
     return pa.array(texts, pa.string()), meaning
 
 
-def dictionary_codes(question, dictionary: pa.Array, labels: tuple[pa.Array, np.ndarray]) -> np.ndarray:
+def text_codes(question, texts: list[str]) -> np.ndarray:
     """The code of each distinct cell text of a column (−1 not answered, −2 unknown, −3 ``NA``: not
-    asked, for :func:`settle_not_asked`).
+    asked, for :func:`settle_not_asked`), without Arrow: a choice's labels (and their neutralized
+    forms) looked up, the first text of :func:`_value_texts` winning as ``index_in`` finds it; the other
+    types parse each text once (:meth:`~.questions.base.QuestionType.codes_of`)."""
+    if question.qtype.categorical:
+        lookup = {}
+        for text, meaning in zip(*_value_texts(question)):
+            lookup.setdefault(text, int(meaning))
+        return np.array([lookup.get(t, -2) for t in texts], dtype=np.int64)
+    codes = np.asarray(question.qtype.codes_of(question, texts))
+    return np.where((codes == -2) & np.array([t == NOT_ASKED for t in texts], dtype=bool),
+                    NOT_ASKED_CODE, codes).astype(np.int64)
 
-    A choice maps its labels (and their neutralized forms) with ``pyarrow.compute.index_in``; the
-    other types parse each distinct text once (:meth:`~.questions.base.QuestionType.codes_of`).
+
+def dictionary_codes(question, dictionary: pa.Array, labels: tuple[pa.Array, np.ndarray]) -> np.ndarray:
+    """The code of each distinct cell text of a column (:func:`text_codes`): a choice maps its labels with
+    ``pyarrow.compute.index_in`` (a block's dictionary may be large); the other types by :func:`text_codes`.
     """
     if not question.qtype.categorical:
-        texts = dictionary.to_pylist()
-        codes = question.qtype.codes_of(question, texts)
-        return np.where((codes == -2) & np.array([t == NOT_ASKED for t in texts], dtype=bool), NOT_ASKED_CODE, codes)
+        return text_codes(question, dictionary.to_pylist())
     texts, meaning = labels
     positions = pc.index_in(dictionary, value_set=texts)
     unknown = positions.is_null().to_numpy(zero_copy_only=False)
