@@ -168,10 +168,10 @@ def card_words(readings: dict, qid: str) -> dict | None:
     out = {}
     for language, read in readings.items():
         q = _question(read, qid)
-        hook = getattr(q.qtype, "card_words", None)
-        if hook is None:
+        words = q.qtype.card_words(q, gettext=_gettext(language))
+        if words is None:
             return None
-        out[language] = hook(q, gettext=_gettext(language))
+        out[language] = words
     return out
 
 
@@ -273,9 +273,9 @@ def snippet(platform: str, design: dict, qid: str, *, src: str, integrity: str, 
 
 def _reports(question, q: dict) -> str:
     """What a report of ``question`` (``q``: its design document entry) means, in words."""
-    words = getattr(question.qtype, "report_words", None)
+    words = question.qtype.report_words(question)
     if words is not None:  # a type that says it itself (a two-group design: the group and the answer)
-        return words(question)
+        return words
     sample = question.qtype.report_of(question, 0)
     if isinstance(sample, dict):  # a list experiment: the arm and the count
         return (f'{{"arm": 0|1, "count": c}}: arm 1 was shown the sensitive item as well as the '

@@ -44,7 +44,7 @@ monitoring    :class:`.monitoring.Monitoring`      group_columns, group_estimate
                                                    stats_from_json
 presentation  :class:`.presentation.Presentation`  table, headlines, chart, shown_rows, unprotected,
                                                    page_data, card, script, coin, explanation,
-                                                   plain_explanation
+                                                   plain_explanation, card_words, report_words
 builder       :class:`.builder.Builder`            wording, reworded, wording_labels, slot_fields,
                                                    direct_words, builder_hint, builder_dict,
                                                    builder_entry, refuses_builder, plan_template,

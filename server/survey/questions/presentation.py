@@ -85,3 +85,14 @@ class Presentation:
         A dict has ``note`` (the card's words in bold), ``coin`` (the sentence after them) and ``sent``
         (the thank-you page's "how it was sent")."""
         return None
+
+    def card_words(self, q: Question, *, gettext) -> dict | None:
+        """The words of a card of the type's own on the survey page, in ``gettext``'s language, for the embed
+        (:func:`..recipes.card_words`: a two-group design's instructions and its Yes and No), or None for a
+        type whose card the embed draws from the design document alone."""
+        return None
+
+    def report_words(self, q: Question) -> str | None:
+        """What a report means, in words, for the codebook a recipe prints (:func:`..recipes.recipe`), or None
+        when the recipe says it from the report's shape."""
+        return None
