@@ -118,7 +118,6 @@ def question_lines(form: DesignForm, plans: list[dict | None], *, stored=None, f
     except a blank question, a question with an error (errors never hide) and the question the page focuses
     (added, copied, or after a delete); everything is open on a new survey's page."""
     kinds_now, designs_now = kinds(), randomizations()
-    types_by_name = {t.name: t for t in questions.all_types()}
     many = stored is not None and len(form.questions.entries) >= 2
     focused = focus.split("-")[1] if focus and focus.startswith("questions-") and not focus.endswith(
         ("-up", "-down")) else None
@@ -126,7 +125,7 @@ def question_lines(form: DesignForm, plans: list[dict | None], *, stored=None, f
     for i, entry in enumerate(form.questions.entries):
         sub, plan = entry.form, plans[i]
         qtype = slot_type(sub)
-        own = bool(getattr(types_by_name.get(qtype.name), "epsilon_from_design", False))
+        own = bool(getattr(qtype, "epsilon_from_design", False))
         design = sub.randomization.data if "randomization" in qtype.slot_fields else None
         epsilon = plan.get("epsilon") if plan and plan.get("protected") else None
         if sub.protection.data == "direct" and not own:
