@@ -93,8 +93,11 @@ def is_share(row) -> bool:
     return row.get("upper") == 1.0 and row.get("lower") in (0.0, -1.0)
 
 
+FILTERS = (pct, points, thousands, share, bound, signed, number, figure, is_share)  # every page's number filters
+
+
 def register(bp) -> None:
     """Make the filters ``pct``, ``points``, ``thousands``, ``share``, ``bound``, ``signed``, ``number``,
-    ``figure`` and ``is_share`` available to every template."""
-    for function in (pct, points, thousands, share, bound, signed, number, figure, is_share):
+    ``figure`` and ``is_share`` (:data:`FILTERS`) available to every template."""
+    for function in FILTERS:
         bp.add_app_template_filter(function)

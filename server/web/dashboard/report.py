@@ -33,8 +33,7 @@ TEMPLATE = "report.html"
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True)
-    for function in (formatting.pct, formatting.points, formatting.thousands, formatting.share,
-                     formatting.bound, formatting.signed, formatting.number):
+    for function in formatting.FILTERS:  # the dashboard's own number filters
         env.filters[function.__name__] = function
     return env
 
