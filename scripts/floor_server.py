@@ -39,15 +39,24 @@ def answer(start_response, status: str, payload: dict) -> list[bytes]:
     return [body]
 
 
-def bare_app(environ, start_response):
+def parsed(environ, start_response):
+    """``(body, None)``: a POST's JSON object; else ``(None, answer)``: the page a GET (readiness) or a bad
+    body gets (both floors answer alike up to here)."""
     if environ["REQUEST_METHOD"] != "POST":
-        return answer(start_response, "200 OK", {"ok": True})
+        return None, answer(start_response, "200 OK", {"ok": True})
     try:
         body = json.loads(read_body(environ))
     except ValueError:
-        return answer(start_response, "400 BAD REQUEST", {"error": "not JSON"})
+        return None, answer(start_response, "400 BAD REQUEST", {"error": "not JSON"})
     if not isinstance(body, dict):
-        return answer(start_response, "400 BAD REQUEST", {"error": "not an object"})
+        return None, answer(start_response, "400 BAD REQUEST", {"error": "not an object"})
+    return body, None
+
+
+def bare_app(environ, start_response):
+    body, answered = parsed(environ, start_response)
+    if body is None:
+        return answered
     return answer(start_response, "201 CREATED", {"id": secrets.token_urlsafe(12)})
 
 
@@ -69,14 +78,9 @@ class InsertApp:
         return conn
 
     def __call__(self, environ, start_response):
-        if environ["REQUEST_METHOD"] != "POST":
-            return answer(start_response, "200 OK", {"ok": True})
-        try:
-            body = json.loads(read_body(environ))
-        except ValueError:
-            return answer(start_response, "400 BAD REQUEST", {"error": "not JSON"})
-        if not isinstance(body, dict):
-            return answer(start_response, "400 BAD REQUEST", {"error": "not an object"})
+        body, answered = parsed(environ, start_response)
+        if body is None:
+            return answered
         if self.pid != os.getpid():  # a forked worker opens its own connection
             self.conn, self.pid = self.connect(), os.getpid()
         rid = secrets.token_urlsafe(12)
