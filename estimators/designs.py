@@ -594,10 +594,11 @@ class DesignPlan(Result):
     confidence: float
 
 
-def plan_design(design, margin: float, *, confidence: float = 0.95) -> DesignPlan:
+def plan_design(design, margin: float, *, confidence: float = 0.95, decided: bool = False) -> DesignPlan:
     """How many respondents ``design`` needs for a worst-case half-width ≤ ``margin`` on every answer's
     share (module notes, "Planning": exact for binary and forced-response designs, else the normal
-    approximation, labelled so).
+    approximation, labelled so).  ``decided``: the exact plans by the decided search
+    (:func:`.planning.plans`; what ``deniable plan`` and the builder use), else the exhaustive one.
 
     >>> from deniable.client.designs import forced
     >>> r = plan_design(forced(2/3, [1/6, 1/6]), 0.05)
@@ -610,7 +611,8 @@ def plan_design(design, margin: float, *, confidence: float = 0.95) -> DesignPla
     confidence = check_confidence(confidence)
     channels = design_channels(design)
     if channels is not None:
-        plans = [plan_channel(p, q, margin, confidence=confidence, k=design.k, epsilon=design.epsilon)
+        plans = [plan_channel(p, q, margin, confidence=confidence, k=design.k, epsilon=design.epsilon,
+                              decided=decided)
                  for p, q in dict.fromkeys(channels)]
         worst = max(plans, key=lambda plan: plan.n)
         return DesignPlan(worst.n, float(margin), worst.half_width, True,

@@ -776,8 +776,9 @@ def plans(requests, *, confidence=0.95, also=(), decided=False) -> list[Plan]:
     exactly as always, found with about two exact h(n) per plan rather than ten to twenty, and may
     lie on a tooth of the sawtooth near the exhaustive search's (within ``DECIDED``, 1 %, of the
     smallest n that delivers, on the golden grid); ``half_width_one_fewer`` is then nan (n − 1 is
-    not computed).  About half the time of a cold ``deniable plan --k 2 --margin 0.03``'s search;
-    ``deniable plan`` and the builder's panel still plan exhaustively, as their tests pin.
+    not computed).  What ``deniable plan`` and the builder's panel use
+    (:func:`deniable.server.survey.planning.plans`); the exhaustive search stays this function's
+    default, :func:`plan`'s and the golden file's (``scripts/freeze_plan.py``).
     """
     confidence = check_confidence(confidence)
     memo, search = (_decided, _decide) if decided else (_plan, _search)
@@ -812,11 +813,12 @@ def plans(requests, *, confidence=0.95, also=(), decided=False) -> list[Plan]:
 
 
 def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95, k: int = 2,
-                 epsilon: float = math.inf) -> Plan:
+                 epsilon: float = math.inf, decided: bool = False) -> Plan:
     """:func:`plan` for a count that is Binomial(n, λ) with ``λ = q + (p − q)π`` for any ``0 ≤ q < p ≤ 1``
     — a randomized-response design's report (:func:`deniable.estimators.designs.plan_design`), whose
-    ``p + q`` need not be 1.  The same search and the same cache, keyed by ``(p, q, confidence)``
-    and the margin exactly as :func:`plan`'s; ``k`` and ``epsilon`` are only carried to the result."""
+    ``p + q`` need not be 1.  The same searches (``decided`` as :func:`plans`') and the same cache, keyed by
+    ``(p, q, confidence)`` and the margin exactly as :func:`plan`'s; ``k`` and ``epsilon`` are only carried
+    to the result."""
     p, q = float(p), float(q)
     if not 0 <= q < p <= 1:
         raise FieldError(f"a report's probabilities must satisfy 0 <= q < p <= 1, got p = {p}, q = {q}")
@@ -824,15 +826,14 @@ def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95,
         raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
     confidence = check_confidence(confidence)
     margin = float(margin)
-    path = _cache_file("plan", (p, q, confidence), margin.hex())
-    found = _cache_read(path)
-    if (found is not None and len(found) == 4 and isinstance(found[0], int) and 1 <= found[0] <= MAX_N
-            and _unit(found[1]) and _unit(found[2]) and isinstance(found[3], float) and found[1] <= margin < found[3]):
+    path = _cache_file("plan-decided" if decided else "plan", (p, q, confidence), margin.hex())
+    found = _read_plan(path, margin, decided)
+    if found is not None:
         n, value, pi, before = found
     else:
         if model_half_width(MAX_N, p, q, z(confidence))[0] > margin:
             raise FieldError(f"margin {margin} needs more than {MAX_N:,} respondents with this design", "margin")
-        n, value, pi, before = _plan(k, p, q, margin, confidence)
+        n, value, pi, before = (_decided if decided else _plan)(k, p, q, margin, confidence)
         _cache_write(path, [n, value, pi, before])
     return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=k,
                 epsilon=epsilon, p=p, q=q, confidence=confidence)

@@ -9,9 +9,10 @@ temporary directory; the commands take turns run by run, so a busy machine slows
 - the floor: ``python -c "import click, numpy, scipy.special"``;
 - ``deniable plan --k 2 --margin 0.03``;
 - ``deniable estimate examples/survey.json f.csv`` of a 50-row file made by ``deniable simulate
-  examples/survey.json --n 50 --truth examples/truth.json --seed 1`` (made once, beforehand);
-- with ``--decided``, ``deniable plan --k 2 --margin 0.03`` with the decided planner
-  (``plans(..., decided=True)``, which the command does not use yet).
+  examples/survey.json --n 50 --truth examples/truth.json --seed 1`` (made once, beforehand).
+
+``deniable plan`` plans by the decided search (``plans(..., decided=True)``, issue 40); ``--decided``,
+which used to add a row for it before the command used it, is accepted and changes nothing.
 
 Each figure is the minimum wall time of ``--runs`` runs and, beside it, the minimum CPU time (user +
 system) of the process, which a busy machine moves less; the ratios are to the floor's.  The load
@@ -32,12 +33,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 DENIABLE = [PYTHON, "-c", "from deniable.server.cli import cli; cli(prog_name='deniable')"]
-# `deniable plan` with the decided planner (estimators.planning.plans(..., decided=True)), which the
-# command does not use yet (its tests pin the exhaustive n): what it would cost
-DECIDED = [PYTHON, "-c", "import functools; from deniable.estimators import planning; "
-           "import deniable.server.survey.planning as survey_planning; "
-           "survey_planning.plans = functools.partial(planning.plans, decided=True); "
-           "from deniable.server.cli import cli; cli(prog_name='deniable')"]
 
 
 def timed(args: list[str], cwd: str) -> tuple[float, float]:
@@ -55,7 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each command, the minimum kept (default 3)")
     parser.add_argument("--decided", action="store_true",
-                        help="also `deniable plan` with the decided planner (plans(..., decided=True))")
+                        help="no effect: `deniable plan` plans by the decided search (kept for old command lines)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         responses = Path(tmp) / "f.csv"
@@ -69,9 +64,6 @@ def main() -> int:
             "deniable estimate examples/survey.json f.csv (50 rows)":
                 [*DENIABLE, "estimate", str(ROOT / "examples" / "survey.json"), str(responses)],
         }
-        if args.decided:
-            commands["deniable plan --k 2 --margin 0.03, decided planner"] = [*DECIDED, "plan", "--k", "2",
-                                                                               "--margin", "0.03"]
         times = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, command in commands.items():

@@ -11,8 +11,8 @@ targets of 500 to 5,000, margins 0.03 to 0.1), so that each is computed, with an
 directory — and then the same panels *again* (from memory).  Wall times per request, in ms; the
 load average is printed (the machine is shared).
 
-``--decided`` makes the panel plan with the decided planner (``plans(..., decided=True)``), which it
-does not use yet: what that would cost.
+The panel plans by the decided search (``plans(..., decided=True)``, issue 40); ``--decided``, which
+made it do so before it did by default, is accepted and changes nothing.
 """
 
 from __future__ import annotations
@@ -25,16 +25,12 @@ import sys
 import tempfile
 
 CODE = r"""
-import functools, json, re, statistics, sys, tempfile, time
+import json, re, statistics, sys, tempfile, time
 from pathlib import Path
 from deniable.server.web.app import create_app
 from deniable.server.store.accounts import set_researcher
 from deniable.server.store.db import connect
-import deniable.server.survey.planning as survey_planning, deniable.server.survey.type_planning
-from deniable.estimators import planning
-if sys.argv[2] == "decided":
-    survey_planning.plans = functools.partial(planning.plans, decided=True)
-    survey_planning.worst_cases = planning.worst_cases
+import deniable.server.survey.planning, deniable.server.survey.type_planning
 queries = json.loads(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     path = str(Path(tmp) / "bench.db")
@@ -80,16 +76,16 @@ def percentile(values: list[float], p: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=40, help="new panels asked for (default 40)")
-    parser.add_argument("--decided", action="store_true", help="plan with plans(..., decided=True)")
+    parser.add_argument("--decided", action="store_true",
+                        help="no effect: the panel plans by the decided search (kept for old command lines)")
     args = parser.parse_args()
     env = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="deniable-panel-")}
-    done = subprocess.run([sys.executable, "-c", CODE, json.dumps(queries(args.n)),
-                           "decided" if args.decided else "exhaustive"],
+    done = subprocess.run([sys.executable, "-c", CODE, json.dumps(queries(args.n))],
                           check=True, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     times = json.loads(done.stdout.strip().splitlines()[-1])
     load = os.getloadavg()
-    print(f"/dashboard/plan.json in a warm process, {args.n} panels, planner "
-          f"{'decided' if args.decided else 'exhaustive'}; load average {load[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"/dashboard/plan.json in a warm process, {args.n} panels, the decided planner; "
+          f"load average {load[0]:.1f} on {os.cpu_count()} CPUs")
     print("| requests | p50 ms | p95 ms | max ms |")
     print("| -------- | -----: | -----: | -----: |")
     for phase in ("new", "again"):

@@ -2,8 +2,15 @@
 
 Shared by ``deniable plan`` and the planning panel of the dashboard's survey builder (rendered
 with the page and updated live from ``/dashboard/plan.json`` as the researcher types); the
-numbers come from :func:`deniable.estimators.plan` (respondents needed, and the worst-case π)
+numbers come from :func:`deniable.estimators.planning.plans` (respondents needed, and the worst-case π)
 and :func:`~deniable.estimators.worst_case` (the margin at a given n).
+
+The respondents needed are the decided search's (:func:`plans` here, issue 40): an n whose exact
+worst-case half-width meets the margin (``h(n) ≤ margin``, computed exactly), on the tooth of h's
+sawtooth the trend reaches or a nearby one — at most 1 % above the smallest n that delivers (on the
+golden grid, ``tests/unit/test_plan_golden.py``), found with two or three exact h(n) instead of the
+exhaustive search's ten to twenty.  The exhaustive search (``decided=False``) stays the library's
+default (:func:`deniable.estimators.plan`).
 """
 
 from __future__ import annotations
@@ -14,21 +21,34 @@ from typing import ClassVar
 
 from deniable.client.mechanism import mechanism, resolve
 from deniable.estimators.binomial import z
-from deniable.estimators.planning import model_half_width, plans, worst_case, worst_cases
+from deniable.estimators import planning
+from deniable.estimators.planning import Plan, model_half_width, worst_case, worst_cases
 
 from .estimates import SurveyResult
 from .tables import grid
 
 
-def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95) -> list[dict]:
+def plans(requests, *, confidence: float = 0.95, also=(), decided: bool = True) -> list[Plan]:
+    """:func:`deniable.estimators.planning.plans`, decided by default: what every planner shown to a
+    researcher uses (``deniable plan``, the builder's panel)."""
+    return planning.plans(requests, confidence=confidence, also=also, decided=decided)
+
+
+def plan(epsilon, k: int, margin: float, *, confidence: float = 0.95, decided: bool = True) -> Plan:
+    """One request of :func:`plans`."""
+    return plans([(epsilon, k, margin)], confidence=confidence, decided=decided)[0]
+
+
+def plan_rows(k: int, margin: float, epsilons, *, confidence: float = 0.95, decided: bool = True) -> list[dict]:
     """Respondents needed for a ``margin`` (half-width) at each ε, beside the no-privacy baseline.
 
     Each row also says what that n delivers: the exact interval's worst-case expected half-width
-    and the true proportion π where that worst case is (:func:`deniable.estimators.plan`).
+    and the true proportion π where that worst case is (:func:`plans`; ``decided=False``: the
+    exhaustive search's n, the smallest that delivers on the tooth the trend reaches).
     """
     # every ε and the baseline searched side by side, their belts computed together (the same numbers)
     baseline, *needs = plans([(None, k, margin)] + [(epsilon, k, margin) for epsilon in epsilons],
-                             confidence=confidence)
+                             confidence=confidence, decided=decided)
     rows = []
     for epsilon, needed in zip(epsilons, needs):
         mech = mechanism(k, epsilon)

@@ -16,8 +16,8 @@ The numbers come from :mod:`deniable.estimators`:
   Margins are in the question's units (answer-index units times the step), worst case over the
   answers' distribution and with answers spread evenly.
 * **multi** — each option is binary randomized response at ε/K, so its per-option plan is
-  exactly that of a yes/no question at ε/K (:func:`.planning.question_plan`,
-  :func:`deniable.estimators.plan`, exact).
+  exactly that of a yes/no question at ε/K (:func:`.planning.question_plan`, :func:`.planning.plan`:
+  the decided search, exact).
 * **design** (a single choice randomized by a design of :mod:`deniable.client.designs`) —
   :func:`~deniable.estimators.designs.plan_design`: exact for binary designs and forced response
   (their report counts are binomial, affine in a share: :func:`deniable.estimators.planning.plan_channel`),
@@ -40,12 +40,12 @@ from deniable.client.multi import bit_epsilon, check_multi_k, multi_mechanism
 from deniable.client.numeric import MECHANISM_KINDS
 from deniable.errors import FieldError
 from deniable.estimators.binomial import z
-from deniable.estimators.planning import model_half_width, plan
+from deniable.estimators.planning import model_half_width
 
 from .questions.base import decimal_text
 from .definition import Question, number
 from .estimates import grid
-from .planning import SurveyPlan, question_plan
+from .planning import SurveyPlan, plan, question_plan
 
 EXACT_UP_TO = 10**6  # multi: beyond this many respondents (large-sample guess) the large-sample n is shown
 
@@ -216,7 +216,7 @@ def design_plan_rows(spec, margin: float, confidence: float = 0.95) -> list[dict
         raise PlanInputError("--design", str(exc)) from None
     except (KeyError, TypeError, FieldError) as exc:  # a MechanismError: too many answers
         raise PlanInputError("--design", f"cannot read the design: {exc}") from None
-    planned = plan_design(design, margin, confidence=confidence)
+    planned = plan_design(design, margin, confidence=confidence, decided=True)
     baseline = plan(None, design.k, margin, confidence=confidence)
     return [{"design": design.name, "k": design.k, "epsilon": design.epsilon if design.ldp else None,
              "ldp": design.ldp, "n": planned.n, "half_width": planned.half_width, "exact": planned.exact,
@@ -249,7 +249,7 @@ def design_plan(q: Question, target_n: int, margin: float, confidence: float = 0
     from .questions.choice import design_of
 
     design = design_of(q)
-    planned = plan_design(design, margin, confidence=confidence)
+    planned = plan_design(design, margin, confidence=confidence, decided=True)
     moe, exact = design_margin(design, target_n, confidence=confidence)
     direct = question_plan(None, q.k, target_n, margin, confidence)
     return {"k": q.k, "target_n": target_n, "margin": margin, "confidence": confidence, "protected": design.ldp,

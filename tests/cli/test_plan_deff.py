@@ -1,5 +1,6 @@
 """``deniable plan --k K --deff X``: a weighted or clustered sample needs X times the respondents of
-a simple random sample (Kish's design effect); checked against ``estimators.plan`` called directly."""
+a simple random sample (Kish's design effect); checked against the survey planner called directly (the
+decided search, :func:`deniable.server.survey.planning.plan`), whose n follows the decided rule."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from support.plan_cache import assert_decided
 
-from deniable.estimators import plan as plan_n
+from deniable.server.survey.planning import plan as plan_n
 from deniable.estimators.weights import survey_design
 from deniable.server.cli import cli
 
@@ -47,6 +49,7 @@ def test_without_deff_the_plan_is_unchanged():
     data = json.loads(run("--k", 2, "--margin", 0.03, "--epsilon", 2, "--format", "json").output)
     assert "design_effect" not in data and "n_simple_random_sample" not in data["plans"][0]
     assert data["plans"][0]["n"] == plan_n(2.0, 2, 0.03).n
+    assert_decided(data["plans"][0]["n"], 2.0, 2, 0.03)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "two"])

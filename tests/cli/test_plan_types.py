@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import norm
+from support.plan_cache import assert_decided
 
 from deniable.client.listexp import list_mechanism
 from deniable.client.mechanism import mechanism
@@ -80,9 +81,11 @@ def test_multi_plan_is_the_yes_no_plan_at_epsilon_over_k():
         # the same number the single-choice planner gives a yes/no question at ε/4, through the CLI
         choice = plan_json("--k", 2, "--margin", 0.05, "--epsilon", eps / 4)["plans"][0]
         assert row["n"] == choice["n"] and row["exact"]
+        # the decided search (issue 40): the margin met exactly, within 1 % above the exhaustive n
+        assert_decided(row["n"], eps / 4, 2, 0.05)
         # and within 2% of the large-sample formula z²/(4 margin² (p − q)²)
         assert row["n"] == pytest.approx((norm.ppf(0.975) / (2 * 0.05 * (mech.p - mech.q))) ** 2, rel=0.02)
-        assert row["n_without_privacy"] == sample_size(None, 2, 0.05)
+        assert_decided(row["n_without_privacy"], None, 2, 0.05, exhaustive=sample_size(None, 2, 0.05))
 
 
 def test_multi_plan_beyond_a_million_respondents_is_large_sample_and_says_so():

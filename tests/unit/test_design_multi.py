@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 from scipy.stats import binom
+from support.plan_cache import assert_decided_design
 
 from deniable.client.designs import randomize_ticks, sample_ticks, tick_design
 from deniable.client.mechanism import TWO_32
@@ -300,7 +301,9 @@ def test_the_plan_is_the_binary_designs_on_each_tick():
 
     q = survey().question("used")
     plan = q.qtype.plan(q, 1000, 0.05)
-    assert plan["needed"] == plan_design(tick_design(FORCED), 0.05).n and plan["needed_exact"]
+    # the decided search (issue 40): the margin met exactly, within 1 % above the exhaustive n
+    assert plan["needed"] == plan_design(tick_design(FORCED), 0.05, decided=True).n and plan["needed_exact"]
+    assert_decided_design(plan["needed"], tick_design(FORCED), 0.05)
     assert plan["epsilon"] == pytest.approx(q.epsilon) and "on each of the 3 ticks" in plan["design_label"]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import binom, norm
+from support.plan_cache import assert_decided_design
 
 from deniable.client.designs import custom, forced, warner
 from deniable.estimators.designs import design_channels, design_margin, estimate_design, plan_design, worst_variance
@@ -58,6 +59,15 @@ def test_the_plan_is_the_first_n_whose_worst_case_meets_the_margin():
     p, q = design_channels(FORCED)[0]
     assert planned.exact and planned.half_width <= 0.12
     assert worst_case_channel(p, q, planned.n).half_width <= 0.12 < worst_case_channel(p, q, planned.n - 1).half_width
+
+
+def test_the_decided_plan_meets_the_margin_within_1_percent_of_the_first_n():
+    """``decided=True`` (``deniable plan --design``, the builder): an n whose worst case meets the margin,
+    at most 1 % above the exhaustive search's edge of the tooth."""
+    for design, margin in ((FORCED, 0.12), (FORCED, 0.05), (forced(0.5, [0.2, 0.2, 0.1]), 0.1)):
+        planned = plan_design(design, margin, decided=True)
+        assert planned.exact and planned.half_width <= margin
+        assert_decided_design(planned.n, design, margin)
 
 
 def test_forced_response_with_three_answers_plans_its_worst_answer():
@@ -116,5 +126,8 @@ def test_the_designed_question_type_plans():
         {"id": "cheated", "text": "?", "options": ["Yes", "No"], "design": {"name": "forced", "p": 0.6, "forced": [0.3, 0.1]}}]})
     q = s.questions[0]
     plan = q.qtype.plan(q, 1000, 0.05)
-    assert plan["needed"] == plan_design(FORCED, 0.05).n and plan["needed_exact"] and plan["design"] == "forced"
+    # the builder plans by the decided search (issue 40): the margin met exactly, within 1 % of the exhaustive n
+    assert plan["needed"] == plan_design(FORCED, 0.05, decided=True).n and plan["needed_exact"]
+    assert_decided_design(plan["needed"], FORCED, 0.05)
+    assert plan["design"] == "forced"
     assert plan["moe"] == pytest.approx(design_margin(FORCED, 1000)[0]) and plan["baseline_needed"] < plan["needed"]

@@ -14,6 +14,7 @@ from deniable import estimators
 from deniable.server.cli import cli
 from deniable.server.store.surveys import get_survey
 from support.dashboard import builder_form, csrf_token, open_db
+from support.plan_cache import assert_decided
 
 QUESTIONS = [
     {"qid": "drugs", "text": "Used drugs?", "options": "Yes\nNo", "protection": "protected", "epsilon": "1"},
@@ -102,6 +103,9 @@ def test_plan_json_gives_the_numbers_of_deniable_plan(auth_client, k, epsilon, m
     assert result.exit_code == 0, result.output
     [row] = json.loads(result.output)["plans"]
     assert (plan["needed"], plan["baseline_needed"]) == (row["n"], row["n_without_privacy"])
+    # both plan by the decided search (issue 40): the margin met exactly, within 1 % above the exhaustive n
+    assert_decided(plan["needed"], epsilon, k, margin)
+    assert_decided(plan["baseline_needed"], None, k, margin)
     assert plan["needed_exact"] and plan["epsilon"] == row["epsilon"] and plan["p"] == row["p"]
     assert plan["moe"] == estimators.margin_of_error(epsilon, k, 700)
     assert plan["baseline_moe"] == estimators.margin_of_error(None, k, 700)

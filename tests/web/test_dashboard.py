@@ -13,6 +13,7 @@ import pytest
 from deniable.server.survey.definition import DefinitionError, parse_definition
 from deniable.server.store.surveys import get_survey
 from support.dashboard import DEFINITION, builder_form, csrf_token, make_survey, open_db
+from support.plan_cache import assert_decided
 
 # Every dashboard URL and the results API, with the methods each accepts.
 URLS = [
@@ -282,6 +283,7 @@ def test_editing_a_draft_replaces_its_design(app, auth_client):
 def test_the_planning_panel_shows_p_explain_margins_and_the_region(app, auth_client):
     from deniable import estimators
     from deniable.server.survey.explain import explain
+    from deniable.server.survey.planning import plan
 
     make_survey(app, target_n=800)
     response = auth_client.get("/dashboard/habits/edit?margin=0.04")
@@ -295,9 +297,13 @@ def test_the_planning_panel_shows_p_explain_margins_and_the_region(app, auth_cli
     assert f"± {100 * estimators.margin_of_error(q.epsilon, q.k, 800):.1f} points" in panel
     assert f"(± {100 * estimators.margin_of_error(None, q.k, 800):.1f} without privacy)" in panel
     assert "Respondents needed for ± 4.0 points" in panel
-    assert f'data-needed="{estimators.sample_size(q.epsilon, q.k, 0.04)}"' in panel
-    assert "{:,}".format(estimators.sample_size(q.epsilon, q.k, 0.04)) in panel
-    assert "{:,}".format(estimators.sample_size(None, q.k, 0.04)) in panel
+    # the decided search (issue 40): the margin met exactly, within 1 % above the exhaustive n
+    needed, baseline = plan(q.epsilon, q.k, 0.04).n, plan(None, q.k, 0.04).n
+    assert_decided(needed, q.epsilon, q.k, 0.04, exhaustive=estimators.sample_size(q.epsilon, q.k, 0.04))
+    assert_decided(baseline, None, q.k, 0.04, exhaustive=estimators.sample_size(None, q.k, 0.04))
+    assert f'data-needed="{needed}"' in panel
+    assert "{:,}".format(needed) in panel
+    assert "{:,}".format(baseline) in panel
     assert re.search(r"Total ε per respondent: <span id=\"total-epsilon-value\">(3\.000|2\.99\d)</span>", page)
     assert page.count('class="dp-region"') == 2  # one per protected question
     assert 'id="margin"' in page and 'value="0.04"' in page  # the margin asked for fills the form

@@ -642,7 +642,7 @@ class DesignedMulti(Multi):
         from ..planning import question_plan
 
         d = tick_design_of(q)
-        planned = plan_design(d, margin, confidence=confidence)
+        planned = plan_design(d, margin, confidence=confidence, decided=True)
         moe, exact = design_margin(d, target_n, confidence=confidence)
         direct = question_plan(None, 2, target_n, margin, confidence)
         name = RANDOMIZATIONS.get(d.name, f"the {d.name} design").split(" (")[0]
