@@ -29,6 +29,7 @@ from deniable.estimators.result import Result
 from . import logic
 from .definition import Question, Survey
 from .questions.base import headline, json_number, pct
+from .survey_result import SurveyResult
 from .tables import csv_text, grid, plural
 
 CSV_COLUMNS = (
@@ -36,25 +37,6 @@ CSV_COLUMNS = (
     "confidence", "simultaneous", "noisy_count", "estimate", "consistent", "std_error",
     "ci_low", "ci_high",
 )
-
-
-class SurveyResult(Result):
-    """A survey-level result: :meth:`to_dict`, the JSON document (``deniable estimate --format json``, the
-    exports, the results API); :meth:`to_csv`; :meth:`table`, what ``deniable estimate`` prints; and
-    :meth:`summary`, that table, as statsmodels' ``summary()`` prints one."""
-
-    def to_dict(self) -> dict:
-        raise NotImplementedError
-
-    def to_csv(self) -> str:
-        raise NotImplementedError
-
-    def table(self) -> str:
-        raise NotImplementedError
-
-    def summary(self) -> str:
-        """The text table (:meth:`table`)."""
-        return self.table()
 
 
 # ---------------------------------------------------------------- marginal estimates

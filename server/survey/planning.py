@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from deniable.client.mechanism import mechanism, resolve
-from deniable.estimators.binomial import z
 from deniable.estimators import planning
+from deniable.estimators.binomial import z
 from deniable.estimators.planning import Plan, model_half_width, worst_case, worst_cases
 
-from .estimates import SurveyResult
+from .survey_result import SurveyResult
 from .tables import grid
 
 

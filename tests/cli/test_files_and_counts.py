@@ -239,6 +239,8 @@ def test_plan_and_estimate_load_no_heavy_module(tmp_path, command):
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
     assert heavy == [], heavy
     assert sorted(m for m in loaded if m.startswith("scipy.") and m not in allowed_scipy) == []
+    if command == "plan":  # nor the survey's definition and estimates (SurveyPlan's base is survey_result's)
+        assert {"deniable.server.survey.definition", "deniable.server.survey.estimates"} & loaded == set()
 
 
 def test_parquet_round_trip_keeps_not_answered_as_null(tmp_path):
