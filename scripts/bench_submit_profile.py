@@ -4,6 +4,7 @@
     python scripts/bench_submit_profile.py --n 20000 --batch 8
     python scripts/bench_submit_profile.py --survey examples/habits.json
     python scripts/bench_submit_profile.py --cprofile      # and the functions cProfile finds under the route
+    python scripts/bench_submit_profile.py --cprofile --callees '_lead|insert_validated'
 
 One process, one greenlet (gevent's patching, as in the server's workers), no HTTP: a fresh SQLite file with the survey open (``deniable import
 --open``), an app as ``deniable serve`` makes it (the limiter on, out of reach; the scrubber off:
@@ -77,6 +78,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--survey", metavar="FILE")
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile's top functions of the route")
+    parser.add_argument("--callees", metavar="REGEX",
+                        help="with --cprofile, also what the functions matching REGEX call (e.g. '_lead|insert_validated')")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ.update(LOAD_ENV)
@@ -173,8 +176,8 @@ def main() -> int:
         day = today()
         parts = {"begin + commit": 0.0, "status read (insert_validated)": 0.0, "slot draw and fill (slots.fill)": 0.0,
                  "pattern store (aggregates.add)": 0.0, "per-option counts": 0.0, "growth check": 0.0}
-        from deniable.server.store.responses import COUNT_ONE, _compact, _reports_json, design_of
-        design = design_of(survey)
+        from deniable.server.store.responses import COUNT_ONE, _compact, _reports_json, _storing
+        plan = _storing(stored.survey)
         questions = {q.id: q for q in stored.survey.questions}
         done = 0
         with pooled(app) as db:
@@ -189,7 +192,7 @@ def main() -> int:
                     conn.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
                     b = time.perf_counter()
                     slots.fill(conn, stored.id, day, _compact(_reports_json(stored.survey, clean)),
-                               _compact({qid: design[qid] for qid in clean}))
+                               plan.design_json(clean))
                     c = time.perf_counter()
                     aggregates.add(db, stored.id, day, [aggregates.encode(stored.survey, clean)])
                     d = time.perf_counter()
@@ -256,6 +259,8 @@ def main() -> int:
     if args.cprofile:
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(25)
+        if args.callees:
+            stats.sort_stats("cumulative").print_callees(args.callees)
     return 0
 
 

@@ -33,27 +33,36 @@ import numpy as np
 import sqlite_utils
 
 from deniable.server.survey.dataset import NOT_ANSWERED, Dataset
-from deniable.server.survey.definition import Question, Survey
+from deniable.server.survey.definition import Question, Survey, per_survey
 from deniable.server.survey.patterns import Patterns
 
 from . import slots
 from .surveys import StoredSurvey
 
 
+@per_survey
 def pattern_questions(survey: Survey) -> tuple[Question, ...]:
     """The questions the answer patterns hold, in the survey's order (:meth:`~deniable.server.survey.questions.base.QuestionType.in_patterns`)."""
     return tuple(q for q in survey.questions if q.qtype.in_patterns(q))
 
 
+@per_survey
 def _dtype(survey: Survey) -> np.dtype:
     """One byte per question, or two (little-endian) when some question has 255 cells or more."""
     widest = max((q.qtype.n_cells(q) for q in pattern_questions(survey)), default=0)
     return np.dtype(np.uint8) if widest < 255 else np.dtype("<u2")
 
 
+@per_survey
+def _pattern_ids(survey: Survey) -> tuple[str, ...]:
+    return tuple(q.id for q in pattern_questions(survey))
+
+
 def encode(survey: Survey, reports: dict) -> bytes:
     """The pattern of one response ``{qid: code}`` (absent = not answered; a choice's code is its option index)."""
-    values = [reports.get(q.id, NOT_ANSWERED) + 1 for q in pattern_questions(survey)]
+    values = [reports.get(qid, NOT_ANSWERED) + 1 for qid in _pattern_ids(survey)]
+    if _dtype(survey) == np.uint8:
+        return bytes(values)  # one byte a question: what numpy's uint8 array gives, without the array
     return np.array(values, dtype=_dtype(survey)).tobytes()
 
 
@@ -288,11 +297,13 @@ RAKING_UPDATE = (f"UPDATE raking_cells SET count = count + :n, pad = {slots.padd
                  "WHERE survey_id = :survey AND qid = :qid AND cell = :cell AND stat = :stat AND code = :code")
 
 
+@per_survey
 def raking_questions(survey: Survey) -> tuple[Question, ...]:
     """The questions raking may weight on: the single choices asked directly (all in the answer patterns)."""
     return tuple(q for q in pattern_questions(survey) if q.qtype.categorical and not q.protected)
 
 
+@per_survey
 def outside_patterns(survey: Survey) -> tuple[Question, ...]:
     """The questions ``raking_cells`` keeps: those the answer patterns leave out, when anything can weight."""
     outside = tuple(q for q in survey.questions if not q.qtype.in_patterns(q))

@@ -100,12 +100,16 @@ def begin_immediate(db: sqlite_utils.Database, timeout: float = BUSY_TIMEOUT_MS 
     connections therefore keep a busy timeout of :data:`WEB_BUSY_TIMEOUT_MS` and wait here, with
     ``time.sleep`` (cooperative once gevent has patched it), from 0.1 ms doubling to 5 ms.  Other
     connections keep SQLite's own wait (:data:`BUSY_TIMEOUT_MS`) and rarely come back here.
-    ``cooperative=True`` waits only here (busy timeout 0 during the attempts), for a caller that
-    wants its process's other requests to run while it waits (the submissions' group commit).
+    ``cooperative=True`` waits only here (busy timeout 0 during the attempts, then
+    :data:`WEB_BUSY_TIMEOUT_MS` again: for the web app's connections), for a caller that wants its
+    process's other requests to run while it waits (the submissions' group commit).
     """
     if cooperative:
-        with pragmas(db, busy_timeout=0):
+        db.conn.execute("PRAGMA busy_timeout = 0")  # (not pragmas(): two statements, not three, on every batch)
+        try:
             return begin_immediate(db, timeout)
+        finally:
+            db.conn.execute(f"PRAGMA busy_timeout = {WEB_BUSY_TIMEOUT_MS}")
     deadline, delay = None, 0.0001
     while True:
         try:

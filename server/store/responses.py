@@ -25,7 +25,7 @@ from deniable.client.mechanism import MechanismError, check_options
 from deniable.errors import FieldError
 from deniable.server.survey import logic
 from deniable.server.survey.dataset import Dataset
-from deniable.server.survey.definition import Survey
+from deniable.server.survey.definition import Survey, per_survey
 
 from . import aggregates, invitations, slots
 from .db import write_transaction
@@ -191,40 +191,65 @@ COUNT_ONE = (f"UPDATE counts SET count = count + 1, pad = {slots.padding('count 
              "WHERE survey_id = ? AND qid = ? AND option = ?")
 
 
+class _Storing:
+    """What storing a response of one survey takes, derived once per survey (:func:`_storing`): the
+    submission path stores every response of a survey alike."""
+
+    def __init__(self, survey: Survey):
+        self.survey = survey
+        self.design = design_of(survey)
+        self.questions = {q.id: q for q in survey.questions}
+        self.categorical = frozenset(q.id for q in survey.questions if q.qtype.categorical)
+        self.outside = aggregates.outside_patterns(survey)
+        self.designs: dict[tuple[str, ...], str] = {}  # the answered questions → the design's JSON
+
+    def design_json(self, clean: dict[str, int]) -> str:
+        """The stored ``design`` of a response that answers the questions of ``clean``."""
+        answered = tuple(clean)
+        text = self.designs.get(answered)
+        if text is None:
+            if len(self.designs) >= 4096:  # (optional questions and display logic: at most 2^questions)
+                self.designs.clear()
+            text = self.designs[answered] = _compact({qid: self.design[qid] for qid in clean})
+        return text
+
+
+_storing = per_survey(_Storing)
+
+STATUS = "SELECT status, invitation_only FROM surveys WHERE id = ?"
+
+
 def insert_validated(db: sqlite_utils.Database, stored: StoredSurvey, clean: dict[str, int],
-                     invitation: str | None, day: str) -> tuple[str, bool]:
+                     invitation: str | None, day: str, status: tuple | None = None) -> tuple[str, bool]:
     """Insert one response already validated (:func:`check_open`, :func:`validate_reports`), inside the
     caller's write transaction; return its random id and whether it consumed an invitation.
 
     The survey's status is read again here (:class:`SurveyClosedError` unless open) and the
     invitation consumed (:class:`~.invitations.InvitationError`) before anything is written, so a
     response refused here leaves nothing behind and the transaction can go on with others
-    (:mod:`deniable.server.web.respondent.group_commit`).  The caller scrubs before acknowledging
-    a response that consumed an invitation (:func:`.scrub.scrub_before_answering`).
+    (:mod:`deniable.server.web.respondent.group_commit`).  ``status``: the survey's row of
+    :data:`STATUS` if the caller read it in this same transaction (nothing changes it before the
+    commit).  The caller scrubs before acknowledging a response that consumed an invitation
+    (:func:`.scrub.scrub_before_answering`).
     """
     conn = db.conn  # the raw connection: this runs on every submission
-    row = conn.execute("SELECT status, invitation_only FROM surveys WHERE id = ?", [stored.id]).fetchone()
+    row = status or conn.execute(STATUS, [stored.id]).fetchone()
     if row is None or row[0] != "open":
         raise SurveyClosedError(f"survey {stored.slug!r} does not accept responses")
     if row[1]:
         invitations.consume(db, stored.id, invitation)
-    design = design_of(stored.survey)
+    plan = _storing(stored.survey)
     response_id = slots.fill(conn, stored.id, day, _compact(_reports_json(stored.survey, clean)),
-                             _compact({qid: design[qid] for qid in clean}))
+                             plan.design_json(clean))
     aggregates.add(db, stored.id, day, [aggregates.encode(stored.survey, clean)])
-    questions = {q.id: q for q in stored.survey.questions}
-    conn.executemany(
-        COUNT_ONE,
-        [(stored.id, qid, option) for qid, option in clean.items() if questions[qid].qtype.categorical],
-    )
+    conn.executemany(COUNT_ONE, [(stored.id, qid, option) for qid, option in clean.items() if qid in plan.categorical])
     for qid, code in clean.items():
-        q = questions[qid]
-        if not q.qtype.categorical:
+        if qid not in plan.categorical:
+            q = plan.questions[qid]
             aggregates.add_cells(db, stored.id, q, q.qtype.column_stats(q, np.array([code])))
-    outside = aggregates.outside_patterns(stored.survey)
-    if outside:
+    if plan.outside:
         cell = aggregates.raking_cell(stored.survey, clean)
-        for q in outside:
+        for q in plan.outside:
             if q.id in clean:
                 aggregates.add_raking_cells(db, stored.id, q, [(cell, q.qtype.column_stats(q, np.array([clean[q.id]])))])
     return response_id, bool(row[1])

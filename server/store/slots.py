@@ -11,7 +11,7 @@ padded with spaces to the survey's widths, ``text_version`` + 2⁵⁶ (:data:`OF
 response's *day* began with, :data:`DAY_VERSION`: a fix made during a day shows at once and is recorded
 from the next day, so no version divides a day's responses by time) — and SQLite
 overwrites a cell of the same size where it is.  A slot is drawn uniformly among the free ones
-(:func:`_free_slot`, from the process's list of the survey's free keys), so nothing about a key — its
+(:func:`_fill_free`, from the process's list of the survey's free keys), so nothing about a key — its
 place, the gap of keys before it — says when its slot was filled.  (Until issue 41 a slot was "the
 first at or after a random key": its chance was the gap before it, so the larger gaps were filled
 first, and a growth pass, which splits every gap, left that bias on the slots filled after it —
@@ -43,9 +43,12 @@ buckets (:func:`entries_of`; written by :func:`.aggregates.add`).
 from __future__ import annotations
 
 import base64
+import os
 import random
 import secrets
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -169,7 +172,6 @@ class _Free:
 _free: dict[tuple[str, int], _Free] = {}  # (database file, survey) → its free slots as last read
 _files: dict[int, str] = {}  # id(connection) → its database file (a stale entry, after an id is reused, costs draws only)
 FREE_KEYS = "SELECT id FROM response_slots WHERE survey_id = ? AND filled = 0"
-IS_FREE = "SELECT filled FROM response_slots WHERE survey_id = ? AND id = ?"
 SLOTS_NOW = f"SELECT slots & {MASK}, (design_width & {MASK}) >> {WIDTH_BITS} FROM response_slot_sizes WHERE survey_id = ?"
 
 
@@ -207,12 +209,13 @@ def read_free_slots(conn, survey_id: int) -> None:
         _read_free(conn, survey_id, row[0])
 
 
-def _free_slot(conn, survey_id: int, slots: int, passing: bool) -> str | None:
-    """A free slot drawn uniformly among the free ones: from this process's list of the survey's free
-    keys (:class:`_Free`), each draw checked against the file (another process may have filled it) and
-    taken off the list, which is read again when :func:`_stale`.  Nothing about a key — its place, the
-    gap before it — changes its chance, so the keys of the filled slots say nothing of when they were
-    filled; None if no free slot is found (the caller rebuilds)."""
+def _fill_free(conn, survey_id: int, slots: int, passing: bool, values: list) -> str | None:
+    """Overwrite a free slot drawn uniformly among the free ones with ``values`` (:data:`FILL`'s ?1–?4);
+    its key.  The slot is drawn from this process's list of the survey's free keys (:class:`_Free`) and
+    taken off the list; the write itself checks that it is still free (another process may have
+    filled it: then the next is drawn), and the list is read again when :func:`_stale`.  Nothing about a
+    key — its place, the gap before it — changes its chance, so the keys of the filled slots say
+    nothing of when they were filled; None if no free slot is found (the caller rebuilds)."""
     free = _free.get((_file_of(conn), survey_id))
     if _stale(free, slots, passing):
         free = _read_free(conn, survey_id, slots)
@@ -223,8 +226,7 @@ def _free_slot(conn, survey_id: int, slots: int, passing: bool) -> str | None:
             key = keys[at]
             keys[at] = keys[-1]
             keys.pop()
-            row = conn.execute(IS_FREE, [survey_id, key]).fetchone()
-            if row is not None and not row[0]:
+            if conn.execute(FILL, [*values, key]).rowcount:
                 return key
         if reads == 0:
             free = _read_free(conn, survey_id, slots)
@@ -241,7 +243,7 @@ DAY_VERSION = "(SELECT coalesce(max(version), 1) FROM wording_versions WHERE sur
 OTHER_DAY_VERSION = ("FROM response_slots AS r WHERE survey_id = ?1 AND filled = 1 AND (text_version & "
                      f"{MASK}) != {DAY_VERSION.replace('?2', 'r.submitted_on')}")  # responses off the rule
 FILL = ("UPDATE response_slots SET filled = 1, submitted_on = ?2, reports = ?3, design = ?4, "
-        f"text_version = {DAY_VERSION} + {OFFSET} WHERE survey_id = ?1 AND id = ?5")
+        f"text_version = {DAY_VERSION} + {OFFSET} WHERE survey_id = ?1 AND id = ?5 AND filled = 0")
 
 
 COUNT_ONE = ("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ? "
@@ -258,14 +260,17 @@ def fill(conn, survey_id: int, day: str, reports: str, design: str) -> str:
         passing, design_width = bool(design_width >> WIDTH_BITS), design_width & WIDTH
         if (len(reports.encode()) <= reports_width and len(design.encode()) <= design_width
                 and (slots - filled) * 4 >= slots):
-            rid = _free_slot(conn, survey_id, slots, passing)
+            rid = _fill_free(conn, survey_id, slots, passing,
+                             [survey_id, day, pad(reports, reports_width), pad(design, design_width)])
     if rid is None:  # growth, wider reports, the first response, or slots changed by hand: rebuild
         slots, _, reports_width, design_width = rebuild(
             conn, survey_id, room=1, reports_width=width_for([reports], known[2] if known else 0),
             design_width=width_for([design], (known[3] & WIDTH) if known else 0))
         conn.execute("UPDATE response_slot_sizes SET filled = filled + 1 WHERE survey_id = ?", [survey_id])
-        rid = _free_slot(conn, survey_id, slots, False)
-    conn.execute(FILL, [survey_id, day, pad(reports, reports_width), pad(design, design_width), rid])
+        rid = _fill_free(conn, survey_id, slots, False,
+                         [survey_id, day, pad(reports, reports_width), pad(design, design_width)])
+        if rid is None:
+            raise RuntimeError("no free slot after the slots were rebuilt")
     return rid
 
 
@@ -322,11 +327,27 @@ SUFFIX_BITS = 6 * (KEY_LENGTH - PREFIX)
 _TO_KEY_ORDER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", KEY_CHARS)
 
 
-def _id_between(low: int, high: int) -> str:
-    """A random key whose prefix is in ``[low, high)``: uniform over the keys of that range (one
-    draw from the system's random source for the prefix, one for the rest)."""
-    number = ((low + _random.randrange(high - low)) << SUFFIX_BITS) | _random.getrandbits(SUFFIX_BITS)
-    return base64.urlsafe_b64encode(number.to_bytes(KEY_LENGTH * 6 // 8, "big")).decode().translate(_TO_KEY_ORDER)
+def ids_between(low: int, high: int, n: int) -> list[str]:
+    """``n`` random keys whose prefixes are in ``[low, high)``: each uniform over the keys of that range,
+    independently (drawn from the system's random source in one read, not one read per key).
+
+    A key is 96 bits: a prefix of 30 (``low`` + a draw below ``high − low``, by rejection, so exactly
+    uniform) and 66 random bits.  Twelve bytes are sixteen base64 characters without padding, so the
+    keys are encoded all at once and cut every sixteen characters."""
+    span = high - low
+    limit = ((1 << 64) // span) * span  # a 64-bit draw at or above it is dropped: draw % span is uniform
+    prefixes = np.empty(0, dtype=np.uint64)
+    while len(prefixes) < n:
+        draws = np.frombuffer(os.urandom(8 * (n - len(prefixes) + 16)), dtype=np.uint64)
+        if limit < 1 << 64:
+            draws = draws[draws < np.uint64(limit)]
+        prefixes = np.concatenate([prefixes, draws[:n - len(prefixes)] % np.uint64(span)])
+    rest = np.frombuffer(os.urandom(9 * n), dtype=np.uint8).reshape(n, 9)
+    # the first 32 bits: the prefix and the top two of the 66 random bits; then 64 random bits
+    head = (((prefixes + np.uint64(low)) << np.uint64(2)) | (rest[:, 0] & 3)).astype(">u4")
+    raw = np.hstack([head.view(np.uint8).reshape(n, 4), rest[:, 1:]]).tobytes()
+    text = base64.urlsafe_b64encode(raw).decode().translate(_TO_KEY_ORDER)
+    return [text[at:at + KEY_LENGTH] for at in range(0, len(text), KEY_LENGTH)]
 
 
 GROWTH_DUE = ("SELECT slots & ?, filled & ?, (design_width & ?) >> ? FROM response_slot_sizes "
@@ -374,12 +395,12 @@ def grow_step(conn, survey_id: int, step: int = STEP) -> bool:
         where, params = where + " AND id < ?", params + [prefix_key(high)]
     rows = conn.execute(f"SELECT * FROM response_slots WHERE {where}", params).fetchall()
     taken = {r[1] for r in rows}
-    fresh = []
+    fresh, empty_reports, empty_design = [], " " * reports_width, " " * design_width
     while len(fresh) < len(rows):
-        rid = _id_between(low, high)
-        if rid not in taken:
-            taken.add(rid)
-            fresh.append((survey_id, rid, 0, FREE_DAY, " " * reports_width, " " * design_width, OFFSET))
+        for rid in ids_between(low, high, len(rows) - len(fresh)):
+            if rid not in taken:
+                taken.add(rid)
+                fresh.append((survey_id, rid, 0, FREE_DAY, empty_reports, empty_design, OFFSET))
     out = sorted(rows + fresh, key=lambda slot: slot[1])
     conn.execute(f"DELETE FROM response_slots WHERE {where}", params)
     conn.executemany("INSERT INTO response_slots VALUES (?, ?, ?, ?, ?, ?, ?)", out)

@@ -43,6 +43,7 @@ import functools
 import hashlib
 import json
 import re
+import weakref
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -228,6 +229,26 @@ class Survey:
         if self.translations:
             data["translations"] = json.loads(json.dumps(self.translations))  # a copy the caller may change
         return data
+
+
+def per_survey(derive):
+    """Memoize ``derive(survey)`` by the survey object's identity.
+
+    A :class:`Survey` is frozen, so what is derived from it holds as long as the object lives; the
+    submission path derives the same things for every response of a survey, and hashing a frozen
+    survey (every question) would cost more than deriving them.  At most 256 surveys are held."""
+    held: dict[int, tuple] = {}
+
+    @functools.wraps(derive)
+    def derived(survey: Survey):
+        found = held.get(id(survey))
+        if found is None or found[0]() is not survey:  # a survey since gone may have left its id to another
+            if len(held) >= 256:
+                held.clear()
+            found = held[id(survey)] = (weakref.ref(survey), derive(survey))
+        return found[1]
+
+    return derived
 
 
 def design_fingerprint(survey: Survey) -> str:

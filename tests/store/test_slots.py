@@ -123,5 +123,28 @@ def test_prefix_numbers_keep_the_key_order():
     numbers = [slots.prefix_number(k) for k in keys]
     assert numbers == sorted(numbers)
     assert all(slots.prefix_key(n) == k[:slots.PREFIX] for n, k in zip(numbers, keys))
-    drawn = sorted(slots._id_between(100, 200) for _ in range(200))
+    drawn = sorted(slots.ids_between(100, 200, 200))
     assert all(slots.prefix_key(100) <= k < slots.prefix_key(200) and len(k) == 16 for k in drawn)
+
+
+def _bits(key: str) -> int:
+    """A key's 96 bits (the inverse of ids_between's encoding)."""
+    return sum(slots.KEY_CHARS.index(c) << 6 * (len(key) - 1 - i) for i, c in enumerate(key))
+
+
+def test_keys_between_are_uniform_over_their_range():
+    """ids_between draws every key of its range alike: each prefix of a range that is not a power of two
+    (rejection, not a biased modulo), each of the 66 bits after the prefix, and each key distinct."""
+    from scipy.stats import chisquare
+
+    low, high, n = 61, 68, 70_000
+    keys = slots.ids_between(low, high, n)
+    assert len(keys) == n == len(set(keys)) and all(len(k) == slots.KEY_LENGTH for k in keys)
+    prefixes = np.array([slots.prefix_number(k) for k in keys])
+    assert prefixes.min() >= low and prefixes.max() < high
+    assert chisquare(np.bincount(prefixes - low, minlength=high - low)).pvalue > 1e-6
+    bits = np.array([[(_bits(k) >> b) & 1 for b in range(slots.SUFFIX_BITS)] for k in keys[:4000]])
+    assert (abs(bits.mean(axis=0) - 0.5) < 0.05).all()  # 4,000 draws: 0.05 is over six standard deviations
+    assert all(_bits(k) >> slots.SUFFIX_BITS == p for k, p in zip(keys[:4000], prefixes))
+    whole = slots.ids_between(0, slots.PREFIXES, 2000)  # the whole range, a power of two: no draw refused
+    assert len(set(whole)) == 2000 and max(map(slots.prefix_number, whole)) >= slots.PREFIXES // 2

@@ -35,7 +35,7 @@ import time
 from deniable.server.store import slots
 from deniable.server.store.db import write_transaction
 from deniable.server.store.invitations import InvitationError
-from deniable.server.store.responses import ReportError, check_open, insert_validated, validate_reports
+from deniable.server.store.responses import STATUS, ReportError, check_open, insert_validated, validate_reports
 from deniable.server.store.scrub import scrub_before_answering
 from deniable.server.store.surveys import StoredSurvey, today
 
@@ -91,11 +91,14 @@ class GroupCommit:
                 for survey_id in waiting:  # the free slots' keys read now, if due: not under the write lock
                     slots.read_free_slots(db.conn, survey_id)
                 with write_transaction(db, cooperative=True):
-                    batch, invited, day = self._take(), False, today()
+                    batch, invited, day, status = self._take(), False, today(), {}
                     for pending in batch:
+                        sid = pending.stored.id
+                        if sid not in status:  # read once a transaction: nothing changes it before the commit
+                            status[sid] = db.conn.execute(STATUS, [sid]).fetchone()
                         try:
                             pending.outcome, consumed = insert_validated(
-                                db, pending.stored, pending.clean, pending.invitation, day)
+                                db, pending.stored, pending.clean, pending.invitation, day, status[sid])
                             invited |= consumed
                         except (ReportError, InvitationError) as exc:
                             pending.outcome = exc

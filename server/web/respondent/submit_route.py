@@ -121,6 +121,9 @@ def _respond(start_response, status: int, payload: dict, headers=()) -> list[byt
     return [body]
 
 
+CREATED_HEADERS = (("Content-Type", "application/json"), ("Cache-Control", "no-store"), *HEADERS.items())
+
+
 class SubmitRoute:
     """WSGI: the submission path answered here, everything else by ``flask_app`` (the next app)."""
 
@@ -132,7 +135,7 @@ class SubmitRoute:
         if match is None:
             return self.next_app(environ, start_response)
         try:
-            return _respond(start_response, 201, {"id": self.submit(environ, match.group(1))})
+            response_id = self.submit(environ, match.group(1))
         except _Refused as exc:
             return _respond(start_response, exc.status, {"error": exc.message, "field": exc.field}, exc.headers)
         except Exception:
@@ -142,6 +145,10 @@ class SubmitRoute:
             TALLY.exception("POST /api/v1/surveys/<slug>/responses", sys.exc_info())
             return _respond(start_response, 500, {
                 "error": "An unexpected error happened on the server. Nothing was stored.", "field": None})
+        # the 201 as _respond writes it, without the encoder: an id is URL-safe base64 (nothing to escape)
+        body = b'{"id":"%s"}\n' % response_id.encode()
+        start_response("201 CREATED", [*CREATED_HEADERS[:1], ("Content-Length", str(len(body))), *CREATED_HEADERS[1:]])
+        return [body]
 
     def submit(self, environ, slug: str) -> str:
         """Store one response; its id, or :class:`_Refused`."""
