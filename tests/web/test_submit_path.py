@@ -52,6 +52,20 @@ def test_a_survey_closed_after_its_design_was_cached_accepts_nothing(app, client
     assert client.get("/api/v1/surveys/demo").json["status"] == "closed"
 
 
+def test_closing_and_reopening_within_the_routes_snapshot_second_is_seen_at_once(app, client, open_demo, stored_state):
+    """The route uses an open survey's lookup again for a second (SubmitRoute.launched); the write
+    transaction reads the status itself, so each change is seen by the very next submission."""
+    assert post(client, VALID).status_code == 201  # the process now holds the open survey's snapshot
+    for status, expected in (("closed", 409), ("open", 201), ("closed", 409), ("open", 201)):
+        change_status(app, "demo", status)
+        before = stored_state()
+        response = post(client, VALID)
+        assert response.status_code == expected, status
+        if expected == 409:
+            assert stored_state() == before and "closed" in response.json["error"]
+    assert len(stored_state()[0]) == 3
+
+
 def test_a_draft_is_not_served_until_it_opens_and_then_takes_responses(app, client, open_demo, stored_state):
     db = connect(app.config["DATABASE"])
     try:

@@ -28,8 +28,10 @@ raised when the app is testing, as Flask does.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+import time
 from functools import partial
 
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge, SecurityError
@@ -38,7 +40,7 @@ from werkzeug.wsgi import get_content_length, get_host, get_input_stream, get_pa
 
 from deniable.server.store.invitations import InvitationError
 from deniable.server.store.responses import ReportError, SurveyClosedError
-from deniable.server.store.surveys import get_launched_survey
+from deniable.server.store.surveys import StoredSurvey, get_launched_survey
 from deniable.server.survey.parsing import parsed
 from deniable.server.survey.strict_json import DuplicateKeyError, no_duplicate_keys
 
@@ -121,6 +123,7 @@ def _respond(start_response, status: int, payload: dict, headers=()) -> list[byt
     return [body]
 
 
+SNAPSHOT_SECONDS = 1.0  # how long a process uses an open survey's lookup again (SubmitRoute.launched)
 CREATED_HEADERS = (("Content-Type", "application/json"), ("Cache-Control", "no-store"), *HEADERS.items())
 
 
@@ -129,6 +132,35 @@ class SubmitRoute:
 
     def __init__(self, app, next_app):
         self.app, self.next_app = app, next_app
+        self.snapshots: dict[str, tuple] = {}  # slug → (until, file, the open survey as read): see launched()
+
+    def launched(self, slug: str) -> StoredSurvey | None:
+        """The survey as :func:`~deniable.server.store.surveys.get_launched_survey` reads it.
+
+        An open survey's read is used again by this process for :data:`SNAPSHOT_SECONDS` (same file:
+        path, device and inode), sparing every submission a pooled connection and a query.  Nothing
+        is decided from it that the write does not decide again: the route answers 404 for an
+        unknown slug or a draft (a launched survey never returns to draft and is never deleted), and
+        the write transaction reads the status and invitation-only flag itself
+        (:func:`~deniable.server.store.responses.insert_validated`), so a survey closed a moment ago
+        accepts nothing (409, the same answer).  A survey that is not open is read every time."""
+        path = self.app.config["DATABASE"]
+        try:
+            stat = os.stat(path)
+            file = (path, stat.st_dev, stat.st_ino)
+        except OSError:
+            file = None
+        now = time.monotonic()
+        found = self.snapshots.get(slug)
+        if found is not None and file is not None and found[0] > now and found[1] == file:
+            return found[2]
+        with pooled(self.app) as db:
+            stored = get_launched_survey(db, slug)
+        if stored is not None and stored.status == "open":
+            self.snapshots[slug] = (now + SNAPSHOT_SECONDS, file, stored)
+        else:
+            self.snapshots.pop(slug, None)
+        return stored
 
     def __call__(self, environ, start_response):
         match = PATH.fullmatch(get_path_info(environ))
@@ -172,8 +204,7 @@ class SubmitRoute:
         if mimetype != "application/json":
             raise _Refused(415, f"Content-Type must be application/json, got {mimetype or 'none'!r}",
                           "Content-Type")
-        with pooled(self.app) as db:
-            stored = get_launched_survey(db, slug)
+        stored = self.launched(slug)
         if stored is None:
             raise _Refused(404, f"no survey {slug!r}", "slug")
         limit = config["MAX_CONTENT_LENGTH"]
