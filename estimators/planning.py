@@ -270,42 +270,79 @@ def _half_width_many(items) -> list[float]:
             for (sums, _, a, last), s, size, tail in zip(jobs, starts, sizes.tolist(), tails)]
 
 
-def _golden_steps(a: float, b: float, iterations: int = 24):
-    """Golden-section search for a maximum on [a, b] (Kiefer 1953) as a generator: it yields each
-    x, is sent f(x), and returns ``(x, f(x))`` at the better of the last two points."""
-    ratio = (math.sqrt(5) - 1) / 2
-    c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc = yield c
-    fd = yield d
-    for _ in range(iterations):
+GOLDEN_AHEAD = 2  # a golden-section batch holds the points of the next step and those the 2 after may ask for
+_RATIO = (math.sqrt(5) - 1) / 2
+
+
+def _golden_replay(a: float, b: float, known: dict, iterations: int = 24):
+    """Golden-section search for a maximum on [a, b] (Kiefer 1953) replayed from the values known
+    (``{x: f(x)}``): ``((x, f(x)), None)`` at the better of the last two points once every value it
+    needs is known, else ``(None, (a, b, c, d, f(c), f(d), steps left))`` where one is first missing."""
+    c, d = b - _RATIO * (b - a), a + _RATIO * (b - a)
+    fc, fd = known.get(c), known.get(d)
+    for left in range(iterations, -1, -1):
+        if fc is None or fd is None:
+            return None, (a, b, c, d, fc, fd, left)
+        if not left:
+            break
         if fc >= fd:
             b, d, fd = d, c, fc
-            c = b - ratio * (b - a)
-            fc = yield c
+            c = b - _RATIO * (b - a)
+            fc = known.get(c)
         else:
             a, c, fc = c, d, fd
-            d = a + ratio * (b - a)
-            fd = yield d
-    return (c, fc) if fc >= fd else (d, fd)
+            d = a + _RATIO * (b - a)
+            fd = known.get(d)
+    return ((c, fc) if fc >= fd else (d, fd)), None
 
 
-def _golden_max_many(jobs) -> list[tuple[float, float]]:
-    """The golden-section maximum of :meth:`_Sums.half_width` on [a, b] for each ``(sums, a, b)``,
-    the searches side by side, each step's points evaluated together (:func:`_half_width_many`)."""
-    steps = [_golden_steps(a, b) for _, a, b in jobs]
-    points = [next(step) for step in steps]
-    out = [None] * len(jobs)
-    live = list(range(len(jobs)))
+def _golden_ahead(state, depth: int, out: dict) -> None:
+    """Into ``out``: the points a replay stopped at ``state`` lacks (c, then d), and those the next
+    ``depth`` steps would ask for, each outcome of a comparison not yet known followed."""
+    a, b, c, d, fc, fd, left = state
+    out.update((x, None) for x, fx in ((c, fc), (d, fd)) if fx is None and x not in out)
+    for keep_left in ((fc >= fd,) if fc is not None and fd is not None else (True, False))[:depth and left and 2]:
+        if keep_left:  # the replay's assignments, so the same floating-point points
+            _golden_ahead((a, d, d - _RATIO * (d - a), c, None, fc, left - 1), depth - 1, out)
+        else:
+            _golden_ahead((c, b, d, c + _RATIO * (b - c), fd, None, left - 1), depth - 1, out)
+
+
+def _kept(sums, pi: float) -> bool:
+    """Whether the window of π lies within the counts whose widths ``sums`` keeps (as :func:`_half_width_many` decides)."""
+    n, lam = sums.n, sums.q + (sums.p - sums.q) * pi
+    spread = PLAN_WINDOW_SD * math.sqrt(n * lam * (1 - lam)) + PLAN_WINDOW_SD
+    a, last = min(max(math.floor(n * lam - spread), 0), n), min(max(math.ceil(n * lam + spread), 0), n)
+    return sums.first <= a and last < sums.first + sums.width.size
+
+
+def _golden_max_many(jobs, ahead: int = GOLDEN_AHEAD) -> list[tuple[float, float]]:
+    """The golden-section maximum of :meth:`_Sums.half_width` on [a, b] for each ``(sums, a, b)``, side by
+    side: each batch (:func:`_half_width_many`) holds each search's next point and, ``ahead`` steps deep,
+    those each outcome of its comparisons would ask for, so that a batch advances a search ``ahead + 1``
+    steps.  Each value is the one computed alone (a window's numbers are its own) and the steps are the
+    same, so is the maximum.  A point whose window reaches a count whose width is not kept is evaluated
+    only when next, alone, so that the belt is filled with the same counts, in the same batches, as then."""
+    known, out, live = [{} for _ in jobs], [None] * len(jobs), list(range(len(jobs)))
     while live:
-        values = _half_width_many([(jobs[i][0], points[i]) for i in live])
-        still = []
-        for i, value in zip(live, values):
-            try:
-                points[i] = steps[i].send(value)
-                still.append(i)
-            except StopIteration as stop:
-                out[i] = stop.value
-        live = still
+        items, still = [], []
+        for i in live:
+            result, state = _golden_replay(jobs[i][1], jobs[i][2], known[i])
+            if result is not None:
+                out[i] = result
+                continue
+            wanted = {}
+            _golden_ahead(state, 0, wanted)
+            points = list(wanted)[:1]
+            if all(_kept(jobs[i][0], x) for x in wanted):
+                _golden_ahead(state, ahead, wanted)
+                points = [x for x in wanted if x not in known[i] and _kept(jobs[i][0], x)]
+            items += [(jobs[i][0], x) for x in points]
+            still.append((i, points))
+        values = iter(_half_width_many(items) if items else ())
+        for i, points in still:
+            known[i].update(zip(points, values))
+        live = [i for i, _ in still]
     return out
 
 
