@@ -12,11 +12,14 @@ then O(n) numpy work: 10⁶ responses in well under a second) and its order says
 construction: not when anyone answered, nor in which slot their response sits.  The file is the
 same multiset of rows as the responses table, so every count, and every estimate, is the same.
 
-The patterns do not hold everything a row does.  A survey with a question outside them (a discrete
-Laplace question, a check-all question of more than 7 options: ``in_patterns`` false) or whose
-wording was ever fixed (the ``text-version`` of each response) is exported by the **row scan**
-(:func:`.responses.load_db_dataset`, about 2 s per 10⁶ responses), in the responses' key order
-(random identifiers: an order that says nothing either).  :func:`from_patterns` says which.
+Once the wording was fixed, each row's ``text-version`` is its pattern's day's: a response records
+the wording its day began with, so every pattern (a day's) has one, read from the responses' days
+and versions (:func:`_pattern_versions`: one pass without JSON, and the row scan instead if a day's
+responses record two wordings).  The patterns do not hold everything a row does: a survey with a
+question outside them (a discrete Laplace question, a check-all question of more than 7 options:
+``in_patterns`` false) is exported by the **row scan** (:func:`.responses.scan_rows`, about
+2 s per 10⁶ responses), in the responses' key order (random identifiers: an order that says nothing
+either).  :func:`from_patterns` says which.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from deniable.server.survey.responses_csv import write_responses_csv
 from deniable.server.survey.statfiles import write_stat_file
 
 from .aggregates import pattern_counts
-from .responses import load_db_dataset
+from .responses import scan_rows
 from .surveys import StoredSurvey, get_survey
 from .wording import wording_history
 
@@ -54,8 +57,9 @@ class Export:
     text_versions: np.ndarray  # per response, the wording it was answered under
     history: list[dict]  # store.wording.wording_history
     source: str = "rows"  # "patterns": written from the answer patterns; "rows": the row scan
-    patterns: Dataset | None = None  # from the patterns: each pattern once (its codes), and ...
-    order: np.ndarray | None = None  # ... the pattern of each row of ``dataset``, in the file's order
+    patterns: Dataset | None = None  # from the patterns: each pattern once (its codes), ...
+    order: np.ndarray | None = None  # ... the pattern of each row of ``dataset``, in the file's order, ...
+    pattern_versions: np.ndarray | None = None  # ... and the wording each pattern's day records
 
     def codebook(self) -> str:
         """The codebook: the definition, each question's mechanism, the design fingerprint and,
@@ -66,7 +70,7 @@ class Export:
     def responses(self, fmt: str = "csv") -> bytes:
         """The responses file in ``fmt`` (csv, parquet, sav or dta)."""
         if fmt == "csv" and self.order is not None:
-            fast = _csv_from_patterns(self.patterns, self.order)
+            fast = _csv_from_patterns(self.patterns, self.order, self.pattern_versions)
             if fast is not None:
                 return fast
         if fmt in ("csv", "parquet"):
@@ -86,15 +90,15 @@ class Export:
             os.unlink(name)
 
 
-def _csv_from_patterns(patterns: Dataset, order: np.ndarray) -> bytes | None:
-    """The responses CSV of the rows ``patterns[order]`` (every ``text-version`` 1), written a line per
-    pattern: :func:`~deniable.server.survey.responses_csv.write_responses_csv` writes each pattern once
-    — the same design line, header, quoting and cells, a pattern's row being written as any row with
-    those answers is — and the file is those lines repeated in ``order`` (10⁶ rows: one join of
-    bytes, instead of formatting every row).  None when a line could not be told from the next (a
-    cell with a line break), for the row-by-row writer."""
+def _csv_from_patterns(patterns: Dataset, order: np.ndarray, versions: np.ndarray) -> bytes | None:
+    """The responses CSV of the rows ``patterns[order]`` (pattern ``i``'s ``text-version`` ``versions[i]``),
+    written a line per pattern: :func:`~deniable.server.survey.responses_csv.write_responses_csv` writes
+    each pattern once — the same design line, header, quoting and cells, a pattern's row being written
+    as any row with those answers is — and the file is those lines repeated in ``order`` (10⁶ rows:
+    one join of bytes, instead of formatting every row).  None when a line could not be told from the
+    next (a cell with a line break), for the row-by-row writer."""
     buffer = io.BytesIO()
-    write_responses_csv(buffer, patterns, text_versions=np.ones(patterns.n_rows, dtype=np.int64))
+    write_responses_csv(buffer, patterns, text_versions=versions)
     text = buffer.getvalue()
     start = text.index(b"\n", text.index(b"\n") + 1) + 1  # after the design line and the header
     lines = text[start:].split(b"\n")
@@ -104,10 +108,34 @@ def _csv_from_patterns(patterns: Dataset, order: np.ndarray) -> bytes | None:
     return text[:start] + b"".join(rows[order].tolist())
 
 
-def from_patterns(stored: StoredSurvey, history: list[dict]) -> bool:
+def from_patterns(stored: StoredSurvey) -> bool:
     """Whether the survey's responses file can be written from its answer patterns: every question is
-    in them and the wording was never fixed (so every response's ``text-version`` is 1)."""
-    return not history and all(q.qtype.in_patterns(q) for q in stored.survey.questions)
+    in them (and, once the wording was fixed, :func:`_pattern_versions` finds each day's wording)."""
+    return all(q.qtype.in_patterns(q) for q in stored.survey.questions)
+
+
+DAY_VERSIONS = "SELECT submitted_on, text_version, count(*) FROM responses WHERE survey_id = ? GROUP BY 1, 2"
+
+
+def _pattern_versions(db: sqlite_utils.Database, survey_id: int, patterns, history: list[dict]) -> np.ndarray | None:
+    """The wording each pattern's responses record: a response records the wording its day began with
+    (:data:`.slots.DAY_VERSION`), so a pattern, which is a day's, has one.  Read from the responses'
+    days and versions (one pass, no JSON: about 1 s per 10⁶ responses), not assumed: None — the row
+    scan — if a day's responses record more than one wording (responses off the rule, which
+    ``deniable check`` reports) or a day's count differs from its patterns'.  All 1 while the
+    wording was never fixed, with nothing read."""
+    if not history:
+        return np.ones(len(patterns.counts), dtype=np.int64)
+    by_day: dict[str, tuple[int, int]] = {}
+    for day, version, n in db.execute(DAY_VERSIONS, [survey_id]):
+        if day in by_day:
+            return None
+        by_day[day] = (version, n)
+    days, inverse = np.unique(np.asarray(patterns.days, dtype=str), return_inverse=True)
+    per_day = np.bincount(inverse.reshape(-1), weights=patterns.counts, minlength=len(days))
+    if set(days.tolist()) != set(by_day) or any(by_day[d][1] != n for d, n in zip(days.tolist(), per_day)):
+        return None
+    return np.array([by_day[d][0] for d in days.tolist()], dtype=np.int64)[inverse.reshape(-1)]
 
 
 def load_export(db: sqlite_utils.Database, slug: str, *, rows: bool = False) -> Export:
@@ -121,25 +149,21 @@ def load_export(db: sqlite_utils.Database, slug: str, *, rows: bool = False) -> 
     db.execute("BEGIN")
     try:
         history = wording_history(db, stored.id)
-        patterns = order = None
-        if not rows and from_patterns(stored, history):
+        counted = pattern_versions = None
+        if not rows and from_patterns(stored):
             counted = pattern_counts(db, stored)
+            pattern_versions = _pattern_versions(db, stored.id, counted, history)
+        if pattern_versions is not None:
             order = _shuffled_order(counted.counts)
             dataset = _rows(stored, counted, order)
             patterns = Dataset(stored.survey, {q.id: np.asarray(counted.columns[q.id], dtype=np.int64)
                                                for q in stored.survey.questions})
-            versions = np.ones(dataset.n_rows, dtype=np.int64)  # the first wording (m09: 1 until a fix)
-            source = "patterns"
-        else:
-            dataset = load_db_dataset(db, slug)
-            versions = np.fromiter(
-                (row[0] for row in db.execute("SELECT text_version FROM responses WHERE survey_id = ? ORDER BY id",
-                                              [stored.id])), dtype=np.int64)[:dataset.n_rows]
-            source = "rows"
+            return Export(stored=stored, dataset=dataset, text_versions=pattern_versions[order], history=history,
+                          source="patterns", patterns=patterns, order=order, pattern_versions=pattern_versions)
+        dataset, versions = scan_rows(db, slug)
+        return Export(stored=stored, dataset=dataset, text_versions=versions, history=history)
     finally:
         db.execute("COMMIT")
-    return Export(stored=stored, dataset=dataset, text_versions=versions, history=history, source=source,
-                  patterns=patterns, order=order)
 
 
 def shuffled_rows(stored: StoredSurvey, patterns, rng: np.random.Generator | None = None) -> Dataset:

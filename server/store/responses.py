@@ -266,18 +266,24 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
     >>> load_db_dataset(db, "demo").columns["drug_use"][:3]   # doctest: +SKIP
     array([1, 0, 0])
     """
+    return scan_rows(db, slug)[0]
+
+
+def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray]:
+    """:func:`load_db_dataset`, and in the same pass each row's ``text_version`` (the wording it was
+    answered under): the row scan of an export."""
     stored = get_survey(db, slug)
     if stored is None:
         raise LookupError(f"no survey {slug!r} in the database")
     questions = stored.survey.questions
     structured = [j for j, q in enumerate(questions) if q.qtype.structured_report]
     n = db.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [stored.id]).fetchone()[0]
-    data = np.full((n, len(questions)), -1, dtype=np.int64)
+    data = np.full((n, len(questions) + 1), -1, dtype=np.int64)  # the last column: the text version
     texts: dict[int, list] = {j: [] for j in structured}
-    select = ", ".join(
+    select = ", ".join([*(
         f"json_extract(reports, '{aggregates.json_path(q.id)}')" if j in texts else
         f"ifnull(json_extract(reports, '{aggregates.json_path(q.id)}'), {aggregates.missing_code(q)})"
-        for j, q in enumerate(questions))
+        for j, q in enumerate(questions)), "text_version"])
     cursor = db.conn.execute(
         f"SELECT {select} FROM responses WHERE survey_id = ? ORDER BY id", [stored.id]
     )
@@ -303,7 +309,7 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {column[bad][0]}")
         columns[q.id] = column
-    return Dataset(stored.survey, columns)
+    return Dataset(stored.survey, columns), np.ascontiguousarray(data[:, -1])
 
 
 def _codes_of_json(q, values: list) -> np.ndarray:
