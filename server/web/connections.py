@@ -78,10 +78,16 @@ def _file_key(path: str, readonly: bool) -> tuple | None:
     return path, stat.st_dev, stat.st_ino, readonly
 
 
-def _process_pool() -> Pool:
+def _new_pool_after_fork() -> None:
     global _pool
-    if _pool.pid != os.getpid():  # forked (a gunicorn worker): start with no inherited connection
-        _pool = Pool()
+    _pool = Pool()  # a forked process (a gunicorn worker) starts with no inherited connection
+
+
+os.register_at_fork(after_in_child=_new_pool_after_fork)
+
+
+def _process_pool() -> Pool:
+    """This process's pool (made anew in a forked child, so no connection crosses a fork)."""
     return _pool
 
 
