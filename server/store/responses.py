@@ -292,7 +292,7 @@ def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray
     reports = [json.loads(text) for text in distinct]  # in the order of their places
     columns = {}
     for q in stored.survey.questions:
-        codes = np.fromiter((_code_of(q, report.get(q.id)) for report in reports), np.int64, len(reports))
+        codes = _codes_of(q, reports)
         bad = (codes < -1) | (codes >= q.qtype.n_cells(q))
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {codes[bad][0]}")
@@ -300,14 +300,26 @@ def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray
     return Dataset(stored.survey, columns), np.concatenate(versions) if versions else np.empty(0, dtype=np.int64)
 
 
-def _code_of(q, report) -> int:
-    """A stored report's code (−1: not answered): a multi or list report as its type checks it, any
-    other the number less the type's report offset."""
-    if report is None:
-        return -1
-    if q.qtype.structured_report:
-        return q.qtype.check_report(q, report)
-    return int(report) - q.qtype.report_offset(q)
+def _codes_of(q, reports: list[dict]) -> np.ndarray:
+    """The question's code in each parsed ``reports`` (−1: not answered): a multi, list or two-group
+    report as its type checks it (once per distinct report), any other the number less the type's
+    report offset."""
+    qid = q.id
+    if not q.qtype.structured_report:
+        missing = aggregates.missing_code(q)  # below every report
+        raw = np.fromiter((missing if (v := r.get(qid)) is None else v for r in reports), np.int64, len(reports))
+        offset = q.qtype.report_offset(q)
+        return np.where(raw == missing, -1, raw - offset) if offset or missing != -1 else raw
+    memo: dict = {None: -1}
+    out = np.empty(len(reports), dtype=np.int64)
+    for i, report in enumerate(reports):
+        value = report.get(qid)
+        key = value if value is None else repr(value)
+        code = memo.get(key)
+        if code is None:
+            code = memo[key] = q.qtype.check_report(q, value)
+        out[i] = code
+    return out
 
 
 def _check_columns(survey: Survey, columns: Mapping[str, np.ndarray]) -> tuple[int, dict[str, np.ndarray]]:
