@@ -270,21 +270,17 @@ def _half_width_many(items) -> list[float]:
             for (sums, _, a, last), s, size, tail in zip(jobs, starts, sizes.tolist(), tails)]
 
 
-GOLDEN_AHEAD = 2  # a golden-section batch holds the points of the next step and those the 2 after may ask for
+GOLDEN_AHEAD = 2  # with one or two searches, a golden-section batch holds the points the next 3 steps may ask for
 _RATIO = (math.sqrt(5) - 1) / 2
 
 
-def _golden_replay(a: float, b: float, known: dict, iterations: int = 24):
-    """Golden-section search for a maximum on [a, b] (Kiefer 1953) replayed from the values known
-    (``{x: f(x)}``): ``((x, f(x)), None)`` at the better of the last two points once every value it
-    needs is known, else ``(None, (a, b, c, d, f(c), f(d), steps left))`` where one is first missing."""
-    c, d = b - _RATIO * (b - a), a + _RATIO * (b - a)
-    fc, fd = known.get(c), known.get(d)
-    for left in range(iterations, -1, -1):
-        if fc is None or fd is None:
-            return None, (a, b, c, d, fc, fd, left)
-        if not left:
-            break
+def _golden_resume(state, known: dict):
+    """Golden-section search for a maximum (Kiefer 1953) resumed at ``state = (a, b, c, d, f(c), f(d), steps
+    left)`` (None: a value not known yet) with the values known (``{x: f(x)}``): ``((x, f(x)), None)`` at the
+    better of the last two points once every value it needs is known, else ``(None, state)`` where one lacks."""
+    a, b, c, d, fc, fd, left = state
+    fc, fd = known.get(c) if fc is None else fc, known.get(d) if fd is None else fd
+    while fc is not None and fd is not None and left:
         if fc >= fd:
             b, d, fd = d, c, fc
             c = b - _RATIO * (b - a)
@@ -293,16 +289,19 @@ def _golden_replay(a: float, b: float, known: dict, iterations: int = 24):
             a, c, fc = c, d, fd
             d = a + _RATIO * (b - a)
             fd = known.get(d)
+        left -= 1
+    if fc is None or fd is None:
+        return None, (a, b, c, d, fc, fd, left)
     return ((c, fc) if fc >= fd else (d, fd)), None
 
 
 def _golden_ahead(state, depth: int, out: dict) -> None:
-    """Into ``out``: the points a replay stopped at ``state`` lacks (c, then d), and those the next
+    """Into ``out``: the points a search stopped at ``state`` lacks (c, then d), and those the next
     ``depth`` steps would ask for, each outcome of a comparison not yet known followed."""
     a, b, c, d, fc, fd, left = state
     out.update((x, None) for x, fx in ((c, fc), (d, fd)) if fx is None and x not in out)
     for keep_left in ((fc >= fd,) if fc is not None and fd is not None else (True, False))[:depth and left and 2]:
-        if keep_left:  # the replay's assignments, so the same floating-point points
+        if keep_left:  # _golden_resume's assignments, so the same floating-point points
             _golden_ahead((a, d, d - _RATIO * (d - a), c, None, fc, left - 1), depth - 1, out)
         else:
             _golden_ahead((c, b, d, c + _RATIO * (b - c), fd, None, left - 1), depth - 1, out)
@@ -324,19 +323,19 @@ def _golden_max_many(jobs, ahead: int = GOLDEN_AHEAD) -> list[tuple[float, float
     same, so is the maximum.  A point whose window reaches a count whose width is not kept is evaluated
     only when next, alone, so that the belt is filled with the same counts, in the same batches, as then."""
     known, out, live = [{} for _ in jobs], [None] * len(jobs), list(range(len(jobs)))
+    states = [(a, b, b - _RATIO * (b - a), a + _RATIO * (b - a), None, None, 24) for _, a, b in jobs]
     while live:
-        items, still = [], []
+        items, still, depth = [], [], ahead if len(live) <= 2 else 0  # more searches share a batch's cost
         for i in live:
-            result, state = _golden_replay(jobs[i][1], jobs[i][2], known[i])
-            if result is not None:
-                out[i] = result
+            out[i], states[i] = _golden_resume(states[i], known[i])
+            if out[i] is not None:
                 continue
-            wanted = {}
-            _golden_ahead(state, 0, wanted)
-            points = list(wanted)[:1]
-            if all(_kept(jobs[i][0], x) for x in wanted):
-                _golden_ahead(state, ahead, wanted)
-                points = [x for x in wanted if x not in known[i] and _kept(jobs[i][0], x)]
+            _, _, c, d, fc, fd, _ = states[i]
+            points = [c if fc is None else d]  # the next point, and the points looked ahead at if they fill nothing
+            if (depth or fc is None and fd is None) and _kept(jobs[i][0], points[0]):
+                wanted = dict.fromkeys(points)
+                _golden_ahead(states[i], depth, wanted)
+                points += [x for x in list(wanted)[1:] if x not in known[i] and _kept(jobs[i][0], x)]
             items += [(jobs[i][0], x) for x in points]
             still.append((i, points))
         values = iter(_half_width_many(items) if items else ())

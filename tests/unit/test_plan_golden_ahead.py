@@ -1,6 +1,6 @@
-"""The golden-section searches of the worst π look a few steps ahead (``planning.GOLDEN_AHEAD``): each
-batch of expected half-widths holds a search's next point and the points each outcome of its next
-comparisons would ask for.  The steps, hence the maximum, must be those of the search a point at a
+"""The golden-section searches of the worst π look a few steps ahead (``planning.GOLDEN_AHEAD``) when one
+or two run side by side: each batch of expected half-widths holds a search's next point and the points
+each outcome of its next comparisons would ask for.  The steps, hence the maximum, must be those of the search a point at a
 time: compared here bytes for bytes with that search (the generator the planner used before), and the
 belts must hold the same ends afterwards (a looked-ahead point fills no count its window lacks).
 """
@@ -58,16 +58,19 @@ def test_looking_ahead_finds_the_maximum_found_a_point_at_a_time(fresh, ahead):
         sums = planning._Sums(n, p, q, 0.95)
         sums.half_widths(np.linspace(a, b, 5))  # the widths kept over the bracket, as after the grid
         alone.append((_one_at_a_time(sums, a, b), sums.belt))
-    jobs = []
-    for n, p, q, a, b in cases:
-        sums = planning._Sums(n, p, q, 0.95)
-        sums.half_widths(np.linspace(a, b, 5))
-        jobs.append((sums, a, b))
-    together = planning._golden_max_many(jobs, ahead=ahead)
-    for ((x, fx), belt), (y, fy), (sums, _, _) in zip(alone, together, jobs):
-        assert np.float64(x).tobytes() == np.float64(y).tobytes() and np.float64(fx).tobytes() == np.float64(fy).tobytes()
-        for side in ("low", "high"):  # the same counts' ends, and no others
-            assert np.array_equal(belt._ends[side], sums.belt._ends[side], equal_nan=True)
+    for together in (True, False):  # all the searches side by side (a few steps ahead once two are left), or each alone
+        jobs = []
+        for n, p, q, a, b in cases:
+            sums = planning._Sums(n, p, q, 0.95)
+            sums.half_widths(np.linspace(a, b, 5))
+            jobs.append((sums, a, b))
+        found = (planning._golden_max_many(jobs, ahead=ahead) if together
+                 else [planning._golden_max_many([job], ahead=ahead)[0] for job in jobs])
+        for ((x, fx), belt), (y, fy), (sums, _, _) in zip(alone, found, jobs):
+            assert np.float64(x).tobytes() == np.float64(y).tobytes()
+            assert np.float64(fx).tobytes() == np.float64(fy).tobytes()
+            for side in ("low", "high"):  # the same counts' ends, and no others
+                assert np.array_equal(belt._ends[side], sums.belt._ends[side], equal_nan=True)
 
 
 def test_a_point_whose_window_is_not_kept_fills_the_belt_as_alone(fresh):
