@@ -15,8 +15,10 @@ statistics always agree with the rows.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 import sqlite_utils
@@ -281,6 +283,24 @@ def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray
     stored = get_survey(db, slug)
     if stored is None:
         raise LookupError(f"no survey {slug!r} in the database")
+    with _collector_paused():  # it would walk every row fetched, again and again, as the objects pile up
+        return _scan(db, stored)
+
+
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off for the block (nothing made in it forms cycles)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan(db: sqlite_utils.Database, stored: StoredSurvey) -> tuple[Dataset, np.ndarray]:
+    slug = stored.slug
     distinct: dict[str, int] = {}
     which, versions = [], []
     cursor = db.conn.execute("SELECT reports, text_version FROM responses WHERE survey_id = ? ORDER BY id", [stored.id])
@@ -289,7 +309,7 @@ def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray
         versions.append(np.fromiter((version for _, version in rows), np.int64, len(rows)))
     cursor.close()
     which = np.concatenate(which) if which else np.empty(0, dtype=np.int64)
-    reports = [json.loads(text) for text in distinct]  # in the order of their places
+    reports = json.loads("[" + ",".join(distinct) + "]") if distinct else []  # one parse, in their places' order
     columns = {}
     for q in stored.survey.questions:
         codes = _codes_of(q, reports)
@@ -314,8 +334,12 @@ def _codes_of(q, reports: list[dict]) -> np.ndarray:
     out = np.empty(len(reports), dtype=np.int64)
     for i, report in enumerate(reports):
         value = report.get(qid)
-        key = value if value is None else repr(value)
-        code = memo.get(key)
+        key = tuple(value) if isinstance(value, list) else repr(value) if isinstance(value, dict) else value
+        try:
+            code = memo.get(key)
+        except TypeError:  # a list holding lists: by its text
+            key = repr(value)
+            code = memo.get(key)
         if code is None:
             code = memo[key] = q.qtype.check_report(q, value)
         out[i] = code
