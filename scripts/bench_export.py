@@ -21,6 +21,8 @@ alternating pairs and ``ratio`` is the median of the pairs' ratios (patterns / p
 
     python scripts/bench_export.py --cli --n 1000000 --repeat 5
 
+    python scripts/bench_export.py --cli --n 1000000 --survey examples/everything.json   # the row scan
+
 ``--cli`` times the whole command instead, as a user runs it (issue 40): ``deniable export bench
 --db FILE -o DIR`` (CSV), ``--format parquet``, ``--format parquet --spss`` and ``--format parquet
 --stata`` (the .sav and .dta figures are then the command's time less the Parquet one), each a fresh
@@ -145,11 +147,33 @@ CLI_RUNS = [  # (label, arguments after `deniable export bench --db FILE -o DIR`
 ]
 
 
-def cli_bench(n: int, repeat: int, tmp: str) -> None:
+def store_survey(definition: str, n: int, tmp: str) -> tuple[str, str, str]:
+    """A database in ``tmp`` with the survey ``definition`` (a file) open and ``n`` simulated responses
+    (``deniable import --open``, ``deniable simulate --db``, uniform answers); its path, slug and the
+    export's source (``patterns`` or ``rows``)."""
+    import subprocess
+
+    path = str(Path(tmp) / f"survey-{n}.db")
+    deniable = [sys.executable, "-c", "from deniable.server.cli import cli; cli(prog_name='deniable')"]
+    subprocess.run([*deniable, "import", definition, "--db", path, "--open"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([*deniable, "simulate", definition, "--n", str(n), "--seed", "1", "--db", path], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = init_db(path)
+    slug = db.execute("SELECT slug FROM surveys").fetchone()[0]
+    source = load_export(db, slug).source
+    db.conn.close()
+    return path, slug, source
+
+
+def cli_bench(n: int, repeat: int, tmp: str, survey: str | None = None) -> None:
     """Whole ``deniable export`` processes against ``deniable export --help``, taking turns; minima."""
     import subprocess
 
-    db = store(n, tmp)
+    if survey is None:
+        (db, slug, source) = (store(n, tmp), "bench", "answer patterns")
+    else:
+        db, slug, source = store_survey(survey, n, tmp)
+        source = f"{Path(survey).name}, {'the row scan' if source == 'rows' else 'answer patterns'}"
     out = str(Path(tmp) / "out")
     command = [sys.executable, "-c", "from deniable.server.cli import cli; cli(prog_name='deniable')", "export"]
     env = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=tmp)}
@@ -163,10 +187,10 @@ def cli_bench(n: int, repeat: int, tmp: str) -> None:
     for _ in range(repeat):
         help_times.append(timed(["--help"]))
         for label, args in CLI_RUNS:
-            times[label].append(timed(["bench", "--db", db, "-o", out, *args]))
+            times[label].append(timed([slug, "--db", db, "-o", out, *args]))
     start_up = min(help_times)
     load = os.getloadavg()[0]
-    print(f"deniable export of {n:,} responses (answer patterns), whole processes, minimum of {repeat}; "
+    print(f"deniable export of {n:,} responses ({source}), whole processes, minimum of {repeat}; "
           f"load average {load:.1f} on {os.cpu_count()} CPUs")
     print(f"{'command':<34} {'s':>7} {'work s':>7}")
     print(f"{'deniable export --help':<34} {start_up:>7.3f}")
@@ -186,12 +210,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the median kept (default 3)")
     parser.add_argument("--no-scan", action="store_true", help="leave out the row scan (its column: nan)")
     parser.add_argument("--cli", action="store_true", help="time whole `deniable export` processes (see above)")
+    parser.add_argument("--survey", metavar="FILE",
+                        help="with --cli: this survey instead, --n simulated responses (e.g. examples/everything.json: the row scan)")
     args = parser.parse_args()
     sizes = args.n or [100_000, 1_000_000]
     if args.cli:
         with tempfile.TemporaryDirectory() as tmp:
             for size_n in sizes:
-                cli_bench(size_n, args.repeat, tmp)
+                cli_bench(size_n, args.repeat, tmp, args.survey)
         return
     print(f"deniable responses exports: row scan vs answer patterns, median of {args.repeat} runs")
     print(f"{'responses':>10} {'format':<8} {'row scan s':>11} {'patterns s':>11} {'speed-up':>9} "
