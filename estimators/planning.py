@@ -35,11 +35,11 @@ is a few dozen numpy calls on a few hundred counts), not incomplete-beta evaluat
 the builder's panel: a question's ε and its baseline, after :func:`worst_cases` at the target
 n): each search is a generator that asks for ``h(n)``; those it asks for that are neither in
 memory nor on disk are computed together, their belts filled in one batch
-(:func:`.exact.fill_belts`) and their golden-section searches stepped together, every point's
-densities in one call of the binomial kernel.  Every number is the one computed alone, bit for
-bit (``tests/unit/test_plan_batch.py`` compares bytes).  For a yes/no question w(π) = w(1 − π),
-so a worst π off ½ has a twin as bad, and the last bits of the sums decide which one the search
-ends on: the one at or below ½ is reported, whichever it is.
+(:func:`.exact.fill_belts`) and their golden-section searches stepped together (one or two of them
+two steps ahead: :func:`_golden_max_many`), every point's densities in one call of the binomial
+kernel.  Every number is the one computed alone, bit for bit (``tests/unit/test_plan_batch.py``
+compares bytes).  For a yes/no question w(π) = w(1 − π), so a worst π off ½ has a twin as bad, and
+the last bits of the sums decide which one the search ends on: the one at or below ½ is reported.
 
 While the model's correction oscillates with a shrinking swing (1799, 1824, 1815, 1823, 1816, …),
 every n it asks for next lies between the last two; below n = 10,000, where a belt costs mostly
