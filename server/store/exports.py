@@ -132,10 +132,11 @@ def _pattern_versions(db: sqlite_utils.Database, survey_id: int, patterns, histo
             return None
         by_day[day] = (version, n)
     days, inverse = np.unique(np.asarray(patterns.days, dtype=str), return_inverse=True)
-    per_day = np.bincount(inverse.reshape(-1), weights=patterns.counts, minlength=len(days))
-    if set(days.tolist()) != set(by_day) or any(by_day[d][1] != n for d, n in zip(days.tolist(), per_day)):
+    days, inverse = days.tolist(), inverse.reshape(-1)
+    per_day = np.bincount(inverse, weights=patterns.counts, minlength=len(days))
+    if set(days) != set(by_day) or any(by_day[d][1] != n for d, n in zip(days, per_day)):
         return None
-    return np.array([by_day[d][0] for d in days.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    return np.array([by_day[d][0] for d in days], dtype=np.int64)[inverse]
 
 
 def load_export(db: sqlite_utils.Database, slug: str, *, rows: bool = False) -> Export:

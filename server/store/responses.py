@@ -198,7 +198,6 @@ class _Storing:
     submission path stores every response of a survey alike."""
 
     def __init__(self, survey: Survey):
-        self.survey = survey
         self.design = design_of(survey)
         self.questions = {q.id: q for q in survey.questions}
         self.categorical = frozenset(q.id for q in survey.questions if q.qtype.categorical)

@@ -35,7 +35,7 @@ class Pool:
         self.lock = threading.Lock()
 
     def checkout(self, path: str, readonly: bool) -> tuple[tuple | None, sqlite_utils.Database]:
-        key = _file_key(path, readonly)
+        key = file_key(path, readonly)
         if key is not None:
             with self.lock:
                 idle = self.idle.get(key)
@@ -44,7 +44,7 @@ class Pool:
         db = connect(path, readonly=readonly)
         # Waits for another worker's write happen in begin_immediate, cooperatively (store.db).
         db.conn.execute(f"PRAGMA busy_timeout = {WEB_BUSY_TIMEOUT_MS}")
-        return key or _file_key(path, readonly), db  # a file connect just created has a key now
+        return key or file_key(path, readonly), db  # a file connect just created has a key now
 
     def checkin(self, key: tuple | None, db: sqlite_utils.Database) -> None:
         if db.conn.in_transaction:
@@ -69,7 +69,7 @@ class Pool:
 _pool = Pool()
 
 
-def _file_key(path: str, readonly: bool) -> tuple | None:
+def file_key(path: str, readonly: bool) -> tuple | None:
     """The file's identity: a database file replaced on disk is never served by old connections."""
     try:
         stat = os.stat(path)

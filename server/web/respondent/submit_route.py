@@ -28,7 +28,6 @@ raised when the app is testing, as Flask does.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -44,7 +43,7 @@ from deniable.server.store.surveys import StoredSurvey, get_launched_survey
 from deniable.server.survey.parsing import parsed
 from deniable.server.survey.strict_json import DuplicateKeyError, no_duplicate_keys
 
-from ..connections import pooled
+from ..connections import file_key, pooled
 from ..errors import too_large_message, untrusted_host_message
 from ..logs import CUT_OFF, TALLY
 from ..ratelimit import RateLimited, limiter_of
@@ -117,14 +116,16 @@ def cross_site(environ, host: str) -> str | None:
 def _respond(start_response, status: int, payload: dict, headers=()) -> list[bytes]:
     """A JSON answer as Flask's ``jsonify`` writes it (sorted keys, ASCII, a final newline)."""
     body = (json.dumps(payload, separators=(",", ":"), sort_keys=True) + "\n").encode()
-    start_response(f"{status} {HTTP_STATUS_CODES[status].upper()}", [
-        ("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers,
-        ("Cache-Control", "no-store"), *HEADERS.items()])
+    return _answer(start_response, f"{status} {HTTP_STATUS_CODES[status].upper()}", body, headers)
+
+
+def _answer(start_response, status: str, body: bytes, headers=()) -> list[bytes]:
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers,
+                            ("Cache-Control", "no-store"), *HEADERS.items()])
     return [body]
 
 
 SNAPSHOT_SECONDS = 1.0  # how long a process uses an open survey's lookup again (SubmitRoute.launched)
-CREATED_HEADERS = (("Content-Type", "application/json"), ("Cache-Control", "no-store"), *HEADERS.items())
 
 
 class SubmitRoute:
@@ -144,12 +145,7 @@ class SubmitRoute:
         the write transaction reads the status and invitation-only flag itself
         (:func:`~deniable.server.store.responses.insert_validated`), so a survey closed a moment ago
         accepts nothing (409, the same answer).  A survey that is not open is read every time."""
-        path = self.app.config["DATABASE"]
-        try:
-            stat = os.stat(path)
-            file = (path, stat.st_dev, stat.st_ino)
-        except OSError:
-            file = None
+        file = file_key(self.app.config["DATABASE"], readonly=False)
         now = time.monotonic()
         found = self.snapshots.get(slug)
         if found is not None and file is not None and found[0] > now and found[1] == file:
@@ -178,9 +174,7 @@ class SubmitRoute:
             return _respond(start_response, 500, {
                 "error": "An unexpected error happened on the server. Nothing was stored.", "field": None})
         # the 201 as _respond writes it, without the encoder: an id is URL-safe base64 (nothing to escape)
-        body = b'{"id":"%s"}\n' % response_id.encode()
-        start_response("201 CREATED", [*CREATED_HEADERS[:1], ("Content-Length", str(len(body))), *CREATED_HEADERS[1:]])
-        return [body]
+        return _answer(start_response, "201 CREATED", b'{"id":"%s"}\n' % response_id.encode())
 
     def submit(self, environ, slug: str) -> str:
         """Store one response; its id, or :class:`_Refused`."""
