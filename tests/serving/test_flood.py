@@ -27,7 +27,7 @@ import pytest
 from deniable.server.cli import serving
 from support.real_server import ROOT, SLUG, Server, summaries
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.alone,  # scripts/test.sh runs it by itself
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the workers' sockets in /proc")]
 
 CONNECTIONS, SECONDS, RATE = 9000, 40, 2500

@@ -15,7 +15,7 @@ import pytest
 from deniable.server.web import logs
 from support.real_server import SLUG, Server, summaries
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.alone,  # scripts/test.sh runs it by itself
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the workers' sockets in /proc")]
 
 CONNECTIONS = 2000
