@@ -5,6 +5,7 @@
     python scripts/bench_submit_profile.py --survey examples/habits.json
     python scripts/bench_submit_profile.py --cprofile      # and the functions cProfile finds under the route
     python scripts/bench_submit_profile.py --cprofile --callees '_lead|insert_validated'
+    python scripts/bench_submit_profile.py --statements    # and each SQL statement's µs per submission
 
 One process, one greenlet (gevent's patching, as in the server's workers), no HTTP: a fresh SQLite file with the survey open (``deniable import
 --open``), an app as ``deniable serve`` makes it (the limiter on, out of reach; the scrubber off:
@@ -68,6 +69,32 @@ def environ_for(path: str, body: bytes) -> dict:
             "wsgi.multiprocess": True, "wsgi.run_once": False}
 
 
+class _TimedStatements:
+    """A connection that times each ``execute``/``executemany`` by its statement's first words."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def _timed(self, method: str, sql: str, *args):
+        start = time.perf_counter()
+        result = getattr(self._conn, method)(sql, *args)
+        key = f"{method} " + " ".join(sql.split()[:5])[:64]
+        self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - start
+        self.calls[key] = self.calls.get(key, 0) + 1
+        return result
+
+    def execute(self, sql: str, *args):
+        return self._timed("execute", sql, *args)
+
+    def executemany(self, sql: str, *args):
+        return self._timed("executemany", sql, *args)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4000, help="submissions per part (default 4,000)")
@@ -80,6 +107,8 @@ def main() -> int:
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile's top functions of the route")
     parser.add_argument("--callees", metavar="REGEX",
                         help="with --cprofile, also what the functions matching REGEX call (e.g. '_lead|insert_validated')")
+    parser.add_argument("--statements", action="store_true",
+                        help="also time each SQL statement the route makes (its first words), per submission")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ.update(LOAD_ENV)
@@ -138,6 +167,17 @@ def main() -> int:
             for environ in profiled:
                 route(environ, start_response)
             profiler.disable()
+        if args.statements:  # on other bodies, after the timing: the wrapper costs a Python call a statement
+            with pooled(app) as db:
+                conn, db.conn = db.conn, _TimedStatements(db.conn)
+                timers = db.conn
+            statement_bodies = [environ_for(path, next(body_iter)) for _ in range(min(n, 2000))]
+            start = time.perf_counter()
+            for environ in statement_bodies:
+                route(environ, start_response)
+            route_us = 1e6 * (time.perf_counter() - start) / len(statement_bodies)
+            with pooled(app) as db:
+                db.conn = conn
         if any(not s.startswith("201") for s in statuses):
             print(f"not all 201: {sorted(set(statuses))}", file=sys.stderr)
             return 1
@@ -256,9 +296,16 @@ def main() -> int:
     print(f"{'part':<{width}}  {'µs per submission':>17}")
     for name, us in times.items():
         print(f"{name:<{width}}  {us:>17,.1f}")
+    if args.statements:
+        count = len(statement_bodies)
+        print(f"\nthe route's SQL statements ({count:,} submissions, one transaction each; the route {route_us:,.1f} µs "
+              f"a submission with the wrapper, {1e6 * sum(timers.seconds.values()) / count:,.1f} of them in SQLite's calls)")
+        print(f"{'µs per submission':>17}  {'calls':>5}  statement")
+        for key, seconds in sorted(timers.seconds.items(), key=lambda item: -item[1]):
+            print(f"{1e6 * seconds / count:>17,.1f}  {timers.calls[key] / count:>5.2f}  {key}")
     if args.cprofile:
         stats = pstats.Stats(profiler)
-        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("tottime").print_stats(45)
         if args.callees:
             stats.sort_stats("cumulative").print_callees(args.callees)
     return 0
