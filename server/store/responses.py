@@ -272,18 +272,28 @@ def load_db_dataset(db: sqlite_utils.Database, slug: str):
 
 def scan_rows(db: sqlite_utils.Database, slug: str) -> tuple[Dataset, np.ndarray]:
     """:func:`load_db_dataset`, and in the same pass each row's ``text_version`` (the wording it was
-    answered under): the row scan of an export.
+    answered under): the row scan, one row a response in the responses' key order."""
+    distinct, which, versions = scan_distinct(db, slug)
+    return Dataset(distinct.survey, {qid: codes[which] for qid, codes in distinct.columns.items()}), versions
+
+
+def scan_distinct(db: sqlite_utils.Database, slug: str, *,
+                  versions: bool = True) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
+    """The row scan, each distinct row once: the codes of each distinct ``reports`` text (a dataset
+    of those rows), the distinct text of each response (in the responses' key order) and, if
+    ``versions``, each response's ``text_version`` (None if not: a survey whose wording was never
+    fixed records 1 on every row, and not reading them spares a fifth of the scan).
 
     One pass over the rows in key order, fetched in chunks: each row's ``reports`` text is mapped to
     its place among the distinct texts (a survey's responses repeat few of them: its answer
     patterns), and each distinct text is parsed once, each report checked as the type reads it —
     not ``json_extract`` once per question and row (10⁶ rows of three questions: about 1 s, where
-    that took 2)."""
+    that took 2).  Raises LookupError for an unknown slug."""
     stored = get_survey(db, slug)
     if stored is None:
         raise LookupError(f"no survey {slug!r} in the database")
     with _collector_paused():  # it would walk every row fetched, again and again, as the objects pile up
-        return _scan(db, stored)
+        return _scan(db, stored, versions)
 
 
 @contextmanager
@@ -298,14 +308,20 @@ def _collector_paused():
             gc.enable()
 
 
-def _scan(db: sqlite_utils.Database, stored: StoredSurvey) -> tuple[Dataset, np.ndarray]:
+SCAN = "SELECT reports, text_version FROM responses WHERE survey_id = ? ORDER BY id"
+SCAN_REPORTS = "SELECT reports FROM responses WHERE survey_id = ? ORDER BY id"
+
+
+def _scan(db: sqlite_utils.Database, stored: StoredSurvey,
+          with_versions: bool) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
     slug = stored.slug
     distinct: dict[str, int] = {}
     which, versions = [], []
-    cursor = db.conn.execute("SELECT reports, text_version FROM responses WHERE survey_id = ? ORDER BY id", [stored.id])
+    cursor = db.conn.execute(SCAN if with_versions else SCAN_REPORTS, [stored.id])
     while rows := cursor.fetchmany(FETCH_SIZE):
-        which.append(np.fromiter((distinct.setdefault(text, len(distinct)) for text, _ in rows), np.int64, len(rows)))
-        versions.append(np.fromiter((version for _, version in rows), np.int64, len(rows)))
+        which.append(np.fromiter((distinct.setdefault(row[0], len(distinct)) for row in rows), np.int64, len(rows)))
+        if with_versions:
+            versions.append(np.fromiter((version for _, version in rows), np.int64, len(rows)))
     cursor.close()
     which = np.concatenate(which) if which else np.empty(0, dtype=np.int64)
     reports = json.loads("[" + ",".join(distinct) + "]") if distinct else []  # one parse, in their places' order
@@ -315,8 +331,10 @@ def _scan(db: sqlite_utils.Database, stored: StoredSurvey) -> tuple[Dataset, np.
         bad = (codes < -1) | (codes >= q.qtype.n_cells(q))
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {codes[bad][0]}")
-        columns[q.id] = codes[which]
-    return Dataset(stored.survey, columns), np.concatenate(versions) if versions else np.empty(0, dtype=np.int64)
+        columns[q.id] = codes
+    if not with_versions:
+        return Dataset(stored.survey, columns), which, None
+    return Dataset(stored.survey, columns), which, np.concatenate(versions) if versions else np.empty(0, dtype=np.int64)
 
 
 def _codes_of(q, reports: list[dict]) -> np.ndarray:

@@ -195,6 +195,8 @@ def test_a_fixed_wording_exports_from_the_patterns_each_row_with_its_days_wordin
                "(SELECT id FROM responses WHERE survey_id = ? AND text_version = 1 LIMIT 1)", [two.id])
     off = load_export(db, "two")
     assert off.source == "rows" and sorted(off.text_versions.tolist()) == [1, 1, 1, 2, 2, 2, 2, 2]
+    # The row scan's CSV, a line per distinct row and wording, is the row-by-row file.
+    assert off.responses("csv") == replace(off, order=None).responses("csv")
 
 
 def test_the_order_is_a_fresh_random_permutation_of_the_patterns_rows(db, stored):
