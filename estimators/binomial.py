@@ -30,7 +30,7 @@ def _beta():
 
 
 @functools.cache
-def _pmf_kernel():
+def pmf_kernel():
     """The binomial density kernel ``scipy.stats.binom`` calls (Boost's, compiled into scipy.special).
 
     ``scipy.special._ufuncs._binom_pmf`` is private: where a scipy lacks it, scipy.stats it is.
@@ -49,7 +49,7 @@ def binom_pmf(x, n, p):
     the kernel scipy.special holds; elsewhere (a count off the support, a bad π) it is asked itself.
     """
     x, n_, p_ = np.asarray(x), np.asarray(n), np.asarray(p)
-    kernel = _pmf_kernel()
+    kernel = pmf_kernel()
     regular = (kernel is not None and x.size > 0 and x.dtype.kind in "iu" and n_.dtype.kind in "iu"
                and x.min() >= 0 and np.all(x <= n_) and p_.min() >= 0 and p_.max() <= 1)
     if regular:

@@ -110,7 +110,7 @@ from scipy.special import betainc, expit, logit, ndtr
 
 from deniable.errors import FieldError
 
-from .binomial import _pmf_kernel
+from .binomial import pmf_kernel
 from .likelihood_ratio import TIE, above, log_ratio, swap_point
 from .root_finding import illinois, newton_bracket
 
@@ -141,7 +141,7 @@ def survival(y, n, lam):
 def _pmf(y, n, lam):
     """``P(Y = y)``, Boost's binomial density in scipy.special (a third of an incomplete beta's
     cost); as the difference of two tails where a scipy lacks that kernel."""
-    kernel = _pmf_kernel()
+    kernel = pmf_kernel()
     if kernel is None:  # pragma: no cover - every scipy this project supports has it
         return survival(y - 1, n, lam) - survival(y, n, lam)
     return kernel(y, np.asarray(n, dtype=float), lam)

@@ -40,7 +40,7 @@ def _code_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def _cache_file(kind: str, key: tuple[float, ...], name: str) -> Path | None:
+def cache_file(kind: str, key: tuple[float, ...], name: str) -> Path | None:
     """``<cache>/<kind>-<code digest>/<key floats in hex>/<name>.json`` (None: no usable cache)."""
     base = cache_dir()
     if base is None:
@@ -52,11 +52,12 @@ def _cache_file(kind: str, key: tuple[float, ...], name: str) -> Path | None:
     return base / f"{kind}-{code}" / "_".join(float(v).hex() for v in key) / f"{name}.json"
 
 
-def _unit(value) -> bool:
+def is_unit(value) -> bool:
+    """Whether a number read from the cache is a float in [0, 1] (a half-width or a probability)."""
     return isinstance(value, float) and 0.0 <= value <= 1.0
 
 
-def _cache_read(path: Path | None) -> list | None:
+def read_entry(path: Path | None) -> list | None:
     """The cached JSON list, or None when absent or unreadable (the caller checks its numbers)."""
     if path is None:
         return None
@@ -67,7 +68,7 @@ def _cache_read(path: Path | None) -> list | None:
     return found if isinstance(found, list) else None
 
 
-def _cache_write(path: Path | None, values: list) -> None:
+def write_entry(path: Path | None, values: list) -> None:
     """Write one entry atomically (a temporary file renamed over it); a cache that cannot be written is skipped."""
     if path is None:
         return

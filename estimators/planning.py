@@ -72,8 +72,8 @@ import numpy as np
 from deniable.client.mechanism import resolve
 from deniable.errors import FieldError
 
-from .binomial import _pmf_kernel, binom_pmf, z
-from .plan_cache import _cache_file, _cache_read, _cache_write, _unit, cache_dir  # noqa: F401  (cache_dir: public)
+from .binomial import binom_pmf, pmf_kernel, z
+from .plan_cache import cache_dir, cache_file, is_unit, read_entry, write_entry  # noqa: F401  (cache_dir: public)
 from .result import Result
 from .validate import check_confidence
 
@@ -155,7 +155,7 @@ def _window_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: 
     windows one after another in one array.
 
     Each window is cut into blocks of ``BLOCK`` counts.  A block's density at the window's mode
-    (or at the block's count nearest it) comes from the binomial kernel (:func:`.binomial._pmf_kernel`,
+    (or at the block's count nearest it) comes from the binomial kernel (:func:`.binomial.pmf_kernel`,
     Boost's), the others from the ratio of neighbours ``b(x + 1)/b(x) = (n − x)/(x + 1) · λ/(1 − λ)``
     by a running product (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed.,
     sec. 3.2): three floating operations a count instead of a kernel call, each product adding
@@ -174,7 +174,7 @@ def _window_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: 
 
 def _block_densities(n: np.ndarray, lam: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """:func:`_window_densities` of windows of at most ``BLOCK`` counts: one kernel call each."""
-    kernel = _pmf_kernel()
+    kernel = pmf_kernel()
     starts = np.cumsum(sizes) - sizes
     counts = (np.arange(int(sizes.sum())) + np.repeat(first - starts, sizes)).astype(float)
     if kernel is None:  # pragma: no cover - every scipy this project supports has it
@@ -383,12 +383,12 @@ class _Memo:
 
 
 def _worst_case_file(n: int, p: float, q: float, confidence: float) -> Path | None:
-    return _cache_file("worst-case", (p, q, confidence), str(int(n)))
+    return cache_file("worst-case", (p, q, confidence), str(int(n)))
 
 
 def _read_worst_case(path: Path | None) -> tuple[float, float] | None:
-    found = _cache_read(path)
-    if found is not None and len(found) == 2 and all(_unit(v) for v in found):
+    found = read_entry(path)
+    if found is not None and len(found) == 2 and all(is_unit(v) for v in found):
         return found[0], found[1]
     return None
 
@@ -400,7 +400,7 @@ def _worst_case_uncached(n: int, p: float, q: float, confidence: float) -> tuple
     if found is not None:
         return found
     value, pi = _compute_worst_case(n, p, q, confidence)
-    _cache_write(path, [value, pi])
+    write_entry(path, [value, pi])
     return value, pi
 
 
@@ -421,7 +421,7 @@ def _worst_cases(keys) -> dict:
             out[key] = found
             _worst_case.put(key, found)
     for key, value in zip(todo, _compute_worst_cases(todo)):
-        _cache_write(_worst_case_file(*key), list(value))
+        write_entry(_worst_case_file(*key), list(value))
         _worst_case.put(key, value)
         out[key] = value
     return out
@@ -785,9 +785,9 @@ def plan(epsilon, k, margin, *, confidence=0.95) -> Plan:
 
 
 def _read_plan(path: Path | None, margin: float, decided: bool = False) -> tuple | None:
-    found = _cache_read(path)
+    found = read_entry(path)
     if (found is not None and len(found) == 4 and isinstance(found[0], int) and 1 <= found[0] <= MAX_N
-            and _unit(found[1]) and _unit(found[2]) and isinstance(found[3], float)
+            and is_unit(found[1]) and is_unit(found[2]) and isinstance(found[3], float)
             and (found[1] <= margin and math.isnan(found[3]) if decided else found[1] <= margin < found[3])):
         return tuple(found)
     return None
@@ -824,7 +824,7 @@ def plans(requests, *, confidence=0.95, also=(), decided=False) -> list[Plan]:
         if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 < float(margin) < 0.5:
             raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
         margin = float(margin)
-        path = _cache_file("plan-decided" if decided else "plan", (mech.p, mech.q, confidence), margin.hex())
+        path = cache_file("plan-decided" if decided else "plan", (mech.p, mech.q, confidence), margin.hex())
         key = (mech.k, mech.p, mech.q, margin, confidence)
         found = memo.get(key) or _read_plan(path, margin, decided)
         if found is None:
@@ -841,7 +841,7 @@ def plans(requests, *, confidence=0.95, also=(), decided=False) -> list[Plan]:
     for mech, margin, path, key, found in asked:
         if found is None:
             found = memo(*key)
-            _cache_write(path, list(found))
+            write_entry(path, list(found))
         n, value, pi, before = found
         out.append(Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=mech.k,
                         epsilon=mech.epsilon, p=mech.p, q=mech.q, confidence=confidence))
@@ -862,7 +862,7 @@ def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95,
         raise FieldError(f"margin must be a number in (0, 0.5), got {margin!r}", "margin")
     confidence = check_confidence(confidence)
     margin = float(margin)
-    path = _cache_file("plan-decided" if decided else "plan", (p, q, confidence), margin.hex())
+    path = cache_file("plan-decided" if decided else "plan", (p, q, confidence), margin.hex())
     found = _read_plan(path, margin, decided)
     if found is not None:
         n, value, pi, before = found
@@ -870,7 +870,7 @@ def plan_channel(p: float, q: float, margin: float, *, confidence: float = 0.95,
         if model_half_width(MAX_N, p, q, z(confidence))[0] > margin:
             raise FieldError(f"margin {margin} needs more than {MAX_N:,} respondents with this design", "margin")
         n, value, pi, before = (_decided if decided else _plan)(k, p, q, margin, confidence)
-        _cache_write(path, [n, value, pi, before])
+        write_entry(path, [n, value, pi, before])
     return Plan(n=n, margin=margin, half_width=value, worst_pi=pi, half_width_one_fewer=before, k=k,
                 epsilon=epsilon, p=p, q=q, confidence=confidence)
 

@@ -207,9 +207,9 @@ def test_window_densities_are_exact_and_each_windows_own():
     import math
     from decimal import Decimal, localcontext
 
-    from deniable.estimators.binomial import _pmf_kernel
+    from deniable.estimators.binomial import pmf_kernel
 
-    kernel = _pmf_kernel()
+    kernel = pmf_kernel()
     cases = [(17_831, 0.3), (1_085, 0.5), (250_000, 0.73), (40, 0.02), (2, 0.5)]
     for n, lam in cases:
         lo, hi = planning._window(n, np.array([lam]), planning.PLAN_WINDOW_SD)
