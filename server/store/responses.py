@@ -332,9 +332,9 @@ def _scan(db: sqlite_utils.Database, stored: StoredSurvey,
         if bad.any():
             raise ValueError(f"{slug}: stored report for {q.id} out of range: {codes[bad][0]}")
         columns[q.id] = codes
-    if not with_versions:
-        return Dataset(stored.survey, columns), which, None
-    return Dataset(stored.survey, columns), which, np.concatenate(versions) if versions else np.empty(0, dtype=np.int64)
+    if with_versions:
+        versions = np.concatenate(versions) if versions else np.empty(0, dtype=np.int64)
+    return Dataset(stored.survey, columns), which, versions if with_versions else None
 
 
 def _codes_of(q, reports: list[dict]) -> np.ndarray:
