@@ -19,7 +19,7 @@ from deniable.server.cli import cli
 from deniable.server.store.aggregates import pattern_counts
 from deniable.server.store.db import connect
 from deniable.server.store.exports import load_export, shuffled_rows, write_export
-from deniable.server.store.responses import insert_many, load_db_dataset
+from deniable.server.store.responses import insert_many, load_db_dataset, scan_rows
 from deniable.server.store.surveys import get_survey, insert_survey
 from deniable.server.store.wording import fix_wording
 from deniable.server.survey.definition import parse_definition
@@ -157,6 +157,9 @@ def test_a_multi_of_more_than_seven_options_keeps_the_row_scan(db):
     export = load_export(db, "many")
     assert export.source == "rows"
     assert _rows(export.dataset) == _rows(load_db_dataset(db, "many"))
+    # the wording never fixed: the versions are not read, and are what every row records
+    assert export.text_versions.tolist() == scan_rows(db, "many")[1].tolist() == [1] * 6
+    assert export.responses("csv") == replace(export, order=None).responses("csv")
 
 
 def _lines(export, fmt="csv") -> tuple[list[bytes], list[bytes]]:
