@@ -21,7 +21,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from deniable.errors import FieldError
+from deniable.errors import FieldError, sent
 
 TWO_32 = 2**32
 MAX_EPSILON = 20.0
@@ -73,7 +73,7 @@ def check_option(value, k: int) -> int:
     Booleans, floats and strings are refused: an option index is an integer on the wire.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise MechanismError(f"must be an integer option index 0..{k - 1}, got {type(value).__name__}")
+        raise MechanismError(f"must be an integer option index 0..{k - 1}, got {sent(value)}")
     if not 0 <= value < k:
         shown = value if abs(value) < 10**6 else "a number out of range"
         raise MechanismError(f"must be an option index 0..{k - 1}, got {shown}")

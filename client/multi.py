@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .mechanism import Mechanism, MechanismError, check_epsilon, delegated, direct, mechanism
 from .randomizer import _uint32_source
 
@@ -92,7 +94,7 @@ def direct_multi(k) -> MultiMechanism:
 def check_ticks(value, k: int) -> list[int]:
     """Return a report of K ticks as a list of 0/1 ints, or raise MechanismError saying why."""
     if not isinstance(value, (list, tuple)):
-        raise MechanismError(f"must be a list of {k} ticks (0 or 1, one per option), got {type(value).__name__}")
+        raise MechanismError(f"must be a list of {k} ticks (0 or 1, one per option), got {sent(value)}")
     if len(value) != k:
         raise MechanismError(f"must be a list of {k} ticks (0 or 1, one per option), got {len(value)}")
     for bit in value:

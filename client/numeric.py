@@ -59,6 +59,8 @@ from decimal import ROUND_CEILING, Decimal, localcontext
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .mechanism import TWO_32, Mechanism, MechanismError, ThroughRR, check_epsilon, direct, mechanism
 from .randomizer import _uint32_source, randomize, randomize_one
 
@@ -79,7 +81,7 @@ def check_steps(m) -> int:
 def check_index(value, m: int, name: str = "value") -> int:
     """Return an answer index ``0..m`` as an int, or raise MechanismError (no bool, float or str)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise MechanismError(f"{name} must be an integer answer index 0..{m}, got {type(value).__name__}")
+        raise MechanismError(f"{name} must be an integer answer index 0..{m}, got {sent(value)}")
     if not 0 <= value <= m:
         raise MechanismError(f"{name} must be an answer index 0..{m}, got {value if abs(value) < 10**9 else '…'}")
     return int(value)
@@ -193,7 +195,7 @@ def laplace(m, epsilon) -> LaplaceMechanism:
 def check_laplace_report(value, mech: LaplaceMechanism) -> int:
     """Return a discrete Laplace report as an int in ``−L..m + L``, or raise MechanismError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise MechanismError(f"must be an integer report {mech.low}..{mech.high}, got {type(value).__name__}")
+        raise MechanismError(f"must be an integer report {mech.low}..{mech.high}, got {sent(value)}")
     if not mech.low <= value <= mech.high:
         raise MechanismError(f"must be a report {mech.low}..{mech.high} (steps from the minimum), "
                              f"got {value if abs(value) < 10**9 else 'a number out of range'}")

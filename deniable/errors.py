@@ -21,6 +21,8 @@ epsilon - must be a number in (0, 20], got -1
 
 from __future__ import annotations
 
+import json
+
 
 class DeniableError(Exception):
     """A problem a person can act on; the message says what is wrong, in words."""
@@ -38,4 +40,19 @@ class FieldError(DeniableError, ValueError):
         return self._field
 
 
-__all__ = ["DeniableError", "FieldError"]
+def sent(value, width: int = 40) -> str:
+    """What was sent, for a message refusing it, in JSON's words: ``null``, ``true``, ``1.5``, ``"1"``,
+    ``[1]``, ``{"x": 1}`` (cut to ``width`` characters) — not Python's type names (``NoneType``, ``str``),
+    which mean nothing to a client that wrote JSON.  A value JSON cannot spell is named by its type.
+
+    >>> sent(None), sent(True), sent(1.0), sent("1"), sent([1, 0]), sent(float("nan"))
+    ('null', 'true', '1.0', '"1"', '[1, 0]', 'NaN')
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return type(value).__name__
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+__all__ = ["DeniableError", "FieldError", "sent"]

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from deniable.client.mechanism import MechanismError, mechanism
 
-from deniable.errors import FieldError
+from deniable.errors import FieldError, sent
 
 from . import strict_json
 from .questions import registry
@@ -268,7 +268,7 @@ def design_fingerprint(survey: Survey) -> str:
 
 def text_field(value, path: tuple, *, max_len: int, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise DefinitionError(path, f"must be a string, got {type(value).__name__}")
+        raise DefinitionError(path, f"must be a string, got {sent(value)}")
     value = value.strip()
     if not value and not allow_empty:
         raise DefinitionError(path, "must not be empty")

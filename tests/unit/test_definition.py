@@ -80,7 +80,7 @@ def test_round_trip():
         (with_change(["slug"], delete=True), "slug: is required"),
         (with_change(["slug"], "Bad Slug"), "slug: must be lowercase letters"),
         (with_change(["title"], "  "), "title: must not be empty"),
-        (with_change(["title"], 3), "title: must be a string, got int"),
+        (with_change(["title"], 3), "title: must be a string, got 3"),
         (with_change(["questions"], []), "questions: must be a non-empty list"),
         (with_change(["questions", 0], "q"), "questions[0]: must be an object"),
         (with_change(["questions", 0, "id"], "1abc"), "questions[0].id: must be a letter"),

@@ -74,7 +74,7 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-from deniable.errors import DeniableError
+from deniable.errors import DeniableError, sent
 from deniable.estimators.result import json_number
 
 from ..definition import DefinitionError, Question, number
@@ -364,7 +364,7 @@ class AuditSampler:
 def decimal_field(value, path: tuple) -> Decimal:
     """A definition's number as an exact Decimal (a float through its shortest repr)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DefinitionError(path, f"must be a number, got {type(value).__name__}")
+        raise DefinitionError(path, f"must be a number, got {sent(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         raise DefinitionError(path, "must be a finite number")
     out = parsed(lambda x: Decimal(repr(x)) if isinstance(x, float) else Decimal(int(x)), value,
