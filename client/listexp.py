@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .mechanism import Mechanism, MechanismError, ThroughRR, direct, mechanism
 from .randomizer import _uint32_source, randomize, randomize_one
 
@@ -76,10 +78,10 @@ def check_list_report(value, mech: ListMechanism) -> tuple[int, int]:
         raise MechanismError('must be {"arm": 0 or 1, "count": how many apply}')
     arm, count = value["arm"], value["count"]
     if isinstance(arm, bool) or not isinstance(arm, numbers.Integral) or arm not in (CONTROL, TREATMENT):
-        raise MechanismError(f"arm must be 0 (control) or 1 (treatment), got {arm!r}"[:80])
+        raise MechanismError(f"arm must be 0 (control) or 1 (treatment), got {sent(arm)}")
     top = mech.items + 1 if (mech.protected or arm == TREATMENT) else mech.items
     if isinstance(count, bool) or not isinstance(count, numbers.Integral) or not 0 <= count <= top:
-        raise MechanismError(f"count must be an integer 0..{top} in the {ARMS[arm]} arm, got {count!r}"[:80])
+        raise MechanismError(f"count must be an integer 0..{top} in the {ARMS[arm]} arm, got {sent(count)}")
     return int(arm), int(count)
 
 

@@ -99,7 +99,7 @@ def check_ticks(value, k: int) -> list[int]:
         raise MechanismError(f"must be a list of {k} ticks (0 or 1, one per option), got {len(value)}")
     for bit in value:
         if isinstance(bit, bool) or not isinstance(bit, numbers.Integral) or bit not in (0, 1):
-            raise MechanismError(f"every tick must be 0 or 1, got {bit!r}"[:80])
+            raise MechanismError(f"every tick must be 0 or 1, got {sent(bit)}")
     return [int(b) for b in value]
 
 

@@ -48,6 +48,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .designs import realize_column
 from .mechanism import TWO_32, MechanismError
 from .randomizer import _uint32_source
@@ -243,9 +245,9 @@ def check_two_group_report(value) -> tuple[int, int]:
         raise MechanismError('must be {"group": 1 or 2, "answer": 0 (Yes) or 1 (No)}')
     group, answer = value["group"], value["answer"]
     if isinstance(group, bool) or not isinstance(group, numbers.Integral) or group not in GROUPS:
-        raise MechanismError(f"group must be 1 or 2, got {group!r}"[:80])
+        raise MechanismError(f"group must be 1 or 2, got {sent(group)}")
     if isinstance(answer, bool) or not isinstance(answer, numbers.Integral) or answer not in (0, 1):
-        raise MechanismError(f"answer must be 0 (Yes) or 1 (No), got {answer!r}"[:80])
+        raise MechanismError(f"answer must be 0 (Yes) or 1 (No), got {sent(answer)}")
     return int(group), int(answer)
 
 
