@@ -78,6 +78,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .mechanism import TWO_32, MechanismError, check_k, delegated
 
 DESIGNS = ("forced", "unrelated", "warner", "kuk", "crosswise", "custom")
@@ -130,15 +132,15 @@ def _probability(value, field: str, *, open_low: bool = False, open_high: bool =
     if isinstance(value, Decimal) and value.is_finite():
         value = Fraction(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DesignError(field, f"must be a probability (a number in [0, 1]), got {value!r}")
+        raise DesignError(field, f"must be a probability (a number in [0, 1]), got {sent(value)}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise DesignError(field, f"must be a finite probability, got {value!r}")
+        raise DesignError(field, f"must be a finite probability, got {sent(value)}")
     # a float's binary expansion is not what was typed: 0.62 + 0.23 + 0.15 add up to 1 only as decimals,
     # and 2/3 + 1/6 + 1/6 only as the fractions meant, so that shares meant to add up to 1 do
     frac = typed_fraction(value) if isinstance(value, float) else Fraction(value)
     if frac < 0 or frac > 1 or (open_low and frac == 0) or (open_high and frac == 1):
         ends = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
-        raise DesignError(field, f"must be a probability in {ends}, got {value!r}")
+        raise DesignError(field, f"must be a probability in {ends}, got {sent(value)}")
     return frac
 
 
@@ -303,7 +305,7 @@ def forced(p, forced_shares, labels=None) -> Design:
     ``M[r, t] = p·[r = t] + p_r``; ε-LDP iff every ``p_r > 0``, then ``ε = max_r ln((p + p_r)/p_r)``.
     """
     if not isinstance(forced_shares, (list, tuple)) or len(forced_shares) < 2:
-        raise DesignError("forced", f"must be a list of at least 2 probabilities (one per option), got {forced_shares!r}")
+        raise DesignError("forced", f"must be a list of at least 2 probabilities (one per option), got {sent(forced_shares)}")
     k = check_k(len(forced_shares))
     truth = _probability(p, "p", open_low=True)
     shares = [_probability(v, f"forced[{i}]") for i, v in enumerate(forced_shares)]
@@ -389,7 +391,7 @@ def crosswise_respondent(prevalence, fact, prevalence_range, labels=None) -> Des
         raise DesignError("fact", f"must be one line of at most {MAX_FACT} characters")
     if (not isinstance(prevalence_range, (list, tuple)) or len(prevalence_range) != 2):
         raise DesignError("prevalence_range", "must be [low, high]: the lowest and highest plausible prevalence of "
-                                              f"the private fact, such as [0.22, 0.28], got {prevalence_range!r}"[:200])
+                                              f"the private fact, such as [0.22, 0.28], got {sent(prevalence_range)}"[:200])
     low = _probability(prevalence_range[0], "prevalence_range[0]", open_low=True, open_high=True)
     high = _probability(prevalence_range[1], "prevalence_range[1]", open_low=True, open_high=True)
     if low > high:
@@ -524,7 +526,7 @@ def from_definition(spec, labels) -> Design:
         raise DesignError("name", "must be an object such as {\"name\": \"forced\", \"p\": 0.75, \"forced\": [0.125, 0.125]}")
     name = spec.get("name")
     if not isinstance(name, str) or name not in PARAMETERS:
-        raise DesignError("name", f"must be one of {', '.join(PARAMETERS)}, got {name!r}"[:160])
+        raise DesignError("name", f"must be one of {', '.join(PARAMETERS)}, got {sent(name)}"[:160])
     allowed = ("name", *keys_of(name))
     extra = sorted(set(spec) - set(allowed))
     if extra:
@@ -555,7 +557,7 @@ def from_definition(spec, labels) -> Design:
         side = spec.get("side", "device")
         if side not in SIDES:
             raise DesignError("side", f"must be \"device\" (the device draws the innocuous answer) or \"respondent\" "
-                                      f"(the respondent combines the answer with a private fact), got {side!r}"[:200])
+                                      f"(the respondent combines the answer with a private fact), got {sent(side)}"[:200])
         if side == "respondent":
             missing = [key for key in RESPONDENT_KEYS if key not in spec]
             if missing:

@@ -83,6 +83,8 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
+from deniable.errors import sent
+
 from .mechanism import TWO_32, MechanismError, check_epsilon
 from .randomizer import _uint32_source  # the one place that reads the OS CSPRNG
 
@@ -92,7 +94,7 @@ Draw = Callable[[int], np.ndarray]
 def check_sensitivity(sensitivity) -> int:
     """Return Δ as a positive int, or raise MechanismError."""
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
-        raise MechanismError(f"sensitivity must be a positive integer, got {sensitivity!r}")
+        raise MechanismError(f"sensitivity must be a positive integer, got {sent(sensitivity)}")
     return int(sensitivity)
 
 

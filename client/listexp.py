@@ -54,7 +54,7 @@ class ListMechanism(ThroughRR):
 
 def check_items(j) -> int:
     if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 1 <= j <= MAX_ITEMS:
-        raise MechanismError(f"a list experiment needs between 1 and {MAX_ITEMS} control items, got {j!r}")
+        raise MechanismError(f"a list experiment needs between 1 and {MAX_ITEMS} control items, got {sent(j)}")
     return int(j)
 
 
@@ -94,7 +94,7 @@ def count_one(count: int, arm: int, mech: ListMechanism, draws: Iterable[int]) -
     """Randomize one true count (0..J in control, 0..J + 1 in treatment) from explicit draws."""
     top = mech.items + (arm == TREATMENT)
     if isinstance(count, bool) or not isinstance(count, numbers.Integral) or not 0 <= count <= top:
-        raise MechanismError(f"count must be 0..{top} in the {ARMS[arm]} arm, got {count!r}")
+        raise MechanismError(f"count must be 0..{top} in the {ARMS[arm]} arm, got {sent(count)}")
     if not mech.protected:
         return int(count)
     return randomize_one(int(count), mech.rr, draws)

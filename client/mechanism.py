@@ -34,7 +34,7 @@ class MechanismError(FieldError):
 def check_k(k) -> int:
     """Return ``k`` as an int, or raise MechanismError naming the problem."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise MechanismError(f"k must be an integer >= 2, got {k!r}")
+        raise MechanismError(f"k must be an integer >= 2, got {sent(k)}")
     if k < 2:
         raise MechanismError(f"k must be an integer >= 2, got {k}")
     return int(k)
@@ -43,14 +43,14 @@ def check_k(k) -> int:
 def check_epsilon(epsilon) -> float:
     """Return ε as a float, or raise MechanismError naming the problem."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise MechanismError(f"epsilon must be a number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+        raise MechanismError(f"epsilon must be a number in (0, {MAX_EPSILON:g}], got {sent(epsilon)}")
     try:
         value = float(epsilon)
     except OverflowError:  # an integer beyond float range (JSON allows any size)
         raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], "
                              "got an integer too large for a float") from None
     if not math.isfinite(value) or not 0 < value <= MAX_EPSILON:
-        raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+        raise MechanismError(f"epsilon must be a finite number in (0, {MAX_EPSILON:g}], got {sent(epsilon)}")
     return value
 
 

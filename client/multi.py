@@ -70,7 +70,7 @@ class MultiMechanism:
 
 def check_multi_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 2 <= k <= MAX_MULTI:
-        raise MechanismError(f"a check-all-that-apply question needs between 2 and {MAX_MULTI} options, got {k!r}")
+        raise MechanismError(f"a check-all-that-apply question needs between 2 and {MAX_MULTI} options, got {sent(k)}")
     return int(k)
 
 

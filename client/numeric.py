@@ -74,7 +74,7 @@ def check_steps(m) -> int:
     """Return the number of steps ``m`` as an int in ``1..MAX_STEPS``, or raise MechanismError."""
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or not 1 <= m <= MAX_STEPS:
         raise MechanismError(f"a numeric question needs between 2 and {MAX_STEPS + 1} possible answers, "
-                             f"got {m!r} steps")
+                             f"got {sent(m)} steps")
     return int(m)
 
 
@@ -305,7 +305,7 @@ def check_grid(m: int, grid) -> int:
     if isinstance(grid, bool) or not isinstance(grid, numbers.Integral) or not 1 <= grid <= m or m % grid:
         divisors = [g for g in range(1, m + 1) if m % g == 0]
         shown = ", ".join(map(str, divisors[:12])) + (", …" if len(divisors) > 12 else "")
-        raise MechanismError(f"grid must divide the {m} steps between min and max (one of {shown}), got {grid!r}")
+        raise MechanismError(f"grid must divide the {m} steps between min and max (one of {shown}), got {sent(grid)}")
     return int(grid)
 
 

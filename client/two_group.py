@@ -172,16 +172,16 @@ def two_group_mechanism(model: str, p, group_share=0.5) -> TwoGroupMechanism:
     (2147483648, 1288490189)
     """
     if model not in MODELS:
-        raise MechanismError(f"model must be one of {', '.join(MODELS)}, got {model!r}"[:120])
+        raise MechanismError(f"model must be one of {', '.join(MODELS)}, got {sent(model)}"[:120])
     if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != P_LENGTH[model]:
         raise MechanismError(f"p must be {P_LENGTH[model]} probabilities for {model}")
     for v in (*p, group_share):
         if isinstance(v, bool) or not isinstance(v, (numbers.Real, Decimal)) or not 0 <= _fraction(v) <= 1:
-            raise MechanismError(f"each probability must be a number from 0 to 1, got {v!r}"[:80])
+            raise MechanismError(f"each probability must be a number from 0 to 1, got {sent(v)}"[:80])
     columns = []
     for probabilities in group_probabilities(model, p):
         if min(probabilities) < 0:
-            raise MechanismError(f"a group's yes and no probabilities must sum to at most 1, got {p!r}"[:120])
+            raise MechanismError(f"a group's yes and no probabilities must sum to at most 1, got {sent(p)}"[:120])
         columns.append(tuple(realize_column(probabilities)))
     share = _fraction(group_share)
     group_threshold = realize_column([share, 1 - share])[0]

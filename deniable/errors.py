@@ -22,6 +22,7 @@ epsilon - must be a number in (0, 20], got -1
 from __future__ import annotations
 
 import json
+import numbers
 
 
 class DeniableError(Exception):
@@ -43,15 +44,18 @@ class FieldError(DeniableError, ValueError):
 def sent(value, width: int = 40) -> str:
     """What was sent, for a message refusing it, in JSON's words: ``null``, ``true``, ``1.5``, ``"1"``,
     ``[1]``, ``{"x": 1}`` (cut to ``width`` characters) — not Python's type names (``NoneType``, ``str``),
-    which mean nothing to a client that wrote JSON.  A value JSON cannot spell is named by its type.
+    which mean nothing to a client that wrote JSON.  A value JSON cannot spell is shown by its ``repr``.
 
     >>> sent(None), sent(True), sent(1.0), sent("1"), sent([1, 0]), sent(float("nan"))
     ('null', 'true', '1.0', '"1"', '[1, 0]', 'NaN')
     """
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return type(value).__name__
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        text = str(int(value))  # numpy's integers too
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
     return text if len(text) <= width else text[:width - 1] + "…"
 
 

@@ -317,7 +317,7 @@ def parse_question(data, where: tuple = ()) -> Question:
         raise DefinitionError(where, "must be an object")
     name = data.get("type", registry.DEFAULT)
     if name not in registry.names():
-        raise DefinitionError((*where, "type"), f"must be one of {', '.join(registry.names())}, got {name!r}"[:120])
+        raise DefinitionError((*where, "type"), f"must be one of {', '.join(registry.names())}, got {sent(name)}"[:120])
     qtype = registry.get(name)
     _unknown_keys(data, QUESTION_KEYS | qtype.keys, where)
     for key in ("id", "text", *qtype.needed):
@@ -326,7 +326,7 @@ def parse_question(data, where: tuple = ()) -> Question:
     qid = data["id"]
     if not isinstance(qid, str) or not QUESTION_ID_RE.fullmatch(qid):
         raise DefinitionError((*where, "id"),
-                              f"must be a letter or _ followed by letters, digits or _ (at most 63), got {qid!r}")
+                              f"must be a letter or _ followed by letters, digits or _ (at most 63), got {sent(qid)}")
     if qid in RESERVED_IDS:
         raise DefinitionError((*where, "id"), f"{qid!r} is reserved for the survey form; choose another id")
     text = text_field(data["text"], (*where, "text"), max_len=MAX_TEXT)
@@ -337,7 +337,7 @@ def parse_question(data, where: tuple = ()) -> Question:
     show_if = parse_show_if(data["show_if"], (*where, "show_if")) if "show_if" in data else None
     page_break = data.get("page_break", False)
     if not isinstance(page_break, bool):
-        raise DefinitionError((*where, "page_break"), f"question {qid!r}: must be true or false, got {page_break!r}"[:160])
+        raise DefinitionError((*where, "page_break"), f"question {qid!r}: must be true or false, got {sent(page_break)}"[:160])
     fields = qtype.parse(data, where, data.get("epsilon"))
     question = Question(id=qid, text=text, required=required, type=name, shuffle=shuffle, show_if=show_if,
                         page_break=page_break, **fields)
@@ -349,7 +349,7 @@ def parse_question(data, where: tuple = ()) -> Question:
 def parse_shuffle(value, qtype, qid: str, path: tuple) -> bool:
     """A question's ``shuffle``: true or false, and true only where its type shows options to shuffle."""
     if not isinstance(value, bool):
-        raise DefinitionError(path, f"question {qid!r}: must be true or false, got {value!r}"[:160])
+        raise DefinitionError(path, f"question {qid!r}: must be true or false, got {sent(value)}"[:160])
     if value and not qtype.shuffles:
         raise DefinitionError(path, f"question {qid!r}: a {qtype.label} question has no options to shuffle "
                               "(only single-choice and check-all questions do)")
@@ -468,7 +468,7 @@ def parse_definition(data) -> Survey:
             raise DefinitionError((key,), "is required")
     slug = data["slug"]
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
-        raise DefinitionError(("slug",), f"must be lowercase letters, digits and '-' (at most 63), got {slug!r}")
+        raise DefinitionError(("slug",), f"must be lowercase letters, digits and '-' (at most 63), got {sent(slug)}")
     title = text_field(data["title"], ("title",), max_len=200)
     description = text_field(data.get("description", ""), ("description",), max_len=MAX_TEXT, allow_empty=True)
     questions = data["questions"]
@@ -487,7 +487,7 @@ def parse_definition(data) -> Survey:
     language = data.get("language")
     if language is not None and language not in LANGUAGES:
         raise DefinitionError(("language",), f"must be one of {', '.join(LANGUAGES)} (or left out: the "
-                              f"respondent's browser decides), got {language!r}")
+                              f"respondent's browser decides), got {sent(language)}")
     if consent and not information:
         raise DefinitionError(("consent",), "asks respondents to agree to the information, but there is "
                               "no information: add an \"information\" text")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from deniable.client.listexp import check_list_report, list_mechanism
@@ -13,7 +14,8 @@ from deniable.errors import sent
 
 @pytest.mark.parametrize("value, shown", [
     (None, "null"), (True, "true"), (False, "false"), (1.5, "1.5"), (float("nan"), "NaN"), ("1", '"1"'),
-    ([1, 0], "[1, 0]"), ({"x": 1}, '{"x": 1}'), ("é", '"é"'), ("a" * 100, '"' + "a" * 38 + "…"), (object(), "object"),
+    ([1, 0], "[1, 0]"), ({"x": 1}, '{"x": 1}'), ("é", '"é"'), ("a" * 100, '"' + "a" * 38 + "…"), (np.int64(3), "3"), ((0.5, 0.5), "[0.5, 0.5]"),
+    (np.array([1, 2]), "array([1, 2])"),
 ])
 def test_sent_spells_the_value_as_json(value, shown):
     assert sent(value) == shown

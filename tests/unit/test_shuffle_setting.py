@@ -18,10 +18,10 @@ def survey(*questions):
 
 
 @pytest.mark.parametrize("question, problem", [
-    ({**CHOICE, "shuffle": "yes"}, "question 'drugs': must be true or false, got 'yes'"),
+    ({**CHOICE, "shuffle": "yes"}, "question 'drugs': must be true or false, got \"yes\""),
     ({**CHOICE, "shuffle": 1}, "question 'drugs': must be true or false, got 1"),
-    ({**CHOICE, "shuffle": None}, "question 'drugs': must be true or false, got None"),
-    ({**CHOICE, "shuffle": [True]}, "question 'drugs': must be true or false, got [True]"),
+    ({**CHOICE, "shuffle": None}, "question 'drugs': must be true or false, got null"),
+    ({**CHOICE, "shuffle": [True]}, "question 'drugs': must be true or false, got [true]"),
     ({"id": "age", "text": "Age?", "type": "numeric", "min": 18, "max": 30, "shuffle": True},
      "question 'age': a number question has no options to shuffle"),
     ({"id": "items", "text": "How many?", "type": "list", "items": ["a", "b"], "sensitive": "s", "shuffle": True},

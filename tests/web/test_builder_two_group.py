@@ -103,7 +103,7 @@ BAD = [
     (CDM, {"group_share": "1"}, "questions-0-group_share",
      "Question 1, group 1 share: must be above 0 and below 1 (both groups need respondents), got 1"),
     (CDM, {"group_model": "RRT"}, "questions-0-group_model",
-     "Question 1, model: must be one of CDM, CDMsym, SLD, UQTunknown, got 'RRT'"),
+     "Question 1, model: must be one of CDM, CDMsym, SLD, UQTunknown, got \"RRT\""),
     (UQT, {"unrelated": " "}, "questions-0-unrelated", "Question 1, unrelated question: must not be empty"),
     (CDM, {"known_prevalence": "2"}, "questions-0-known_prevalence",
      "Question 1, known prevalence (known-answer item): must be a prevalence from 0 to 1, got 2"),

@@ -368,7 +368,7 @@ def decimal_field(value, path: tuple) -> Decimal:
     if isinstance(value, float) and not math.isfinite(value):
         raise DefinitionError(path, "must be a finite number")
     out = parsed(lambda x: Decimal(repr(x)) if isinstance(x, float) else Decimal(int(x)), value,
-                 lambda exc: DefinitionError(path, f"must be a number, got {value!r}"[:100]))
+                 lambda exc: DefinitionError(path, f"must be a number, got {sent(value)}"[:100]))
     if abs(out) > Decimal(10) ** 12 or out.as_tuple().exponent < -6:
         raise DefinitionError(path, "must be at most 10^12 in size, with at most 6 decimal places")
     return out.normalize() if out != 0 else Decimal(0)

@@ -28,6 +28,7 @@ import numpy as np
 from deniable.client.mechanism import TWO_32, MechanismError, check_option
 from deniable.client.numeric import (MAX_STEPS, LaplaceMechanism, check_grid, check_laplace_report, direct_grid,
                                      grid_mechanism, laplace)
+from deniable.errors import sent
 
 from ..definition import parse_epsilon, DefinitionError, Question, number
 from .base import AuditSampler, Capabilities, QuestionType, decimal_field, decimal_text, fmt, headline, pct, placed_after
@@ -102,7 +103,7 @@ class Numeric(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit,
             grid = best.grid if grid is None and method == "grid" else grid
         if method not in MECHANISMS:
             raise DefinitionError((*where, "mechanism"), f"must be one of {', '.join(MECHANISMS)}, "
-                                  f"got {method!r}"[:120])
+                                  f"got {sent(method)}"[:120])
         try:
             if method == "laplace":
                 if grid is not None:

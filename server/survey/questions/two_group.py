@@ -28,7 +28,7 @@ import numpy as np
 from deniable.client.mechanism import MAX_EPSILON, TWO_32, MechanismError
 from deniable.client.two_group import (ANSWERS, GROUPS, INSTRUCTIONS, MODELS, P_LENGTH, check_two_group_report,
                                        two_group_mechanism)
-from deniable.errors import FieldError
+from deniable.errors import FieldError, sent
 
 from ..definition import MAX_TEXT, DefinitionError, number, text_field
 from .audit import Audit
@@ -140,7 +140,7 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
                                   "design's own (CDMsym), or it has none")
         model = data["model"]
         if model not in MODELS:
-            raise DefinitionError((*where, "model"), f"must be one of {', '.join(MODELS)}, got {model!r}"[:120])
+            raise DefinitionError((*where, "model"), f"must be one of {', '.join(MODELS)}, got {sent(model)}"[:120])
         raw = data["p"]
         if not isinstance(raw, list) or len(raw) != P_LENGTH[model]:
             what = "(yes₁, no₁, yes₂, no₂)" if model == "CDMsym" else "(p₁, p₂), one per group"
@@ -149,17 +149,17 @@ class TwoGroup(Wire, Files, Statistics, Monitoring, Presentation, Builder, Audit
         for i, value in enumerate(raw):
             d = decimal_field(value, (*where, "p", i))
             if not 0 <= d <= 1:
-                raise DefinitionError((*where, "p", i), f"must be a probability from 0 to 1, got {value!r}")
+                raise DefinitionError((*where, "p", i), f"must be a probability from 0 to 1, got {sent(value)}")
             p.append(d)
         if model == "CDMsym":
             for g in range(2):
                 if p[2 * g] + p[2 * g + 1] > 1:
                     raise DefinitionError((*where, "p", 2 * g + 1), f"group {g + 1}'s yes and no probabilities "
-                                          f"must sum to at most 1, got {raw[2 * g]!r} + {raw[2 * g + 1]!r}")
+                                          f"must sum to at most 1, got {sent(raw[2 * g])} + {sent(raw[2 * g + 1])}")
         share = decimal_field(data.get("group_share", 0.5), (*where, "group_share"))
         if not 0 < share < 1:
             raise DefinitionError((*where, "group_share"), f"must be above 0 and below 1 (both groups need "
-                                  f"respondents), got {data.get('group_share')!r}")
+                                  f"respondents), got {sent(data.get('group_share'))}")
         unrelated = None
         if model == "UQTunknown":
             if "unrelated" not in data:
